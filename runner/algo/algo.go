@@ -1,0 +1,167 @@
+package algo
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+)
+
+// InputKind says what an Input is.
+type InputKind int
+
+// Input kinds.
+const (
+	Start   InputKind = iota + 1 // the node starts; sent once, before anything else
+	Deliver                      // a message arrived: From, Msg
+	Timer                        // a timer set by the machine fired: TimerName
+	Request                      // the workload wants the critical section of Resource
+	Release                      // the workload leaves the critical section of Resource
+	Recover                      // the node restarts after a crash with fresh state
+)
+
+func (k InputKind) String() string {
+	switch k {
+	case Start:
+		return "start"
+	case Deliver:
+		return "deliver"
+	case Timer:
+		return "timer"
+	case Request:
+		return "request"
+	case Release:
+		return "release"
+	case Recover:
+		return "recover"
+	}
+	return "input(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Msg is an algorithm message. It is deliberately a small fixed record so
+// that the runtime can encode, stamp and record it without knowing the
+// algorithm; algorithms use the fields they need and document which.
+type Msg struct {
+	Type     string   `json:"type"`               // e.g. "request", "ok", "token"
+	Resource string   `json:"resource,omitempty"` // set by the runtime to the machine's resource
+	Stamp    uint64   `json:"stamp,omitempty"`    // an algorithm timestamp (e.g. a request's T_Pi)
+	ID       int      `json:"id,omitempty"`       // a process id carried by the message (election id, requester)
+	Term     uint64   `json:"term,omitempty"`     // an epoch/term/round number
+	Vals     []uint64 `json:"vals,omitempty"`     // arrays (ra-token's token[], ids collected by a ring election)
+}
+
+// Input is one thing that happens to a machine.
+type Input struct {
+	Kind      InputKind
+	Now       int64  // ns since the run started (simulated or real)
+	Clock     uint64 // the node's Lamport clock at the event recording this input
+	From      int    // Deliver: the sender
+	Msg       Msg    // Deliver: the message
+	TimerName string // Timer: the name given to SetTimer
+	Resource  string // Request, Release: the resource
+}
+
+// OutputKind says what an Output asks for.
+type OutputKind int
+
+// Output kinds.
+const (
+	Send          OutputKind = iota + 1 // send Msg to To
+	SetTimer                            // fire TimerName after After ns (replaces a timer of that name)
+	CancelTimer                         // cancel TimerName
+	Enter                               // the node now holds the critical section of its resource
+	Leader                              // the node decided that Leader leads
+	Delivered                           // a totally-ordered multicast (From, Msg.Stamp, Msg.ID) is delivered
+	Wait                                // the node is now blocked waiting for Set (empty: no longer blocked)
+	Note                                // an internal event worth recording; Text says what
+	StartElection                       // the node starts an election
+)
+
+// Output is one effect a machine asks the runtime to carry out.
+type Output struct {
+	Kind      OutputKind
+	To        int
+	From      int
+	Msg       Msg
+	TimerName string
+	After     int64 // ns
+	Leader    int
+	Set       []int
+	Text      string
+}
+
+// SendTo is a Send output.
+func SendTo(to int, m Msg) Output { return Output{Kind: Send, To: to, Msg: m} }
+
+// SetTimerOut is a SetTimer output.
+func SetTimerOut(name string, after int64) Output {
+	return Output{Kind: SetTimer, TimerName: name, After: after}
+}
+
+// CancelTimerOut is a CancelTimer output.
+func CancelTimerOut(name string) Output { return Output{Kind: CancelTimer, TimerName: name} }
+
+// EnterCS is an Enter output.
+func EnterCS() Output { return Output{Kind: Enter} }
+
+// WaitFor is a Wait output; an empty set means the node is no longer blocked.
+func WaitFor(set []int) Output {
+	c := make([]int, len(set))
+	copy(c, set)
+	return Output{Kind: Wait, Set: c}
+}
+
+// NoteOut is a Note output.
+func NoteOut(format string, args ...any) Output {
+	return Output{Kind: Note, Text: fmt.Sprintf(format, args...)}
+}
+
+// Machine is one algorithm instance at one node for one resource.
+type Machine interface {
+	// Step applies in and returns what the runtime must do, in order.
+	Step(in Input) []Output
+}
+
+// Config is what a machine is built from.
+type Config struct {
+	ID       int               // this node, 0..N-1
+	N        int               // group size
+	Resource string            // the resource this instance guards
+	Params   map[string]string // algorithm parameters (--param k=v), validated by New
+	Rand     *rand.Rand        // seeded; the only source of randomness a machine may use
+}
+
+// Param returns the parameter named k, or def if it is not set.
+func (c Config) Param(k, def string) string {
+	if v, ok := c.Params[k]; ok {
+		return v
+	}
+	return def
+}
+
+// Kind is what an algorithm is for.
+type Kind string
+
+// Algorithm kinds.
+const (
+	MutualExclusion Kind = "mutual-exclusion"
+	Election        Kind = "election"
+	Multicast       Kind = "multicast"
+)
+
+// Spec describes an algorithm for dmx list and builds its machines.
+type Spec struct {
+	Name       string   // as in DESIGN.md, e.g. "ricart-agrawala"
+	Kind       Kind     // what it is for
+	Summary    string   // one line
+	Seeds      []string // the course notes it follows, e.g. "003 [RA1]-[RH1]"
+	MsgTypes   []string // the message types it sends
+	Properties []string // the checks that apply to its traces
+	Complexity string   // the seeds' figures, e.g. "2(N-1) per CS, sync delay 1"
+	Params     []Param  // parameters it accepts
+	New        func(Config) (Machine, error)
+}
+
+// Param documents one algorithm parameter.
+type Param struct {
+	Name, Default, Doc string
+}

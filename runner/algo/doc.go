@@ -1,0 +1,24 @@
+// Package algo is the contract between dmx's runtime and its algorithms.
+//
+// Every algorithm is a deterministic state machine in the style of
+// etcd-io/raft: it sees no sockets, goroutines, wall clock or global
+// randomness. The runtime (package runner) owns all of those and, for each
+// node, does the following in order:
+//
+//  1. Builds the machine with New(Config), where Config carries the node's
+//     id, the group size, the algorithm's parameters and a seeded random
+//     source (every draw the machine makes is reproducible from the run's
+//     seed).
+//  2. Calls Step with one Input at a time: Start once, then deliveries,
+//     timer firings, the workload's requests and releases, recoveries. Before
+//     each Step the runtime records the input as a trace event and ticks the
+//     node's Lamport and vector clocks; Input.Clock is that Lamport value, so
+//     an algorithm that timestamps a request ([RA1] of seed 003) uses it.
+//  3. Carries out the returned Outputs in order: each Send becomes a send
+//     event and a datagram (or a simulated delivery), each Enter a cs_enter
+//     event, each Leader a leader event, and so on. Step must not keep or
+//     modify the Input's slices after it returns.
+//
+// Machines are single-resource: the runtime keeps one instance per resource
+// and routes messages by Msg.Resource.
+package algo

@@ -1,0 +1,15 @@
+// Package trace is dmx's event model and its storage.
+//
+// An Event is one causally stamped thing that happened at one process: a
+// send, a receive, a critical-section entry, a leader decision. Events carry
+// a Lamport clock and a vector clock as the recording runtime stamped them;
+// analyzers rebuild happens-before from program order and send/receive pairs
+// and only verify those recorded clocks, so traces of programs dmx did not
+// write (imported GoVector or ShiViz logs) are analyzed the same way.
+//
+// A trace is one SQLite file (see Store) holding one or more runs. Its schema
+// is public and versioned with PRAGMA user_version; the README documents it.
+// Readers hand events out one at a time (Reader, ending in io.EOF) so that
+// analyses of million-event traces run in memory that does not grow with the
+// trace.
+package trace
