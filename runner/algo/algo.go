@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"time"
 )
 
 // InputKind says what an Input is.
@@ -164,4 +165,67 @@ type Spec struct {
 // Param documents one algorithm parameter.
 type Param struct {
 	Name, Default, Doc string
+}
+
+// Check validates the parts of c every machine relies on: a group of at least
+// one node, an id inside it, and no parameter that known does not declare
+// (a misspelled --param must not be silently ignored). Algorithms call it
+// first thing in New.
+func (c Config) Check(known []Param) error {
+	if c.N < 1 {
+		return fmt.Errorf("group size %d: need at least 1 node", c.N)
+	}
+	if c.ID < 0 || c.ID >= c.N {
+		return fmt.Errorf("node id %d: must be in 0..%d", c.ID, c.N-1)
+	}
+	for k := range c.Params {
+		ok := false
+		for _, p := range known {
+			if p.Name == k {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			names := make([]string, len(known))
+			for i, p := range known {
+				names[i] = p.Name
+			}
+			if len(names) == 0 {
+				return fmt.Errorf("unknown parameter %q: this algorithm takes none", k)
+			}
+			return fmt.Errorf("unknown parameter %q: known are %v", k, names)
+		}
+	}
+	return nil
+}
+
+// IntParam returns the parameter named k as an int, or def if it is not set.
+func (c Config) IntParam(k string, def int) (int, error) {
+	v, ok := c.Params[k]
+	if !ok {
+		return def, nil
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("parameter %s=%q: want an integer", k, v)
+	}
+	return i, nil
+}
+
+// DurationParam returns the parameter named k as ns, or def if it is not
+// set. The value is either a plain integer (ns) or a Go duration ("1ms").
+func (c Config) DurationParam(k string, def int64) (int64, error) {
+	v, ok := c.Params[k]
+	if !ok {
+		return def, nil
+	}
+	if i, err := strconv.ParseInt(v, 10, 64); err == nil && i >= 0 {
+		return i, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("parameter %s=%q: want a duration such as 1ms or a number of ns", k, v)
+	}
+	return int64(d), nil
 }

@@ -1,0 +1,238 @@
+package central
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dmxlab/dmx/runner/algo"
+)
+
+// Message types.
+const (
+	MsgRequest = "request"
+	MsgGrant   = "grant"
+	MsgRelease = "release"
+)
+
+var params = []algo.Param{
+	{Name: "coordinator", Default: "0", Doc: "id of the coordinator process (it also competes for the resource)"},
+}
+
+// Spec describes the algorithm for dmx list and builds its machines.
+var Spec = algo.Spec{
+	Name:    "central",
+	Kind:    algo.MutualExclusion,
+	Summary: "central coordinator with a FIFO queue: request, grant (the notes' OK), release",
+	Seeds: []string{
+		"000 centralized algorithm",
+		"002 centralized algorithm",
+		"003 slides 5-6 central coordinator",
+		"004 centralized algorithm",
+	},
+	MsgTypes:   []string{MsgRequest, MsgGrant, MsgRelease},
+	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	Complexity: "3 messages per CS of a client (request, grant, release), 0 for the coordinator's own; sync delay 2",
+	Params:     params,
+	New:        New,
+}
+
+type state int
+
+const (
+	released state = iota
+	requested
+	held
+)
+
+func (s state) String() string {
+	return [...]string{"RELEASED", "REQUESTED", "HELD"}[s]
+}
+
+const none = -1
+
+// Machine is one process of the central algorithm; the coordinator's
+// machine also keeps the holder and the queue.
+type Machine struct {
+	id, n, coord int
+	state        state
+	wait         []int // the last Wait set output
+
+	// Coordinator only.
+	holder int   // the process the resource is granted to, or none
+	queue  []int // waiting requesters, FIFO (seed 000 "Service requests in FIFO order")
+}
+
+// New builds the machine of node c.ID.
+func New(c algo.Config) (algo.Machine, error) {
+	if err := c.Check(params); err != nil {
+		return nil, err
+	}
+	coord, err := c.IntParam("coordinator", 0)
+	if err != nil {
+		return nil, err
+	}
+	if coord < 0 || coord >= c.N {
+		return nil, fmt.Errorf("parameter coordinator=%d: must be a node id in 0..%d", coord, c.N-1)
+	}
+	m := &Machine{id: c.ID, n: c.N, coord: coord}
+	m.reset()
+	return m, nil
+}
+
+func (m *Machine) reset() {
+	m.state = released
+	m.wait = nil
+	m.holder = none
+	m.queue = nil
+}
+
+func (m *Machine) isCoord() bool { return m.id == m.coord }
+
+// Step implements algo.Machine.
+func (m *Machine) Step(in algo.Input) []algo.Output {
+	var out []algo.Output
+	switch in.Kind {
+	case algo.Start:
+	case algo.Recover:
+		// A recovered process starts afresh: a coordinator forgets its queue
+		// and holder (the single point of failure of seed 000 and 003).
+		m.reset()
+	case algo.Request:
+		if m.state != released {
+			return []algo.Output{algo.NoteOut("request ignored: already %v", m.state)}
+		}
+		m.state = requested
+		if m.isCoord() {
+			// Seed 003 slide 6: the coordinator competes too; its request is
+			// handled locally, without a message.
+			out = m.coordRequest(out, m.id)
+		} else {
+			// Seed 003 slide 5 / seed 000 steps 1-2: send a request to the
+			// coordinator and wait for its reply.
+			out = append(out, algo.SendTo(m.coord, algo.Msg{Type: MsgRequest, ID: m.id, Stamp: in.Clock}))
+			out = m.setWait(out, []int{m.coord})
+		}
+	case algo.Release:
+		if m.state != held {
+			return []algo.Output{algo.NoteOut("release ignored: not in the critical section (%v)", m.state)}
+		}
+		m.state = released
+		if m.isCoord() {
+			out = m.coordRelease(out, m.id)
+		} else {
+			// Seed 003 slide 5 / seed 000 step 5: notify the coordinator.
+			out = append(out, algo.SendTo(m.coord, algo.Msg{Type: MsgRelease, ID: m.id}))
+		}
+	case algo.Deliver:
+		out = m.deliver(out, in)
+	case algo.Timer:
+		out = append(out, algo.NoteOut("unexpected timer %q", in.TimerName))
+	}
+	return out
+}
+
+func (m *Machine) deliver(out []algo.Output, in algo.Input) []algo.Output {
+	switch in.Msg.Type {
+	case MsgRequest:
+		if !m.isCoord() {
+			return append(out, algo.NoteOut("request from P%d ignored: not the coordinator", in.From))
+		}
+		return m.coordRequest(out, in.From)
+	case MsgRelease:
+		if !m.isCoord() {
+			return append(out, algo.NoteOut("release from P%d ignored: not the coordinator", in.From))
+		}
+		if m.holder != in.From {
+			// The notes assume reliable channels; a release from a process
+			// that was not granted the resource has no rule, so it changes
+			// nothing.
+			if m.holder == none {
+				return append(out, algo.NoteOut("release from P%d ignored: nobody holds the resource", in.From))
+			}
+			return append(out, algo.NoteOut("release from P%d ignored: the holder is P%d", in.From, m.holder))
+		}
+		return m.coordRelease(out, in.From)
+	case MsgGrant:
+		if m.state != requested {
+			return append(out, algo.NoteOut("grant from P%d ignored: not requesting (%v)", in.From, m.state))
+		}
+		// Seed 003 slide 5: "The reply from the coordinator gives the right
+		// to enter the CS."
+		return m.enter(out)
+	}
+	return append(out, algo.NoteOut("unknown message %q from P%d", in.Msg.Type, in.From))
+}
+
+// coordRequest is the coordinator's handling of a request from j (itself
+// included): grant at once if nobody holds the resource, else queue j and do
+// not reply until a release (seed 000: "Coordinator does not reply until
+// release / Maintain queue").
+func (m *Machine) coordRequest(out []algo.Output, j int) []algo.Output {
+	if m.holder == none {
+		return m.grant(out, j)
+	}
+	m.queue = append(m.queue, j)
+	return m.coordWait(out)
+}
+
+// coordRelease frees the resource and grants it to the head of the queue
+// (seed 000: "Service requests in FIFO order").
+func (m *Machine) coordRelease(out []algo.Output, j int) []algo.Output {
+	m.holder = none
+	if len(m.queue) == 0 {
+		return out
+	}
+	next := m.queue[0]
+	m.queue = m.queue[1:]
+	return m.grant(out, next)
+}
+
+func (m *Machine) grant(out []algo.Output, j int) []algo.Output {
+	m.holder = j
+	if j == m.id {
+		return m.enter(out)
+	}
+	out = append(out, algo.SendTo(j, algo.Msg{Type: MsgGrant, ID: j}))
+	return m.coordWait(out)
+}
+
+// coordWait keeps the coordinator's own Wait set: when it is queued itself it
+// waits for whoever holds the resource now.
+func (m *Machine) coordWait(out []algo.Output) []algo.Output {
+	if m.state == requested && m.holder != none && m.holder != m.id {
+		return m.setWait(out, []int{m.holder})
+	}
+	return out
+}
+
+func (m *Machine) enter(out []algo.Output) []algo.Output {
+	m.state = held
+	out = m.setWait(out, nil)
+	return append(out, algo.EnterCS())
+}
+
+// setWait outputs a Wait when the set of processes this one is blocked on
+// changes.
+func (m *Machine) setWait(out []algo.Output, set []int) []algo.Output {
+	if slices.Equal(m.wait, set) {
+		return out
+	}
+	m.wait = slices.Clone(set)
+	return append(out, algo.WaitFor(set))
+}
+
+// String describes the machine's state, for scripts and debugging.
+func (m *Machine) String() string {
+	s := m.state.String()
+	if len(m.wait) > 0 {
+		s += fmt.Sprintf(" waiting-for=%v", m.wait)
+	}
+	if m.isCoord() {
+		h := "none"
+		if m.holder != none {
+			h = fmt.Sprintf("P%d", m.holder)
+		}
+		s += fmt.Sprintf(" coordinator holder=%s queue=%v", h, m.queue)
+	}
+	return s
+}
