@@ -1,0 +1,174 @@
+package analyze
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dmxlab/dmx/trace"
+)
+
+// Verdict is the outcome of a check on one run.
+type Verdict string
+
+// The verdicts, after porcupine's Ok/Illegal/Unknown.
+const (
+	OK       Verdict = "ok"       // the property holds on this run
+	Violated Verdict = "violated" // a finding shows it does not
+	Unknown  Verdict = "unknown"  // the trace cannot decide (run cut short, data missing)
+)
+
+// Finding is one violation of a property, with the events that show it.
+type Finding struct {
+	Check   string
+	Message string      // names the events, e.g. "concurrent critical sections on r: ..."
+	Events  []trace.Ref // the events involved, most important first
+}
+
+func (f Finding) String() string { return f.Check + ": " + f.Message }
+
+// Result is what one check concluded about one run.
+type Result struct {
+	Check    string
+	Verdict  Verdict
+	Findings []Finding // at most MaxFindings; Note counts the rest
+	Note     string    // what the verdict rests on, when it is not obvious
+	Err      error     // the check could not run (Verdict is then Unknown)
+}
+
+// Checker is one check running over one run. Event is called for every
+// event in a causal order (see Walk): ev and hb are valid only during the
+// call, so a Checker keeps trace.Refs and the few values it needs, never
+// the event. Finish is called once after the last event.
+type Checker interface {
+	Event(ev *trace.Event, hb *HB)
+	Finish(end End) Result
+}
+
+// Check is a property check as a value, in the manner of go/analysis's
+// Analyzer.
+type Check struct {
+	Name     string   // short, lower case, used on the command line
+	Doc      string   // first line is a summary; the rest says what is checked and how
+	Requires []string // what the trace must provide: NeedHB, NeedWall
+	New      func(run trace.Run) Checker
+}
+
+// Requirements a check can declare. Run always rebuilds happens-before; a
+// check that needs wall times gets verdict Unknown on a trace without them.
+const (
+	NeedHB   = "happens-before"
+	NeedWall = "wall-time"
+)
+
+// MaxFindings bounds the findings one check reports on one run: a broken
+// clock can make every later event wrong. Result.Note counts the rest.
+const MaxFindings = 100
+
+// All is the registry of checks, in the order dmx check runs them. A new
+// check is a file with its Check value and a line here.
+var All = []*Check{
+	Clocks,
+	MutexCausal,
+	MutexRealtime,
+	Liveness,
+}
+
+// Lookup returns the check named name, or nil.
+func Lookup(name string) *Check {
+	for _, c := range All {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Run runs checks over one pass of the run's events and returns their
+// results in the order of checks. Its error says the trace could not be
+// read or is broken (a *BrokenError, see Walk): then there are no results.
+// A check's own trouble is its Result's Err.
+func Run(run trace.Run, r trace.Reader, checks []*Check) ([]Result, error) {
+	cs := make([]Checker, len(checks))
+	for i, c := range checks {
+		cs[i] = c.New(run)
+	}
+	end, err := Walk(run, r, func(ev *trace.Event, hb *HB) {
+		for _, c := range cs {
+			c.Event(ev, hb)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	results := make([]Result, len(checks))
+	for i, c := range checks {
+		res := cs[i].Finish(end)
+		for _, need := range c.Requires {
+			switch need {
+			case NeedHB:
+			case NeedWall:
+				if !end.HasWall {
+					res = Result{Verdict: Unknown, Note: "the trace has no wall-clock times"}
+				}
+			default:
+				res = Result{Verdict: Unknown, Err: fmt.Errorf("check %s requires %q, which dmx does not know", c.Name, need)}
+			}
+		}
+		res.Check = c.Name
+		for j := range res.Findings {
+			res.Findings[j].Check = c.Name
+		}
+		if res.Err != nil {
+			res.Verdict = Unknown
+		}
+		results[i] = res
+	}
+	return results, nil
+}
+
+// Summarize returns the verdict of a set of results: violated if any is,
+// else unknown if any is unknown or failed, else ok (also for no results).
+func Summarize(results []Result) Verdict {
+	v := OK
+	for _, r := range results {
+		switch {
+		case r.Verdict == Violated:
+			return Violated
+		case r.Verdict != OK || r.Err != nil:
+			v = Unknown
+		}
+	}
+	return v
+}
+
+// findings collects a check's findings, keeping MaxFindings of them.
+type findings struct {
+	list []Finding
+	more int
+}
+
+func (f *findings) add(msg string, events ...trace.Ref) {
+	if len(f.list) >= MaxFindings {
+		f.more++
+		return
+	}
+	f.list = append(f.list, Finding{Message: msg, Events: slices.Clone(events)})
+}
+
+func (f *findings) count() int { return len(f.list) + f.more }
+
+// result is Violated with the findings if there are any, else OK; note is
+// prefixed by the count of findings left out.
+func (f *findings) result(note string) Result {
+	if f.count() == 0 {
+		return Result{Verdict: OK, Note: note}
+	}
+	if f.more > 0 {
+		more := fmt.Sprintf("%d more findings not shown", f.more)
+		if note != "" {
+			more += "; " + note
+		}
+		note = more
+	}
+	return Result{Verdict: Violated, Findings: f.list, Note: note}
+}

@@ -1,0 +1,60 @@
+package analyze
+
+import (
+	"fmt"
+
+	"github.com/dmxlab/dmx/trace"
+)
+
+// Clocks checks the recorded clocks against the rebuilt happens-before.
+var Clocks = &Check{
+	Name: "clocks",
+	Doc: `recorded vector and Lamport clocks agree with happens-before
+
+Happens-before is rebuilt from program order and send/receive pairs, not
+from the recorded clocks. Every recorded vector clock must equal the one
+rebuilt for its event (VC[p] = how many events of p happened before or at
+it), and every recorded Lamport clock must exceed the recorded Lamport
+clock of every event that happened before it (its program-order
+predecessor and, for a receive, the send). A receive must also come from
+the process that sent the message, and reach the one the send named.
+Events that recorded no clock (nil vector, Lamport 0) are not checked.`,
+	Requires: []string{NeedHB},
+	New:      func(trace.Run) Checker { return new(clocks) },
+}
+
+type clocks struct {
+	f             findings
+	vcs, lamports int64
+}
+
+func (c *clocks) Event(ev *trace.Event, hb *HB) {
+	if ev.VC != nil {
+		c.vcs++
+		if want := hb.Clock(); !ev.VC.Equal(want) {
+			c.f.add(fmt.Sprintf("%v: recorded vector clock %v, but happens-before gives %v", ev, ev.VC, want), ev.Ref())
+		}
+	}
+	if ev.Lamport != 0 {
+		c.lamports++
+		if bound, ref := hb.LamportBound(); ev.Lamport <= bound {
+			c.f.add(fmt.Sprintf("%v: recorded Lamport clock %d, not greater than %d of %v, which happened before it", ev, ev.Lamport, bound, ref), ev.Ref(), ref)
+		}
+	}
+	if m, ok := hb.Send(); ok {
+		switch {
+		case ev.Peer != trace.NoPeer && ev.Peer != m.Send.Proc:
+			c.f.add(fmt.Sprintf("%v: says message %d comes from P%d, but %v sent it", ev, m.ID, ev.Peer, m.Send), ev.Ref(), m.Send)
+		case m.To != trace.NoPeer && m.To != ev.Proc:
+			c.f.add(fmt.Sprintf("%v: receives message %d, which %v sent to P%d", ev, m.ID, m.Send, m.To), ev.Ref(), m.Send)
+		}
+	}
+}
+
+func (c *clocks) Finish(End) Result {
+	note := fmt.Sprintf("%d vector and %d Lamport clocks verified", c.vcs, c.lamports)
+	if c.vcs == 0 && c.lamports == 0 {
+		note = "no recorded clocks to verify"
+	}
+	return c.f.result(note)
+}

@@ -1,0 +1,488 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/dmxlab/dmx/trace"
+)
+
+// MaxProcs bounds the number of processes of a run and the process ids of
+// its events: beyond it a trace is taken for broken rather than a reason to
+// allocate.
+const MaxProcs = 1 << 16
+
+// BrokenError reports a trace that breaks the event model's rules, so that
+// happens-before cannot be rebuilt: a gap or a repeat in a process's
+// sequence numbers, a receive whose message was never sent, a message sent
+// twice, a process id out of range. It names the event.
+type BrokenError struct {
+	Event trace.Ref
+	Msg   string // starts with the event, as in "P2#17 cs_enter(r) follows P2#15"
+}
+
+func (e *BrokenError) Error() string { return "broken trace: " + e.Msg }
+
+func broken(ev *trace.Event, format string, args ...any) *BrokenError {
+	return &BrokenError{Event: ev.Ref(), Msg: ev.String() + " " + fmt.Sprintf(format, args...)}
+}
+
+// End describes the run once all its events were seen.
+type End struct {
+	Complete  bool  // the run ended normally and the trace holds all of it (Run.Complete)
+	Start     int64 // wall ns: Run.Started, or else the earliest event's wall time
+	Wall      int64 // wall ns: the latest of Run.Ended and every event's wall time
+	Events    int64 // events delivered
+	Procs     int   // processes seen (Run.Nodes when it is set)
+	HasWall   bool  // some event carried a wall time
+	HasClocks bool  // some event carried a recorded Lamport or vector clock
+}
+
+// Message is what HB.Send tells about the message of the current receive.
+type Message struct {
+	ID   int64
+	Send trace.Ref // the send event
+	To   int       // the receiver the send named (its Peer)
+	Type string
+	Wall int64 // wall time of the send
+}
+
+// HB rebuilds happens-before over a run while Walk streams it, and answers
+// questions about the current event.
+//
+// Happens-before is the transitive closure of program order (P#k -> P#k+1)
+// and of send -> receive of one message id. HB computes its own vector
+// clock for every event (VC[p] = how many events of p happened before or
+// at it); the recorded clocks are not trusted, only verified (see Clocks).
+//
+// Memory: one current vector clock per process, one per message sent and
+// not yet received, one bit per received message id (to recognize
+// duplicated deliveries), and the events of a process that must wait for a
+// send the reader has not produced yet. Nothing is kept per event.
+type HB struct {
+	run   trace.Run
+	fixed bool // run.Nodes > 0: every clock has exactly Nodes entries
+	procs []*proc
+
+	pending map[int64]*sent // sent and not yet received
+	spare   []*sent         // recycled entries of pending
+	recvd   msgSet          // ids received at least once
+	waiting map[int64][]int // message id -> processes parked on its receive
+	ready   []int           // processes to resume
+
+	cur      *trace.Event
+	curVC    trace.VC
+	curSend  *sent
+	curDup   bool
+	lamBound uint64
+	lamRef   trace.Ref
+
+	minWall, maxWall int64
+	delivered        int64
+	hasClocks        bool
+
+	visit func(*trace.Event, *HB)
+}
+
+// proc is the state of one process: O(1) besides its clock and the events
+// parked behind a receive whose send has not been read yet.
+type proc struct {
+	id     int
+	read   int64    // Seq of the last event read
+	vc     trace.VC // computed clock of the last event delivered
+	lam    uint64   // largest recorded Lamport clock in the causal past
+	lamRef trace.Ref
+	queue  []trace.Event // parked events (copies), queue[head:] still to deliver
+	head   int
+}
+
+func (p *proc) parked() bool { return p.head < len(p.queue) }
+
+// sent is a message in flight: its send event and that event's clock.
+type sent struct {
+	ref    trace.Ref
+	to     int
+	typ    string
+	wall   int64
+	vc     trace.VC
+	lam    uint64
+	lamRef trace.Ref
+}
+
+// Walk reads one run's events from r and calls visit for each of them in a
+// causal order: every event after its program-order predecessor and every
+// receive after its send. Events of one process must come in program order;
+// across processes the reader's order does not matter, a receive may come
+// before its send (the receiving process waits until the send is read).
+//
+// The Event given to visit and the HB's answers are valid only during the
+// call. Walk stops at the first error of r (wrapped) and returns a
+// *BrokenError (several joined at the end of the trace) when the trace
+// breaks the model's rules.
+func Walk(run trace.Run, r trace.Reader, visit func(ev *trace.Event, hb *HB)) (End, error) {
+	h := &HB{
+		run:     run,
+		fixed:   run.Nodes > 0,
+		pending: make(map[int64]*sent),
+		waiting: make(map[int64][]int),
+		visit:   visit,
+	}
+	if run.Nodes > MaxProcs {
+		return h.end(), fmt.Errorf("broken trace: run %d has %d processes, more than %d", run.ID, run.Nodes, MaxProcs)
+	}
+	if h.fixed {
+		h.procs = make([]*proc, run.Nodes)
+	}
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return h.end(), fmt.Errorf("read trace: %w", err)
+		}
+		if err := h.add(ev); err != nil {
+			return h.end(), err
+		}
+	}
+	return h.end(), h.close()
+}
+
+// Current returns the event being visited.
+func (h *HB) Current() *trace.Event { return h.cur }
+
+// Clock returns the computed vector clock of the current event. It is HB's
+// own storage: read it during the visit, Clone it to keep it. In a run
+// without Nodes it may be shorter than the number of processes (missing
+// entries are 0).
+func (h *HB) Clock() trace.VC { return h.curVC }
+
+// Knows returns how many events of process p happened before or at the
+// current event (its computed VC[p]).
+func (h *HB) Knows(p int) int64 {
+	if p < 0 || p >= len(h.curVC) {
+		return 0
+	}
+	return int64(h.curVC[p])
+}
+
+// HappenedBefore reports whether event a happened before the current event
+// (strictly: an event did not happen before itself). O(1): a -> b iff
+// VC(b)[a.Proc] >= a.Seq, the count of a's own process up to a.
+func (h *HB) HappenedBefore(a trace.Ref) bool {
+	if h.cur == nil || a.Seq < 1 {
+		return false
+	}
+	if a.Proc == h.cur.Proc {
+		return a.Seq < h.cur.Seq
+	}
+	return h.Knows(a.Proc) >= a.Seq
+}
+
+// Send tells about the message of the current event if it is a receive
+// whose send was seen. A duplicated delivery (a second receive of one
+// message id) reports ok false and Duplicate true.
+func (h *HB) Send() (m Message, ok bool) {
+	if h.curSend == nil {
+		return Message{}, false
+	}
+	s := h.curSend
+	return Message{ID: h.cur.Msg, Send: s.ref, To: s.to, Type: s.typ, Wall: s.wall}, true
+}
+
+// Duplicate reports whether the current event receives a message id that
+// was received before: a duplicated delivery. Its send was already merged
+// into the causal past of the first receive.
+func (h *HB) Duplicate() bool { return h.curDup }
+
+// LamportBound returns the largest recorded Lamport clock among the events
+// that happened before the current one, and one event that carries it (0
+// if none recorded one). A recorded Lamport clock must exceed it.
+func (h *HB) LamportBound() (uint64, trace.Ref) { return h.lamBound, h.lamRef }
+
+// Wall returns the wall time of the current event.
+func (h *HB) Wall() int64 {
+	if h.cur == nil {
+		return 0
+	}
+	return h.cur.Wall
+}
+
+// MaxWall returns the latest wall time among the events delivered so far.
+func (h *HB) MaxWall() int64 { return h.maxWall }
+
+// Procs returns the number of processes: Run.Nodes, or those seen so far.
+func (h *HB) Procs() int { return len(h.procs) }
+
+func (h *HB) end() End {
+	e := End{
+		Complete:  h.run.Complete,
+		Start:     h.run.Started,
+		Wall:      max(h.run.Ended, h.maxWall),
+		Events:    h.delivered,
+		Procs:     len(h.procs),
+		HasWall:   h.maxWall != 0 || h.minWall != 0,
+		HasClocks: h.hasClocks,
+	}
+	if e.Start == 0 {
+		e.Start = h.minWall
+	}
+	return e
+}
+
+// add takes the next event from the reader.
+func (h *HB) add(ev *trace.Event) error {
+	if ev.Proc < 0 || (h.fixed && ev.Proc >= len(h.procs)) || ev.Proc >= MaxProcs {
+		n := "no process count"
+		if h.fixed {
+			n = fmt.Sprintf("%d processes", len(h.procs))
+		}
+		return broken(ev, "names process %d, out of range (run has %s)", ev.Proc, n)
+	}
+	for ev.Proc >= len(h.procs) {
+		h.procs = append(h.procs, nil)
+	}
+	p := h.procs[ev.Proc]
+	if p == nil {
+		p = &proc{id: ev.Proc}
+		if h.fixed {
+			p.vc = make(trace.VC, len(h.procs))
+		} else {
+			p.vc = make(trace.VC, ev.Proc+1)
+		}
+		h.procs[ev.Proc] = p
+	}
+	if ev.Seq != p.read+1 {
+		if p.read == 0 {
+			return broken(ev, "is the first event of P%d: sequence numbers start at 1", ev.Proc)
+		}
+		return broken(ev, "follows P%d#%d: a process's events are numbered 1, 2, 3... without gaps", ev.Proc, p.read)
+	}
+	p.read = ev.Seq
+	if ev.Kind == trace.KindReceive && ev.Msg == 0 {
+		return broken(ev, "has no message id")
+	}
+	if p.parked() {
+		p.enqueue(ev)
+		return nil
+	}
+	if !h.deliverable(ev) {
+		p.enqueue(ev)
+		h.park(p, ev.Msg)
+		return nil
+	}
+	if err := h.deliver(p, ev); err != nil {
+		return err
+	}
+	return h.resume()
+}
+
+// deliverable reports whether ev can be delivered now: it is not a receive,
+// or its send was delivered.
+func (h *HB) deliverable(ev *trace.Event) bool {
+	if ev.Kind != trace.KindReceive {
+		return true
+	}
+	return h.pending[ev.Msg] != nil || h.recvd.has(ev.Msg)
+}
+
+func (h *HB) park(p *proc, msg int64) { h.waiting[msg] = append(h.waiting[msg], p.id) }
+
+// resume delivers the parked events that became deliverable. A worklist
+// rather than recursion: one send can wake a chain of processes.
+func (h *HB) resume() error {
+	for len(h.ready) > 0 {
+		p := h.procs[h.ready[len(h.ready)-1]]
+		h.ready = h.ready[:len(h.ready)-1]
+		for p.parked() {
+			ev := &p.queue[p.head]
+			if !h.deliverable(ev) {
+				h.park(p, ev.Msg)
+				break
+			}
+			if err := h.deliver(p, ev); err != nil {
+				return err
+			}
+			p.head++
+		}
+		if !p.parked() {
+			p.queue, p.head = p.queue[:0], 0
+		}
+	}
+	return nil
+}
+
+// deliver advances p's clock over ev and visits it.
+func (h *HB) deliver(p *proc, ev *trace.Event) error {
+	var s *sent
+	dup := false
+	if ev.Kind == trace.KindReceive {
+		if s = h.pending[ev.Msg]; s != nil {
+			delete(h.pending, ev.Msg)
+			h.recvd.add(ev.Msg)
+			p.vc.Merge(s.vc)
+		} else {
+			dup = true // deliverable said it was received before
+		}
+	}
+	if len(p.vc) <= p.id { // only without Nodes: clocks grow as processes appear
+		p.vc = append(p.vc, make(trace.VC, p.id+1-len(p.vc))...)
+	}
+	p.vc[p.id] = uint64(ev.Seq)
+
+	// The recorded Lamport clocks travel along the same edges: the bound of
+	// an event is the largest recorded value in its causal past.
+	bound, ref := p.lam, p.lamRef
+	if s != nil && s.lam > bound {
+		bound, ref = s.lam, s.lamRef
+	}
+	h.lamBound, h.lamRef = bound, ref
+	if ev.Lamport > bound {
+		p.lam, p.lamRef = ev.Lamport, ev.Ref()
+	} else {
+		p.lam, p.lamRef = bound, ref
+	}
+
+	if ev.Kind == trace.KindSend && ev.Msg != 0 {
+		if first := h.pending[ev.Msg]; first != nil {
+			return broken(ev, "sends message %d, already sent by %v", ev.Msg, first.ref)
+		}
+		if h.recvd.has(ev.Msg) {
+			return broken(ev, "sends message %d, already sent and received", ev.Msg)
+		}
+		n := h.newSent()
+		n.ref, n.to, n.typ, n.wall = ev.Ref(), ev.Peer, ev.MsgType, ev.Wall
+		n.vc = append(n.vc[:0], p.vc...)
+		n.lam, n.lamRef = p.lam, p.lamRef
+		h.pending[ev.Msg] = n
+		if ws, ok := h.waiting[ev.Msg]; ok {
+			delete(h.waiting, ev.Msg)
+			h.ready = append(h.ready, ws...)
+		}
+	}
+
+	if ev.Wall != 0 {
+		if h.minWall == 0 || ev.Wall < h.minWall {
+			h.minWall = ev.Wall
+		}
+		h.maxWall = max(h.maxWall, ev.Wall)
+	}
+	if ev.VC != nil || ev.Lamport != 0 {
+		h.hasClocks = true
+	}
+	h.delivered++
+	h.cur, h.curVC, h.curSend, h.curDup = ev, p.vc, s, dup
+	h.visit(ev, h)
+	h.cur, h.curVC, h.curSend, h.curDup = nil, nil, nil, false
+	if s != nil {
+		h.spare = append(h.spare, s)
+	}
+	return nil
+}
+
+func (h *HB) newSent() *sent {
+	if n := len(h.spare); n > 0 {
+		s := h.spare[n-1]
+		h.spare = h.spare[:n-1]
+		return s
+	}
+	return new(sent)
+}
+
+// enqueue parks a copy of ev: the reader may reuse its Event.
+func (p *proc) enqueue(ev *trace.Event) {
+	if len(p.queue) < cap(p.queue) {
+		p.queue = p.queue[:len(p.queue)+1]
+	} else {
+		p.queue = append(p.queue, trace.Event{})
+	}
+	dst := &p.queue[len(p.queue)-1]
+	vc, detail := dst.VC[:0], dst.Detail[:0]
+	*dst = *ev
+	dst.VC, dst.Detail = nil, nil
+	if ev.VC != nil {
+		dst.VC = append(vc, ev.VC...)
+	}
+	if ev.Detail != nil {
+		dst.Detail = append(detail, ev.Detail...)
+	}
+}
+
+// close reports the processes still parked at the end of the trace: their
+// receive has no send, or the send comes after the receive in the send's
+// own program order (a causal cycle).
+func (h *HB) close() error {
+	later := make(map[int64]trace.Ref)
+	for _, p := range h.procs {
+		if p == nil {
+			continue
+		}
+		for i := p.head; i < len(p.queue); i++ {
+			if ev := &p.queue[i]; ev.Kind == trace.KindSend && ev.Msg != 0 {
+				later[ev.Msg] = ev.Ref()
+			}
+		}
+	}
+	var errs []error
+	for _, p := range h.procs {
+		if p == nil || !p.parked() {
+			continue
+		}
+		ev := &p.queue[p.head]
+		if ref, ok := later[ev.Msg]; ok {
+			errs = append(errs, broken(ev, "waits for message %d, sent at %v, which cannot happen before it (causal cycle)", ev.Msg, ref))
+		} else {
+			errs = append(errs, broken(ev, "receives message %d, which was never sent", ev.Msg))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// msgSet is a set of message ids. Ids of dmx's own form, trace.MsgID(from,
+// k), take one bit each in a per-sender bitmap; others (imports) go to a map.
+type msgSet struct {
+	bits  [][]uint64
+	other map[int64]struct{}
+}
+
+// maxBitK bounds the per-sender bitmap (8 MiB per sender at most).
+const maxBitK = 1 << 26
+
+func (s *msgSet) split(id int64) (from int, k int64, ok bool) {
+	from, k = int(id>>32), id&(1<<32-1)
+	return from, k, id > 0 && from < MaxProcs && k < maxBitK
+}
+
+func (s *msgSet) add(id int64) {
+	from, k, ok := s.split(id)
+	if !ok {
+		if s.other == nil {
+			s.other = make(map[int64]struct{})
+		}
+		s.other[id] = struct{}{}
+		return
+	}
+	for from >= len(s.bits) {
+		s.bits = append(s.bits, nil)
+	}
+	w := int(k / 64)
+	if w >= len(s.bits[from]) {
+		b := slices.Grow(s.bits[from], w+1-len(s.bits[from]))
+		s.bits[from] = b[:cap(b)] // always len == cap, so the tail is zero
+	}
+	s.bits[from][w] |= 1 << (k % 64)
+}
+
+func (s *msgSet) has(id int64) bool {
+	from, k, ok := s.split(id)
+	if !ok {
+		_, in := s.other[id]
+		return in
+	}
+	if from >= len(s.bits) || int(k/64) >= len(s.bits[from]) {
+		return false
+	}
+	return s.bits[from][k/64]&(1<<(k%64)) != 0
+}

@@ -1,0 +1,111 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dmxlab/dmx/trace"
+)
+
+// Liveness checks that every request for a critical section is granted.
+var Liveness = &Check{
+	Name: "liveness",
+	Doc: `every cs_request is granted before the run ends
+
+A process's k-th cs_request on a resource is granted by its k-th cs_enter on
+that resource. A request still waiting when the run ended is a violation,
+unless the process crashed after making it (a crash cancels the process's
+pending requests). If the run is incomplete (cut short, Run.Complete false)
+a pending request may yet have been granted: the verdict is unknown.
+Entries without a recorded request are not counted.`,
+	Requires: []string{NeedHB},
+	New:      func(trace.Run) Checker { return &liveness{pending: make(map[csKey][]request)} },
+}
+
+type csKey struct {
+	proc int
+	res  string
+}
+
+type request struct {
+	ref  trace.Ref
+	wall int64
+}
+
+type liveness struct {
+	pending           map[csKey][]request // per process and resource, oldest first
+	granted, canceled int64
+}
+
+func (c *liveness) Event(ev *trace.Event, _ *HB) {
+	switch ev.Kind {
+	case trace.KindCSRequest:
+		k := csKey{ev.Proc, ev.Resource}
+		c.pending[k] = append(c.pending[k], request{ev.Ref(), ev.Wall})
+	case trace.KindCSEnter:
+		k := csKey{ev.Proc, ev.Resource}
+		if q := c.pending[k]; len(q) > 0 {
+			c.granted++
+			if len(q) == 1 {
+				delete(c.pending, k)
+			} else {
+				c.pending[k] = q[1:]
+			}
+		}
+	case trace.KindCrash:
+		for k, q := range c.pending {
+			if k.proc == ev.Proc {
+				c.canceled += int64(len(q))
+				delete(c.pending, k)
+			}
+		}
+	}
+}
+
+func (c *liveness) Finish(end End) Result {
+	type left struct {
+		csKey
+		request
+	}
+	var all []left
+	for k, q := range c.pending {
+		for _, r := range q {
+			all = append(all, left{k, r})
+		}
+	}
+	slices.SortFunc(all, func(a, b left) int {
+		return cmp.Or(cmp.Compare(a.ref.Proc, b.ref.Proc), cmp.Compare(a.ref.Seq, b.ref.Seq))
+	})
+	note := fmt.Sprintf("%d requests granted", c.granted)
+	if c.canceled > 0 {
+		note += fmt.Sprintf(", %d canceled by a crash", c.canceled)
+	}
+	name := func(l left) string { return fmt.Sprintf("%v cs_request(%s)", l.ref, l.res) }
+	if !end.Complete {
+		if len(all) == 0 {
+			return Result{Verdict: OK, Note: note + "; the run is incomplete, but no request is pending"}
+		}
+		var names []string
+		for i, l := range all {
+			if i == 10 {
+				names = append(names, fmt.Sprintf("and %d more", len(all)-10))
+				break
+			}
+			names = append(names, name(l))
+		}
+		return Result{Verdict: Unknown, Note: fmt.Sprintf("the run is incomplete and %d requests are still pending: %s; %s",
+			len(all), strings.Join(names, ", "), note)}
+	}
+	var f findings
+	for _, l := range all {
+		waited := ""
+		if l.wall != 0 && end.Wall >= l.wall {
+			waited = fmt.Sprintf(" (waited %v)", time.Duration(end.Wall-l.wall))
+		}
+		f.add(fmt.Sprintf("%s was never granted: P%d did not enter %s before the run ended%s", name(l), l.ref.Proc, l.res, waited), l.ref)
+	}
+	return f.result(note)
+}
