@@ -1,0 +1,199 @@
+package ricart
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dmxlab/dmx/runner/algo"
+)
+
+// Message types.
+const (
+	MsgRequest = "request"
+	MsgReply   = "reply"
+)
+
+// Spec describes the algorithm for dmx list and builds its machines.
+var Spec = algo.Spec{
+	Name:    "ricart-agrawala",
+	Kind:    algo.MutualExclusion,
+	Summary: "multicast a timestamped request, wait for N-1 replies; replies to earlier requests and while in the CS are deferred",
+	Seeds: []string{
+		"003 [RI1] [RA1] [RA2] [RA3] [RE1] [RH1]",
+		"004 Ricart and Agrawala pseudocode",
+		"000 Ricart & Agrawala algorithm",
+		"002 Ricart & Agrawala algorithm",
+	},
+	MsgTypes:   []string{MsgRequest, MsgReply},
+	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	Complexity: "2(N-1) messages per CS (N-1 requests, N-1 replies); sync delay 1",
+	New:        New,
+}
+
+type state int
+
+const (
+	released state = iota
+	requested
+	held
+)
+
+func (s state) String() string {
+	return [...]string{"RELEASED", "REQUESTED", "HELD"}[s]
+}
+
+// Machine is one process of Ricart-Agrawala.
+type Machine struct {
+	id, n    int
+	state    state
+	t        uint64   // T_Pi of the current request ([RA1])
+	replied  []bool   // replied[j]: P_j replied to the current request ([RA3])
+	deferred []queued // requests queued by [RH1], in arrival order
+	wait     []int    // the last Wait set output
+}
+
+// queued is a request (T_Pj, j) held back by [RH1].
+type queued struct {
+	from int
+	t    uint64
+}
+
+// New builds the machine of node c.ID. The algorithm takes no parameters.
+func New(c algo.Config) (algo.Machine, error) {
+	if err := c.Check(nil); err != nil {
+		return nil, err
+	}
+	m := &Machine{id: c.ID, n: c.N}
+	m.reset()
+	return m, nil
+}
+
+// reset is [RI1]: state := RELEASED.
+func (m *Machine) reset() {
+	m.state = released
+	m.t = 0
+	m.replied = make([]bool, m.n)
+	m.deferred = nil
+	m.wait = nil
+}
+
+// Before reports whether request (t, i) precedes request (u, j) in the total
+// order of seed 003 slide 7: by timestamp, equal timestamps by process id.
+func Before(t uint64, i int, u uint64, j int) bool {
+	return t < u || (t == u && i < j)
+}
+
+// Step implements algo.Machine.
+func (m *Machine) Step(in algo.Input) []algo.Output {
+	var out []algo.Output
+	switch in.Kind {
+	case algo.Start:
+	case algo.Recover:
+		// A recovered process starts from [RI1]; the requests it had
+		// deferred are forgotten, and their senders wait for ever (seed
+		// 004: "Deadlock if any process fails").
+		m.reset()
+	case algo.Request:
+		if m.state != released {
+			return []algo.Output{algo.NoteOut("request ignored: already %v", m.state)}
+		}
+		// [RA1]
+		m.state = requested
+		m.t = in.Clock
+		clear(m.replied)
+		// [RA2]: (T_Pi, i) to all other processes.
+		for j := 0; j < m.n; j++ {
+			if j != m.id {
+				out = append(out, algo.SendTo(j, algo.Msg{Type: MsgRequest, Stamp: m.t, ID: m.id}))
+			}
+		}
+		// [RA3]: wait for the n-1 replies (none if n = 1).
+		out = m.progress(out)
+	case algo.Release:
+		if m.state != held {
+			return []algo.Output{algo.NoteOut("release ignored: not in the critical section (%v)", m.state)}
+		}
+		// Exit: state := RELEASED, reply to every queued request.
+		m.state = released
+		for _, q := range m.deferred {
+			out = append(out, algo.SendTo(q.from, algo.Msg{Type: MsgReply, Stamp: q.t, ID: m.id}))
+		}
+		m.deferred = nil
+	case algo.Deliver:
+		switch in.Msg.Type {
+		case MsgRequest:
+			out = m.onRequest(out, in.From, in.Msg)
+		case MsgReply:
+			if m.state != requested {
+				return append(out, algo.NoteOut("reply from P%d ignored: not requesting (%v)", in.From, m.state))
+			}
+			m.replied[in.From] = true
+			out = m.progress(out)
+		default:
+			out = append(out, algo.NoteOut("unknown message %q from P%d", in.Msg.Type, in.From))
+		}
+	case algo.Timer:
+		out = append(out, algo.NoteOut("unexpected timer %q", in.TimerName))
+	}
+	return out
+}
+
+// onRequest is [RH1] for a request (T_Pj, j) from P_j.
+func (m *Machine) onRequest(out []algo.Output, from int, msg algo.Msg) []algo.Output {
+	tj, j := msg.Stamp, msg.ID
+	if m.state == held || (m.state == requested && Before(m.t, m.id, tj, j)) {
+		// Queue the request without replying.
+		m.deferred = append(m.deferred, queued{from: from, t: tj})
+		return out
+	}
+	return append(out, algo.SendTo(from, algo.Msg{Type: MsgReply, Stamp: tj, ID: m.id}))
+}
+
+// progress keeps the Wait set equal to the replies still missing ([RA3]) and
+// applies [RE1] once there are none.
+func (m *Machine) progress(out []algo.Output) []algo.Output {
+	var missing []int
+	for j := 0; j < m.n; j++ {
+		if j != m.id && !m.replied[j] {
+			missing = append(missing, j)
+		}
+	}
+	out = m.setWait(out, missing)
+	if len(missing) == 0 {
+		// [RE1]: state := HELD; P_i enters the CS.
+		m.state = held
+		out = append(out, algo.EnterCS())
+	}
+	return out
+}
+
+// setWait outputs a Wait when the set of processes this one is blocked on
+// changes.
+func (m *Machine) setWait(out []algo.Output, set []int) []algo.Output {
+	if slices.Equal(m.wait, set) {
+		return out
+	}
+	m.wait = slices.Clone(set)
+	return append(out, algo.WaitFor(set))
+}
+
+// String describes the machine's state, for scripts and debugging.
+func (m *Machine) String() string {
+	s := m.state.String()
+	if m.state != released {
+		s += fmt.Sprintf(" T=%d", m.t)
+	}
+	if len(m.wait) > 0 {
+		s += fmt.Sprintf(" waiting-for=%v", m.wait)
+	}
+	if len(m.deferred) > 0 {
+		s += " deferred="
+		for i, q := range m.deferred {
+			if i > 0 {
+				s += ","
+			}
+			s += fmt.Sprintf("(%d,%d)", q.t, q.from)
+		}
+	}
+	return s
+}
