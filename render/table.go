@@ -1,0 +1,68 @@
+package render
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Formats are the output formats of tabular commands.
+var Formats = []string{"table", "json", "csv"}
+
+// CheckFormat returns an error naming the valid formats if f is not one.
+func CheckFormat(f string, valid ...string) error {
+	if len(valid) == 0 {
+		valid = Formats
+	}
+	for _, v := range valid {
+		if f == v {
+			return nil
+		}
+	}
+	return fmt.Errorf("--format %q: want one of %v", f, valid)
+}
+
+// Table writes rows under header as an aligned text table.
+func Table(w io.Writer, header []string, rows [][]string) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+	)
+	hs := make([]any, len(header))
+	for i, h := range header {
+		hs[i] = h
+	}
+	t.Header(hs...)
+	for _, r := range rows {
+		if err := t.Append(r); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// CSV writes rows under header as RFC 4180 CSV.
+func CSV(w io.Writer, header []string, rows [][]string) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	if err := cw.WriteAll(rows); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// JSON writes v as indented JSON followed by a newline.
+func JSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,266 @@
+package runner_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/trace"
+)
+
+// TestMain lets the test binary play a node process: the launcher
+// re-executes it with DMX_TEST_NODE=1, as dmx re-executes itself as `dmx node`.
+func TestMain(m *testing.M) {
+	if os.Getenv("DMX_TEST_NODE") == "1" {
+		if err := runner.NodeMain(os.Stdin, os.Stdout); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// procs remembers the node processes a launch started, so that a test can
+// kill one.
+type procs struct {
+	mu   sync.Mutex
+	cmds []*exec.Cmd
+}
+
+func (p *procs) command() *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "DMX_TEST_NODE=1")
+	p.mu.Lock()
+	p.cmds = append(p.cmds, cmd)
+	p.mu.Unlock()
+	return cmd
+}
+
+type syncCollector struct {
+	mu sync.Mutex
+	runner.Collector
+	onEvent func(ev *trace.Event)
+}
+
+func (c *syncCollector) Record(ev *trace.Event) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.onEvent != nil {
+		c.onEvent(ev)
+	}
+	return c.Collector.Record(ev)
+}
+
+func launch(t *testing.T, ctx context.Context, name string, n int, wl runner.Workload, p *procs, rec runner.Recorder, port int) (runner.LaunchResult, error) {
+	t.Helper()
+	if p == nil {
+		p = &procs{}
+	}
+	var stderr strings.Builder
+	res, err := runner.Launch(ctx, runner.LaunchConfig{
+		Spec: runner.Lookup(name), N: n, Seed: 1, Workload: wl, BasePort: port,
+		Stall: 2 * time.Second, Command: p.command, Stderr: &lockedWriter{w: &stderr},
+	}, rec)
+	if s := stderr.String(); s != "" {
+		t.Logf("nodes' stderr:\n%s", s)
+	}
+	return res, err
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+var udpWorkload = runner.Workload{Entries: 5, Think: runner.Dist{Max: 5 * time.Millisecond}, Hold: runner.Fixed(time.Millisecond)}
+
+func checkAll(t *testing.T, evs []trace.Event, n int, complete bool) []analyze.Result {
+	t.Helper()
+	results, err := analyze.Run(trace.Run{Nodes: n, Complete: complete}, &trace.SliceReader{Events: evs}, analyze.All)
+	if err != nil {
+		t.Fatalf("analyze: %v", err)
+	}
+	return results
+}
+
+// TestLaunchUDP: real processes over UDP on 127.0.0.1 record a run that
+// passes every check.
+func TestLaunchUDP(t *testing.T) {
+	for _, name := range []string{"ricart-agrawala", "central"} {
+		t.Run(name, func(t *testing.T) {
+			var c syncCollector
+			res, err := launch(t, context.Background(), name, 4, udpWorkload, nil, &c, 0)
+			if err != nil || !res.Complete {
+				t.Fatalf("launch: %v (%s)", err, res.Status)
+			}
+			if res.Transport.Total() != 0 {
+				t.Errorf("transport rejected datagrams in a clean run: %+v", res.Transport)
+			}
+			enters := 0
+			for _, e := range c.Events {
+				if e.Kind == trace.KindCSEnter {
+					enters++
+				}
+			}
+			if enters != 4*5 {
+				t.Fatalf("%d critical sections recorded, want 20", enters)
+			}
+			for _, r := range checkAll(t, c.Events, 4, true) {
+				if r.Verdict != analyze.OK {
+					t.Errorf("%s: %s %v", r.Check, r.Verdict, r.Findings)
+				}
+			}
+		})
+	}
+}
+
+// TestLaunchKilledNode: a node SIGKILLed mid-run loses none of the events it
+// emitted; the runner records its crash after them, and the run ends when
+// the others stall (Ricart-Agrawala needs every process: seed 003, "N points
+// of failure").
+func TestLaunchKilledNode(t *testing.T) {
+	p := &procs{}
+	var c syncCollector
+	var killed bool
+	var lastSeq int64
+	c.onEvent = func(ev *trace.Event) {
+		if ev.Proc == 1 && ev.Kind == trace.KindCSEnter && !killed {
+			killed = true
+			lastSeq = ev.Seq
+			p.mu.Lock()
+			p.cmds[1].Process.Kill()
+			p.mu.Unlock()
+		}
+	}
+	wl := udpWorkload
+	wl.Hold = runner.Fixed(50 * time.Millisecond) // P1 is killed inside its critical section
+	res, err := launch(t, context.Background(), "ricart-agrawala", 3, wl, p, &c, 0)
+	if err != nil {
+		t.Fatalf("launch: %v", err)
+	}
+	if !killed {
+		t.Fatal("P1 never entered its critical section")
+	}
+	var p1 []trace.Event
+	for _, e := range c.Events {
+		if e.Proc == 1 {
+			p1 = append(p1, e)
+		}
+	}
+	for i, e := range p1 {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("P1's events have a gap at %s", &e)
+		}
+	}
+	lastEv := p1[len(p1)-1]
+	if lastEv.Kind != trace.KindCrash || lastEv.Seq <= lastSeq {
+		t.Fatalf("P1's last event is %s, want a crash after P1#%d", &lastEv, lastSeq)
+	}
+	if !strings.Contains(string(lastEv.Detail), "killed") {
+		t.Errorf("crash detail %s does not say it was killed", lastEv.Detail)
+	}
+	if !strings.Contains(res.Status, "P1") {
+		t.Errorf("status %q does not name P1", res.Status)
+	}
+	// The trace is valid and its checks run: the crash excuses P1's own
+	// requests, and the others' blocked requests are liveness findings.
+	for _, r := range checkAll(t, c.Events, 3, true) {
+		if r.Check == "clocks" && r.Verdict != analyze.OK {
+			t.Errorf("clocks: %v", r.Findings)
+		}
+	}
+}
+
+// TestLaunchInterrupted: a run cancelled half-way (Ctrl-C) stops its nodes
+// in order and is marked incomplete; its trace is valid.
+func TestLaunchInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var c syncCollector
+	n := 0
+	c.onEvent = func(ev *trace.Event) {
+		if ev.Kind == trace.KindCSExit {
+			if n++; n == 5 {
+				cancel()
+			}
+		}
+	}
+	wl := udpWorkload
+	wl.Entries = 1000
+	res, err := launch(t, ctx, "central", 3, wl, nil, &c, 0)
+	if err != nil {
+		t.Fatalf("launch: %v", err)
+	}
+	if res.Complete || res.Status != "interrupted" {
+		t.Fatalf("result %+v, want incomplete and interrupted", res)
+	}
+	stops := 0
+	for _, e := range c.Events {
+		if e.Kind == trace.KindStop {
+			stops++
+		}
+	}
+	if stops != 3 {
+		t.Errorf("%d nodes recorded a stop event, want 3", stops)
+	}
+	for _, r := range checkAll(t, c.Events, 3, false) {
+		if r.Verdict == analyze.Violated {
+			t.Errorf("%s: %v", r.Check, r.Findings)
+		}
+	}
+}
+
+// TestLaunchConcurrentRuns: two runs on one machine at once do not disturb
+// each other.
+func TestLaunchConcurrentRuns(t *testing.T) {
+	var wg sync.WaitGroup
+	cs := make([]syncCollector, 2)
+	errs := make([]error, 2)
+	ress := make([]runner.LaunchResult, 2)
+	for i := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ress[i], errs[i] = launch(t, context.Background(), "ricart-agrawala", 3, udpWorkload, nil, &cs[i], 0)
+		}()
+	}
+	wg.Wait()
+	for i := range cs {
+		if errs[i] != nil || !ress[i].Complete || ress[i].Transport.Total() != 0 {
+			t.Fatalf("run %d: %v %+v", i, errs[i], ress[i])
+		}
+		for _, r := range checkAll(t, cs[i].Events, 3, true) {
+			if r.Verdict != analyze.OK {
+				t.Errorf("run %d: %s: %v", i, r.Check, r.Findings)
+			}
+		}
+	}
+}
+
+// TestLaunchPortInUse: a port that is taken is a clear error, not a hang.
+func TestLaunchPortInUse(t *testing.T) {
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	port := c.LocalAddr().(*net.UDPAddr).Port
+	var col syncCollector
+	_, err = launch(t, context.Background(), "central", 1, udpWorkload, nil, &col, port)
+	if err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("err = %v, want address already in use", err)
+	}
+}

@@ -1,0 +1,403 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/trace"
+)
+
+// Envelope is an algorithm message in transit, stamped by the runtime.
+type Envelope struct {
+	ID      int64    `json:"id"`
+	From    int      `json:"from"`
+	To      int      `json:"to"`
+	Lamport uint64   `json:"lc"`
+	VC      trace.VC `json:"vc"`
+	Msg     algo.Msg `json:"msg"`
+}
+
+// Timer is a scheduled callback that can be stopped.
+type Timer interface{ Stop() }
+
+// Env is what a driver provides to a Node. All of a Node's methods, and every
+// callback given to After, run on one goroutine (the driver's loop), so the
+// Node needs no locks.
+type Env interface {
+	Now() int64                            // ns since the run started
+	Wall() int64                           // wall-clock ns (simulated runs: simulated ns)
+	After(d time.Duration, f func()) Timer // run f on the loop after d
+	Transmit(e *Envelope)                  // hand a stamped message to the network
+	Record(ev *trace.Event)                // record an event; must not keep ev or its slices
+}
+
+// NodeSetup is what a node is built from.
+type NodeSetup struct {
+	ID, N    int
+	Spec     *algo.Spec
+	Params   map[string]string
+	Seed     uint64
+	Workload Workload
+}
+
+// Random streams derived from the run's seed. Each consumer has its own
+// stream so that, say, a change in network delays does not shift the draws
+// of a workload: the seed still reproduces everything.
+const (
+	streamNet      = 1
+	streamWorkload = 1 << 20
+	streamMachine  = 2 << 20
+)
+
+// Node is one process's runtime: it wraps one algorithm machine per resource,
+// stamps clocks, records events and drives the workload.
+type Node struct {
+	ID, N     int
+	spec      *algo.Spec
+	env       Env
+	resources []string
+	machines  map[string]algo.Machine
+	wl        Workload
+	wrand     *rand.Rand
+
+	lamport uint64
+	vc      trace.VC
+	seq     int64
+	sent    int64
+	timers  map[string]Timer // by resource + "\x00" + timer name
+	left    map[string]int   // entries still to make, per resource
+	ev      trace.Event      // reused for every record
+
+	started bool
+	done    bool
+	stopped bool
+	err     error
+
+	// OnDone, if set, is called once when the workload has finished.
+	OnDone func()
+}
+
+// NewNode builds a node and its machines. It records nothing until Start.
+func NewNode(s NodeSetup, env Env) (*Node, error) {
+	if s.Spec == nil {
+		return nil, fmt.Errorf("node %d: no algorithm", s.ID)
+	}
+	wl := s.Workload
+	wl.normalize()
+	n := &Node{
+		ID: s.ID, N: s.N, spec: s.Spec, env: env, wl: wl,
+		vc:       make(trace.VC, s.N),
+		machines: map[string]algo.Machine{},
+		timers:   map[string]Timer{},
+		left:     map[string]int{},
+		wrand:    rand.New(rand.NewPCG(s.Seed, streamWorkload+uint64(s.ID))),
+	}
+	n.resources = wl.Resources
+	if s.Spec.Kind != algo.MutualExclusion {
+		// Elections and multicast have one instance that guards nothing.
+		n.resources = []string{""}
+	}
+	for i, r := range n.resources {
+		m, err := s.Spec.New(algo.Config{
+			ID: s.ID, N: s.N, Resource: r, Params: s.Params,
+			Rand: rand.New(rand.NewPCG(s.Seed, streamMachine+uint64(s.ID)<<8+uint64(i))),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Spec.Name, err)
+		}
+		n.machines[r] = m
+	}
+	return n, nil
+}
+
+// Err returns the first broken rule of the runtime contract an algorithm
+// committed (e.g. a send to a process that does not exist), if any.
+func (n *Node) Err() error { return n.err }
+
+// Done reports whether the workload has finished.
+func (n *Node) Done() bool { return n.done }
+
+// Lamport returns the node's Lamport clock.
+func (n *Node) Lamport() uint64 { return n.lamport }
+
+// Seq returns the number of events the node has recorded.
+func (n *Node) Seq() int64 { return n.seq }
+
+// Start records the start event, starts every machine and the workload.
+func (n *Node) Start() {
+	if n.started {
+		return
+	}
+	n.started = true
+	n.record(trace.KindStart, "", func(ev *trace.Event) {
+		ev.Detail = mustJSON(map[string]any{"algorithm": n.spec.Name, "n": n.N, "resources": n.wl.Resources})
+	})
+	for _, r := range n.resources {
+		n.step(r, algo.Input{Kind: algo.Start})
+	}
+	if n.spec.Kind != algo.MutualExclusion || n.wl.Entries == 0 {
+		n.finish()
+		return
+	}
+	for _, r := range n.wl.Resources {
+		n.left[r] = n.wl.Entries
+		n.scheduleRequest(r)
+	}
+}
+
+// Deliver hands a message that arrived from the network to its machine.
+func (n *Node) Deliver(e *Envelope) {
+	if n.stopped {
+		return
+	}
+	m, ok := n.machines[e.Msg.Resource]
+	if !ok {
+		n.record(trace.KindInternal, e.Msg.Resource, func(ev *trace.Event) {
+			ev.Peer = e.From
+			ev.Detail = mustJSON(map[string]any{"note": "message for unknown resource ignored", "msg": e.ID})
+		})
+		return
+	}
+	_ = m
+	if e.Lamport > n.lamport {
+		n.lamport = e.Lamport
+	}
+	n.vc.Merge(e.VC)
+	n.record(trace.KindReceive, e.Msg.Resource, func(ev *trace.Event) {
+		ev.Msg, ev.MsgType, ev.Peer = e.ID, e.Msg.Type, e.From
+		ev.Detail = msgDetail(e.Msg)
+	})
+	n.step(e.Msg.Resource, algo.Input{Kind: algo.Deliver, From: e.From, Msg: e.Msg})
+}
+
+// Stop records the stop event and cancels every timer; the node does nothing
+// after it.
+func (n *Node) Stop() {
+	if n.stopped {
+		return
+	}
+	n.record(trace.KindStop, "", nil)
+	n.stopped = true
+	for k, t := range n.timers {
+		t.Stop()
+		delete(n.timers, k)
+	}
+}
+
+func (n *Node) scheduleRequest(r string) {
+	d := n.wl.Think.Draw(n.wrand)
+	if n.wl.Contention == ContentionNone {
+		// Slot k*N+i of resource r's schedule; resources take turns too.
+		ri := 0
+		for i, x := range n.wl.Resources {
+			if x == r {
+				ri = i
+			}
+		}
+		k := int64(n.wl.Entries - n.left[r])
+		slot := (k*int64(len(n.wl.Resources))+int64(ri))*int64(n.N) + int64(n.ID)
+		d = time.Duration(slot*int64(n.wl.Slot) - n.env.Now())
+		if d < 0 {
+			d = 0
+		}
+	}
+	n.env.After(d, func() { n.request(r) })
+}
+
+func (n *Node) request(r string) {
+	if n.stopped {
+		return
+	}
+	n.record(trace.KindCSRequest, r, nil)
+	n.step(r, algo.Input{Kind: algo.Request, Resource: r})
+}
+
+func (n *Node) release(r string) {
+	if n.stopped {
+		return
+	}
+	n.record(trace.KindCSExit, r, nil)
+	n.step(r, algo.Input{Kind: algo.Release, Resource: r})
+	n.left[r]--
+	if n.left[r] > 0 {
+		n.scheduleRequest(r)
+		return
+	}
+	for _, k := range n.left {
+		if k > 0 {
+			return
+		}
+	}
+	n.finish()
+}
+
+func (n *Node) finish() {
+	if n.done {
+		return
+	}
+	n.done = true
+	if n.OnDone != nil {
+		n.OnDone()
+	}
+}
+
+func (n *Node) fire(r, name string) {
+	if n.stopped {
+		return
+	}
+	delete(n.timers, r+"\x00"+name)
+	n.record(trace.KindTimeout, r, func(ev *trace.Event) {
+		ev.Detail = mustJSON(map[string]any{"timer": name})
+	})
+	n.step(r, algo.Input{Kind: algo.Timer, TimerName: name})
+}
+
+// step gives one input to the machine of resource r and carries out its
+// outputs in order.
+func (n *Node) step(r string, in algo.Input) {
+	in.Now = n.env.Now()
+	in.Clock = n.lamport
+	outs := n.machines[r].Step(in)
+	for _, o := range outs {
+		if n.stopped {
+			return
+		}
+		n.apply(r, o)
+	}
+}
+
+func (n *Node) apply(r string, o algo.Output) {
+	switch o.Kind {
+	case algo.Send:
+		if o.To < 0 || o.To >= n.N {
+			n.fail(fmt.Errorf("%s at P%d sent %q to P%d, which does not exist (N=%d)", n.spec.Name, n.ID, o.Msg.Type, o.To, n.N))
+			return
+		}
+		n.sent++
+		m := o.Msg
+		m.Resource = r
+		id := trace.MsgID(n.ID, n.sent)
+		ev := n.record(trace.KindSend, r, func(ev *trace.Event) {
+			ev.Msg, ev.MsgType, ev.Peer = id, m.Type, o.To
+			ev.Detail = msgDetail(m)
+		})
+		n.env.Transmit(&Envelope{ID: id, From: n.ID, To: o.To, Lamport: ev.Lamport, VC: n.vc.Clone(), Msg: m})
+	case algo.SetTimer:
+		key := r + "\x00" + o.TimerName
+		if t, ok := n.timers[key]; ok {
+			t.Stop()
+		}
+		name := o.TimerName
+		n.timers[key] = n.env.After(time.Duration(o.After), func() { n.fire(r, name) })
+	case algo.CancelTimer:
+		key := r + "\x00" + o.TimerName
+		if t, ok := n.timers[key]; ok {
+			t.Stop()
+			delete(n.timers, key)
+		}
+	case algo.Enter:
+		n.record(trace.KindCSEnter, r, nil)
+		n.env.After(n.wl.Hold.Draw(n.wrand), func() { n.release(r) })
+	case algo.Leader:
+		n.record(trace.KindLeader, r, func(ev *trace.Event) {
+			ev.Peer = o.Leader
+			ev.Detail = mustJSON(map[string]any{"leader": o.Leader, "term": o.Msg.Term})
+		})
+	case algo.Delivered:
+		n.record(trace.KindDeliver, r, func(ev *trace.Event) {
+			ev.Peer = o.From
+			ev.Detail = mustJSON(map[string]any{"from": o.From, "stamp": o.Msg.Stamp, "id": o.Msg.ID})
+		})
+	case algo.Wait:
+		set := append([]int(nil), o.Set...)
+		sort.Ints(set)
+		n.record(trace.KindWait, r, func(ev *trace.Event) {
+			ev.Detail = mustJSON(map[string]any{"waiting_for": set})
+		})
+	case algo.Note:
+		n.record(trace.KindInternal, r, func(ev *trace.Event) {
+			ev.Detail = mustJSON(map[string]any{"note": o.Text})
+		})
+	case algo.StartElection:
+		n.record(trace.KindElectionStart, r, func(ev *trace.Event) {
+			ev.Detail = mustJSON(map[string]any{"term": o.Msg.Term})
+		})
+	default:
+		n.fail(fmt.Errorf("%s at P%d returned an output of unknown kind %d", n.spec.Name, n.ID, o.Kind))
+	}
+}
+
+func (n *Node) fail(err error) {
+	if n.err == nil {
+		n.err = err
+	}
+	n.record(trace.KindInternal, "", func(ev *trace.Event) {
+		ev.Detail = mustJSON(map[string]any{"error": err.Error()})
+	})
+}
+
+// record ticks the clocks and records one event of this node. fill sets the
+// kind-specific fields.
+func (n *Node) record(kind trace.Kind, r string, fill func(ev *trace.Event)) *trace.Event {
+	n.seq++
+	n.lamport++
+	n.vc[n.ID]++
+	ev := &n.ev
+	*ev = trace.Event{
+		Proc: n.ID, Seq: n.seq, Kind: kind, Lamport: n.lamport, VC: n.vc,
+		Wall: n.env.Wall(), Peer: trace.NoPeer, Resource: r,
+	}
+	if fill != nil {
+		fill(ev)
+	}
+	n.env.Record(ev)
+	return ev
+}
+
+// msgDetail is the detail of a send or receive: the message's fields other
+// than its type and resource, which have columns of their own.
+func msgDetail(m algo.Msg) json.RawMessage {
+	if m.Stamp == 0 && m.ID == 0 && m.Term == 0 && len(m.Vals) == 0 {
+		return nil
+	}
+	b := make([]byte, 0, 48)
+	b = append(b, '{')
+	sep := func() {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+	}
+	if m.Stamp != 0 {
+		b = append(b, `"stamp":`...)
+		b = strconv.AppendUint(b, m.Stamp, 10)
+	}
+	if m.ID != 0 {
+		sep()
+		b = append(b, `"id":`...)
+		b = strconv.AppendInt(b, int64(m.ID), 10)
+	}
+	if m.Term != 0 {
+		sep()
+		b = append(b, `"term":`...)
+		b = strconv.AppendUint(b, m.Term, 10)
+	}
+	if len(m.Vals) > 0 {
+		sep()
+		b = append(b, `"vals":`...)
+		b = trace.VC(m.Vals).AppendText(b)
+	}
+	return append(b, '}')
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("runner: marshal %T: %v", v, err)) // only plain maps of numbers and strings reach here
+	}
+	return b
+}

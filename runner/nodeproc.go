@@ -1,0 +1,268 @@
+package runner
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/dmxlab/dmx/trace"
+)
+
+// The runner and each node process talk over the node's stdin and stdout,
+// one JSON object a line (the "control pipe"). The runner sends the node its
+// configuration, then the peers' addresses, then stop. The node answers with
+// its UDP address, then streams every event the moment it is recorded (one
+// write per event, so an event is in the runner's hands before the node does
+// anything else, and survives a SIGKILL of the node), "done" when its
+// workload is finished, and its transport statistics before it exits.
+
+type nodeConfig struct {
+	ID       int               `json:"id"`
+	N        int               `json:"n"`
+	Algo     string            `json:"algo"`
+	Params   map[string]string `json:"params,omitempty"`
+	Seed     uint64            `json:"seed"`
+	Workload Workload          `json:"workload"`
+	Key      []byte            `json:"key"`
+	Port     int               `json:"port"` // 0: any free port
+}
+
+type toNode struct {
+	Config *nodeConfig `json:"config,omitempty"`
+	Peers  []string    `json:"peers,omitempty"`
+	Stop   bool        `json:"stop,omitempty"`
+}
+
+type fromNode struct {
+	Hello string      `json:"hello,omitempty"`
+	Ev    *wireEvent  `json:"ev,omitempty"`
+	Done  bool        `json:"done,omitempty"`
+	Stats *Rejections `json:"stats,omitempty"`
+	Error string      `json:"error,omitempty"`
+}
+
+type wireEvent struct {
+	Proc     int             `json:"p"`
+	Seq      int64           `json:"s"`
+	Kind     trace.Kind      `json:"k"`
+	Lamport  uint64          `json:"l"`
+	VC       trace.VC        `json:"vc"`
+	Wall     int64           `json:"w"`
+	Msg      int64           `json:"m,omitempty"`
+	MsgType  string          `json:"mt,omitempty"`
+	Peer     int             `json:"pe"`
+	Resource string          `json:"r,omitempty"`
+	Detail   json.RawMessage `json:"d,omitempty"`
+}
+
+func toWire(ev *trace.Event) *wireEvent {
+	return &wireEvent{ev.Proc, ev.Seq, ev.Kind, ev.Lamport, ev.VC, ev.Wall, ev.Msg, ev.MsgType, ev.Peer, ev.Resource, ev.Detail}
+}
+
+func (w *wireEvent) event() trace.Event {
+	return trace.Event{Proc: w.Proc, Seq: w.Seq, Kind: w.Kind, Lamport: w.Lamport, VC: w.VC, Wall: w.Wall,
+		Msg: w.Msg, MsgType: w.MsgType, Peer: w.Peer, Resource: w.Resource, Detail: w.Detail}
+}
+
+// NodeMain is the body of the hidden `dmx node` command: one node of a run,
+// driven by the runner over stdin/stdout. It returns when the runner says
+// stop or closes stdin.
+func NodeMain(stdin io.Reader, stdout io.Writer) error {
+	// The runner handles Ctrl-C for the whole run and tells nodes to stop;
+	// a node must not die half-way through writing an event.
+	signal.Ignore(syscall.SIGINT, syscall.SIGPIPE)
+	in := bufio.NewReader(stdin)
+	out := &lineWriter{w: stdout}
+
+	var first toNode
+	if err := readLine(in, &first); err != nil || first.Config == nil {
+		return fmt.Errorf("node: want a configuration line on stdin: %v", err)
+	}
+	cfg := first.Config
+	spec := Lookup(cfg.Algo)
+	if spec == nil {
+		return fmt.Errorf("node: unknown algorithm %q", cfg.Algo)
+	}
+	if err := cfg.Workload.fromWire(); err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: cfg.Port})
+	if err != nil {
+		out.send(fromNode{Error: fmt.Sprintf("P%d: %v", cfg.ID, err)})
+		return err
+	}
+	defer conn.Close()
+	conn.SetReadBuffer(4 << 20)
+	out.send(fromNode{Hello: conn.LocalAddr().String()})
+
+	var second toNode
+	if err := readLine(in, &second); err != nil {
+		return fmt.Errorf("node P%d: want the peers line: %v", cfg.ID, err)
+	}
+	if second.Stop {
+		return nil
+	}
+	if len(second.Peers) != cfg.N {
+		return fmt.Errorf("node P%d: got %d peer addresses, want %d", cfg.ID, len(second.Peers), cfg.N)
+	}
+	peers := make([]*net.UDPAddr, cfg.N)
+	for i, a := range second.Peers {
+		if peers[i], err = net.ResolveUDPAddr("udp4", a); err != nil {
+			return fmt.Errorf("node P%d: peer %d address %q: %v", cfg.ID, i, a, err)
+		}
+	}
+
+	loop := make(chan func(), 1024)
+	env := &udpEnv{start: time.Now(), loop: loop, out: out}
+	node, err := NewNode(NodeSetup{ID: cfg.ID, N: cfg.N, Spec: spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload}, env)
+	if err != nil {
+		out.send(fromNode{Error: err.Error()})
+		return err
+	}
+	tr := newTransport(cfg.ID, cfg.N, cfg.Key, conn, peers, node.Deliver)
+	env.tr = tr
+	env.node = node
+	node.OnDone = func() { out.send(fromNode{Done: true}) }
+
+	// Socket reader: datagrams go to the loop.
+	type dgram struct {
+		b    []byte
+		addr *net.UDPAddr
+	}
+	dgrams := make(chan dgram, 1024)
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			k, addr, err := conn.ReadFromUDP(buf)
+			if err != nil {
+				close(dgrams)
+				return
+			}
+			dgrams <- dgram{append([]byte(nil), buf[:k]...), addr}
+		}
+	}()
+	// Control reader: stop, or EOF when the runner is gone.
+	stop := make(chan struct{})
+	go func() {
+		defer close(stop)
+		for {
+			var m toNode
+			if err := readLine(in, &m); err != nil || m.Stop {
+				return
+			}
+		}
+	}()
+
+	node.Start()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := node.Err(); err != nil {
+			out.send(fromNode{Error: err.Error()})
+			return err
+		}
+		if out.err != nil {
+			return out.err // the runner is gone
+		}
+		if len(env.self) > 0 {
+			e := env.self[0]
+			env.self = env.self[1:]
+			node.Deliver(e)
+			continue
+		}
+		select {
+		case f := <-loop:
+			f()
+		case d, ok := <-dgrams:
+			if !ok {
+				return errors.New("udp socket closed")
+			}
+			tr.handle(d.b, d.addr)
+		case now := <-tick.C:
+			tr.retransmit(now)
+		case <-stop:
+			node.Stop()
+			st := tr.stats
+			out.send(fromNode{Stats: &st})
+			return out.err
+		}
+	}
+}
+
+type udpEnv struct {
+	start time.Time
+	loop  chan func()
+	out   *lineWriter
+	tr    *transport
+	node  *Node
+	self  []*Envelope // messages to oneself, not yet delivered
+}
+
+func (e *udpEnv) Now() int64  { return int64(time.Since(e.start)) }
+func (e *udpEnv) Wall() int64 { return time.Now().UnixNano() }
+
+type udpTimer struct{ t *time.Timer }
+
+func (t udpTimer) Stop() { t.t.Stop() }
+
+func (e *udpEnv) After(d time.Duration, f func()) Timer {
+	stopped := false
+	t := time.AfterFunc(d, func() {
+		e.loop <- func() {
+			if !stopped {
+				f()
+			}
+		}
+	})
+	return stopFunc(func() { stopped = true; t.Stop() })
+}
+
+type stopFunc func()
+
+func (s stopFunc) Stop() { s() }
+
+func (e *udpEnv) Transmit(env *Envelope) {
+	if env.To == env.From {
+		// Delivered by the loop after the current step, in order.
+		e.self = append(e.self, env)
+		return
+	}
+	e.tr.send(env)
+}
+
+func (e *udpEnv) Record(ev *trace.Event) { e.out.send(fromNode{Ev: toWire(ev)}) }
+
+// lineWriter writes one JSON object per line, each with a single write so
+// that what was written is in the pipe even if the process is killed next.
+type lineWriter struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+func (l *lineWriter) send(m fromNode) {
+	if l.err != nil {
+		return
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		l.err = err
+		return
+	}
+	l.buf = append(append(l.buf[:0], b...), '\n')
+	_, l.err = l.w.Write(l.buf)
+}
+
+func readLine(r *bufio.Reader, v any) error {
+	line, err := r.ReadBytes('\n')
+	if err != nil && len(line) == 0 {
+		return err
+	}
+	return json.Unmarshal(line, v)
+}

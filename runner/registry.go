@@ -1,0 +1,35 @@
+package runner
+
+import (
+	"sort"
+
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/central"
+	"github.com/dmxlab/dmx/runner/algo/ricart"
+)
+
+// Algorithms lists every algorithm dmx can run, by name.
+func Algorithms() []*algo.Spec {
+	all := []*algo.Spec{&central.Spec, &ricart.Spec}
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	return all
+}
+
+// Lookup returns the algorithm called name, or nil.
+func Lookup(name string) *algo.Spec {
+	for _, s := range Algorithms() {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Names returns the algorithms' names.
+func Names() []string {
+	var out []string
+	for _, s := range Algorithms() {
+		out = append(out, s.Name)
+	}
+	return out
+}

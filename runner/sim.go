@@ -1,0 +1,237 @@
+package runner
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/trace"
+)
+
+// Recorder receives the events of a run. Record must not keep ev or its
+// slices after it returns.
+type Recorder interface {
+	Record(ev *trace.Event) error
+}
+
+// Collector is a Recorder that keeps every event in memory (tests, small
+// runs).
+type Collector struct{ Events []trace.Event }
+
+// Record implements Recorder.
+func (c *Collector) Record(ev *trace.Event) error {
+	e := *ev
+	e.VC = ev.VC.Clone()
+	if ev.Detail != nil {
+		e.Detail = append([]byte(nil), ev.Detail...)
+	}
+	c.Events = append(c.Events, e)
+	return nil
+}
+
+// SimConfig is a simulated run.
+type SimConfig struct {
+	Spec     *algo.Spec
+	N        int
+	Seed     uint64
+	Params   map[string]string
+	Workload Workload
+	// Delay is the one-way network delay of each message, drawn per message.
+	Delay Dist
+	// Reorder lets messages between two processes overtake each other; by
+	// default channels are FIFO like dmx's UDP transport.
+	Reorder bool
+	// Limit is the simulated time after which the run is cut short (and
+	// marked incomplete). Zero means 10 minutes.
+	Limit time.Duration
+	// Linger is how long the simulation goes on after every workload is done,
+	// so that the last messages arrive. Zero means 4 x Delay.Max.
+	Linger time.Duration
+}
+
+// SimResult says how a simulated run ended.
+type SimResult struct {
+	Complete bool   // the run ended by itself, not by the time limit
+	Status   string // human summary
+	Events   int64  // events recorded
+	End      time.Duration
+}
+
+// Simulate runs cfg on a deterministic simulated network: the same seed gives
+// the same events in the same order. Time is simulated: a run of an hour takes
+// milliseconds.
+func Simulate(cfg SimConfig, rec Recorder) (SimResult, error) {
+	if cfg.N < 1 {
+		return SimResult{}, fmt.Errorf("--nodes %d: need at least 1 node", cfg.N)
+	}
+	if err := cfg.Workload.Validate(); err != nil {
+		return SimResult{}, err
+	}
+	if cfg.Limit == 0 {
+		cfg.Limit = 10 * time.Minute
+	}
+	if cfg.Linger == 0 {
+		cfg.Linger = 4 * cfg.Delay.Max
+		if cfg.Linger == 0 {
+			cfg.Linger = time.Millisecond
+		}
+	}
+	if cfg.Workload.Contention == ContentionNone && cfg.Workload.Slot == 0 {
+		// A request is served within a few message delays (the slowest
+		// algorithm here needs request, grant and release in turn).
+		cfg.Workload.Slot = 6*cfg.Delay.Max + cfg.Workload.Hold.Max + time.Millisecond
+	}
+	s := &sim{cfg: cfg, rec: rec, net: rand.New(rand.NewPCG(cfg.Seed, streamNet))}
+	s.lastArrival = make([]int64, cfg.N*cfg.N)
+	for i := 0; i < cfg.N; i++ {
+		env := &simEnv{s: s, id: i}
+		nd, err := NewNode(NodeSetup{ID: i, N: cfg.N, Spec: cfg.Spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload}, env)
+		if err != nil {
+			return SimResult{}, err
+		}
+		nd.OnDone = s.nodeDone
+		s.nodes = append(s.nodes, nd)
+	}
+	for _, nd := range s.nodes {
+		nd.Start()
+	}
+	res := SimResult{Complete: true}
+	for s.q.Len() > 0 && s.err == nil {
+		it := heap.Pop(&s.q).(*simItem)
+		if it.dead {
+			continue
+		}
+		if it.at > int64(cfg.Limit) {
+			res.Complete = false
+			res.Status = fmt.Sprintf("cut short: simulated time limit %v reached", cfg.Limit)
+			s.now = int64(cfg.Limit)
+			break
+		}
+		s.now = it.at
+		if it.stop {
+			break
+		}
+		it.f()
+		for _, nd := range s.nodes {
+			if err := nd.Err(); err != nil {
+				return res, err
+			}
+		}
+	}
+	if s.err != nil {
+		return res, s.err
+	}
+	for _, nd := range s.nodes {
+		nd.Stop()
+	}
+	if s.err != nil {
+		return res, s.err
+	}
+	if res.Status == "" {
+		if s.doneCount == len(s.nodes) {
+			res.Status = "every workload finished"
+		} else {
+			res.Status = fmt.Sprintf("nothing more can happen, but %d of %d nodes did not finish their workload", len(s.nodes)-s.doneCount, len(s.nodes))
+		}
+	}
+	res.Events, res.End = s.events, time.Duration(s.now)
+	return res, nil
+}
+
+type sim struct {
+	cfg         SimConfig
+	rec         Recorder
+	net         *rand.Rand
+	nodes       []*Node
+	q           simQueue
+	now         int64
+	seq         uint64
+	lastArrival []int64 // per (from, to): FIFO channels
+	doneCount   int
+	events      int64
+	err         error
+}
+
+func (s *sim) nodeDone() {
+	s.doneCount++
+	if s.doneCount == len(s.nodes) {
+		s.push(&simItem{at: s.now + int64(s.cfg.Linger), stop: true})
+	}
+}
+
+func (s *sim) push(it *simItem) {
+	s.seq++
+	it.seq = s.seq
+	heap.Push(&s.q, it)
+}
+
+type simEnv struct {
+	s  *sim
+	id int
+}
+
+func (e *simEnv) Now() int64  { return e.s.now }
+func (e *simEnv) Wall() int64 { return e.s.now }
+
+func (e *simEnv) After(d time.Duration, f func()) Timer {
+	it := &simItem{at: e.s.now + int64(d), f: f}
+	e.s.push(it)
+	return it
+}
+
+func (e *simEnv) Transmit(env *Envelope) {
+	s := e.s
+	at := s.now + int64(s.cfg.Delay.Draw(s.net))
+	if !s.cfg.Reorder {
+		ch := env.From*s.cfg.N + env.To
+		if at < s.lastArrival[ch] {
+			at = s.lastArrival[ch]
+		}
+		s.lastArrival[ch] = at
+	}
+	to := s.nodes[env.To]
+	s.push(&simItem{at: at, f: func() { to.Deliver(env) }})
+}
+
+func (e *simEnv) Record(ev *trace.Event) {
+	if e.s.err != nil {
+		return
+	}
+	e.s.events++
+	if err := e.s.rec.Record(ev); err != nil {
+		e.s.err = errors.Join(fmt.Errorf("record %s", ev), err)
+	}
+}
+
+type simItem struct {
+	at   int64
+	seq  uint64 // ties broken by scheduling order: deterministic
+	f    func()
+	stop bool
+	dead bool
+	idx  int
+}
+
+// Stop implements Timer.
+func (it *simItem) Stop() { it.dead = true }
+
+type simQueue []*simItem
+
+func (q simQueue) Len() int { return len(q) }
+func (q simQueue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q simQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i]; q[i].idx = i; q[j].idx = j }
+func (q *simQueue) Push(x any)   { it := x.(*simItem); it.idx = len(*q); *q = append(*q, it) }
+func (q *simQueue) Pop() any {
+	old := *q
+	it := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return it
+}

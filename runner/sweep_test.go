@@ -1,0 +1,97 @@
+package runner_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/trace"
+)
+
+// TestSweep runs both mutual-exclusion algorithms of the walking skeleton
+// over 300 seeds for each N in {1,2,3,5,8}, with random delays and a busy
+// workload, and checks every trace: clocks, mutual exclusion (causal and
+// real time) and liveness must all hold. A failure prints the command that
+// reproduces it.
+func TestSweep(t *testing.T) {
+	seeds := 300
+	if testing.Short() {
+		seeds = 30
+	}
+	for _, name := range []string{"central", "ricart-agrawala"} {
+		for _, n := range []int{1, 2, 3, 5, 8} {
+			t.Run(fmt.Sprintf("%s/N=%d", name, n), func(t *testing.T) {
+				t.Parallel()
+				for seed := uint64(1); seed <= uint64(seeds); seed++ {
+					wl := runner.Workload{Entries: 3, Think: runner.Dist{Max: 3 * time.Millisecond}, Hold: runner.Dist{Max: 2 * time.Millisecond}}
+					evs, res := simulate(t, name, n, seed, wl)
+					if !res.Complete {
+						t.Fatalf("seed %d: run cut short: %s (reproduce: dmx sim %s -n %d --seed %d)", seed, res.Status, name, n, seed)
+					}
+					run := trace.Run{Algorithm: name, Nodes: n, Seed: seed, Mode: "sim", Complete: true}
+					results, err := analyze.Run(run, &trace.SliceReader{Events: evs}, analyze.All)
+					if err != nil {
+						t.Fatalf("seed %d: %v (reproduce: dmx sim %s -n %d --seed %d)", seed, err, name, n, seed)
+					}
+					for _, r := range results {
+						if r.Verdict != analyze.OK {
+							t.Fatalf("seed %d: %s %s: %v (reproduce: dmx sim %s -n %d --seed %d --entries 3 --think 0s-3ms --hold 0s-2ms --delay 100us-3ms)",
+								seed, r.Check, r.Verdict, r.Findings, name, n, seed)
+						}
+					}
+					enters := 0
+					for _, e := range evs {
+						if e.Kind == trace.KindCSEnter {
+							enters++
+						}
+					}
+					if enters != 3*n {
+						t.Fatalf("seed %d: %d critical sections, want %d", seed, enters, 3*n)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestMessageCounts: without contention, Ricart-Agrawala sends exactly
+// 2(N-1) messages per critical section (seed 002: (n-1) requests and (n-1)
+// replies; seed 004: bandwidth 2(n-1)) and central exactly 3 per critical
+// section of a client (seed 003 slide 6: request, OK, release).
+func TestMessageCounts(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5, 8} {
+		wl := runner.Workload{Entries: 4, Hold: runner.Fixed(time.Millisecond), Contention: runner.ContentionNone}
+		evs, _ := simulate(t, "ricart-agrawala", n, 1, wl)
+		if got, want := count(evs, trace.KindSend, -1), 4*n*2*(n-1); got != want {
+			t.Errorf("ricart-agrawala N=%d: %d messages for %d critical sections, want 2(N-1) each = %d", n, got, 4*n, want)
+		}
+		evs, _ = simulate(t, "central", n, 1, wl)
+		for p := 1; p < n; p++ {
+			if got := count(evs, trace.KindSend, p) + countTo(evs, p); got != 4*3 {
+				t.Errorf("central N=%d: client P%d exchanged %d messages for 4 critical sections, want 3 each", n, p, got)
+			}
+		}
+	}
+}
+
+func count(evs []trace.Event, k trace.Kind, proc int) int {
+	c := 0
+	for _, e := range evs {
+		if e.Kind == k && (proc < 0 || e.Proc == proc) {
+			c++
+		}
+	}
+	return c
+}
+
+func countTo(evs []trace.Event, proc int) int {
+	c := 0
+	for _, e := range evs {
+		if e.Kind == trace.KindSend && e.Peer == proc {
+			c++
+		}
+	}
+	return c
+}

@@ -1,0 +1,252 @@
+package runner
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// The UDP transport gives the algorithms what the seeds assume of the
+// network (seed 004, "Assumptions": reliable communication, the underlying
+// protocol handles re-transmission) and what Lamport's algorithms assume on
+// top (FIFO channels): every datagram carries a per-channel sequence number,
+// receivers acknowledge cumulatively and deliver in order, senders retransmit
+// what is not acknowledged. Message loss that a run wants is injected above
+// this layer and recorded, never left to chance.
+//
+// Every datagram is authenticated with HMAC-SHA256 under the run's random
+// key, so packets of another run, stray traffic and forgeries are rejected:
+// counted by reason, never obeyed.
+//
+// Datagram layout: magic "DMX1", 32-byte MAC of the body, body (JSON).
+
+var packetMagic = []byte("DMX1")
+
+const macLen = sha256.Size
+
+type packet struct {
+	Kind string    `json:"k"` // "d" data, "a" ack
+	From int       `json:"f"`
+	To   int       `json:"t"`
+	Seq  uint64    `json:"s,omitempty"` // data: channel sequence number, from 1
+	Ack  uint64    `json:"a,omitempty"` // ack: highest sequence delivered in order
+	Env  *Envelope `json:"e,omitempty"`
+}
+
+// Rejections counts datagrams a node refused, by reason.
+type Rejections struct {
+	Malformed   int64 `json:"malformed"`   // too short, bad magic, bad JSON
+	BadMAC      int64 `json:"bad_mac"`     // not signed with this run's key
+	WrongPeer   int64 `json:"wrong_peer"`  // names a sender or receiver outside the run, or comes from another address
+	Duplicate   int64 `json:"duplicate"`   // a retransmission of something already delivered
+	Retransmits int64 `json:"retransmits"` // datagrams this node sent again
+}
+
+// Total is the number of datagrams rejected (duplicates are not rejections).
+func (r Rejections) Total() int64 { return r.Malformed + r.BadMAC + r.WrongPeer }
+
+type outChan struct {
+	next    uint64
+	unacked []*pending // ascending seq
+}
+
+type pending struct {
+	seq  uint64
+	data []byte
+	sent time.Time
+	rto  time.Duration
+}
+
+type inChan struct {
+	expect uint64 // next sequence number to deliver
+	held   map[uint64]*Envelope
+}
+
+// transport is used from one goroutine only (the node loop); the socket
+// reader goroutine hands datagrams over through the loop.
+type transport struct {
+	id, n   int
+	key     []byte
+	conn    *net.UDPConn
+	peers   []*net.UDPAddr
+	out     []outChan
+	in      []inChan
+	deliver func(*Envelope)
+	rto     time.Duration
+	stats   Rejections
+	scratch bytes.Buffer
+}
+
+func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr, deliver func(*Envelope)) *transport {
+	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: 30 * time.Millisecond}
+	t.out = make([]outChan, n)
+	t.in = make([]inChan, n)
+	for i := range t.in {
+		t.out[i].next = 1
+		t.in[i] = inChan{expect: 1, held: map[uint64]*Envelope{}}
+	}
+	return t
+}
+
+func seal(key []byte, p *packet) ([]byte, error) {
+	body, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(body)
+	out := make([]byte, 0, len(packetMagic)+macLen+len(body))
+	out = append(out, packetMagic...)
+	out = m.Sum(out)
+	return append(out, body...), nil
+}
+
+// open authenticates and decodes a datagram; the error says why it was
+// rejected and which counter it belongs to.
+func open(key []byte, b []byte) (*packet, error) {
+	if len(b) < len(packetMagic)+macLen || !bytes.Equal(b[:len(packetMagic)], packetMagic) {
+		return nil, errMalformed
+	}
+	mac, body := b[len(packetMagic):len(packetMagic)+macLen], b[len(packetMagic)+macLen:]
+	m := hmac.New(sha256.New, key)
+	m.Write(body)
+	if !hmac.Equal(mac, m.Sum(nil)) {
+		return nil, errBadMAC
+	}
+	var p packet
+	if err := json.Unmarshal(body, &p); err != nil {
+		return nil, errMalformed
+	}
+	return &p, nil
+}
+
+var (
+	errMalformed = errors.New("malformed datagram")
+	errBadMAC    = errors.New("datagram not authenticated with this run's key")
+)
+
+// send transmits e reliably to e.To.
+func (t *transport) send(e *Envelope) error {
+	if e.To == t.id {
+		// A message to oneself (a multicast that includes the sender) never
+		// touches the network, but is still delivered later, not inside Step.
+		return nil
+	}
+	oc := &t.out[e.To]
+	p := &packet{Kind: "d", From: t.id, To: e.To, Seq: oc.next, Env: e}
+	data, err := seal(t.key, p)
+	if err != nil {
+		return fmt.Errorf("encode message %d: %w", e.ID, err)
+	}
+	oc.next++
+	oc.unacked = append(oc.unacked, &pending{seq: p.Seq, data: data, sent: time.Now(), rto: t.rto})
+	_, err = t.conn.WriteToUDP(data, t.peers[e.To])
+	if err != nil {
+		// Loopback rarely refuses; retransmission covers a transient error.
+		return nil
+	}
+	return nil
+}
+
+// handle processes one datagram that arrived from addr.
+func (t *transport) handle(b []byte, addr *net.UDPAddr) {
+	p, err := open(t.key, b)
+	switch err {
+	case nil:
+	case errBadMAC:
+		t.stats.BadMAC++
+		return
+	default:
+		t.stats.Malformed++
+		return
+	}
+	if p.To != t.id || p.From < 0 || p.From >= t.n || p.From == t.id || !sameAddr(addr, t.peers[p.From]) {
+		t.stats.WrongPeer++
+		return
+	}
+	switch p.Kind {
+	case "a":
+		oc := &t.out[p.From]
+		k := 0
+		for k < len(oc.unacked) && oc.unacked[k].seq <= p.Ack {
+			k++
+		}
+		oc.unacked = oc.unacked[k:]
+	case "d":
+		if p.Env == nil || p.Env.From != p.From || p.Env.To != t.id || p.Seq == 0 {
+			t.stats.Malformed++
+			return
+		}
+		ic := &t.in[p.From]
+		switch {
+		case p.Seq < ic.expect:
+			t.stats.Duplicate++
+		case p.Seq == ic.expect:
+			t.deliver(p.Env)
+			ic.expect++
+			for {
+				e, ok := ic.held[ic.expect]
+				if !ok {
+					break
+				}
+				delete(ic.held, ic.expect)
+				t.deliver(e)
+				ic.expect++
+			}
+		default:
+			if _, dup := ic.held[p.Seq]; dup {
+				t.stats.Duplicate++
+			} else if len(ic.held) < 1<<16 {
+				ic.held[p.Seq] = p.Env
+			}
+		}
+		t.ack(p.From)
+	default:
+		t.stats.Malformed++
+	}
+}
+
+func (t *transport) ack(to int) {
+	data, err := seal(t.key, &packet{Kind: "a", From: t.id, To: to, Ack: t.in[to].expect - 1})
+	if err != nil {
+		return
+	}
+	t.conn.WriteToUDP(data, t.peers[to])
+}
+
+// retransmit sends again what has waited for its ack longer than its RTO,
+// doubling the RTO each time up to a second.
+func (t *transport) retransmit(now time.Time) {
+	for to := range t.out {
+		for _, p := range t.out[to].unacked {
+			if now.Sub(p.sent) < p.rto {
+				continue
+			}
+			t.conn.WriteToUDP(p.data, t.peers[to])
+			t.stats.Retransmits++
+			p.sent = now
+			if p.rto < time.Second {
+				p.rto *= 2
+			}
+		}
+	}
+}
+
+// idle reports whether nothing sent is waiting for an acknowledgement.
+func (t *transport) idle() bool {
+	for i := range t.out {
+		if len(t.out[i].unacked) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func sameAddr(a, b *net.UDPAddr) bool {
+	return a != nil && b != nil && a.Port == b.Port && a.IP.Equal(b.IP)
+}

@@ -1,0 +1,127 @@
+package runner
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/dmxlab/dmx/runner/algo"
+)
+
+func listen(t *testing.T) *net.UDPConn {
+	t.Helper()
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// pump reads datagrams from c into tr until want messages were delivered or
+// the deadline passes; drop says which arriving datagrams to lose (a lossy
+// network the transport must repair). Retransmission runs on the way.
+func pump(t *testing.T, trs []*transport, conns []*net.UDPConn, got *[]*Envelope, want int, drop func(k int) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	buf := make([]byte, 64<<10)
+	k := 0
+	for len(*got) < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("delivered %d of %d messages before the deadline", len(*got), want)
+		}
+		for i, c := range conns {
+			c.SetReadDeadline(time.Now().Add(5 * time.Millisecond))
+			n, addr, err := c.ReadFromUDP(buf)
+			if err == nil {
+				k++
+				if drop == nil || !drop(k) {
+					trs[i].handle(append([]byte(nil), buf[:n]...), addr)
+				}
+			}
+			trs[i].retransmit(time.Now())
+		}
+	}
+}
+
+func pair(t *testing.T, key []byte, got *[]*Envelope) ([]*transport, []*net.UDPConn) {
+	c0, c1 := listen(t), listen(t)
+	peers := []*net.UDPAddr{c0.LocalAddr().(*net.UDPAddr), c1.LocalAddr().(*net.UDPAddr)}
+	deliver := func(e *Envelope) { *got = append(*got, e) }
+	t0 := newTransport(0, 2, key, c0, peers, deliver)
+	t1 := newTransport(1, 2, key, c1, peers, deliver)
+	t0.rto, t1.rto = 5*time.Millisecond, 5*time.Millisecond
+	return []*transport{t0, t1}, []*net.UDPConn{c0, c1}
+}
+
+// TestTransportReliableFIFO: over a network that loses every third datagram
+// (data and acks alike), every message is delivered once, in send order.
+func TestTransportReliableFIFO(t *testing.T) {
+	var got []*Envelope
+	trs, conns := pair(t, []byte("k"), &got)
+	const n = 200
+	for i := 1; i <= n; i++ {
+		trs[0].send(&Envelope{ID: int64(i), From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
+	}
+	pump(t, trs, conns, &got, n, func(k int) bool { return k%3 == 0 })
+	for i, e := range got {
+		if e.ID != int64(i+1) {
+			t.Fatalf("delivery %d is message %d: not FIFO or not exactly once", i, e.ID)
+		}
+	}
+	// Let the last acks through so the sender is idle.
+	deadline := time.Now().Add(5 * time.Second)
+	for !trs[0].idle() && time.Now().Before(deadline) {
+		pump(t, trs, conns, &got, len(got), nil)
+		for i, c := range conns {
+			buf := make([]byte, 64<<10)
+			c.SetReadDeadline(time.Now().Add(5 * time.Millisecond))
+			if k, addr, err := c.ReadFromUDP(buf); err == nil {
+				trs[i].handle(buf[:k], addr)
+			}
+			trs[i].retransmit(time.Now())
+		}
+	}
+	if !trs[0].idle() {
+		t.Fatal("sender still has unacknowledged messages")
+	}
+	if len(got) != n {
+		t.Fatalf("delivered %d messages, want %d (duplicates?)", len(got), n)
+	}
+	if trs[0].stats.Retransmits == 0 {
+		t.Fatal("no retransmission counted on a lossy network")
+	}
+}
+
+// TestTransportRejects: datagrams of another run (other key), garbage, and
+// forged senders are counted and never delivered.
+func TestTransportRejects(t *testing.T) {
+	var got []*Envelope
+	trs, _ := pair(t, []byte("this run"), &got)
+	from := trs[0].peers[0]
+	other, _ := seal([]byte("another run"), &packet{Kind: "d", From: 0, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 0, To: 1}})
+	trs[1].handle(other, from)
+	trs[1].handle([]byte("hello"), from)
+	trs[1].handle(append([]byte("DMX1"), make([]byte, 40)...), from)
+	bogus, _ := seal([]byte("this run"), &packet{Kind: "d", From: 7, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 7, To: 1}})
+	trs[1].handle(bogus, from)
+	spoof, _ := seal([]byte("this run"), &packet{Kind: "d", From: 0, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 0, To: 1}})
+	trs[1].handle(spoof, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9})
+	tampered, _ := seal([]byte("this run"), &packet{Kind: "a"})
+	tampered[len(tampered)-1] = '!'
+	trs[1].handle(tampered, from)
+	// Signed with the right key but not a packet: malformed.
+	body := []byte("not json")
+	m := hmac.New(sha256.New, []byte("this run"))
+	m.Write(body)
+	trs[1].handle(append(m.Sum([]byte("DMX1")), body...), from)
+	if len(got) != 0 {
+		t.Fatalf("delivered %d rejected messages", len(got))
+	}
+	s := trs[1].stats
+	if s.BadMAC != 3 || s.Malformed != 2 || s.WrongPeer != 2 {
+		t.Fatalf("rejections = %+v, want bad_mac 3 (other key, zero MAC, tampered body), malformed 2, wrong_peer 2", s)
+	}
+}

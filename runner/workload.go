@@ -1,0 +1,130 @@
+package runner
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Dist is a duration that is either fixed (Min == Max) or drawn uniformly
+// from [Min, Max] with the run's seeded randomness.
+type Dist struct {
+	Min, Max time.Duration
+}
+
+// Fixed returns a Dist that is always d.
+func Fixed(d time.Duration) Dist { return Dist{d, d} }
+
+// Draw returns a value of the distribution.
+func (d Dist) Draw(r *rand.Rand) time.Duration {
+	if d.Max <= d.Min {
+		return d.Min
+	}
+	return d.Min + time.Duration(r.Int64N(int64(d.Max-d.Min)+1))
+}
+
+// String formats d the way ParseDist reads it: "5ms" or "1ms-10ms".
+func (d Dist) String() string {
+	if d.Max <= d.Min {
+		return d.Min.String()
+	}
+	return d.Min.String() + "-" + d.Max.String()
+}
+
+// ParseDist reads "5ms" (fixed) or "1ms-10ms" (uniform).
+func ParseDist(s string) (Dist, error) {
+	lo, hi, ok := strings.Cut(s, "-")
+	a, err := time.ParseDuration(strings.TrimSpace(lo))
+	if err != nil {
+		return Dist{}, fmt.Errorf("duration %q: want e.g. 5ms or 1ms-10ms", s)
+	}
+	if a < 0 {
+		return Dist{}, fmt.Errorf("duration %q: must not be negative", s)
+	}
+	if !ok {
+		return Fixed(a), nil
+	}
+	b, err := time.ParseDuration(strings.TrimSpace(hi))
+	if err != nil || b < a {
+		return Dist{}, fmt.Errorf("duration range %q: want MIN-MAX with MIN <= MAX, e.g. 1ms-10ms", s)
+	}
+	return Dist{a, b}, nil
+}
+
+// Set implements pflag.Value.
+func (d *Dist) Set(s string) error {
+	v, err := ParseDist(s)
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
+// Type implements pflag.Value.
+func (d *Dist) Type() string { return "duration[-duration]" }
+
+// Workload is what each node's user does: Entries critical-section entries on
+// each of Resources, thinking Think before each request and holding the
+// critical section for Hold.
+type Workload struct {
+	Entries   int      `json:"entries"`
+	Resources []string `json:"resources"`
+	Think     Dist     `json:"-"`
+	Hold      Dist     `json:"-"`
+	ThinkS    string   `json:"think"`
+	HoldS     string   `json:"hold"`
+	// Contention ContentionNone replaces Think by a global schedule of time
+	// slots: process i makes its k-th request at the start of slot k*N+i, so
+	// that (if Slot is long enough for one request to be served) no two
+	// requests are ever pending at once. Stats use such runs to measure the
+	// contention-free message counts the seeds give.
+	Contention Contention    `json:"contention"`
+	Slot       time.Duration `json:"slot"`
+}
+
+// Contention selects how requests are timed.
+type Contention int
+
+// Contention levels.
+const (
+	ContentionRandom Contention = iota // think times as Think says
+	ContentionNone                     // one request at a time in the whole system
+)
+
+// DefaultResource is the resource a workload uses when none is named.
+const DefaultResource = "cs"
+
+func (w *Workload) normalize() {
+	if len(w.Resources) == 0 {
+		w.Resources = []string{DefaultResource}
+	}
+	w.ThinkS, w.HoldS = w.Think.String(), w.Hold.String()
+}
+
+// wire restores the Dists after a JSON round trip.
+func (w *Workload) fromWire() error {
+	var err error
+	if w.Think, err = ParseDist(w.ThinkS); err != nil {
+		return err
+	}
+	w.Hold, err = ParseDist(w.HoldS)
+	return err
+}
+
+// Validate checks the workload's numbers.
+func (w *Workload) Validate() error {
+	if w.Entries < 0 {
+		return fmt.Errorf("--entries %d: must be 0 or more", w.Entries)
+	}
+	for _, r := range w.Resources {
+		if r == "" {
+			return fmt.Errorf("empty resource name")
+		}
+	}
+	return nil
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
