@@ -1,0 +1,89 @@
+package ratoken
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/algotest"
+)
+
+// TestScripts runs the interaction scripts in testdata; each block cites the
+// rule it exercises. Rewrite with go test -rewrite.
+func TestScripts(t *testing.T) {
+	algotest.RunScripts(t, Spec, "testdata")
+}
+
+// costCheck checks the cost seed 001 gives: an entry costs N messages, N-1
+// requests and one token, or none when the process already has the token.
+// So requests come in groups of N-1, there is one token per group, and no
+// more than N messages per entry.
+func costCheck(r *algotest.Result) error {
+	n := len(r.Entered)
+	entries := 0
+	for _, e := range r.Entered {
+		entries += e
+	}
+	req, tok := r.Sent[MsgRequest], r.Sent[MsgToken]
+	if n == 1 {
+		if r.Messages != 0 {
+			return fmt.Errorf("N = 1 sent %v", r.Sent)
+		}
+		return nil
+	}
+	if req%(n-1) != 0 || tok != req/(n-1) || r.Messages > n*entries {
+		return fmt.Errorf("sent %v for %d entries at N = %d: want N-1 requests and 1 token per entry that asked", r.Sent, entries, n)
+	}
+	return nil
+}
+
+// TestSweep runs the algorithm for many seeds and group sizes, with and
+// without FIFO channels, checking mutual exclusion (one token), that every
+// request is served, and the cost.
+func TestSweep(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  algotest.Options
+	}{
+		{"any-order", algotest.Options{}},
+		{"fifo", algotest.Options{FIFO: true}},
+		{"initial-2", algotest.Options{Params: map[string]string{"initial": "2"}}},
+		{"contended", algotest.Options{Think: 1, Entries: 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := []int{1, 2, 3, 5, 8}
+			if tc.name == "initial-2" {
+				ns = []int{3, 5, 8}
+			}
+			algotest.Sweep(t, Spec, ns, 300, tc.opt, costCheck)
+		})
+	}
+}
+
+// TestNoMessagesWhileHolding is seed 001's "0 if it holds the token": a
+// lone requester keeps the token between its entries.
+func TestNoMessagesWhileHolding(t *testing.T) {
+	res, err := algotest.Run(Spec, algotest.Options{N: 5, Seed: 3, Entries: 10, Requesters: []int{3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Entered[3] != 10 || res.Messages != 5 {
+		t.Fatalf("entries %v, messages %v: want 10 entries for 5 messages (one request round and one token)", res.Entered, res.Sent)
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	for _, tc := range []struct {
+		c  algo.Config
+		ok bool
+	}{
+		{algo.Config{ID: 0, N: 1}, true},
+		{algo.Config{ID: 0, N: 3, Params: map[string]string{"initial": "2"}}, true},
+		{algo.Config{ID: 0, N: 3, Params: map[string]string{"initial": "3"}}, false},
+		{algo.Config{ID: 0, N: 3, Params: map[string]string{"holder": "1"}}, false},
+	} {
+		if _, err := New(tc.c); (err == nil) != tc.ok {
+			t.Errorf("New(%+v) error %v, want ok=%v", tc.c, err, tc.ok)
+		}
+	}
+}
