@@ -1,6 +1,7 @@
 package algotest
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -157,7 +158,8 @@ type net struct {
 }
 
 // Run runs spec's machines on a fresh in-memory network until every
-// requester has entered and left the critical section opt.Entries times. It
+// requester has entered and left the critical section opt.Entries times, and
+// then delivers the messages still in flight (firing no more timers). It
 // returns a *Failure as its error if the run broke safety, liveness or the
 // contract, and an ordinary error if a machine could not be built.
 func Run(spec algo.Spec, opt Options) (*Result, error) {
@@ -278,6 +280,9 @@ func (n *net) run() error {
 	}
 	for {
 		if n.finished() {
+			if err := n.drain(); err != nil {
+				return err
+			}
 			for id, nd := range n.nodes {
 				if len(nd.wait) > 0 {
 					return n.fail(Contract, "P%d still waits for %v after the workload finished", id, nd.wait)
@@ -321,6 +326,43 @@ func (n *net) run() error {
 			return err
 		}
 	}
+}
+
+// drain delivers the messages still in flight once the workload is done, so
+// that message counts cover every message the entries caused (an ack can
+// still be on its way after its requester has entered and left). It goes in
+// rounds: each round delivers the messages in flight when it began; what they
+// cause is delivered in the next round, up to 2N+8 rounds, after which
+// messages are left undelivered (a ring's token circulates for ever). Timers
+// do not fire any more.
+func (n *net) drain() error {
+	for round := 0; round < 2*len(n.nodes)+8; round++ {
+		var batch, rest []*event
+		for _, e := range n.queue {
+			if e.kind == evDeliver {
+				batch = append(batch, e)
+			} else {
+				rest = append(rest, e)
+			}
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		n.queue = rest
+		slices.SortFunc(batch, func(a, b *event) int {
+			if a.at != b.at {
+				return cmp.Compare(a.at, b.at)
+			}
+			return cmp.Compare(a.seq, b.seq)
+		})
+		for _, e := range batch {
+			n.now = max(n.now, e.at)
+			if err := n.step(e.node, algo.Input{Kind: algo.Deliver, From: e.from, Msg: e.msg}, e.clock); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // step gives in to node id (msgClock: the Lamport clock a delivered message

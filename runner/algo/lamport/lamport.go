@@ -1,0 +1,189 @@
+package lamport
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dmxlab/dmx/runner/algo"
+)
+
+// Message types.
+const (
+	MsgRequest = "request"
+	MsgAck     = "ack"
+	MsgRelease = "release"
+)
+
+// Spec describes the algorithm for dmx list and builds its machines.
+var Spec = algo.Spec{
+	Name:       "lamport",
+	Kind:       algo.MutualExclusion,
+	Summary:    "request queues ordered by Lamport time, timestamped acks from everyone, release to everyone; assumes FIFO channels",
+	Seeds:      []string{"000 Lamport's mutual exclusion", "002 Lamport mutual exclusion"},
+	MsgTypes:   []string{MsgRequest, MsgAck, MsgRelease},
+	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	Complexity: "3(N-1) messages per CS (request, ack, release to each other process); sync delay 1; needs FIFO channels",
+	New:        New,
+}
+
+// req is a queued request (T, id).
+type req struct {
+	t  uint64
+	id int
+}
+
+func (a req) before(b req) bool { return a.t < b.t || (a.t == b.t && a.id < b.id) }
+
+// Machine is one process of Lamport's algorithm.
+type Machine struct {
+	id, n      int
+	queue      []req    // the request queue, earliest first
+	requesting bool     // own request queued, not yet entered
+	held       bool     // in the CS
+	t          uint64   // T_i of the own request
+	heard      []uint64 // heard[j]: the largest timestamp of an ack or release from P_j
+	wait       []int    // the last Wait set output
+}
+
+// New builds the machine of node c.ID. The algorithm takes no parameters.
+func New(c algo.Config) (algo.Machine, error) {
+	if err := c.Check(nil); err != nil {
+		return nil, err
+	}
+	return &Machine{id: c.ID, n: c.N, heard: make([]uint64, c.N)}, nil
+}
+
+func (m *Machine) insert(r req) {
+	i := 0
+	for i < len(m.queue) && m.queue[i].before(r) {
+		i++
+	}
+	m.queue = slices.Insert(m.queue, i, r)
+}
+
+func (m *Machine) remove(id int) bool {
+	n := len(m.queue)
+	m.queue = slices.DeleteFunc(m.queue, func(r req) bool { return r.id == id })
+	return len(m.queue) != n
+}
+
+// Step implements algo.Machine.
+func (m *Machine) Step(in algo.Input) []algo.Output {
+	var out []algo.Output
+	switch in.Kind {
+	case algo.Start:
+	case algo.Recover:
+		// A recovered process has an empty queue: the requests it had
+		// queued and the acks it owed are gone (no rule covers crashes).
+		*m = Machine{id: m.id, n: m.n, heard: make([]uint64, m.n)}
+	case algo.Request:
+		if m.requesting || m.held {
+			return []algo.Output{algo.NoteOut("request ignored: already requested")}
+		}
+		// Seed 000: send request(i, T_i) to all nodes and place it on the
+		// own queue.
+		m.requesting, m.t = true, in.Clock
+		m.insert(req{m.t, m.id})
+		for j := 0; j < m.n; j++ {
+			if j != m.id {
+				out = append(out, algo.SendTo(j, algo.Msg{Type: MsgRequest, Stamp: m.t, ID: m.id}))
+			}
+		}
+		out = m.progress(out)
+	case algo.Release:
+		if !m.held {
+			return []algo.Output{algo.NoteOut("release ignored: not in the critical section")}
+		}
+		// Seed 000: remove the request from the own queue and send a
+		// timestamped release message.
+		m.held = false
+		m.remove(m.id)
+		for j := 0; j < m.n; j++ {
+			if j != m.id {
+				out = append(out, algo.SendTo(j, algo.Msg{Type: MsgRelease, Stamp: in.Clock, ID: m.id}))
+			}
+		}
+	case algo.Deliver:
+		switch in.Msg.Type {
+		case MsgRequest:
+			// Seed 002: enter the request in the queue and reply with a
+			// timestamp, to the sender only.
+			m.insert(req{in.Msg.Stamp, in.From})
+			out = append(out, algo.SendTo(in.From, algo.Msg{Type: MsgAck, Stamp: in.Clock, ID: m.id}))
+		case MsgAck:
+			m.heard[in.From] = max(m.heard[in.From], in.Msg.Stamp)
+		case MsgRelease:
+			// Seed 000: remove the request of that process.
+			m.heard[in.From] = max(m.heard[in.From], in.Msg.Stamp)
+			if !m.remove(in.From) {
+				out = append(out, algo.NoteOut("release from P%d, which has no queued request", in.From))
+			}
+		default:
+			return append(out, algo.NoteOut("unknown message %q from P%d", in.Msg.Type, in.From))
+		}
+		out = m.progress(out)
+	case algo.Timer:
+		out = append(out, algo.NoteOut("unexpected timer %q", in.TimerName))
+	}
+	return out
+}
+
+// progress applies seed 000's entry rule and keeps the Wait set.
+func (m *Machine) progress(out []algo.Output) []algo.Output {
+	if !m.requesting {
+		return out
+	}
+	var blocked []int
+	for j := 0; j < m.n; j++ {
+		// (1) a message (ack or release) with a timestamp larger than T_i
+		// from every other process.
+		if j != m.id && m.heard[j] <= m.t {
+			blocked = append(blocked, j)
+		}
+	}
+	// (2) the own request has the earliest timestamp in the queue.
+	for _, r := range m.queue {
+		if r.id == m.id {
+			break
+		}
+		if !slices.Contains(blocked, r.id) {
+			blocked = append(blocked, r.id)
+		}
+	}
+	slices.Sort(blocked)
+	out = m.setWait(out, blocked)
+	if len(blocked) == 0 {
+		m.requesting, m.held = false, true
+		out = append(out, algo.EnterCS())
+	}
+	return out
+}
+
+// setWait outputs a Wait when the set of processes this one is blocked on
+// changes.
+func (m *Machine) setWait(out []algo.Output, set []int) []algo.Output {
+	if slices.Equal(m.wait, set) {
+		return out
+	}
+	m.wait = slices.Clone(set)
+	return append(out, algo.WaitFor(set))
+}
+
+// String describes the machine's state, for scripts and debugging.
+func (m *Machine) String() string {
+	s := "RELEASED"
+	switch {
+	case m.held:
+		s = "HELD"
+	case m.requesting:
+		s = fmt.Sprintf("REQUESTED T=%d waiting-for=%v", m.t, m.wait)
+	}
+	s += " queue=["
+	for i, r := range m.queue {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("(%d,%d)", r.t, r.id)
+	}
+	return s + fmt.Sprintf("] heard=%v", m.heard)
+}
