@@ -1,0 +1,400 @@
+package maekawa
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dmxlab/dmx/runner/algo"
+)
+
+// Message types.
+const (
+	MsgRequest    = "request"
+	MsgReply      = "reply"
+	MsgRelease    = "release"
+	MsgInquire    = "inquire"
+	MsgRelinquish = "relinquish"
+	MsgFailed     = "failed"
+)
+
+var params = []algo.Param{
+	{Name: "variant", Default: "basic", Doc: "basic: seed 001's actions, which can deadlock; inquire: the deadlock-free version with Lamport timestamps, inquire, relinquish and failed (needs FIFO channels)"},
+}
+
+// Spec describes the algorithm for dmx list and builds its machines.
+var Spec = algo.Spec{
+	Name:       "maekawa",
+	Kind:       algo.MutualExclusion,
+	Summary:    "votes from a grid voting set (row + column); one vote at a time; the basic version can deadlock, variant=inquire cannot",
+	Seeds:      []string{"001 Maekawa's algorithm: voting sets, actions, safety, liveness", "004 Maekawa's algorithm"},
+	MsgTypes:   []string{MsgRequest, MsgReply, MsgRelease, MsgInquire, MsgRelinquish, MsgFailed},
+	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	Complexity: "3(K-1) messages per CS for a voting set of K = 2√N-1 (about 3√N), more with variant=inquire; sync delay 2",
+	Params:     params,
+	New:        New,
+}
+
+// VotingSet returns V_i for the grid of seed 001: P_i's row plus its column
+// in a grid of ⌈√N⌉ columns filled row by row (see the package doc for why
+// any two sets intersect when the last row is short). The result is sorted
+// and contains i.
+func VotingSet(i, n int) []int {
+	c := 1
+	for c*c < n {
+		c++
+	}
+	row, col := i/c, i%c
+	var set []int
+	for j := 0; j < n; j++ {
+		if j/c == row || j%c == col {
+			set = append(set, j)
+		}
+	}
+	return set
+}
+
+type state int
+
+const (
+	released state = iota
+	wanted
+	held
+)
+
+func (s state) String() string {
+	return [...]string{"RELEASED", "WANTED", "HELD"}[s]
+}
+
+// req is a request as a voter keeps it.
+type req struct {
+	t      uint64
+	id     int
+	failed bool // inquire variant: this voter told the requester failed
+}
+
+func (a req) before(b req) bool { return a.t < b.t || (a.t == b.t && a.id < b.id) }
+
+type selfMsg struct {
+	msg algo.Msg
+}
+
+// Machine is one process of Maekawa's algorithm: a requester and a voter.
+type Machine struct {
+	id, n   int
+	inquire bool
+	set     []int // V_i
+
+	// Requester.
+	state     state
+	t         uint64 // T_i of the current request
+	votes     []bool // votes[v]: P_v's vote is with this process
+	failed    []bool // inquire: failed[v]: P_v said failed and has not voted since
+	inquiries []bool // inquire: an inquire from P_v is deferred
+
+	// Voter.
+	voted    bool
+	lock     req   // the request voted for, when voted
+	queue    []req // basic: FIFO; inquire: by (T, id)
+	inquired bool  // inquire: an inquire was sent for the current vote
+
+	wait  []int // the last Wait set output
+	inbox []selfMsg
+	out   []algo.Output
+}
+
+// New builds the machine of node c.ID.
+func New(c algo.Config) (algo.Machine, error) {
+	if err := c.Check(params); err != nil {
+		return nil, err
+	}
+	m := &Machine{id: c.ID, n: c.N, set: VotingSet(c.ID, c.N)}
+	switch v := c.Param("variant", "basic"); v {
+	case "basic":
+	case "inquire":
+		m.inquire = true
+	default:
+		return nil, fmt.Errorf("parameter variant=%q: want basic or inquire", v)
+	}
+	m.reset()
+	return m, nil
+}
+
+func (m *Machine) reset() {
+	m.state = released
+	m.votes = make([]bool, m.n)
+	m.failed = make([]bool, m.n)
+	m.inquiries = make([]bool, m.n)
+	m.voted, m.lock, m.queue, m.inquired = false, req{}, nil, false
+	m.wait = nil
+}
+
+// send sends msg to P_to; a message to itself is handled locally after the
+// current one, never sent (and so never counted).
+func (m *Machine) send(to int, msg algo.Msg) {
+	if to == m.id {
+		m.inbox = append(m.inbox, selfMsg{msg})
+		return
+	}
+	m.out = append(m.out, algo.SendTo(to, msg))
+}
+
+func (m *Machine) note(format string, args ...any) {
+	m.out = append(m.out, algo.NoteOut(format, args...))
+}
+
+// Step implements algo.Machine.
+func (m *Machine) Step(in algo.Input) []algo.Output {
+	m.out = nil
+	switch in.Kind {
+	case algo.Start:
+	case algo.Recover:
+		// A recovered process forgets its vote and its queue: it may vote
+		// twice, and queued requesters wait for ever (seed 004: "Deadlock
+		// in voting-set if process crashes").
+		m.reset()
+	case algo.Request:
+		if m.state != released {
+			m.note("request ignored: already %v", m.state)
+			break
+		}
+		// enter(): state = WANTED; multicast request to V_i.
+		m.state, m.t = wanted, in.Clock
+		clear(m.votes)
+		clear(m.failed)
+		clear(m.inquiries)
+		for _, v := range m.set {
+			m.send(v, algo.Msg{Type: MsgRequest, Stamp: m.t, ID: m.id})
+		}
+	case algo.Release:
+		if m.state != held {
+			m.note("release ignored: not in the critical section (%v)", m.state)
+			break
+		}
+		// exit(): state = RELEASED; multicast release to V_i.
+		m.state = released
+		clear(m.votes)
+		for _, v := range m.set {
+			m.send(v, algo.Msg{Type: MsgRelease, Stamp: m.t, ID: m.id})
+		}
+	case algo.Deliver:
+		m.deliver(in.From, in.Msg)
+	case algo.Timer:
+		m.note("unexpected timer %q", in.TimerName)
+	}
+	for len(m.inbox) > 0 {
+		s := m.inbox[0]
+		m.inbox = m.inbox[1:]
+		m.deliver(m.id, s.msg)
+	}
+	m.updateWait()
+	out := m.out
+	m.out = nil
+	return out
+}
+
+func (m *Machine) deliver(from int, msg algo.Msg) {
+	switch msg.Type {
+	case MsgRequest:
+		m.onRequest(req{t: msg.Stamp, id: from})
+	case MsgRelease:
+		m.onRelease(from)
+	case MsgReply:
+		m.onReply(from)
+	case MsgInquire:
+		m.onInquire(from, msg.Stamp)
+	case MsgRelinquish:
+		m.onRelinquish(from)
+	case MsgFailed:
+		m.onFailed(from, msg.Stamp)
+	default:
+		m.note("unknown message %q from P%d", msg.Type, from)
+	}
+}
+
+// vote gives this process's vote to r.
+func (m *Machine) vote(r req) {
+	m.voted, m.lock, m.inquired = true, r, false
+	m.send(r.id, algo.Msg{Type: MsgReply, Stamp: r.t})
+}
+
+func (m *Machine) onRequest(r req) {
+	if !m.inquire {
+		// Seed 001: "if (state == Held OR voted = true) queue Request else
+		// send Reply to P_j and set voted = true".
+		if m.state == held || m.voted {
+			m.queue = append(m.queue, r)
+			return
+		}
+		m.vote(r)
+		return
+	}
+	if !m.voted {
+		m.vote(r)
+		return
+	}
+	i := 0
+	for i < len(m.queue) && m.queue[i].before(r) {
+		i++
+	}
+	m.queue = slices.Insert(m.queue, i, r)
+	if i == 0 && r.before(m.lock) {
+		// R precedes the vote's holder and every waiting request: ask the
+		// holder for the vote back, once per vote.
+		if !m.inquired {
+			m.inquired = true
+			m.send(m.lock.id, algo.Msg{Type: MsgInquire, Stamp: m.lock.t})
+		}
+		// The displaced head now waits behind R and the holder.
+		if len(m.queue) > 1 && !m.queue[1].failed {
+			m.queue[1].failed = true
+			m.send(m.queue[1].id, algo.Msg{Type: MsgFailed, Stamp: m.queue[1].t})
+		}
+		return
+	}
+	m.queue[i].failed = true
+	m.send(r.id, algo.Msg{Type: MsgFailed, Stamp: r.t})
+}
+
+func (m *Machine) onRelease(from int) {
+	if m.inquire && (!m.voted || m.lock.id != from) {
+		m.note("release from P%d, which does not hold this vote", from)
+		return
+	}
+	// Seed 001: "if (queue empty) voted = false else dequeue head of queue,
+	// say P_k; send Reply only to P_k; voted = true". The basic version, as
+	// written, does not check who releases.
+	if len(m.queue) == 0 {
+		m.voted, m.lock, m.inquired = false, req{}, false
+		return
+	}
+	head := m.queue[0]
+	m.queue = m.queue[1:]
+	m.vote(head)
+}
+
+func (m *Machine) onRelinquish(from int) {
+	if !m.voted || m.lock.id != from {
+		m.note("relinquish from P%d, which does not hold this vote", from)
+		return
+	}
+	// Queue the holder's request again (it already counts as failed here)
+	// and vote for the head of the queue, which precedes it.
+	back := m.lock
+	back.failed = true
+	i := 0
+	for i < len(m.queue) && m.queue[i].before(back) {
+		i++
+	}
+	m.queue = slices.Insert(m.queue, i, back)
+	head := m.queue[0]
+	m.queue = m.queue[1:]
+	m.vote(head)
+}
+
+func (m *Machine) onReply(from int) {
+	if m.state != wanted {
+		m.note("reply from P%d ignored: not waiting (%v)", from, m.state)
+		return
+	}
+	m.votes[from] = true
+	m.failed[from] = false
+	m.inquiries[from] = false
+	for _, v := range m.set {
+		if !m.votes[v] {
+			return
+		}
+	}
+	// "Wait for Reply (vote) messages from all processes in V_i (including
+	// vote from self); state = Held".
+	m.state = held
+	clear(m.inquiries) // the release will answer them
+	m.updateWait()
+	m.out = append(m.out, algo.EnterCS())
+}
+
+func (m *Machine) onInquire(from int, t uint64) {
+	if m.state != wanted || t != m.t || !m.votes[from] {
+		// In the CS (the release answers it) or about an older request.
+		return
+	}
+	if slices.Contains(m.failed, true) {
+		m.relinquish(from)
+		return
+	}
+	m.inquiries[from] = true
+}
+
+func (m *Machine) onFailed(from int, t uint64) {
+	if m.state != wanted || t != m.t {
+		return
+	}
+	m.failed[from] = true
+	for v, deferred := range m.inquiries {
+		if deferred {
+			m.relinquish(v)
+		}
+	}
+}
+
+func (m *Machine) relinquish(v int) {
+	m.inquiries[v] = false
+	m.votes[v] = false
+	m.failed[v] = true
+	m.send(v, algo.Msg{Type: MsgRelinquish, Stamp: m.t})
+}
+
+// updateWait outputs a Wait when the set of processes this one is blocked on
+// changes: the members of V_i whose vote it lacks while it wants the CS, and,
+// if requests wait in its voter queue, the process it voted for.
+func (m *Machine) updateWait() {
+	var set []int
+	if m.state == wanted {
+		for _, v := range m.set {
+			if v != m.id && !m.votes[v] {
+				set = append(set, v)
+			}
+		}
+	}
+	if m.voted && len(m.queue) > 0 && m.lock.id != m.id && !slices.Contains(set, m.lock.id) {
+		set = append(set, m.lock.id)
+		slices.Sort(set)
+	}
+	if slices.Equal(set, m.wait) {
+		return
+	}
+	m.wait = set
+	m.out = append(m.out, algo.WaitFor(set))
+}
+
+// String describes the machine's state, for scripts and debugging.
+func (m *Machine) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v V=%v", m.state, m.set)
+	if m.state == wanted {
+		var got []int
+		for _, v := range m.set {
+			if m.votes[v] {
+				got = append(got, v)
+			}
+		}
+		fmt.Fprintf(&b, " T=%d votes=%v", m.t, got)
+	}
+	if m.voted {
+		fmt.Fprintf(&b, " voted-for=P%d", m.lock.id)
+	}
+	if len(m.queue) > 0 {
+		b.WriteString(" queue=[")
+		for i, r := range m.queue {
+			if i > 0 {
+				b.WriteString(" ")
+			}
+			fmt.Fprintf(&b, "(%d,%d)", r.t, r.id)
+		}
+		b.WriteString("]")
+	}
+	if len(m.wait) > 0 {
+		fmt.Fprintf(&b, " waiting-for=%v", m.wait)
+	}
+	return b.String()
+}
