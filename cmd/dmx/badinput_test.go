@@ -1,0 +1,86 @@
+package main
+
+import (
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/mattn/go-sqlite3"
+)
+
+// TestBadInput: every kind of bad input gets one clear line on stderr that
+// names what is wrong, exit code 2, and no panic.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--seed", "1", "-o", good); code != 0 {
+		t.Fatalf("sim: %s", errs)
+	}
+	text := filepath.Join(dir, "notes.txt")
+	os.WriteFile(text, []byte("this is not a trace\n"), 0o644)
+	data, _ := os.ReadFile(good)
+	truncated := filepath.Join(dir, "truncated.db")
+	os.WriteFile(truncated, data[:len(data)/2], 0o644)
+	newer := filepath.Join(dir, "newer.db")
+	os.WriteFile(newer, data, 0o644)
+	db, err := sql.Open("sqlite3", newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	empty := filepath.Join(dir, "empty.db")
+	db, _ = sql.Open("sqlite3", empty)
+	db.Exec("CREATE TABLE t(x)")
+	db.Close()
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown algorithm", []string{"run", "paxos"}, `unknown algorithm "paxos"`},
+		{"unknown algorithm sim", []string{"sim", "paxos"}, "the algorithms are:"},
+		{"no nodes", []string{"sim", "central", "-n", "0"}, "--nodes 0"},
+		{"negative nodes", []string{"run", "central", "-n", "-3"}, "--nodes -3"},
+		{"bad param", []string{"sim", "central", "--param", "bogus=1"}, "--param bogus"},
+		{"bad param form", []string{"sim", "central", "--param", "bogus"}, "KEY=VALUE"},
+		{"bad duration", []string{"sim", "central", "--think", "soon"}, `"soon"`},
+		{"bad contention", []string{"sim", "central", "--contention", "some"}, "--contention"},
+		{"bad format", []string{"check", "--format", "xml", good}, `--format "xml"`},
+		{"missing trace", []string{"check", filepath.Join(dir, "nope.db")}, "nope.db"},
+		{"not sqlite", []string{"check", text}, "not a dmx trace"},
+		{"not a dmx trace", []string{"check", empty}, "not a dmx trace"},
+		{"truncated", []string{"check", truncated}, "truncated.db"},
+		{"newer schema", []string{"check", newer}, "newer than this dmx"},
+		{"bad query", []string{"sql", good, "SELEC 1"}, "syntax error"},
+		{"write query", []string{"sql", good, "DELETE FROM events"}, "readonly"},
+		{"no such check", []string{"check", "--checks", "speed", good}, `no check named "speed"`},
+		{"no such run", []string{"check", "--run", "42", good}, "42"},
+		{"unknown command", []string{"frobnicate"}, "unknown command"},
+		{"output is a directory", []string{"sim", "central", "-o", dir}, dir},
+		{"output is a text file", []string{"sim", "central", "-o", text}, "not a dmx trace"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errs := dmx(t, c.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr:\n%s", code, errs)
+			}
+			if !strings.Contains(errs, c.want) {
+				t.Fatalf("stderr does not say %q:\n%s", c.want, errs)
+			}
+			if !strings.HasPrefix(errs, "dmx: ") && !strings.Contains(errs, "\ndmx: ") {
+				t.Fatalf("stderr is not a dmx error line:\n%s", errs)
+			}
+		})
+	}
+	// Nothing already recorded is lost: the text file refused as an output
+	// is untouched.
+	if b, _ := os.ReadFile(text); string(b) != "this is not a trace\n" {
+		t.Fatalf("dmx wrote into a file that is not a trace: %q", b)
+	}
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary be dmx itself: `dmx run` re-executes its
+// own binary as `dmx node`, and under `go test` that binary is this one.
+func TestMain(m *testing.M) {
+	if os.Getenv("DMX_TEST_MAIN") == "1" {
+		os.Exit(Do(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Setenv("DMX_TEST_MAIN", "1") // inherited by the node processes
+	os.Exit(m.Run())
+}
+
+// dmx runs the command line in-process and returns its exit code, stdout
+// and stderr.
+func dmx(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Do(args, strings.NewReader(""), &out, &errb)
+	if strings.Contains(errb.String(), "goroutine ") || strings.Contains(errb.String(), "internal error") {
+		t.Fatalf("dmx %v crashed:\n%s", args, errb.String())
+	}
+	return code, out.String(), errb.String()
+}
+
+func TestRunRecordsAndChecks(t *testing.T) {
+	for _, algo := range []string{"ricart-agrawala", "central"} {
+		t.Run(algo, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "run.db")
+			code, out, errs := dmx(t, "run", algo, "-n", "3", "--entries", "4", "--seed", "9", "-o", path)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+			}
+			for _, want := range []string{"mutex-causal", "verdict: ok", "trace: " + path, "dmx check", "dmx sql"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+			if !strings.Contains(errs, "seed 9") {
+				t.Errorf("stderr does not print the seed:\n%s", errs)
+			}
+			for _, ext := range []string{"-wal", "-shm"} {
+				if _, err := os.Stat(path + ext); err == nil {
+					t.Errorf("%s%s left beside the trace", path, ext)
+				}
+			}
+			if code, out, errs := dmx(t, "check", path); code != 0 {
+				t.Fatalf("check: exit %d\n%s%s", code, out, errs)
+			}
+			code, out, _ = dmx(t, "sql", path, "SELECT count(*) AS n FROM cs_intervals WHERE exit_event IS NOT NULL", "--format", "csv")
+			if code != 0 || out != "n\n12\n" {
+				t.Fatalf("sql: exit %d, output %q, want 12 completed critical sections", code, out)
+			}
+		})
+	}
+}
+
+// TestSimSameSeedSameTrace: through the CLI, a seed reproduces the trace
+// event for event.
+func TestSimSameSeedSameTrace(t *testing.T) {
+	dir := t.TempDir()
+	const q = "SELECT proc, seq, kind, lamport, vc, wall_ns, msg, msg_type, peer, resource, detail FROM events ORDER BY id"
+	var dumps []string
+	for _, name := range []string{"a.db", "b.db"} {
+		p := filepath.Join(dir, name)
+		if code, _, errs := dmx(t, "sim", "ricart-agrawala", "--seed", "77", "-n", "5", "-o", p); code != 0 {
+			t.Fatalf("sim: exit %d: %s", code, errs)
+		}
+		code, out, errs := dmx(t, "sql", p, q, "--format", "csv")
+		if code != 0 {
+			t.Fatalf("sql: %s", errs)
+		}
+		dumps = append(dumps, out)
+	}
+	if dumps[0] != dumps[1] {
+		t.Fatal("the same seed gave two different traces")
+	}
+	if strings.Count(dumps[0], "\n") < 100 {
+		t.Fatalf("suspiciously small trace:\n%s", dumps[0])
+	}
+}
+
+// TestContentionFreeMessageCounts runs the README's query: without
+// contention, Ricart-Agrawala sends 2(N-1) messages per critical section and
+// central 3.
+func TestContentionFreeMessageCounts(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		algo, want string
+	}{{"ricart-agrawala", "8"}, {"central", "3"}} {
+		p := filepath.Join(dir, c.algo+".db")
+		if code, _, errs := dmx(t, "sim", c.algo, "-n", "5", "--contention", "none", "--seed", "3", "-o", p); code != 0 {
+			t.Fatalf("sim: %s", errs)
+		}
+		code, out, errs := dmx(t, "sql", p, messagesPerCS, "--format", "csv")
+		if code != 0 {
+			t.Fatalf("sql: %s", errs)
+		}
+		if !strings.Contains(out, ","+c.want+"\n") {
+			t.Errorf("%s: messages per CS:\n%s\nwant %s", c.algo, out, c.want)
+		}
+	}
+}
+
+// messagesPerCS is the README's query; for central it counts the clients'
+// critical sections (the coordinator's own need no messages).
+const messagesPerCS = `SELECT r.algorithm, r.nodes,
+  round(1.0 * (SELECT count(*) FROM messages m WHERE m.run = r.id) /
+        (SELECT count(*) FROM events e WHERE e.run = r.id AND e.kind = 'cs_enter'
+           AND NOT (r.algorithm = 'central' AND e.proc = 0)), 1) AS per_cs
+FROM runs r`
+
+func TestList(t *testing.T) {
+	code, out, _ := dmx(t, "list")
+	if code != 0 || !strings.Contains(out, "ricart-agrawala") || !strings.Contains(out, "central") {
+		t.Fatalf("list: exit %d\n%s", code, out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := dmx(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "dmx version ") {
+		t.Fatalf("--version: exit %d %q", code, out)
+	}
+}

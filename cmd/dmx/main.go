@@ -1,0 +1,8 @@
+// Command dmx runs distributed mutual-exclusion and leader-election
+// algorithms as real processes, records causally stamped traces into SQLite,
+// and checks, queries and measures them. Run `dmx --help`.
+package main
+
+import "os"
+
+func main() { os.Exit(Do(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
