@@ -5,12 +5,16 @@ import (
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/central"
+	"github.com/dmxlab/dmx/runner/algo/lamport"
+	"github.com/dmxlab/dmx/runner/algo/maekawa"
+	"github.com/dmxlab/dmx/runner/algo/ratoken"
 	"github.com/dmxlab/dmx/runner/algo/ricart"
+	"github.com/dmxlab/dmx/runner/algo/tokenring"
 )
 
 // Algorithms lists every algorithm dmx can run, by name.
 func Algorithms() []*algo.Spec {
-	all := []*algo.Spec{&central.Spec, &ricart.Spec}
+	all := []*algo.Spec{&central.Spec, &ricart.Spec, &tokenring.Spec, &ratoken.Spec, &lamport.Spec, &maekawa.Spec}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }

@@ -27,6 +27,8 @@ const (
 	KindDeliver       Kind = "deliver"        // a totally-ordered multicast was delivered
 	KindWait          Kind = "wait"           // the waiting-for set changed (detail: {"waiting_for": [...]})
 	KindStop          Kind = "stop"           // the process ended normally
+	KindSuspect       Kind = "suspect"        // the failure detector began to suspect Peer
+	KindTrust         Kind = "trust"          // the failure detector stopped suspecting Peer
 )
 
 // NoPeer is the Peer of an event that involves no other process.

@@ -17,7 +17,7 @@ const (
 	Timer                        // a timer set by the machine fired: TimerName
 	Request                      // the workload wants the critical section of Resource
 	Release                      // the workload leaves the critical section of Resource
-	Recover                      // the node restarts after a crash with fresh state
+	Recover                      // the node restarts after a crash: a machine fresh from New, Msg = what it last Persisted
 )
 
 func (k InputKind) String() string {

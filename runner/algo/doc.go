@@ -19,6 +19,13 @@
 //     event, each Leader a leader event, and so on. Step must not keep or
 //     modify the Input's slices after it returns.
 //
+// Crashes: a crashed node gets no input. When it recovers, the runtime builds
+// a fresh machine with New and steps it with Recover, whose Msg is the last
+// value the old machine Persisted (zero Msg if none): that is the node's
+// stable storage, and everything else is forgotten, as a restarted process
+// forgets it. Under `dmx run` the restarted node is a new OS process; the
+// persisted value reaches it from the trace.
+//
 // Machines are single-resource: the runtime keeps one instance per resource
 // and routes messages by Msg.Resource.
 package algo
