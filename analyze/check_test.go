@@ -485,6 +485,14 @@ func TestJSON(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("JSON:\n%s\nwant\n%s", got, want)
 	}
+	// A Result marshaled directly has the same shape, without the run.
+	got, err = json.Marshal(results[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `[{"check":"liveness","verdict":"ok","findings":[],"note":"0 requests granted"}]`; string(got) != want {
+		t.Errorf("json.Marshal(results):\n%s\nwant\n%s", got, want)
+	}
 }
 
 func TestRegistry(t *testing.T) {

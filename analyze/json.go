@@ -1,6 +1,10 @@
 package analyze
 
-import "github.com/dmxlab/dmx/trace"
+import (
+	"encoding/json"
+
+	"github.com/dmxlab/dmx/trace"
+)
 
 // JSONResult is the stable machine-readable form of a Result (dmx check
 // --format json prints a list of them):
@@ -30,18 +34,42 @@ type JSONFinding struct {
 func JSON(run trace.Run, results []Result) []JSONResult {
 	out := make([]JSONResult, len(results))
 	for i, r := range results {
-		j := JSONResult{Run: run.ID, Check: r.Check, Verdict: r.Verdict, Findings: []JSONFinding{}, Note: r.Note}
-		if r.Err != nil {
-			j.Error = r.Err.Error()
-		}
-		for _, f := range r.Findings {
-			jf := JSONFinding{Message: f.Message, Events: make([]string, len(f.Events))}
-			for k, e := range f.Events {
-				jf.Events[k] = e.String()
-			}
-			j.Findings = append(j.Findings, jf)
-		}
-		out[i] = j
+		out[i] = r.json(run.ID)
 	}
 	return out
 }
+
+func (r Result) json(run int64) JSONResult {
+	j := JSONResult{Run: run, Check: r.Check, Verdict: r.Verdict, Findings: make([]JSONFinding, len(r.Findings)), Note: r.Note}
+	if r.Err != nil {
+		j.Error = r.Err.Error()
+	}
+	for i, f := range r.Findings {
+		j.Findings[i] = f.json()
+	}
+	return j
+}
+
+func (f Finding) json() JSONFinding {
+	j := JSONFinding{Message: f.Message, Events: make([]string, len(f.Events))}
+	for k, e := range f.Events {
+		j.Events[k] = e.String()
+	}
+	return j
+}
+
+// MarshalJSON encodes a Result as a JSONResult without "run", so that a
+// Result marshaled directly has the same stable shape.
+func (r Result) MarshalJSON() ([]byte, error) {
+	j := r.json(0)
+	return json.Marshal(struct {
+		Check    string        `json:"check"`
+		Verdict  Verdict       `json:"verdict"`
+		Findings []JSONFinding `json:"findings"`
+		Note     string        `json:"note,omitempty"`
+		Error    string        `json:"error,omitempty"`
+	}{j.Check, j.Verdict, j.Findings, j.Note, j.Error})
+}
+
+// MarshalJSON encodes a Finding as a JSONFinding.
+func (f Finding) MarshalJSON() ([]byte, error) { return json.Marshal(f.json()) }
