@@ -74,7 +74,10 @@ const (
 	Delivered                           // a totally-ordered multicast (From, Msg.Stamp, Msg.ID) is delivered
 	Wait                                // the node is now blocked waiting for Set (empty: no longer blocked)
 	Note                                // an internal event worth recording; Text says what
-	StartElection                       // the node starts an election
+	StartElection                       // the node starts an election (Msg.Term: its number, if any)
+	Persist                             // keep Msg in stable storage: it survives a crash and comes back with Recover
+	Suspect                             // the failure detector now suspects To has crashed
+	Trust                               // the failure detector no longer suspects To
 )
 
 // Output is one effect a machine asks the runtime to carry out.
