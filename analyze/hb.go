@@ -32,8 +32,8 @@ func broken(ev *trace.Event, format string, args ...any) *BrokenError {
 // End describes the run once all its events were seen.
 type End struct {
 	Complete  bool  // the run ended normally and the trace holds all of it (Run.Complete)
-	Start     int64 // wall ns: Run.Started, or else the earliest event's wall time
-	Wall      int64 // wall ns: the latest of Run.Ended and every event's wall time
+	Start     int64 // wall ns: the earliest event's wall time (Run.Started in a trace without)
+	Wall      int64 // wall ns: the latest event's wall time (Run.Ended in a trace without)
 	Events    int64 // events delivered
 	Procs     int   // processes seen (Run.Nodes when it is set)
 	HasWall   bool  // some event carried a wall time
@@ -79,9 +79,9 @@ type HB struct {
 	lamBound uint64
 	lamRef   trace.Ref
 
-	minWall, maxWall int64
-	delivered        int64
-	hasClocks        bool
+	minWall, maxWall   int64
+	delivered          int64
+	hasWall, hasClocks bool
 
 	visit func(*trace.Event, *HB)
 }
@@ -220,14 +220,16 @@ func (h *HB) end() End {
 	e := End{
 		Complete:  h.run.Complete,
 		Start:     h.run.Started,
-		Wall:      max(h.run.Ended, h.maxWall),
+		Wall:      h.run.Ended,
 		Events:    h.delivered,
 		Procs:     len(h.procs),
-		HasWall:   h.maxWall != 0 || h.minWall != 0,
+		HasWall:   h.hasWall,
 		HasClocks: h.hasClocks,
 	}
-	if e.Start == 0 {
-		e.Start = h.minWall
+	if h.hasWall {
+		// The events' own clock, not the runner's: a simulated run
+		// counts wall time from 0.
+		e.Start, e.Wall = h.minWall, h.maxWall
 	}
 	return e
 }
@@ -363,11 +365,12 @@ func (h *HB) deliver(p *proc, ev *trace.Event) error {
 		}
 	}
 
+	if h.delivered == 0 || ev.Wall < h.minWall {
+		h.minWall = ev.Wall
+	}
+	h.maxWall = max(h.maxWall, ev.Wall)
 	if ev.Wall != 0 {
-		if h.minWall == 0 || ev.Wall < h.minWall {
-			h.minWall = ev.Wall
-		}
-		h.maxWall = max(h.maxWall, ev.Wall)
+		h.hasWall = true
 	}
 	if ev.VC != nil || ev.Lamport != 0 {
 		h.hasClocks = true

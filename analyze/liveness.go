@@ -102,7 +102,7 @@ func (c *liveness) Finish(end End) Result {
 	var f findings
 	for _, l := range all {
 		waited := ""
-		if l.wall != 0 && end.Wall >= l.wall {
+		if end.HasWall && end.Wall >= l.wall {
 			waited = fmt.Sprintf(" (waited %v)", time.Duration(end.Wall-l.wall))
 		}
 		f.add(fmt.Sprintf("%s was never granted: P%d did not enter %s before the run ended%s", name(l), l.ref.Proc, l.res, waited), l.ref)
