@@ -24,6 +24,7 @@ type Finding struct {
 	Events  []trace.Ref // the events involved, most important first
 }
 
+// String formats the finding as "check: message".
 func (f Finding) String() string { return f.Check + ": " + f.Message }
 
 // Result is what one check concluded about one run.
