@@ -8,12 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
@@ -42,6 +45,12 @@ type LaunchConfig struct {
 	Stderr io.Writer
 	// Progress, if set, is called about every 200ms.
 	Progress func(Progress)
+	// Faults are injected at their times after the start: a crash is a
+	// SIGKILL, a recovery starts a new process for the id, which resumes
+	// from the trace.
+	Faults []Fault
+	// Duration is how long an election run lasts; zero means 2s.
+	Duration time.Duration
 }
 
 // Progress is how far a run has got.
@@ -60,26 +69,38 @@ type LaunchResult struct {
 
 type nodeProc struct {
 	id       int
+	inc      int // incarnation: 0, then 1 after the first restart...
 	cmd      *exec.Cmd
 	stdin    io.WriteCloser
 	exited   bool // its stdout reached EOF
 	stopSent bool
-	last     trace.Event // its last event, to stamp a crash recorded on its behalf
+	fault    string // the fault that killed it, if any
 	waitErr  error
 }
 
+// procState is what the runner knows of a process across its incarnations,
+// read from its events: enough to record its crash and to restart it.
+type procState struct {
+	last  trace.Event // its last event
+	sent  int64       // messages it sent (the low half of its message ids)
+	exits map[string]int
+	saved map[string]algo.Msg
+	addr  string
+	done  bool
+}
+
 type nodeMsg struct {
-	id  int
+	p   *nodeProc
 	m   *fromNode
 	err error // non-nil: the pipe ended (io.EOF) or broke
 }
 
 // Launch runs cfg as N node processes and records every event they emit
 // through rec, from one goroutine. It returns when the run is over: every
-// workload finished (and the network went quiet), the run stalled, a node
-// failed, or ctx was cancelled (Ctrl-C, --duration), in which case the
-// result is marked incomplete. Events recorded before any of these are
-// never lost.
+// workload finished (and the network went quiet), an election run's
+// Duration passed, the run stalled, a node failed, or ctx was cancelled
+// (Ctrl-C, --duration), in which case the result is marked incomplete.
+// Events recorded before any of these are never lost.
 func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, error) {
 	if cfg.N < 1 {
 		return LaunchResult{}, fmt.Errorf("--nodes %d: need at least 1 node", cfg.N)
@@ -89,6 +110,11 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 	}
 	if cfg.BasePort < 0 || cfg.BasePort+cfg.N-1 > 65535 {
 		return LaunchResult{}, fmt.Errorf("--port %d: nodes would listen on ports %d..%d, outside 1..65535", cfg.BasePort, cfg.BasePort, cfg.BasePort+cfg.N-1)
+	}
+	for _, f := range cfg.Faults {
+		if f.Proc >= cfg.N {
+			return LaunchResult{}, fmt.Errorf("fault %s: process %d does not exist (N=%d)", f, f.Proc, cfg.N)
+		}
 	}
 	if cfg.Stall == 0 {
 		cfg.Stall = 5 * time.Second
@@ -106,6 +132,10 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 		}
 		cfg.Command = func() *exec.Cmd { return exec.Command(exe, "node") }
 	}
+	election := cfg.Spec.Kind == algo.Election
+	if election && cfg.Duration == 0 {
+		cfg.Duration = 2 * time.Second
+	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return LaunchResult{}, fmt.Errorf("make the run's key: %w", err)
@@ -120,7 +150,10 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 
 	msgs := make(chan nodeMsg, 4096)
 	procs := make([]*nodeProc, cfg.N)
+	state := make([]*procState, cfg.N)
+	incs := make([]int, cfg.N)
 	var readers sync.WaitGroup
+	started, ended := 0, 0
 	killAll := func() {
 		for _, p := range procs {
 			if p != nil && p.cmd.Process != nil && !p.exited {
@@ -128,7 +161,12 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 			}
 		}
 	}
-	for i := range procs {
+	send := func(p *nodeProc, m toNode) {
+		b, _ := json.Marshal(m)
+		p.stdin.Write(append(b, '\n'))
+	}
+	// spawn starts incarnation inc of process i.
+	spawn := func(i, inc int, c *nodeConfig) error {
 		cmd := cfg.Command()
 		// Own process group: Ctrl-C reaches the runner only, which stops the
 		// nodes in order; Pdeathsig: nodes die with the runner.
@@ -136,58 +174,59 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 		cmd.Stderr = &prefixWriter{w: cfg.Stderr, prefix: fmt.Sprintf("P%d: ", i)}
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
-			killAll()
-			return LaunchResult{}, err
+			return err
 		}
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
-			killAll()
-			return LaunchResult{}, err
+			return err
 		}
 		if err := cmd.Start(); err != nil {
-			killAll()
-			return LaunchResult{}, fmt.Errorf("start node P%d: %w", i, err)
+			return fmt.Errorf("start node P%d: %w", i, err)
 		}
-		p := &nodeProc{id: i, cmd: cmd, stdin: stdin}
-		p.last.Proc = i
+		p := &nodeProc{id: i, inc: inc, cmd: cmd, stdin: stdin}
 		procs[i] = p
+		started++
 		readers.Add(1)
-		go func(id int, r io.Reader) {
+		go func() {
 			defer readers.Done()
-			sc := bufio.NewScanner(r)
+			sc := bufio.NewScanner(stdout)
 			sc.Buffer(make([]byte, 64<<10), 16<<20)
 			for sc.Scan() {
 				var m fromNode
 				if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-					msgs <- nodeMsg{id: id, err: fmt.Errorf("P%d sent a line the runner cannot read: %v", id, err)}
+					msgs <- nodeMsg{p: p, m: &fromNode{Error: fmt.Sprintf("P%d sent a line the runner cannot read: %v", i, err)}}
 					continue
 				}
-				msgs <- nodeMsg{id: id, m: &m}
+				msgs <- nodeMsg{p: p, m: &m}
 			}
 			err := sc.Err()
 			if err == nil {
 				err = io.EOF
 			}
-			msgs <- nodeMsg{id: id, err: err}
-		}(i, stdout)
+			msgs <- nodeMsg{p: p, err: err}
+		}()
+		send(p, toNode{Config: c})
+		return nil
 	}
-	send := func(p *nodeProc, m toNode) {
-		b, _ := json.Marshal(m)
-		p.stdin.Write(append(b, '\n'))
-	}
-	for i, p := range procs {
+	config := func(i int) *nodeConfig {
 		port := 0
 		if cfg.BasePort != 0 {
 			port = cfg.BasePort + i
 		}
-		send(p, toNode{Config: &nodeConfig{ID: i, N: cfg.N, Algo: cfg.Spec.Name, Params: cfg.Params, Seed: cfg.Seed, Workload: wl, Key: key, Port: port}})
+		return &nodeConfig{ID: i, N: cfg.N, Algo: cfg.Spec.Name, Params: cfg.Params, Seed: cfg.Seed, Workload: wl, Key: key, Port: port}
+	}
+	for i := range procs {
+		state[i] = &procState{exits: map[string]int{}, saved: map[string]algo.Msg{}}
+		state[i].last.Proc = i
+		if err := spawn(i, 0, config(i)); err != nil {
+			killAll()
+			return LaunchResult{}, err
+		}
 	}
 
 	res := LaunchResult{Complete: true}
 	var failure error
-	var ended int
-	handleEnd := func(m nodeMsg) {
-		p := procs[m.id]
+	handleEnd := func(p *nodeProc) {
 		if p.exited {
 			return
 		}
@@ -206,12 +245,13 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 		case m := <-msgs:
 			switch {
 			case m.err != nil:
-				handleEnd(m)
-				failure = fmt.Errorf("node P%d ended before it was ready: %v", m.id, exitReason(procs[m.id]))
+				handleEnd(m.p)
+				failure = fmt.Errorf("node P%d ended before it was ready: %v", m.p.id, exitReason(m.p))
 			case m.m.Error != "":
 				failure = errors.New(m.m.Error)
 			case m.m.Hello != "":
-				addrs[m.id] = m.m.Hello
+				addrs[m.p.id] = m.m.Hello
+				state[m.p.id].addr = m.m.Hello
 				got++
 			}
 		case <-hello.C:
@@ -225,13 +265,14 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 		go func() { readers.Wait(); close(msgs) }()
 		for m := range msgs {
 			if m.err != nil {
-				handleEnd(m)
+				handleEnd(m.p)
 			}
 		}
 		return LaunchResult{Status: "failed: " + failure.Error()}, failure
 	}
+	t0 := time.Now()
 	for _, p := range procs {
-		send(p, toNode{Peers: addrs})
+		send(p, toNode{Peers: addrs, T0: t0.UnixNano()})
 	}
 
 	// Phase 2: the run. One goroutine (this one) records every event.
@@ -239,11 +280,10 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 	if cfg.Spec.Kind != algo.MutualExclusion {
 		total = 0
 	}
-	var prog Progress
-	prog.Total = total
-	done := 0
+	prog := Progress{Total: total}
 	lastEvent := time.Now()
 	stopping := false
+	leader := -1
 	stopAll := func(status string, complete bool) {
 		if stopping {
 			return
@@ -259,78 +299,169 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 			}
 		}
 	}
+	fail := func(err error) {
+		if failure == nil {
+			failure = err
+		}
+		stopAll("failed: "+err.Error(), false)
+	}
+	record := func(ev *trace.Event) {
+		if err := rec.Record(ev); err != nil {
+			fail(err)
+		}
+		res.Events++
+		prog.Events = res.Events
+		lastEvent = time.Now()
+	}
+
+	// Faults fire from timers into this loop.
+	type firing struct{ f Fault }
+	faults := make(chan firing, len(cfg.Faults))
+	pendingFaults := len(cfg.Faults)
+	for _, f := range cfg.Faults {
+		f := f
+		t := time.AfterFunc(f.At-time.Since(t0), func() { faults <- firing{f} })
+		defer t.Stop()
+	}
+	inject := func(f Fault) {
+		pendingFaults--
+		if stopping {
+			return
+		}
+		i := f.Proc
+		if i == Leader {
+			if i = leader; i < 0 {
+				fmt.Fprintf(cfg.Stderr, "dmx: fault %s: no leader yet; nothing crashed\n", f)
+				return
+			}
+		}
+		p := procs[i]
+		switch f.Kind {
+		case FaultCrash:
+			if !p.exited && p.fault == "" {
+				p.fault = f.String()
+				p.cmd.Process.Kill()
+			}
+		case FaultRecover:
+			if !p.exited {
+				return // it is up: nothing to recover
+			}
+			st := state[i]
+			incs[i]++
+			c := config(i)
+			if _, port, err := net.SplitHostPort(st.addr); err == nil {
+				// The same address, so that peers need no news of where.
+				fmt.Sscan(port, &c.Port)
+			}
+			c.Inc, c.Incs = incs[i], append([]int(nil), incs...)
+			left := map[string]int{}
+			for _, r := range wl.Resources {
+				left[r] = wl.Entries - st.exits[r]
+			}
+			c.Resume = &Resume{Seq: st.last.Seq, Lamport: st.last.Lamport, VC: st.last.VC.Clone(), Sent: st.sent, Saved: st.saved, Left: left}
+			st.done = false
+			if err := spawn(i, incs[i], c); err != nil {
+				fail(err)
+				return
+			}
+			for _, q := range procs {
+				if q.id != i && !q.exited {
+					send(q, toNode{Restarted: &restarted{Proc: i, Inc: incs[i]}})
+				}
+			}
+		}
+	}
+
 	var stopDeadline <-chan time.Time
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	lastProgress := time.Time{}
 	ctxDone := ctx.Done()
-	for ended < cfg.N {
+	for ended < started || (pendingFaults > 0 && !stopping) {
 		select {
 		case m := <-msgs:
+			p, st := m.p, state[m.p.id]
 			switch {
 			case m.err != nil:
-				p := procs[m.id]
-				handleEnd(m)
+				handleEnd(p)
 				if !p.stopSent {
-					// Not asked to stop: the node died (killed, or crashed).
-					// Its crash is recorded on its behalf, after its last event.
-					crash := p.last
+					// Not asked to stop: the node died (killed by a fault, or
+					// crashed). Its crash is recorded on its behalf, after its
+					// last event.
+					crash := st.last
 					crash.Seq++
 					crash.Kind = trace.KindCrash
 					crash.Lamport++
 					crash.VC = crash.VC.Clone()
 					if len(crash.VC) == cfg.N {
-						crash.VC[m.id]++
+						crash.VC[p.id]++
 					} else {
 						crash.VC = nil
 					}
 					crash.Wall = time.Now().UnixNano()
 					crash.Msg, crash.MsgType, crash.Peer, crash.Resource = 0, "", trace.NoPeer, ""
-					crash.Detail, _ = json.Marshal(map[string]string{"reason": exitReason(p)})
-					if err := rec.Record(&crash); err != nil && failure == nil {
-						failure = err
+					d := map[string]string{"reason": exitReason(p)}
+					if p.fault != "" {
+						d["fault"] = p.fault
 					}
-					res.Events++
-					p.last = crash
-					if res.Status == "" {
-						res.Status = fmt.Sprintf("node P%d died: %s", m.id, exitReason(p))
+					crash.Detail, _ = json.Marshal(d)
+					record(&crash)
+					st.last = crash
+					if p.fault == "" && res.Status == "" {
+						res.Status = fmt.Sprintf("node P%d died: %s", p.id, exitReason(p))
 					}
 				}
 			case m.m.Ev != nil:
 				ev := m.m.Ev.event()
-				if ev.Proc != m.id {
-					failure = fmt.Errorf("node P%d sent an event of P%d", m.id, ev.Proc)
-					stopAll("failed", false)
+				if ev.Proc != p.id {
+					fail(fmt.Errorf("node P%d sent an event of P%d", p.id, ev.Proc))
 					continue
 				}
-				if err := rec.Record(&ev); err != nil {
-					if failure == nil {
-						failure = err
-					}
-					stopAll("failed: "+err.Error(), false)
-				}
-				procs[m.id].last = ev
-				res.Events++
-				prog.Events = res.Events
-				if ev.Kind == trace.KindCSExit {
+				record(&ev)
+				st.last = ev
+				st.last.VC = ev.VC.Clone()
+				switch ev.Kind {
+				case trace.KindCSExit:
 					prog.Entries++
+					st.exits[ev.Resource]++
+				case trace.KindSend:
+					if k := ev.Msg & 0xffffffff; k > st.sent {
+						st.sent = k
+					}
+				case trace.KindLeader:
+					if ev.Peer >= 0 {
+						leader = ev.Peer
+					}
+				case trace.KindInternal:
+					var d struct {
+						Persist *algo.Msg `json:"persist"`
+					}
+					if json.Unmarshal(ev.Detail, &d) == nil && d.Persist != nil {
+						st.saved[ev.Resource] = *d.Persist
+					}
 				}
-				lastEvent = time.Now()
 			case m.m.Done:
-				done++
+				st.done = true
+			case m.m.Hello != "":
+				st.addr = m.m.Hello // a restarted node
+				addrsNow := make([]string, cfg.N)
+				for i := range addrsNow {
+					addrsNow[i] = state[i].addr
+				}
+				send(p, toNode{Peers: addrsNow, T0: t0.UnixNano()})
 			case m.m.Stats != nil:
 				s := m.m.Stats
 				res.Transport.Malformed += s.Malformed
 				res.Transport.BadMAC += s.BadMAC
 				res.Transport.WrongPeer += s.WrongPeer
+				res.Transport.Stale += s.Stale
 				res.Transport.Duplicate += s.Duplicate
 				res.Transport.Retransmits += s.Retransmits
 			case m.m.Error != "":
-				if failure == nil {
-					failure = fmt.Errorf("node P%d: %s", m.id, m.m.Error)
-				}
-				stopAll("failed: "+m.m.Error, false)
+				fail(fmt.Errorf("node P%d: %s", p.id, m.m.Error))
 			}
+		case fi := <-faults:
+			inject(fi.f)
 		case <-ctxDone:
 			ctxDone = nil
 			status := "interrupted"
@@ -344,14 +475,21 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 				cfg.Progress(prog)
 			}
 			quiet := now.Sub(lastEvent)
-			live := 0
-			for _, p := range procs {
+			live, done := 0, 0
+			for i, p := range procs {
 				if !p.exited {
 					live++
+					if state[i].done {
+						done++
+					}
 				}
 			}
 			switch {
 			case stopping:
+			case election && now.Sub(t0) >= cfg.Duration:
+				stopAll(fmt.Sprintf("ran for %v", cfg.Duration), true)
+			case election:
+			case pendingFaults > 0:
 			case done >= live && quiet >= cfg.Linger:
 				stopAll("every workload finished", true)
 			case quiet >= cfg.Stall:
@@ -384,7 +522,7 @@ func exitReason(p *nodeProc) string {
 	var ee *exec.ExitError
 	if errors.As(p.waitErr, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return "killed by " + ws.Signal().String()
+			return "killed by " + unix.SignalName(ws.Signal())
 		}
 	}
 	return p.waitErr.Error()

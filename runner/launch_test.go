@@ -264,3 +264,51 @@ func TestLaunchPortInUse(t *testing.T) {
 		t.Fatalf("err = %v, want address already in use", err)
 	}
 }
+
+// TestLaunchCrashRecover: a fault SIGKILLs P1 and a later one restarts it as
+// a new process, which resumes P1's clocks and sequence numbers from the
+// trace and finishes its workload; the run passes every check.
+func TestLaunchCrashRecover(t *testing.T) {
+	var c syncCollector
+	p := &procs{}
+	spec := runner.Lookup("central")
+	// Central deadlocks when a client crashes while it holds or awaits the
+	// grant (seed 004: "Deadlock if mutex-holder fails"): a schedule of 30ms
+	// time slots (P1 asks at 30ms, 120ms, ...) crashes P1 while it is idle.
+	wl := runner.Workload{Entries: 4, Hold: runner.Fixed(time.Millisecond), Contention: runner.ContentionNone, Slot: 30 * time.Millisecond}
+	res, err := runner.Launch(context.Background(), runner.LaunchConfig{
+		Spec: spec, N: 3, Seed: 1, Workload: wl, Stall: 3 * time.Second, Command: p.command,
+		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 70 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 90 * time.Millisecond}},
+	}, &c)
+	if err != nil || !res.Complete {
+		t.Fatalf("launch: %v %+v", err, res)
+	}
+	var kinds []string
+	var seq int64
+	for _, e := range c.Events {
+		if e.Proc != 1 {
+			continue
+		}
+		if e.Seq != seq+1 {
+			t.Fatalf("P1's events jump from #%d to %s", seq, &e)
+		}
+		seq = e.Seq
+		if e.Kind == trace.KindCrash || e.Kind == trace.KindRecover {
+			kinds = append(kinds, string(e.Kind))
+			if e.Kind == trace.KindCrash && !strings.Contains(string(e.Detail), "SIGKILL") {
+				t.Errorf("crash detail %s", e.Detail)
+			}
+		}
+	}
+	if strings.Join(kinds, ",") != "crash,recover" {
+		t.Fatalf("P1 recorded %v, want crash then recover", kinds)
+	}
+	if len(p.cmds) != 4 {
+		t.Errorf("%d processes started, want 4 (P1 twice)", len(p.cmds))
+	}
+	for _, r := range checkAll(t, c.Events, 3, true) {
+		if r.Verdict != analyze.OK {
+			t.Errorf("%s: %s %v", r.Check, r.Verdict, r.Findings)
+		}
+	}
+}

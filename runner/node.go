@@ -43,6 +43,23 @@ type NodeSetup struct {
 	Params   map[string]string
 	Seed     uint64
 	Workload Workload
+	// Resume, if set, makes the node a recovered incarnation of a process
+	// that crashed: Start records a recover event instead of a start event
+	// and carries on from where the trace left the process.
+	Resume *Resume
+}
+
+// Resume is what a restarted process takes over from its crashed
+// incarnation: the runtime's counters (so that the trace goes on without a
+// gap), what the machines persisted (their stable storage), and the entries
+// its workload still has to make. The runner reads all of it from the trace.
+type Resume struct {
+	Seq     int64               `json:"seq"`
+	Lamport uint64              `json:"lamport"`
+	VC      trace.VC            `json:"vc"`
+	Sent    int64               `json:"sent"`
+	Saved   map[string]algo.Msg `json:"saved,omitempty"`
+	Left    map[string]int      `json:"left,omitempty"`
 }
 
 // Random streams derived from the run's seed. Each consumer has its own
@@ -73,13 +90,20 @@ type Node struct {
 	left    map[string]int   // entries still to make, per resource
 	ev      trace.Event      // reused for every record
 
+	saved   map[string]algo.Msg // what each machine persisted last
+	resume  *Resume
+	setup   NodeSetup
+	gen     int // bumped by a crash: callbacks of an older generation do nothing
 	started bool
 	done    bool
 	stopped bool
+	crashed bool
 	err     error
 
 	// OnDone, if set, is called once when the workload has finished.
 	OnDone func()
+	// OnLeader, if set, is called when the node decides who leads.
+	OnLeader func(leader int)
 }
 
 // NewNode builds a node and its machines. It records nothing until Start.
@@ -96,23 +120,46 @@ func NewNode(s NodeSetup, env Env) (*Node, error) {
 		timers:   map[string]Timer{},
 		left:     map[string]int{},
 		wrand:    rand.New(rand.NewPCG(s.Seed, streamWorkload+uint64(s.ID))),
+		saved:    map[string]algo.Msg{},
+		setup:    s,
 	}
 	n.resources = wl.Resources
 	if s.Spec.Kind != algo.MutualExclusion {
 		// Elections and multicast have one instance that guards nothing.
 		n.resources = []string{""}
 	}
+	if err := n.build(0); err != nil {
+		return nil, err
+	}
+	if r := s.Resume; r != nil {
+		n.resume = r
+		n.seq, n.lamport, n.sent = r.Seq, r.Lamport, r.Sent
+		copy(n.vc, r.VC)
+		for k, v := range r.Saved {
+			n.saved[k] = v
+		}
+		// A recovered process draws other random numbers than its first
+		// incarnation did.
+		n.wrand = rand.New(rand.NewPCG(s.Seed, streamWorkload+uint64(s.ID)+uint64(r.Seq)<<32))
+	}
+	return n, nil
+}
+
+// build makes fresh machines; incarnation > 0 gives them other random
+// streams than the first incarnation's.
+func (n *Node) build(incarnation int64) error {
+	s := n.setup
 	for i, r := range n.resources {
 		m, err := s.Spec.New(algo.Config{
 			ID: s.ID, N: s.N, Resource: r, Params: s.Params,
-			Rand: rand.New(rand.NewPCG(s.Seed, streamMachine+uint64(s.ID)<<8+uint64(i))),
+			Rand: rand.New(rand.NewPCG(s.Seed, streamMachine+uint64(s.ID)<<8+uint64(i)+uint64(incarnation)<<32)),
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Spec.Name, err)
+			return fmt.Errorf("%s: %w", s.Spec.Name, err)
 		}
 		n.machines[r] = m
 	}
-	return n, nil
+	return nil
 }
 
 // Err returns the first broken rule of the runtime contract an algorithm
@@ -128,32 +175,108 @@ func (n *Node) Lamport() uint64 { return n.lamport }
 // Seq returns the number of events the node has recorded.
 func (n *Node) Seq() int64 { return n.seq }
 
-// Start records the start event, starts every machine and the workload.
+// Start records the start event, starts every machine and the workload. A
+// node built with a Resume recovers instead.
 func (n *Node) Start() {
 	if n.started {
 		return
 	}
 	n.started = true
+	if n.resume != nil {
+		for r, k := range n.resume.Left {
+			n.left[r] = k
+		}
+		n.recover()
+		return
+	}
 	n.record(trace.KindStart, "", func(ev *trace.Event) {
 		ev.Detail = mustJSON(map[string]any{"algorithm": n.spec.Name, "n": n.N, "resources": n.wl.Resources})
 	})
 	for _, r := range n.resources {
 		n.step(r, algo.Input{Kind: algo.Start})
 	}
-	if n.spec.Kind != algo.MutualExclusion || n.wl.Entries == 0 {
+	if n.wl.Entries == 0 && n.spec.Kind != algo.Election {
 		n.finish()
 		return
 	}
-	for _, r := range n.wl.Resources {
-		n.left[r] = n.wl.Entries
-		n.scheduleRequest(r)
+	n.startWorkload(n.wl.Entries)
+}
+
+// startWorkload schedules the next request of every resource that has
+// entries left (all of them start with entries each on a fresh start).
+func (n *Node) startWorkload(entries int) {
+	if n.spec.Kind == algo.Election {
+		return // elections have no workload: the run's duration ends them
 	}
+	for _, r := range n.wl.Resources {
+		if _, ok := n.left[r]; !ok {
+			n.left[r] = entries
+		}
+	}
+	pending := false
+	for _, r := range n.wl.Resources {
+		if n.left[r] > 0 {
+			pending = true
+			n.scheduleRequest(r)
+		}
+	}
+	if !pending {
+		n.finish()
+	}
+}
+
+// Crash stops the node as a crash would: no more inputs, timers gone,
+// machines' state lost (only what they persisted survives). The crash event
+// is recorded here (under dmx run the runner records it on the killed
+// process's behalf).
+func (n *Node) Crash(reason string) {
+	if n.crashed || n.stopped || !n.started {
+		return
+	}
+	n.record(trace.KindCrash, "", func(ev *trace.Event) {
+		ev.Detail = mustJSON(map[string]any{"reason": reason})
+	})
+	n.crashed = true
+	n.gen++
+	for k, t := range n.timers {
+		t.Stop()
+		delete(n.timers, k)
+	}
+}
+
+// Crashed reports whether the node is down.
+func (n *Node) Crashed() bool { return n.crashed }
+
+// Recover restarts a crashed node: fresh machines, which get Recover with
+// what they persisted, and the rest of the workload. A request that was
+// pending or a critical section that was held at the crash is abandoned
+// (the entry is made again).
+func (n *Node) Recover() {
+	if !n.crashed || n.stopped {
+		return
+	}
+	n.crashed = false
+	n.gen++
+	if err := n.build(int64(n.seq)); err != nil {
+		n.fail(err)
+		return
+	}
+	n.recover()
+}
+
+func (n *Node) recover() {
+	n.record(trace.KindRecover, "", nil)
+	for _, r := range n.resources {
+		n.step(r, algo.Input{Kind: algo.Recover, Msg: n.saved[r]})
+	}
+	n.done = false
+	n.startWorkload(0)
 }
 
 // Deliver hands a message that arrived from the network to its machine.
 func (n *Node) Deliver(e *Envelope) {
-	if n.stopped {
-		return
+	if n.stopped || n.crashed {
+		return // lost: its receiver is down
 	}
 	m, ok := n.machines[e.Msg.Resource]
 	if !ok {
@@ -189,6 +312,16 @@ func (n *Node) Stop() {
 	}
 }
 
+// after runs f after d unless the node crashes or stops first.
+func (n *Node) after(d time.Duration, f func()) {
+	gen := n.gen
+	n.env.After(d, func() {
+		if gen == n.gen && !n.stopped && !n.crashed {
+			f()
+		}
+	})
+}
+
 func (n *Node) scheduleRequest(r string) {
 	d := n.wl.Think.Draw(n.wrand)
 	if n.wl.Contention == ContentionNone {
@@ -206,11 +339,18 @@ func (n *Node) scheduleRequest(r string) {
 			d = 0
 		}
 	}
-	n.env.After(d, func() { n.request(r) })
+	n.after(d, func() { n.request(r) })
 }
 
 func (n *Node) request(r string) {
-	if n.stopped {
+	if n.spec.Kind == algo.Multicast {
+		// For a multicast algorithm a request is one message to multicast;
+		// the machine's sends follow this event.
+		n.record(trace.KindInternal, r, func(ev *trace.Event) {
+			ev.Detail = mustJSON(map[string]any{"multicast": n.wl.Entries - n.left[r] + 1})
+		})
+		n.step(r, algo.Input{Kind: algo.Request, Resource: r})
+		n.entryDone(r)
 		return
 	}
 	n.record(trace.KindCSRequest, r, nil)
@@ -218,11 +358,12 @@ func (n *Node) request(r string) {
 }
 
 func (n *Node) release(r string) {
-	if n.stopped {
-		return
-	}
 	n.record(trace.KindCSExit, r, nil)
 	n.step(r, algo.Input{Kind: algo.Release, Resource: r})
+	n.entryDone(r)
+}
+
+func (n *Node) entryDone(r string) {
 	n.left[r]--
 	if n.left[r] > 0 {
 		n.scheduleRequest(r)
@@ -247,7 +388,7 @@ func (n *Node) finish() {
 }
 
 func (n *Node) fire(r, name string) {
-	if n.stopped {
+	if n.stopped || n.crashed {
 		return
 	}
 	delete(n.timers, r+"\x00"+name)
@@ -302,12 +443,26 @@ func (n *Node) apply(r string, o algo.Output) {
 		}
 	case algo.Enter:
 		n.record(trace.KindCSEnter, r, nil)
-		n.env.After(n.wl.Hold.Draw(n.wrand), func() { n.release(r) })
+		n.after(n.wl.Hold.Draw(n.wrand), func() { n.release(r) })
 	case algo.Leader:
 		n.record(trace.KindLeader, r, func(ev *trace.Event) {
 			ev.Peer = o.Leader
 			ev.Detail = mustJSON(map[string]any{"leader": o.Leader, "term": o.Msg.Term})
 		})
+		if n.OnLeader != nil {
+			n.OnLeader(o.Leader)
+		}
+	case algo.Persist:
+		n.saved[r] = o.Msg
+		n.record(trace.KindInternal, r, func(ev *trace.Event) {
+			ev.Detail = mustJSON(map[string]any{"persist": o.Msg})
+		})
+	case algo.Suspect, algo.Trust:
+		kind := trace.KindSuspect
+		if o.Kind == algo.Trust {
+			kind = trace.KindTrust
+		}
+		n.record(kind, r, func(ev *trace.Event) { ev.Peer = o.To })
 	case algo.Delivered:
 		n.record(trace.KindDeliver, r, func(ev *trace.Event) {
 			ev.Peer = o.From

@@ -31,12 +31,24 @@ type nodeConfig struct {
 	Workload Workload          `json:"workload"`
 	Key      []byte            `json:"key"`
 	Port     int               `json:"port"` // 0: any free port
+	// A restarted process: its incarnation (0 first), everyone's current
+	// incarnations, and what it resumes from.
+	Inc    int     `json:"inc,omitempty"`
+	Incs   []int   `json:"incs,omitempty"`
+	Resume *Resume `json:"resume,omitempty"`
 }
 
 type toNode struct {
-	Config *nodeConfig `json:"config,omitempty"`
-	Peers  []string    `json:"peers,omitempty"`
-	Stop   bool        `json:"stop,omitempty"`
+	Config    *nodeConfig `json:"config,omitempty"`
+	Peers     []string    `json:"peers,omitempty"`
+	Stop      bool        `json:"stop,omitempty"`
+	Restarted *restarted  `json:"restarted,omitempty"` // a peer came back as a new incarnation
+	T0        int64       `json:"t0,omitempty"`        // with Peers: the run's start (Unix ns), the origin of Input.Now everywhere
+}
+
+type restarted struct {
+	Proc int `json:"proc"`
+	Inc  int `json:"inc"`
 }
 
 type fromNode struct {
@@ -119,13 +131,24 @@ func NodeMain(stdin io.Reader, stdout io.Writer) error {
 	}
 
 	loop := make(chan func(), 1024)
-	env := &udpEnv{start: time.Now(), loop: loop, out: out}
-	node, err := NewNode(NodeSetup{ID: cfg.ID, N: cfg.N, Spec: spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload}, env)
+	start := time.Now()
+	if second.T0 != 0 {
+		// All processes of a run, restarted ones too, count time from the
+		// same origin, so that a schedule of time slots means the same to
+		// everyone.
+		start = start.Add(-time.Duration(time.Now().UnixNano() - second.T0))
+	}
+	env := &udpEnv{start: start, loop: loop, out: out}
+	node, err := NewNode(NodeSetup{ID: cfg.ID, N: cfg.N, Spec: spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload, Resume: cfg.Resume}, env)
 	if err != nil {
 		out.send(fromNode{Error: err.Error()})
 		return err
 	}
 	tr := newTransport(cfg.ID, cfg.N, cfg.Key, conn, peers, node.Deliver)
+	tr.inc = cfg.Inc
+	if len(cfg.Incs) == cfg.N {
+		copy(tr.peerInc, cfg.Incs)
+	}
 	env.tr = tr
 	env.node = node
 	node.OnDone = func() { out.send(fromNode{Done: true}) }
@@ -147,7 +170,8 @@ func NodeMain(stdin io.Reader, stdout io.Writer) error {
 			dgrams <- dgram{append([]byte(nil), buf[:k]...), addr}
 		}
 	}()
-	// Control reader: stop, or EOF when the runner is gone.
+	// Control reader: news of restarted peers; stop, or EOF when the runner
+	// is gone.
 	stop := make(chan struct{})
 	go func() {
 		defer close(stop)
@@ -155,6 +179,9 @@ func NodeMain(stdin io.Reader, stdout io.Writer) error {
 			var m toNode
 			if err := readLine(in, &m); err != nil || m.Stop {
 				return
+			}
+			if r := m.Restarted; r != nil {
+				loop <- func() { tr.peerRestarted(r.Proc, r.Inc) }
 			}
 		}
 	}()

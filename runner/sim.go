@@ -50,6 +50,12 @@ type SimConfig struct {
 	// Linger is how long the simulation goes on after every workload is done,
 	// so that the last messages arrive. Zero means 4 x Delay.Max.
 	Linger time.Duration
+	// Duration is how long an election run lasts (elections have no
+	// workload that ends); zero means 2s. Mutual-exclusion and multicast
+	// runs end when their workloads are done.
+	Duration time.Duration
+	// Faults are injected at their times.
+	Faults []Fault
 }
 
 // SimResult says how a simulated run ended.
@@ -84,7 +90,7 @@ func Simulate(cfg SimConfig, rec Recorder) (SimResult, error) {
 		// algorithm here needs request, grant and release in turn).
 		cfg.Workload.Slot = 6*cfg.Delay.Max + cfg.Workload.Hold.Max + time.Millisecond
 	}
-	s := &sim{cfg: cfg, rec: rec, net: rand.New(rand.NewPCG(cfg.Seed, streamNet))}
+	s := &sim{cfg: cfg, rec: rec, net: rand.New(rand.NewPCG(cfg.Seed, streamNet)), leader: -1}
 	s.lastArrival = make([]int64, cfg.N*cfg.N)
 	for i := 0; i < cfg.N; i++ {
 		env := &simEnv{s: s, id: i}
@@ -92,8 +98,23 @@ func Simulate(cfg SimConfig, rec Recorder) (SimResult, error) {
 		if err != nil {
 			return SimResult{}, err
 		}
-		nd.OnDone = s.nodeDone
+		nd.OnDone = s.progress
+		nd.OnLeader = func(l int) { s.leader = l }
 		s.nodes = append(s.nodes, nd)
+	}
+	for _, f := range cfg.Faults {
+		if f.Proc >= cfg.N {
+			return SimResult{}, fmt.Errorf("fault %s: process %d does not exist (N=%d)", f, f.Proc, cfg.N)
+		}
+		s.pendingFaults++
+		s.push(&simItem{at: int64(f.At), f: func() { s.inject(f) }})
+	}
+	if cfg.Spec.Kind == algo.Election {
+		d := cfg.Duration
+		if d == 0 {
+			d = 2 * time.Second
+		}
+		s.push(&simItem{at: int64(d), stop: true})
 	}
 	for _, nd := range s.nodes {
 		nd.Start()
@@ -131,10 +152,19 @@ func Simulate(cfg SimConfig, rec Recorder) (SimResult, error) {
 		return res, s.err
 	}
 	if res.Status == "" {
-		if s.doneCount == len(s.nodes) {
+		unfinished := 0
+		for _, nd := range s.nodes {
+			if !nd.Done() && !nd.Crashed() {
+				unfinished++
+			}
+		}
+		switch {
+		case cfg.Spec.Kind == algo.Election:
+			res.Status = fmt.Sprintf("ran for %v", time.Duration(s.now))
+		case unfinished == 0:
 			res.Status = "every workload finished"
-		} else {
-			res.Status = fmt.Sprintf("nothing more can happen, but %d of %d nodes did not finish their workload", len(s.nodes)-s.doneCount, len(s.nodes))
+		default:
+			res.Status = fmt.Sprintf("nothing more can happen, but %d of %d nodes did not finish their workload", unfinished, len(s.nodes))
 		}
 	}
 	res.Events, res.End = s.events, time.Duration(s.now)
@@ -150,16 +180,45 @@ type sim struct {
 	now         int64
 	seq         uint64
 	lastArrival []int64 // per (from, to): FIFO channels
-	doneCount   int
 	events      int64
 	err         error
+	leader      int // the leader most recently decided by any node, or -1
+	// pendingFaults counts faults not yet injected: the run does not end
+	// before they are (a recovery brings back work to do).
+	pendingFaults int
+	stopping      bool
 }
 
-func (s *sim) nodeDone() {
-	s.doneCount++
-	if s.doneCount == len(s.nodes) {
-		s.push(&simItem{at: s.now + int64(s.cfg.Linger), stop: true})
+// progress ends the run (after the linger) once every node is done or down
+// and no fault is still to come.
+func (s *sim) progress() {
+	if s.stopping || s.pendingFaults > 0 || s.cfg.Spec.Kind == algo.Election {
+		return
 	}
+	for _, nd := range s.nodes {
+		if !nd.Done() && !nd.Crashed() {
+			return
+		}
+	}
+	s.stopping = true
+	s.push(&simItem{at: s.now + int64(s.cfg.Linger), stop: true})
+}
+
+func (s *sim) inject(f Fault) {
+	s.pendingFaults--
+	p := f.Proc
+	if p == Leader {
+		p = s.leader
+	}
+	if p >= 0 {
+		switch f.Kind {
+		case FaultCrash:
+			s.nodes[p].Crash("fault " + f.String())
+		case FaultRecover:
+			s.nodes[p].Recover()
+		}
+	}
+	s.progress()
 }
 
 func (s *sim) push(it *simItem) {

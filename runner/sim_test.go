@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/trace"
 )
@@ -75,5 +76,50 @@ func TestSimClocks(t *testing.T) {
 			}
 		}
 		last[e.Proc] = e
+	}
+}
+
+// TestSimCrashRecover: a crash loses the node's state and timers and the
+// messages sent to it; a recovery gives it fresh machines and the rest of its
+// workload; clocks and sequence numbers go on.
+func TestSimCrashRecover(t *testing.T) {
+	// Slots of 20ms: P2 asks at 40ms, 120ms, ... and is idle at 60-100ms
+	// (central deadlocks if a client crashes holding or awaiting the grant).
+	wl := runner.Workload{Entries: 5, Hold: runner.Fixed(time.Millisecond), Contention: runner.ContentionNone, Slot: 20 * time.Millisecond}
+	var c runner.Collector
+	res, err := runner.Simulate(runner.SimConfig{
+		Spec: runner.Lookup("central"), N: 4, Seed: 3, Workload: wl,
+		Delay:  runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond},
+		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 2, At: 60 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 2, At: 100 * time.Millisecond}},
+	}, &c)
+	if err != nil || !res.Complete {
+		t.Fatalf("%v %+v", err, res)
+	}
+	var kinds []trace.Kind
+	exits := 0
+	for _, e := range c.Events {
+		if e.Proc == 2 {
+			switch e.Kind {
+			case trace.KindCrash, trace.KindRecover:
+				kinds = append(kinds, e.Kind)
+			case trace.KindCSExit:
+				exits++
+			}
+		}
+	}
+	if len(kinds) != 2 || kinds[0] != trace.KindCrash || kinds[1] != trace.KindRecover {
+		t.Fatalf("P2 recorded %v", kinds)
+	}
+	if exits != wl.Entries {
+		t.Errorf("P2 left the critical section %d times, want its %d entries", exits, wl.Entries)
+	}
+	results, err := analyze.Run(trace.Run{Nodes: 4, Complete: true}, &trace.SliceReader{Events: c.Events}, analyze.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Verdict != analyze.OK {
+			t.Errorf("%s: %s %v", r.Check, r.Verdict, r.Findings)
+		}
 	}
 }

@@ -33,8 +33,10 @@ type packet struct {
 	Kind string    `json:"k"` // "d" data, "a" ack
 	From int       `json:"f"`
 	To   int       `json:"t"`
-	Seq  uint64    `json:"s,omitempty"` // data: channel sequence number, from 1
-	Ack  uint64    `json:"a,omitempty"` // ack: highest sequence delivered in order
+	Inc  int       `json:"i,omitempty"`  // the sender's incarnation (bumped at each restart)
+	RInc int       `json:"ri,omitempty"` // the receiver's incarnation the sender knows of
+	Seq  uint64    `json:"s,omitempty"`  // data: channel sequence number, from 1
+	Ack  uint64    `json:"a,omitempty"`  // ack: highest sequence delivered in order
 	Env  *Envelope `json:"e,omitempty"`
 }
 
@@ -43,6 +45,7 @@ type Rejections struct {
 	Malformed   int64 `json:"malformed"`   // too short, bad magic, bad JSON
 	BadMAC      int64 `json:"bad_mac"`     // not signed with this run's key
 	WrongPeer   int64 `json:"wrong_peer"`  // names a sender or receiver outside the run, or comes from another address
+	Stale       int64 `json:"stale"`       // from or for an earlier incarnation of a restarted process
 	Duplicate   int64 `json:"duplicate"`   // a retransmission of something already delivered
 	Retransmits int64 `json:"retransmits"` // datagrams this node sent again
 }
@@ -71,6 +74,8 @@ type inChan struct {
 // reader goroutine hands datagrams over through the loop.
 type transport struct {
 	id, n   int
+	inc     int   // this process's incarnation
+	peerInc []int // the incarnation of each peer, as far as known
 	key     []byte
 	conn    *net.UDPConn
 	peers   []*net.UDPAddr
@@ -86,11 +91,28 @@ func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr
 	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: 30 * time.Millisecond}
 	t.out = make([]outChan, n)
 	t.in = make([]inChan, n)
+	t.peerInc = make([]int, n)
 	for i := range t.in {
-		t.out[i].next = 1
-		t.in[i] = inChan{expect: 1, held: map[uint64]*Envelope{}}
+		t.resetChan(i)
 	}
 	return t
+}
+
+// resetChan forgets the channels to and from peer: after the peer restarted,
+// what was in flight between us belonged to its dead incarnation (lost to
+// the crash, as the seeds' crash model says).
+func (t *transport) resetChan(peer int) {
+	t.out[peer] = outChan{next: 1}
+	t.in[peer] = inChan{expect: 1, held: map[uint64]*Envelope{}}
+}
+
+// peerRestarted records that peer is now at incarnation inc.
+func (t *transport) peerRestarted(peer, inc int) {
+	if peer < 0 || peer >= t.n || inc <= t.peerInc[peer] {
+		return
+	}
+	t.peerInc[peer] = inc
+	t.resetChan(peer)
 }
 
 func seal(key []byte, p *packet) ([]byte, error) {
@@ -138,7 +160,7 @@ func (t *transport) send(e *Envelope) error {
 		return nil
 	}
 	oc := &t.out[e.To]
-	p := &packet{Kind: "d", From: t.id, To: e.To, Seq: oc.next, Env: e}
+	p := &packet{Kind: "d", From: t.id, To: e.To, Inc: t.inc, RInc: t.peerInc[e.To], Seq: oc.next, Env: e}
 	data, err := seal(t.key, p)
 	if err != nil {
 		return fmt.Errorf("encode message %d: %w", e.ID, err)
@@ -167,6 +189,13 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 	}
 	if p.To != t.id || p.From < 0 || p.From >= t.n || p.From == t.id || !sameAddr(addr, t.peers[p.From]) {
 		t.stats.WrongPeer++
+		return
+	}
+	if p.Inc > t.peerInc[p.From] {
+		t.peerRestarted(p.From, p.Inc)
+	}
+	if p.Inc < t.peerInc[p.From] || p.RInc != t.inc {
+		t.stats.Stale++
 		return
 	}
 	switch p.Kind {
@@ -212,7 +241,7 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 }
 
 func (t *transport) ack(to int) {
-	data, err := seal(t.key, &packet{Kind: "a", From: t.id, To: to, Ack: t.in[to].expect - 1})
+	data, err := seal(t.key, &packet{Kind: "a", From: t.id, To: to, Inc: t.inc, RInc: t.peerInc[to], Ack: t.in[to].expect - 1})
 	if err != nil {
 		return
 	}

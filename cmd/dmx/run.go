@@ -36,6 +36,8 @@ type runFlags struct {
 	out        string
 	format     string
 	noCheck    bool
+	faults     []string
+	faultList  []runner.Fault
 
 	// run only
 	port     int
@@ -63,14 +65,16 @@ func (f *runFlags) register(cmd *cobra.Command, sim bool) {
 	fs.StringVarP(&f.out, "out", "o", "", "trace file to record into (default dmx-ALGO-SEED.db; an existing trace gets one more run)")
 	fs.StringVar(&f.format, "format", "table", "verdict output: table or json")
 	fs.BoolVar(&f.noCheck, "no-check", false, "record only; do not check the trace")
+	fs.StringArrayVar(&f.faults, "faults", nil, "inject faults: crash:P@TIME, recover:P@TIME, crash:leader@TIME (repeatable, or comma-separated)")
 	if sim {
 		f.delay = runner.Dist{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}
 		fs.Var(&f.delay, "delay", "one-way message delay: fixed or uniform range")
 		fs.BoolVar(&f.reorder, "reorder", false, "let messages between two processes overtake each other (channels are FIFO by default)")
 		fs.DurationVar(&f.limit, "limit", 10*time.Minute, "simulated time after which the run is cut short")
+		fs.DurationVar(&f.duration, "duration", 0, "how long an election run lasts in simulated time (default 2s)")
 	} else {
 		fs.IntVar(&f.port, "port", 0, "node i listens on UDP port PORT+i on 127.0.0.1 (0: free ports)")
-		fs.DurationVar(&f.duration, "duration", 2*time.Minute, "cut the run short after this long (0: no limit)")
+		fs.DurationVar(&f.duration, "duration", 0, "mutual exclusion: cut the run short after this long (default 2m); elections: how long the run lasts (default 2s)")
 		fs.DurationVar(&f.stall, "stall", 5*time.Second, "end the run when no event happened for this long (a deadlock or starvation)")
 	}
 }
@@ -132,6 +136,14 @@ func (f *runFlags) setup(args []string) (*algo.Spec, map[string]string, runner.W
 	if err := wl.Validate(); err != nil {
 		return nil, nil, runner.Workload{}, err
 	}
+	f.faultList = nil
+	for _, spec := range f.faults {
+		fl, err := runner.ParseFaults(spec, f.nodes)
+		if err != nil {
+			return nil, nil, runner.Workload{}, err
+		}
+		f.faultList = append(f.faultList, fl...)
+	}
 	if f.seed == 0 {
 		var b [8]byte
 		rand.Read(b[:])
@@ -155,9 +167,14 @@ func (f *runFlags) runRow(spec *algo.Spec, params map[string]string, wl runner.W
 		p["port"] = f.port
 	}
 	pj, _ := json.Marshal(p)
+	fl := []string{}
+	for _, x := range f.faultList {
+		fl = append(fl, x.String())
+	}
+	fj, _ := json.Marshal(fl)
 	return trace.Run{
 		Algorithm: spec.Name, Nodes: f.nodes, Seed: f.seed, Mode: mode,
-		Params: pj, Faults: json.RawMessage("[]"), ToolVersion: toolVersion(),
+		Params: pj, Faults: fj, ToolVersion: toolVersion(),
 		Started: time.Now().UnixNano(),
 	}
 }
@@ -189,6 +206,7 @@ The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
 				res, err := runner.Launch(ctx, runner.LaunchConfig{
 					Spec: spec, N: f.nodes, Seed: f.seed, Params: params, Workload: wl,
 					BasePort: f.port, Stall: f.stall, Stderr: cmd.ErrOrStderr(), Progress: progress,
+					Faults: f.faultList, Duration: f.duration,
 				}, rec)
 				status := res.Status
 				if t := res.Transport; t.Total() > 0 || t.Retransmits > 0 {
@@ -225,6 +243,7 @@ gives the same trace, event for event; wall_ns in its trace is simulated time.`,
 				res, err := runner.Simulate(runner.SimConfig{
 					Spec: spec, N: f.nodes, Seed: f.seed, Params: params, Workload: wl,
 					Delay: f.delay, Reorder: f.reorder, Limit: f.limit,
+					Faults: f.faultList, Duration: f.duration,
 				}, rec)
 				return res.Complete, res.Status, err
 			})
@@ -257,9 +276,15 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, spec *algo.Spec, row trace.
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	if f.duration > 0 {
+	if cmd.Name() == "run" && spec.Kind != algo.Election {
+		// For mutual exclusion and multicast the workload ends the run;
+		// --duration only caps it (an election run lasts --duration).
+		limit := f.duration
+		if limit == 0 {
+			limit = 2 * time.Minute
+		}
 		var c2 context.CancelFunc
-		ctx, c2 = context.WithTimeoutCause(ctx, f.duration, fmt.Errorf("--duration %v reached", f.duration))
+		ctx, c2 = context.WithTimeoutCause(ctx, limit, fmt.Errorf("--duration %v reached", limit))
 		defer c2()
 	}
 	w := st.NewWriter(runID)
