@@ -88,6 +88,8 @@ type Node struct {
 	sent    int64
 	timers  map[string]Timer // by resource + "\x00" + timer name
 	left    map[string]int   // entries still to make, per resource
+	plan    []string         // nested workloads: this entry's lock order
+	planIdx int              // nested workloads: index in plan of the resource asked for last
 	ev      trace.Event      // reused for every record
 
 	saved   map[string]algo.Msg // what each machine persisted last
@@ -217,6 +219,17 @@ func (n *Node) startWorkload(entries int) {
 	for _, r := range n.wl.Resources {
 		if n.left[r] > 0 {
 			pending = true
+			if n.wl.Nested {
+				// One entry takes every resource; entries left is the
+				// largest count (a crash may have cut a release short).
+				for _, x := range n.wl.Resources {
+					if n.left[x] > n.left[r] {
+						r = x
+					}
+				}
+				n.scheduleRequest(r)
+				break
+			}
 			n.scheduleRequest(r)
 		}
 	}
@@ -333,13 +346,39 @@ func (n *Node) scheduleRequest(r string) {
 			}
 		}
 		k := int64(n.wl.Entries - n.left[r])
+		if n.wl.Nested {
+			ri = 0
+		}
 		slot := (k*int64(len(n.wl.Resources))+int64(ri))*int64(n.N) + int64(n.ID)
 		d = time.Duration(slot*int64(n.wl.Slot) - n.env.Now())
 		if d < 0 {
 			d = 0
 		}
 	}
+	if n.wl.Nested {
+		n.after(d, n.beginNested)
+		return
+	}
 	n.after(d, func() { n.request(r) })
+}
+
+// beginNested starts a nested entry: it asks for the first resource of this
+// entry's lock order; each grant asks for the next (holding the earlier
+// ones), and the last one starts the hold time.
+func (n *Node) beginNested() {
+	order := append([]string(nil), n.wl.Resources...)
+	switch n.wl.Order {
+	case OrderReverseOdd:
+		if n.ID%2 == 1 {
+			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+				order[i], order[j] = order[j], order[i]
+			}
+		}
+	case OrderRandom:
+		n.wrand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	}
+	n.plan, n.planIdx = order, 0
+	n.request(order[0])
 }
 
 func (n *Node) request(r string) {
@@ -361,6 +400,22 @@ func (n *Node) release(r string) {
 	n.record(trace.KindCSExit, r, nil)
 	n.step(r, algo.Input{Kind: algo.Release, Resource: r})
 	n.entryDone(r)
+}
+
+// releaseNested leaves every resource of a nested entry, innermost first.
+func (n *Node) releaseNested(plan []string) {
+	for i := len(plan) - 1; i >= 0; i-- {
+		n.record(trace.KindCSExit, plan[i], nil)
+		n.step(plan[i], algo.Input{Kind: algo.Release, Resource: plan[i]})
+		n.left[plan[i]]--
+	}
+	for _, k := range n.left {
+		if k > 0 {
+			n.scheduleRequest(plan[0])
+			return
+		}
+	}
+	n.finish()
 }
 
 func (n *Node) entryDone(r string) {
@@ -443,6 +498,17 @@ func (n *Node) apply(r string, o algo.Output) {
 		}
 	case algo.Enter:
 		n.record(trace.KindCSEnter, r, nil)
+		if n.wl.Nested {
+			if n.planIdx < len(n.plan)-1 {
+				n.planIdx++
+				next := n.plan[n.planIdx]
+				n.after(0, func() { n.request(next) })
+				return
+			}
+			plan := n.plan
+			n.after(n.wl.Hold.Draw(n.wrand), func() { n.releaseNested(plan) })
+			return
+		}
 		n.after(n.wl.Hold.Draw(n.wrand), func() { n.release(r) })
 	case algo.Leader:
 		n.record(trace.KindLeader, r, func(ev *trace.Event) {

@@ -83,7 +83,21 @@ type Workload struct {
 	// contention-free message counts the seeds give.
 	Contention Contention    `json:"contention"`
 	Slot       time.Duration `json:"slot"`
+	// Nested makes each entry take every resource, one inside the other (a
+	// process holds the first while it asks for the second, and so on), in
+	// the order Order says, then release them in reverse. Processes that
+	// take two resources in opposite orders can deadlock, as seed 001's
+	// last section describes.
+	Nested bool   `json:"nested,omitempty"`
+	Order  string `json:"order,omitempty"` // same (default), reverse-odd, random
 }
+
+// Lock orders of nested workloads.
+const (
+	OrderSame       = "same"        // every process locks in the listed order: no resource deadlock
+	OrderReverseOdd = "reverse-odd" // odd processes lock in reverse order: the classic deadlock
+	OrderRandom     = "random"      // each entry draws an order from the seed
+)
 
 // Contention selects how requests are timed.
 type Contention int
@@ -119,10 +133,20 @@ func (w *Workload) Validate() error {
 	if w.Entries < 0 {
 		return fmt.Errorf("--entries %d: must be 0 or more", w.Entries)
 	}
+	seen := map[string]bool{}
 	for _, r := range w.Resources {
 		if r == "" {
-			return fmt.Errorf("empty resource name")
+			return fmt.Errorf("--resources: empty resource name")
 		}
+		if seen[r] {
+			return fmt.Errorf("--resources: %q named twice", r)
+		}
+		seen[r] = true
+	}
+	switch w.Order {
+	case "", OrderSame, OrderReverseOdd, OrderRandom:
+	default:
+		return fmt.Errorf("--order %q: want %s, %s or %s", w.Order, OrderSame, OrderReverseOdd, OrderRandom)
 	}
 	return nil
 }

@@ -36,6 +36,8 @@ type runFlags struct {
 	out        string
 	format     string
 	noCheck    bool
+	nested     bool
+	order      string
 	faults     []string
 	faultList  []runner.Fault
 
@@ -61,6 +63,8 @@ func (f *runFlags) register(cmd *cobra.Command, sim bool) {
 	fs.Var(&f.hold, "hold", "time spent inside the critical section: fixed or uniform range")
 	fs.StringVar(&f.contention, "contention", "random", "random: requests when --think says; none: one request at a time in the whole system (time slots); high: everyone asks again at once")
 	fs.StringSliceVar(&f.resources, "resources", []string{runner.DefaultResource}, "resources each process locks (each has its own instance of the algorithm)")
+	fs.BoolVar(&f.nested, "nested", false, "each entry takes every resource, one inside the other (nested locks; see --order)")
+	fs.StringVar(&f.order, "order", runner.OrderSame, "lock order of --nested entries: same, reverse-odd (odd processes reverse it: can deadlock) or random")
 	fs.StringArrayVar(&f.params, "param", nil, "algorithm parameter KEY=VALUE (see dmx list)")
 	fs.StringVarP(&f.out, "out", "o", "", "trace file to record into (default dmx-ALGO-SEED.db; an existing trace gets one more run)")
 	fs.StringVar(&f.format, "format", "table", "verdict output: table or json")
@@ -123,7 +127,7 @@ func (f *runFlags) setup(args []string) (*algo.Spec, map[string]string, runner.W
 	if _, err := spec.New(algo.Config{ID: 0, N: f.nodes, Resource: runner.DefaultResource, Params: params}); err != nil {
 		return nil, nil, runner.Workload{}, fmt.Errorf("%s: %w", spec.Name, err)
 	}
-	wl := runner.Workload{Entries: f.entries, Resources: f.resources, Think: f.think, Hold: f.hold}
+	wl := runner.Workload{Entries: f.entries, Resources: f.resources, Think: f.think, Hold: f.hold, Nested: f.nested, Order: f.order}
 	switch f.contention {
 	case "random":
 	case "high":
@@ -157,6 +161,9 @@ func (f *runFlags) setup(args []string) (*algo.Spec, map[string]string, runner.W
 
 func (f *runFlags) runRow(spec *algo.Spec, params map[string]string, wl runner.Workload, mode string) trace.Run {
 	p := map[string]any{"entries": wl.Entries, "resources": wl.Resources, "think": f.think.String(), "hold": f.hold.String(), "contention": f.contention}
+	if wl.Nested {
+		p["nested"], p["order"] = true, wl.Order
+	}
 	if len(params) > 0 {
 		p["algorithm"] = params
 	}
