@@ -1,0 +1,196 @@
+package trace
+
+// SchemaVersion is the version of the trace schema this package writes and
+// reads, stored in the file as PRAGMA user_version. Open refuses a trace whose
+// version is newer.
+const SchemaVersion = 1
+
+// Schema is the SQL that creates an empty trace (schema version 1). It is
+// public: users query traces with `dmx sql` and sqlite3, and the README
+// quotes this text. Every table and column is described here.
+//
+// runs: one row per recorded run. A trace file may hold several runs, appended
+// by one or several dmx processes (each run has its own id).
+//
+//	id            run id, referenced by every other table's run column
+//	algorithm     algorithm name as `dmx list` shows it ("ricart-agrawala")
+//	nodes         number of processes N; procs are numbered 0..N-1
+//	seed          the run's seed as a decimal TEXT, exactly as dmx prints it
+//	              ("seed: 42"); TEXT because seeds are uint64 and SQLite
+//	              integers are signed. `WHERE seed = 42` still works (the
+//	              literal takes the column's TEXT affinity).
+//	mode          "udp" (dmx run), "sim" (dmx sim) or "import"
+//	params        JSON object: algorithm and workload parameters
+//	faults        JSON array: the fault specifications of the run
+//	tool_version  version of the dmx that recorded the run
+//	started_ns    wall-clock start, ns since the Unix epoch
+//	ended_ns      wall-clock end; NULL while the run is being recorded
+//	complete      1 if the run ended normally and the trace holds all of it,
+//	              0 while recording and for interrupted runs
+//	status        how the run ended, in words ("ok", "interrupted", ...);
+//	              "running" until it ends
+//
+// procs: optional process names (imported traces name their processes).
+//
+//	run, proc     the run and the process number
+//	name          the process's name in the source of the trace
+//
+// events: one row per event, the trace proper.
+//
+//	id            insertion order within the file (SQLite rowid). Not a
+//	              causal order: order by (proc, seq) for program order and
+//	              use lamport or vc for causality.
+//	run           the run the event belongs to
+//	proc          the process (0..nodes-1) where the event happened
+//	seq           1-based position in proc's program order, without gaps
+//	kind          send, receive, drop, internal, cs_request, cs_enter,
+//	              cs_exit, election_start, leader, crash, recover, timeout,
+//	              deliver, wait, start, stop (importers may add kinds)
+//	lamport       Lamport clock stamped on the event; 0 if not recorded
+//	vc            vector clock as a JSON array of N integers ("[1,0,2]"),
+//	              entry p counting p's events known at this event; NULL if
+//	              not recorded
+//	wall_ns       wall-clock time in ns since the Unix epoch (simulated
+//	              runs: simulated ns since the start of the simulation)
+//	msg           message id of send, receive and drop events (see
+//	              messages.id); NULL otherwise
+//	msg_type      message type ("request", "ok", "token", ...) of send,
+//	              receive and drop events; NULL otherwise
+//	peer          the other process: receiver of a send, sender of a
+//	              receive, the decided leader, a wait target; NULL if none
+//	resource      critical-section resource (cs_*, wait, and the messages of
+//	              the algorithm instance guarding it); NULL if none
+//	detail        JSON value with kind-specific facts, e.g. {"leader": 3}
+//	              for leader and {"timer": "election"} for timeout; NULL if
+//	              none
+//
+// messages: one row per message, maintained as the events are recorded.
+//
+//	run, id       the run and the message id (the msg column of its events)
+//	type          message type
+//	sender        process that sent it
+//	receiver      process it was addressed to
+//	send_event    events.id of its send; NULL if no send was recorded
+//	recv_event    events.id of its (first) receive; NULL if never delivered
+//	fate          in_flight: sent, not (yet) delivered when the run ended;
+//	              delivered: received once; duplicated: received more than
+//	              once; dropped: discarded by fault injection (a drop event)
+//	              and never received; lost_to_crash: never received and its
+//	              receiver crashed after it was sent (set when the run ends)
+//
+// cs_intervals (view): one row per critical-section request. The k-th
+// cs_request of a (run, proc, resource) is paired with its k-th cs_enter and
+// k-th cs_exit.
+//
+//	run, proc, resource
+//	entry                                    k: 1 for the first request
+//	request_event, enter_event, exit_event   events.id; NULL when missing
+//	request_ns, enter_ns, exit_ns            wall_ns of those events
+//	wait_ns                                  enter_ns - request_ns
+//	hold_ns                                  exit_ns - enter_ns
+//	request_lamport, enter_lamport, exit_lamport
+//
+// elections (view): one row per election_start and leader event.
+//
+//	run, proc     where it happened
+//	event         events.id
+//	kind          'start' (election_start) or 'decide' (leader)
+//	leader        for 'decide': the leader the process decided on
+//	              (detail.leader, else peer); NULL for 'start'
+//	term          detail.election or detail.term when the algorithm numbers
+//	              its elections; NULL otherwise
+//	resource      the algorithm instance, NULL if none
+//	lamport, wall_ns
+const Schema = `
+CREATE TABLE runs (
+  id           INTEGER PRIMARY KEY,
+  algorithm    TEXT    NOT NULL,
+  nodes        INTEGER NOT NULL,
+  seed         TEXT    NOT NULL,
+  mode         TEXT    NOT NULL,
+  params       TEXT    NOT NULL DEFAULT '{}',
+  faults       TEXT    NOT NULL DEFAULT '[]',
+  tool_version TEXT    NOT NULL DEFAULT '',
+  started_ns   INTEGER NOT NULL,
+  ended_ns     INTEGER,
+  complete     INTEGER NOT NULL DEFAULT 0 CHECK (complete IN (0, 1)),
+  status       TEXT    NOT NULL DEFAULT 'running'
+);
+
+CREATE TABLE procs (
+  run  INTEGER NOT NULL REFERENCES runs(id),
+  proc INTEGER NOT NULL,
+  name TEXT    NOT NULL,
+  PRIMARY KEY (run, proc)
+) WITHOUT ROWID;
+
+CREATE TABLE events (
+  id       INTEGER PRIMARY KEY,
+  run      INTEGER NOT NULL REFERENCES runs(id),
+  proc     INTEGER NOT NULL,
+  seq      INTEGER NOT NULL,
+  kind     TEXT    NOT NULL,
+  lamport  INTEGER NOT NULL,
+  vc       TEXT,
+  wall_ns  INTEGER NOT NULL,
+  msg      INTEGER,
+  msg_type TEXT,
+  peer     INTEGER,
+  resource TEXT,
+  detail   TEXT,
+  UNIQUE (run, proc, seq)
+);
+
+-- Crash events, for the lost_to_crash fate; partial, so free for other kinds.
+CREATE INDEX events_crash ON events(run, proc, wall_ns) WHERE kind = 'crash';
+
+CREATE TABLE messages (
+  run        INTEGER NOT NULL REFERENCES runs(id),
+  id         INTEGER NOT NULL,
+  type       TEXT,
+  sender     INTEGER,
+  receiver   INTEGER,
+  send_event INTEGER REFERENCES events(id),
+  recv_event INTEGER REFERENCES events(id),
+  fate       TEXT    NOT NULL CHECK (fate IN
+               ('in_flight', 'delivered', 'duplicated', 'dropped', 'lost_to_crash')),
+  PRIMARY KEY (run, id)
+) WITHOUT ROWID;
+
+CREATE VIEW cs_intervals AS
+WITH cs AS (
+  SELECT id, run, proc, resource, kind, lamport, wall_ns,
+         ROW_NUMBER() OVER (PARTITION BY run, proc, resource, kind ORDER BY seq) AS k
+  FROM events
+  WHERE kind IN ('cs_request', 'cs_enter', 'cs_exit')
+)
+SELECT q.run AS run, q.proc AS proc, q.resource AS resource, q.k AS entry,
+       q.id AS request_event, e.id AS enter_event, x.id AS exit_event,
+       q.wall_ns AS request_ns, e.wall_ns AS enter_ns, x.wall_ns AS exit_ns,
+       e.wall_ns - q.wall_ns AS wait_ns, x.wall_ns - e.wall_ns AS hold_ns,
+       q.lamport AS request_lamport, e.lamport AS enter_lamport, x.lamport AS exit_lamport
+FROM cs AS q
+LEFT JOIN cs AS e ON e.kind = 'cs_enter' AND e.run = q.run AND e.proc = q.proc
+                 AND e.resource IS q.resource AND e.k = q.k
+LEFT JOIN cs AS x ON x.kind = 'cs_exit' AND x.run = q.run AND x.proc = q.proc
+                 AND x.resource IS q.resource AND x.k = q.k
+WHERE q.kind = 'cs_request';
+
+CREATE VIEW elections AS
+SELECT run, proc, id AS event,
+       CASE kind WHEN 'election_start' THEN 'start' ELSE 'decide' END AS kind,
+       CASE WHEN kind = 'leader' THEN
+         coalesce(CASE WHEN json_valid(detail) THEN json_extract(detail, '$.leader') END, peer)
+       END AS leader,
+       CASE WHEN json_valid(detail) THEN
+         coalesce(json_extract(detail, '$.election'), json_extract(detail, '$.term'))
+       END AS term,
+       resource, lamport, wall_ns
+FROM events
+WHERE kind IN ('election_start', 'leader');
+
+PRAGMA user_version = 1;
+`
+
+// requiredTables are the tables a file must have to be read as a trace.
+var requiredTables = []string{"runs", "procs", "events", "messages"}
