@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/xml"
 	"fmt"
 	"io"
 	"strconv"
@@ -43,7 +44,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
   dmx check --checks mutex-causal,liveness --run 2 run.db`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format, "table", "json"); err != nil {
+			if err := checkFormat(format, "table", "json", "junit"); err != nil {
 				return &exitError{exitUsage, err}
 			}
 			checks, err := selectChecks(only)
@@ -81,7 +82,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 			return verdictExit(printReports(cmd.OutOrStdout(), format, all))
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "table", "output: table or json")
+	cmd.Flags().StringVar(&format, "format", "table", "output: table, json, or junit (JUnit XML for CI test reports)")
 	cmd.Flags().StringVar(&only, "checks", "", "comma-separated checks to run (default: all)")
 	cmd.Flags().Int64Var(&runID, "run", 0, "check only this run of each trace (default: every run)")
 	cmd.Flags().IntVar(&maxFindings, "max-findings", 10, "findings shown per check in table output (json shows all)")
@@ -147,6 +148,10 @@ func printReports(w io.Writer, format string, reps []report) int {
 		vs = append(vs, r.Verdict)
 	}
 	overall := worst(vs)
+	if format == "junit" {
+		writeJUnit(w, reps)
+		return exitCode(overall)
+	}
 	if format == "json" {
 		render.JSON(w, struct {
 			Verdict analyze.Verdict `json:"verdict"`
@@ -215,4 +220,65 @@ func exitCode(v analyze.Verdict) int {
 		return exitInconclusive
 	}
 	return exitOK
+}
+
+// writeJUnit writes the reports as JUnit XML: one test suite per run, one
+// test case per check; a violation is a failure, an unknown verdict is
+// skipped, a check that could not run is an error.
+func writeJUnit(w io.Writer, reps []report) {
+	type failure struct {
+		Message string `xml:"message,attr"`
+		Text    string `xml:",chardata"`
+	}
+	type testcase struct {
+		Name      string   `xml:"name,attr"`
+		Classname string   `xml:"classname,attr"`
+		Failure   *failure `xml:"failure,omitempty"`
+		Error     *failure `xml:"error,omitempty"`
+		Skipped   *failure `xml:"skipped,omitempty"`
+	}
+	type suite struct {
+		Name     string     `xml:"name,attr"`
+		Tests    int        `xml:"tests,attr"`
+		Failures int        `xml:"failures,attr"`
+		Errors   int        `xml:"errors,attr"`
+		Skipped  int        `xml:"skipped,attr"`
+		Cases    []testcase `xml:"testcase"`
+	}
+	type suites struct {
+		XMLName xml.Name `xml:"testsuites"`
+		Suites  []suite  `xml:"testsuite"`
+	}
+	var out suites
+	for _, rep := range reps {
+		name := fmt.Sprintf("%s run %d (%s)", rep.File, rep.Run, rep.Algo)
+		s := suite{Name: name}
+		for _, res := range rep.Results {
+			tc := testcase{Name: res.Check, Classname: name}
+			var msgs []string
+			for _, f := range res.Findings {
+				msgs = append(msgs, f.Message)
+			}
+			text := strings.Join(msgs, "\n")
+			switch {
+			case res.Err != nil:
+				tc.Error = &failure{Message: res.Err.Error()}
+				s.Errors++
+			case res.Verdict == analyze.Violated:
+				tc.Failure = &failure{Message: fmt.Sprintf("%d findings", len(res.Findings)), Text: text}
+				s.Failures++
+			case res.Verdict == analyze.Unknown:
+				tc.Skipped = &failure{Message: res.Note}
+				s.Skipped++
+			}
+			s.Cases = append(s.Cases, tc)
+			s.Tests++
+		}
+		out.Suites = append(out.Suites, s)
+	}
+	io.WriteString(w, xml.Header)
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	enc.Encode(out)
+	io.WriteString(w, "\n")
 }

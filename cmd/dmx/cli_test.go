@@ -130,3 +130,34 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("--version: exit %d %q", code, out)
 	}
 }
+
+// TestCheckVerdictExitCodes: the exit code is the verdict, in every output
+// format: 1 for a violation (a resource deadlock of nested locks taken in
+// opposite orders), 3 for a run cut short with requests pending.
+func TestCheckVerdictExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	dead := filepath.Join(dir, "dead.db")
+	if code, out, _ := dmx(t, "sim", "central", "-n", "4", "--seed", "2", "--resources", "printer,scanner", "--nested", "--order", "reverse-odd", "-o", dead); code != 1 {
+		t.Fatalf("sim of a deadlock: exit %d, want 1\n%s", code, out)
+	}
+	short := filepath.Join(dir, "short.db")
+	if code, out, _ := dmx(t, "sim", "central", "-n", "3", "--seed", "1", "--limit", "5ms", "--contention", "high", "-o", short); code != 3 {
+		t.Fatalf("sim cut short: exit %d, want 3\n%s", code, out)
+	}
+	for _, format := range []string{"table", "json", "junit"} {
+		if code, out, _ := dmx(t, "check", "--format", format, dead); code != 1 {
+			t.Errorf("check --format %s of a violation: exit %d\n%s", format, code, out)
+		}
+		if code, out, _ := dmx(t, "check", "--format", format, short); code != 3 {
+			t.Errorf("check --format %s of an incomplete run: exit %d\n%s", format, code, out)
+		}
+	}
+	_, out, _ := dmx(t, "check", "--format", "junit", dead)
+	if !strings.Contains(out, "<testsuites>") || !strings.Contains(out, `<failure message=`) {
+		t.Errorf("junit output:\n%s", out)
+	}
+	_, out, _ = dmx(t, "check", "--format", "json", dead, short)
+	if !strings.Contains(out, `"verdict": "violated"`) || !strings.Contains(out, `"unknown"`) {
+		t.Errorf("json output:\n%s", out)
+	}
+}
