@@ -19,4 +19,5 @@ require (
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/sys v0.30.0 // indirect
+	gonum.org/v1/gonum v0.16.0 // indirect
 )

@@ -72,6 +72,7 @@ var All = []*Check{
 	MutexCausal,
 	MutexRealtime,
 	Liveness,
+	Deadlock,
 }
 
 // Lookup returns the check named name, or nil.

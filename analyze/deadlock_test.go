@@ -1,0 +1,192 @@
+package analyze
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/dmxlab/dmx/trace"
+)
+
+// Wait records a wait event: p now waits for set on res (empty: no longer).
+func (b *builder) Wait(p int, res string, set ...int) trace.Ref {
+	return b.emit(p, trace.KindWait, func(ev *trace.Event) {
+		ev.Resource = res
+		ev.Detail, _ = json.Marshal(map[string]any{"waiting_for": set})
+	})
+}
+
+func (b *builder) Recover(p int) trace.Ref { return b.emit(p, trace.KindRecover, nil) }
+
+// runOne runs one check over the builder's trace.
+func runOne(t *testing.T, b *builder, complete bool, c *Check) Result {
+	t.Helper()
+	res, err := Run(b.Run(complete), b.Reader(), []*Check{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res[0]
+}
+
+// nestedDeadlock is seed 001's resource deadlock: P0 holds printer and asks
+// for scanner, P1 holds scanner and asks for printer (no wait events: the
+// holders alone make the cycle).
+func nestedDeadlock(b *builder) {
+	b.Request(0, "printer")
+	b.Enter(0, "printer")
+	b.Request(1, "scanner")
+	b.Enter(1, "scanner")
+	b.Request(0, "scanner")
+	b.Request(1, "printer")
+}
+
+func TestDeadlock(t *testing.T) {
+	tests := []struct {
+		name       string
+		n          int
+		build      func(b *builder)
+		incomplete bool
+		want       Verdict
+		finding    []string // substrings of the first finding (or of the note if unknown)
+	}{
+		{name: "ricart-agrawala without contention", n: 3, build: raRun, want: OK},
+		{
+			name: "resource deadlock from holders", n: 2, build: nestedDeadlock, want: Violated,
+			finding: []string{"deadlock on printer, scanner among P0, P1 since P1#3",
+				"P0 (P0#3 cs_request(scanner)) waits for P1 (holds scanner since P1#2 cs_enter(scanner))",
+				"P1 (P1#3 cs_request(printer)) waits for P0 (holds printer since P0#2 cs_enter(printer))"},
+		},
+		{
+			name: "resource deadlock in an incomplete run is unknown", n: 2, build: nestedDeadlock, incomplete: true, want: Unknown,
+			finding: []string{"the run is incomplete", "deadlock on printer, scanner among P0, P1"},
+		},
+		{
+			// Seed 001's Maekawa example: P1 waits for P3, P3 for P4, P4
+			// for P2, P2 for P1 (numbered from 0 here), through wait sets.
+			name: "voting deadlock from wait sets", n: 4, want: Violated,
+			build: func(b *builder) {
+				for p := range 4 {
+					b.Request(p, "cs")
+				}
+				b.Wait(0, "cs", 2)
+				b.Wait(2, "cs", 3)
+				b.Wait(3, "cs", 1)
+				b.Wait(1, "cs", 0)
+			},
+			finding: []string{"among P0, P1, P2, P3 since P1#2", "P0 (P0#1 cs_request(cs)) waits for P2 (P0#2 wait(cs) [2])"},
+		},
+		{
+			// While P1's reply is in flight P0 and P1 wait for each other;
+			// the reply arrives and P0 enters: transient, no deadlock.
+			name: "transient cycle resolved", n: 2, want: OK,
+			build: func(b *builder) {
+				b.Request(0, "cs")
+				b.Request(1, "cs")
+				b.Wait(0, "cs", 1)
+				b.Wait(1, "cs", 0)
+				ok := b.Send(1, 0, "ok")
+				b.Recv(0, ok)
+				b.Wait(0, "cs")
+				b.Enter(0, "cs")
+				b.Exit(0, "cs")
+				ok2 := b.Send(0, 1, "ok")
+				b.Recv(1, ok2)
+				b.Wait(1, "cs")
+				b.Enter(1, "cs")
+				b.Exit(1, "cs")
+			},
+		},
+		{
+			// A cycle P0 <-> P1 and P2 waiting on it: P2 is stuck but not
+			// on the cycle.
+			name: "waiting on a cycle is not on it", n: 3, want: Violated,
+			build: func(b *builder) {
+				nestedDeadlock(b)
+				b.Request(2, "printer")
+			},
+			finding: []string{"among P0, P1 since"},
+		},
+		{
+			// A crash cancels the requests and ends the holdings: the
+			// others wait for a dead process, which liveness reports, not
+			// a cycle.
+			name: "crash breaks the cycle", n: 2, want: OK,
+			build: func(b *builder) {
+				nestedDeadlock(b)
+				b.Crash(1)
+			},
+		},
+		{
+			name: "withdrawn wait edge", n: 2, want: OK,
+			build: func(b *builder) {
+				b.Request(0, "cs")
+				b.Request(1, "cs")
+				b.Wait(0, "cs", 1)
+				b.Wait(1, "cs", 0)
+				b.Wait(1, "cs")
+			},
+		},
+		{
+			name: "waits that are not blocked", n: 2, want: OK,
+			build: func(b *builder) {
+				// A Maekawa voter names whom it voted for while it wants
+				// nothing itself: not blocked, no edge.
+				b.Wait(0, "cs", 1)
+				b.Request(1, "cs")
+				b.Wait(1, "cs", 0)
+			},
+		},
+		{
+			name: "two deadlocks", n: 4, want: Violated,
+			build: func(b *builder) {
+				nestedDeadlock(b)
+				b.Request(2, "a")
+				b.Enter(2, "a")
+				b.Request(3, "b")
+				b.Enter(3, "b")
+				b.Request(2, "b")
+				b.Request(3, "a")
+			},
+			finding: []string{"deadlock on printer, scanner among P0, P1"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBuilder(tt.n)
+			tt.build(b)
+			res := runOne(t, b, !tt.incomplete, Deadlock)
+			if res.Verdict != tt.want {
+				t.Fatalf("verdict %s, want %s: %+v", res.Verdict, tt.want, res)
+			}
+			text := res.Note
+			if len(res.Findings) > 0 {
+				text = res.Findings[0].Message
+			}
+			for _, s := range tt.finding {
+				if !strings.Contains(text, s) {
+					t.Errorf("%q\ndoes not contain %q", text, s)
+				}
+			}
+		})
+	}
+}
+
+func TestDeadlockTwoFindings(t *testing.T) {
+	b := newBuilder(4)
+	nestedDeadlock(b)
+	b.Request(2, "a")
+	b.Enter(2, "a")
+	b.Request(3, "b")
+	b.Enter(3, "b")
+	b.Request(2, "b")
+	b.Request(3, "a")
+	res := runOne(t, b, true, Deadlock)
+	if len(res.Findings) != 2 || !strings.Contains(res.Findings[1].Message, "deadlock on a, b among P2, P3") {
+		t.Fatalf("want two deadlocks, the second on a, b: %+v", res.Findings)
+	}
+	// The events: each process's request, then the events of its edges.
+	want := []trace.Ref{{Proc: 2, Seq: 3}, {Proc: 3, Seq: 2}, {Proc: 3, Seq: 3}, {Proc: 2, Seq: 2}}
+	if got := res.Findings[1].Events; len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || got[3] != want[3] {
+		t.Errorf("events %v, want %v", got, want)
+	}
+}
