@@ -554,7 +554,7 @@ func (n *electionNet) splitCheck() error {
 	if n.opt.AllowSplitBrain {
 		return nil
 	}
-	return n.fail(SplitBrain, "P%v all believe they lead", self)
+	return n.fail(SplitBrain, "processes %v all believe they lead", self)
 }
 
 // checkEnd checks termination, agreement and validity at the end of a run.

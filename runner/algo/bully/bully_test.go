@@ -1,0 +1,320 @@
+package bully
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/algotest"
+	"github.com/dmxlab/dmx/runner/algo/fd"
+)
+
+// TestScripts runs the interaction scripts in testdata; each block cites the
+// rule it exercises. Rewrite with go test -rewrite.
+func TestScripts(t *testing.T) {
+	algotest.RunElectionScripts(t, Spec, "testdata")
+}
+
+func bench(t *testing.T, n int, params map[string]string) *algotest.ElectionBench {
+	t.Helper()
+	b, err := algotest.NewElectionBench(Spec, n, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func allAre(leaders []int, want int, down ...int) bool {
+	for i, l := range leaders {
+		if slices.Contains(down, i) {
+			continue
+		}
+		if l != want {
+			return false
+		}
+	}
+	return true
+}
+
+// TestWorstCaseCount: the lowest id starts, nobody has failed, no detector.
+// Reference: seed 001 "The Bully Algorithm: Analysis", worst case: "(N-1)
+// processes altogether begin elections ... i-th highest id process sends
+// (i-1) election messages. Number of Election messages = N-1 + N-2 + ... +
+// 1 = (N-1)*N/2 = O(N^2)"; seed 004 "Worst-case: O(N^2) messages".
+// Asserted exactly: N(N-1)/2 elections, as many answers ([RH1] answers
+// each), N-1 coordinator messages: N^2-1 in all.
+func TestWorstCaseCount(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 8} {
+		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
+			b := bench(t, n, map[string]string{"fd-period": "0"})
+			must(t, b.Start())
+			must(t, b.Stabilize())
+			// Only P(N-1) hears no answer; its time-out makes it the
+			// coordinator.
+			must(t, b.Fire(n-1, TimerAnswer))
+			must(t, b.Stabilize())
+			sent := b.Sent()
+			e := n * (n - 1) / 2
+			if sent[MsgElection] != e || sent[MsgAnswer] != e || sent[MsgCoordinator] != n-1 {
+				t.Fatalf("sent %v, want election=%d answer=%d coordinator=%d", sent, e, e, n-1)
+			}
+			if total := sent[MsgElection] + sent[MsgAnswer] + sent[MsgCoordinator]; total != n*n-1 {
+				t.Fatalf("%d messages, want N^2-1 = %d", total, n*n-1)
+			}
+			if l := b.Leaders(); !allAre(l, n-1) {
+				t.Fatalf("leaders %v, want all %d", l, n-1)
+			}
+		})
+	}
+}
+
+// TestBestCaseCount: P(N-1) leads and crashes; P(N-2) alone detects it.
+// Reference: seed 001: "The best case: the process with the second highest
+// identifier notices the coordinator's failure. It can immediately select
+// itself and then send n-2 coordinator messages"; "Sends (N-2) Coordinator
+// messages"; seed 004 "Best-case: N-2 messages per election". Asserted
+// exactly: from the crash on, N-2 coordinator messages and no other
+// election message (heartbeats aside).
+func TestBestCaseCount(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 8} {
+		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
+			top, second := n-1, n-2
+			b := bench(t, n, map[string]string{"initiators": fmt.Sprint(top)})
+			must(t, b.Start())
+			must(t, b.Fire(top, TimerAnswer))
+			must(t, b.Stabilize())
+			if l := b.Leaders(); !allAre(l, top) {
+				t.Fatalf("leaders %v before the crash, want all %d", l, top)
+			}
+			before := b.Sent()
+			must(t, b.Crash(top))
+			// The survivors keep beating (so that they do not suspect each
+			// other) until P(N-2)'s check suspects P(N-1); nobody else's
+			// check fires.
+			m := b.Machine(second).(*Machine)
+			for k := 0; !m.fd.Suspected(top); k++ {
+				if k > 10 {
+					t.Fatal("P(N-2) never suspects P(N-1)")
+				}
+				for i := 0; i < top; i++ {
+					must(t, b.Fire(i, fd.TimerBeat))
+				}
+				must(t, b.Stabilize())
+				must(t, b.Fire(second, fd.TimerCheck))
+			}
+			if got := m.fd.SuspectedSet(); !slices.Equal(got, []int{top}) {
+				t.Fatalf("P%d suspects %v, want only [%d]", second, got, top)
+			}
+			must(t, b.Fire(second, TimerAnswer))
+			must(t, b.Stabilize())
+			after := b.Sent()
+			for _, typ := range []string{MsgElection, MsgAnswer, MsgCoordinator} {
+				d := after[typ] - before[typ]
+				w := 0
+				if typ == MsgCoordinator {
+					w = n - 2
+				}
+				if d != w {
+					t.Fatalf("%d %s messages since the crash, want %d (sent before %v, after %v)", d, typ, w, before, after)
+				}
+			}
+			if l := b.Leaders(); !allAre(l, second, top) {
+				t.Fatalf("leaders %v, want all %d", l, second)
+			}
+		})
+	}
+}
+
+// TestRH1RH2: whatever its state, a process answers an election message
+// ([RH1]); it starts an election only if it is ELECTION-OFF ([RH2]).
+// Reference: seed 001 [RH1], [RH2]; seed 000 "Send OK message back; Hold
+// election (unless it is already holding one)".
+func TestRH1RH2(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		setup  []algo.Input
+		phase  phase
+		starts bool
+	}{
+		{"off", nil, off, true},
+		{"waiting for answers", []algo.Input{{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgElection}}}, waitAnswer, false},
+		{"waiting for the coordinator", []algo.Input{
+			{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgElection}},
+			{Kind: algo.Deliver, From: 2, Msg: algo.Msg{Type: MsgAnswer}},
+		}, waitCoordinator, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mm, err := New(algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
+			must(t, err)
+			m := mm.(*Machine)
+			m.Step(algo.Input{Kind: algo.Start})
+			for _, in := range tc.setup {
+				m.Step(in)
+			}
+			if m.phase != tc.phase {
+				t.Fatalf("set-up reached %v, want %v", m.phase, tc.phase)
+			}
+			out := m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgElection, Term: 7}})
+			if len(out) == 0 || out[0].Kind != algo.Send || out[0].To != 0 || out[0].Msg.Type != MsgAnswer {
+				t.Fatalf("outputs %v: want an answer to P0 first", out)
+			}
+			started := slices.ContainsFunc(out, func(o algo.Output) bool { return o.Kind == algo.StartElection })
+			toHigher := slices.ContainsFunc(out, func(o algo.Output) bool {
+				return o.Kind == algo.Send && o.To == 2 && o.Msg.Type == MsgElection
+			})
+			if started != tc.starts || toHigher != tc.starts {
+				t.Fatalf("outputs %v: election started %v, want %v", out, started, tc.starts)
+			}
+		})
+	}
+}
+
+// TestSuspectedLeaderStartsElection: a process whose detector suspects the
+// leader it knows starts an election; a suspicion of anyone else does not.
+// Reference: seed 000 "When process P detects dead coordinator"; seed 001
+// "a process that gets no response for a period of time suspects a failure
+// and initiates an election process".
+func TestSuspectedLeaderStartsElection(t *testing.T) {
+	for _, tc := range []struct {
+		silent int // the process heard from only at 0
+		starts bool
+	}{{2, true}, {1, false}} {
+		mm, err := New(algo.Config{ID: 0, N: 3, Params: map[string]string{"initiators": "none"}})
+		must(t, err)
+		m := mm.(*Machine)
+		m.Step(algo.Input{Kind: algo.Start})
+		m.Step(algo.Input{Kind: algo.Deliver, From: 2, Msg: algo.Msg{Type: MsgCoordinator, ID: 2, Term: 1}})
+		// The other process is heard from at 30ms.
+		m.Step(algo.Input{Kind: algo.Deliver, Now: 30e6, From: 3 - tc.silent, Msg: algo.Msg{Type: fd.MsgHeartbeat}})
+		out := m.Step(algo.Input{Kind: algo.Timer, Now: 40e6, TimerName: fd.TimerCheck})
+		if got := fd.Suspects(out); !slices.Equal(got, []int{tc.silent}) {
+			t.Fatalf("P%d silent: suspects %v", tc.silent, got)
+		}
+		started := slices.ContainsFunc(out, func(o algo.Output) bool { return o.Kind == algo.StartElection })
+		if started != tc.starts {
+			t.Fatalf("P%d suspected, leader P2, outputs %v: election %v, want %v", tc.silent, out, started, tc.starts)
+		}
+	}
+}
+
+var sizes = []int{2, 3, 5, 8}
+
+// TestSweepNoFailure: with random delays and the default time-out and
+// detector, every process ends knowing the highest id as leader, and never
+// do two processes believe they lead at once; with one initiator (the
+// lowest, the default), with all of them at once, and with the highest.
+// Reference: seed 001 "The Leader Election Problem": safety and liveness;
+// "Multiple processes are allowed to call an election simultaneously. All
+// of them together must yield only a single leader."
+func TestSweepNoFailure(t *testing.T) {
+	for _, init := range []string{"0", "all", "top"} {
+		t.Run("initiators="+init, func(t *testing.T) {
+			for _, n := range sizes {
+				p := map[string]string{"initiators": init}
+				if init == "top" {
+					p["initiators"] = fmt.Sprint(n - 1)
+				}
+				algotest.SweepElection(t, Spec, []int{n}, 300, algotest.ElectionOptions{Params: p, Settle: 300e6}, nil)
+			}
+		})
+	}
+}
+
+// TestSweepLeaderCrashes: the leader crashes at random times (once or
+// twice) and stays down. The survivors' detectors suspect it ([RE1] is
+// started by those that knew it as leader), and the run ends with every
+// live process knowing the highest live id, with no split brain.
+// Reference: seed 001 "When a process P_i detects a failure and a
+// coordinator has to be elected"; "Any process could fail during the
+// election procedure"; seed 004 heartbeat, "Safe and Live, assuming ...
+// Failure detection is reliable".
+func TestSweepLeaderCrashes(t *testing.T) {
+	for _, crashes := range []int{1, 2} {
+		t.Run(fmt.Sprintf("crashes=%d", crashes), func(t *testing.T) {
+			algotest.SweepElection(t, Spec, sizes, 300, algotest.ElectionOptions{
+				LeaderCrashes: crashes, CrashFrom: 0, CrashTo: 400e6, Settle: 600e6,
+			}, nil)
+		})
+	}
+}
+
+// TestSweepLeaderCrashesAndRecovers: the crashed leader comes back after a
+// random time and holds an election (seed 000). The run still ends with the
+// highest live id known by all, but a recovered higher process leads
+// alongside the old leader until its coordinator message arrives: seed
+// 004's "Safety is broken if ... process ID's reappear". The sweep allows
+// (and counts) those episodes; TestSweepLeaderCrashes shows there are none
+// without recoveries.
+func TestSweepLeaderCrashesAndRecovers(t *testing.T) {
+	seen := 0
+	algotest.SweepElection(t, Spec, sizes, 300, algotest.ElectionOptions{
+		LeaderCrashes: 2, CrashFrom: 0, CrashTo: 400e6, RecoverMin: 10e6, RecoverMax: 200e6,
+		Settle: 600e6, AllowSplitBrain: true,
+	}, func(r *algotest.ElectionResult) error {
+		seen += len(r.SplitBrains)
+		return nil
+	})
+	t.Logf("split-brain episodes after recoveries: %d", seen)
+}
+
+// tightSeed is a seed whose run, with a time-out shorter than the message
+// delays, ends up with two processes that both declared themselves leader
+// at once (found by TestTightDeadlineSplitBrain's search; any change in the
+// bench's draws may move it, and the test then names the new one).
+const tightSeed = 1
+
+// TestTightDeadlineSplitBrain: with a 1ms time-out and delays of up to 5ms,
+// a process declares itself coordinator before the answers of the live
+// higher processes arrive: two processes lead at once.
+// Reference: seed 004 "Beware: Safety is broken if too tight deadline".
+func TestTightDeadlineSplitBrain(t *testing.T) {
+	opt := algotest.ElectionOptions{N: 5, Seed: tightSeed, Settle: 300e6,
+		Params: map[string]string{"timeout": "1ms", "initiators": "all"}}
+	opt.AllowSplitBrain = false
+	_, err := algotest.RunElection(Spec, opt)
+	var f *algotest.Failure
+	if !errors.As(err, &f) || f.Kind != algotest.SplitBrain {
+		// Name the seed that does it now.
+		for s := uint64(1); s <= 100; s++ {
+			o := opt
+			o.Seed = s
+			if _, err := algotest.RunElection(Spec, o); errors.As(err, &f) && f.Kind == algotest.SplitBrain {
+				t.Fatalf("seed %d: err = %v, want a split brain; seed %d has one: set tightSeed", tightSeed, err, s)
+			}
+		}
+		t.Fatalf("seed %d: err = %v, want a split brain", tightSeed, err)
+	}
+	t.Logf("seed %d: %v", tightSeed, f)
+	// What happened: 1ms after the start, before any answer could arrive,
+	// P1 and P3 both declared themselves coordinator.
+	opt.AllowSplitBrain = true
+	res, _ := algotest.RunElection(Spec, opt)
+	if len(res.SplitBrains) == 0 || res.SplitBrains[0].At != 1e6 || !slices.Equal(res.SplitBrains[0].Leaders, []int{1, 3}) {
+		t.Fatalf("split-brain episodes %v, want the first at 1ms with P1 and P3", res.SplitBrains)
+	}
+	// The same seed with the default time-out is safe.
+	opt.AllowSplitBrain = false
+	opt.Params = map[string]string{"initiators": "all"}
+	if _, err := algotest.RunElection(Spec, opt); err != nil {
+		t.Fatalf("seed %d with the default time-out: %v", tightSeed, err)
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	for _, p := range []map[string]string{
+		{"x": "1"}, {"timeout": "soon"}, {"initiators": "7"}, {"initiators": "a"}, {"fd-period": "-1ms"},
+	} {
+		if _, err := New(algo.Config{ID: 0, N: 3, Params: p}); err == nil {
+			t.Errorf("params %v accepted", p)
+		}
+	}
+}
