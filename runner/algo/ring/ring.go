@@ -1,0 +1,260 @@
+package ring
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/fd"
+)
+
+// Message types.
+const (
+	MsgElection    = "election"
+	MsgCoordinator = "coordinator"
+)
+
+// TimerTimeout is the wait for a coordinator message after taking part in
+// an election.
+const TimerTimeout = "timeout"
+
+// DefaultTimeout is the default of the parameter timeout, in ns.
+const DefaultTimeout = 200_000_000
+
+var params = append([]algo.Param{
+	{Name: "timeout", Default: "200ms", Doc: "how long a process that took part in an election waits for the coordinator message before it starts a new one (seed 001 \"Failures?\")"},
+	{Name: "initiators", Default: "0", Doc: "who starts an election at Start: comma-separated ids, all, or none"},
+}, fd.Params...)
+
+// Spec describes the algorithm for dmx list and builds its machines.
+var Spec = algo.Spec{
+	Name:    "ring",
+	Kind:    algo.Election,
+	Summary: "the election message collects ids around the ring; its originator picks the highest and circulates a coordinator message",
+	Seeds: []string{
+		"000 ring algorithm",
+		"001 the ring algorithm, failures",
+	},
+	MsgTypes:   []string{MsgElection, MsgCoordinator, fd.MsgHeartbeat},
+	Properties: []string{"agreement", "validity", "no-split-brain", "termination"},
+	Complexity: "2N per initiator whoever it is (N election + N coordinator); k initiators 2kN; seed 001's best 2N, worst 3N-1, avg 2.5N are the single-id ring's (chang-roberts)",
+	Params:     params,
+	New:        New,
+}
+
+// Machine is one process of the ring election.
+type Machine struct {
+	id, n     int
+	timeout   int64
+	initiator bool
+	fd        *fd.Detector
+	electing  bool   // took part in an election and waits for its coordinator message
+	leader    int    // -1: none known
+	decided   uint64 // the Term of that decision
+	term      uint64 // the highest election number seen
+}
+
+// New builds the machine of node c.ID.
+func New(c algo.Config) (algo.Machine, error) {
+	if err := c.Check(params); err != nil {
+		return nil, err
+	}
+	timeout, err := c.DurationParam("timeout", DefaultTimeout)
+	if err != nil {
+		return nil, err
+	}
+	init, err := initiators(c.Param("initiators", "0"), c.N)
+	if err != nil {
+		return nil, err
+	}
+	d, err := fd.FromConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	return &Machine{id: c.ID, n: c.N, timeout: timeout, initiator: init[c.ID], fd: d, leader: -1}, nil
+}
+
+// initiators parses the parameter initiators for a group of n: a
+// comma-separated list of ids, "all" or "none".
+func initiators(v string, n int) ([]bool, error) {
+	is := make([]bool, n)
+	switch strings.TrimSpace(v) {
+	case "none", "":
+		return is, nil
+	case "all":
+		for i := range is {
+			is[i] = true
+		}
+		return is, nil
+	}
+	for _, f := range strings.Split(v, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || i < 0 || i >= n {
+			return nil, fmt.Errorf("parameter initiators=%q: want ids in 0..%d, all or none", v, n-1)
+		}
+		is[i] = true
+	}
+	return is, nil
+}
+
+// next is the first successor the detector does not suspect (seed 000: "If
+// successor is down, skip over. Repeat until a running process is
+// located"), or -1 if every other process is suspected.
+func (m *Machine) next() int {
+	for k := 1; k < m.n; k++ {
+		j := (m.id + k) % m.n
+		if !m.fd.Suspected(j) {
+			return j
+		}
+	}
+	return -1
+}
+
+// Step implements algo.Machine.
+func (m *Machine) Step(in algo.Input) []algo.Output {
+	var out []algo.Output
+	switch in.Kind {
+	case algo.Start:
+		out = m.fd.Start(in.Now)
+		if m.initiator {
+			out = m.elect(out)
+		}
+	case algo.Recover:
+		// A recovered process knows no leader: it holds an election.
+		m.term = in.Msg.Term
+		out = m.fd.Start(in.Now)
+		out = m.elect(out)
+	case algo.Deliver:
+		var mine bool
+		out, mine = m.fd.Step(in)
+		if mine {
+			return out
+		}
+		m.term = max(m.term, in.Msg.Term)
+		switch in.Msg.Type {
+		case MsgElection:
+			out = m.onElection(out, in.Msg)
+		case MsgCoordinator:
+			out = m.onCoordinator(out, in.Msg)
+		default:
+			out = append(out, algo.NoteOut("unknown message %q from P%d", in.Msg.Type, in.From))
+		}
+	case algo.Timer:
+		if in.TimerName == TimerTimeout {
+			if m.electing {
+				// Seed 001 "Failures?": times out waiting for the
+				// coordinator (elected) message: re-initiate.
+				out = append(out, algo.NoteOut("no coordinator message: new election"))
+				out = m.elect(out)
+			}
+			return out
+		}
+		var mine bool
+		out, mine = m.fd.Step(in)
+		if !mine {
+			return append(out, algo.NoteOut("unexpected timer %q", in.TimerName))
+		}
+		for _, p := range fd.Suspects(out) {
+			// Seed 000: "If any process detects failure of coordinator".
+			if p == m.leader && !m.electing {
+				out = m.elect(out)
+			}
+		}
+	default:
+		out = append(out, algo.NoteOut("unexpected input %v", in.Kind))
+	}
+	return out
+}
+
+// elect starts an election: an election message with this process's id to
+// the next live process (seed 000).
+func (m *Machine) elect(out []algo.Output) []algo.Output {
+	m.term++
+	out = append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: m.term}},
+		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.term}})
+	return m.forward(out, algo.Msg{Type: MsgElection, Term: m.term, Vals: []uint64{uint64(m.id)}})
+}
+
+// forward sends an election message on and waits for the coordinator
+// message; with nobody left to send it to, this process is alone and leads.
+func (m *Machine) forward(out []algo.Output, msg algo.Msg) []algo.Output {
+	j := m.next()
+	if j < 0 {
+		out = append(out, algo.NoteOut("every other process is suspected"))
+		return m.decide(out, m.id, msg.Term)
+	}
+	m.electing = true
+	return append(out, algo.SendTo(j, msg), algo.SetTimerOut(TimerTimeout, m.timeout))
+}
+
+// onElection: seed 000 "Upon receiving an election message: process
+// forwards the message, adding its process ID to the body. Eventually
+// message returns to originator: process sees its ID on list" and announces
+// the coordinator, the highest id of the list.
+func (m *Machine) onElection(out []algo.Output, msg algo.Msg) []algo.Output {
+	if !slices.Contains(msg.Vals, uint64(m.id)) {
+		msg.Vals = append(slices.Clone(msg.Vals), uint64(m.id))
+		return m.forward(out, msg)
+	}
+	c := int(slices.Max(msg.Vals))
+	out = m.decide(out, c, msg.Term)
+	if j := m.next(); j >= 0 {
+		out = append(out, algo.SendTo(j, algo.Msg{Type: MsgCoordinator, ID: c, Term: msg.Term, Vals: []uint64{uint64(m.id)}}))
+	}
+	return out
+}
+
+// onCoordinator: decide and forward, unless this process has seen this
+// coordinator message already (it is back where it started). A coordinator
+// message naming a lower id than this process's own comes from an election
+// that missed it (it was suspected: down, or falsely suspected); the seeds
+// do not say what to do with it. This process is up and higher ("election
+// algorithms attempt to locate the process with the highest number, among
+// those which are up", seed 001), so it does not take it on and holds an
+// election, as a recovered process does.
+func (m *Machine) onCoordinator(out []algo.Output, msg algo.Msg) []algo.Output {
+	if slices.Contains(msg.Vals, uint64(m.id)) {
+		return out
+	}
+	if msg.ID < m.id {
+		out = append(out, algo.NoteOut("coordinator P%d has a lower id: new election", msg.ID))
+		return m.elect(out)
+	}
+	out = m.decide(out, msg.ID, msg.Term)
+	msg.Vals = append(slices.Clone(msg.Vals), uint64(m.id))
+	if j := m.next(); j >= 0 {
+		out = append(out, algo.SendTo(j, msg))
+	}
+	return out
+}
+
+// decide records that c leads, by the election numbered term.
+func (m *Machine) decide(out []algo.Output, c int, term uint64) []algo.Output {
+	if m.electing {
+		m.electing = false
+		out = append(out, algo.CancelTimerOut(TimerTimeout))
+	}
+	if m.leader == c && m.decided == term {
+		return out
+	}
+	m.leader, m.decided = c, term
+	return append(out, algo.Output{Kind: algo.Leader, Leader: c, Msg: algo.Msg{Term: term}})
+}
+
+// Leader is the leader this process knows, -1 if none.
+func (m *Machine) Leader() int { return m.leader }
+
+// String describes the machine's state, for scripts and debugging.
+func (m *Machine) String() string {
+	l := "?"
+	if m.leader >= 0 {
+		l = strconv.Itoa(m.leader)
+	}
+	s := "idle"
+	if m.electing {
+		s = "electing"
+	}
+	return fmt.Sprintf("%s leader=%s term=%d %v", s, l, m.term, m.fd)
+}

@@ -1,0 +1,157 @@
+package ring
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/algotest"
+)
+
+// TestScripts runs the interaction scripts in testdata; each block cites the
+// rule it exercises. Rewrite with go test -rewrite.
+func TestScripts(t *testing.T) {
+	algotest.RunElectionScripts(t, Spec, "testdata")
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// count runs one failure-free election with the given initiators on the
+// hand-driven bench, delivering in send order, and returns the messages
+// sent by type and the leaders.
+func count(t *testing.T, n int, initiators string) (map[string]int, []int) {
+	t.Helper()
+	b, err := algotest.NewElectionBench(Spec, n, map[string]string{"fd-period": "0", "initiators": initiators})
+	must(t, err)
+	must(t, b.Start())
+	must(t, b.Stabilize())
+	return b.Sent(), b.Leaders()
+}
+
+// TestCountOneInitiator: with one initiator and no failure, the election
+// message goes once around (N messages, seed 000 "Eventually message
+// returns to originator"), the coordinator message too (N): 2N whoever
+// initiates, the would-be leader (seed 001's best case, 2N) or its successor
+// (seed 001's worst case for the single-id ring, 3N-1, which this ring does
+// not pay: its message need not reach the would-be leader first).
+func TestCountOneInitiator(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5, 8} {
+		for i := 0; i < n; i++ {
+			sent, leaders := count(t, n, fmt.Sprint(i))
+			want := map[string]int{MsgElection: n, MsgCoordinator: n}
+			if n == 1 {
+				want = map[string]int{} // alone: it leads at once
+			}
+			if fmt.Sprint(sent) != fmt.Sprint(want) {
+				t.Errorf("N=%d initiator P%d: sent %v, want %v (2N)", n, i, sent, want)
+			}
+			if slices.ContainsFunc(leaders, func(l int) bool { return l != n-1 }) {
+				t.Errorf("N=%d initiator P%d: leaders %v", n, i, leaders)
+			}
+		}
+	}
+}
+
+// TestCountAllInitiators: every process initiates at once; no election is
+// killed (seed 001 "Several elections can be active at the same time"):
+// 2N per initiator, 2N^2.
+func TestCountAllInitiators(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 8} {
+		sent, leaders := count(t, n, "all")
+		if sent[MsgElection] != n*n || sent[MsgCoordinator] != n*n {
+			t.Errorf("N=%d: sent %v, want %d of each (2N^2 in all)", n, sent, n*n)
+		}
+		if slices.ContainsFunc(leaders, func(l int) bool { return l != n-1 }) {
+			t.Errorf("N=%d: leaders %v", n, leaders)
+		}
+	}
+}
+
+// TestTimeoutRestarts: a process that forwarded an election message and
+// gets no coordinator message in time starts a new election.
+// Reference: seed 001 "Failures?": "May re-initiate election if receives an
+// Election message but times out waiting for an Elected message".
+func TestTimeoutRestarts(t *testing.T) {
+	mm, err := New(algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
+	must(t, err)
+	m := mm.(*Machine)
+	m.Step(algo.Input{Kind: algo.Start})
+	out := m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgElection, Term: 1, Vals: []uint64{0}}})
+	if len(out) != 2 || out[0].To != 2 || !slices.Equal(out[0].Msg.Vals, []uint64{0, 1}) || out[1].TimerName != TimerTimeout {
+		t.Fatalf("forward: outputs %v", out)
+	}
+	out = m.Step(algo.Input{Kind: algo.Timer, TimerName: TimerTimeout})
+	i := slices.IndexFunc(out, func(o algo.Output) bool { return o.Kind == algo.Send })
+	if !slices.ContainsFunc(out, func(o algo.Output) bool { return o.Kind == algo.StartElection }) ||
+		i < 0 || out[i].To != 2 || !slices.Equal(out[i].Msg.Vals, []uint64{1}) {
+		t.Fatalf("time-out: outputs %v, want a new election from P1", out)
+	}
+	// After the coordinator message, the time-out is cancelled and the
+	// timer, if it fires anyway, does nothing.
+	m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgCoordinator, ID: 2, Term: 2, Vals: []uint64{0}}})
+	if out := m.Step(algo.Input{Kind: algo.Timer, TimerName: TimerTimeout}); len(out) != 0 {
+		t.Fatalf("stale time-out: outputs %v", out)
+	}
+}
+
+var sizes = []int{2, 3, 5, 8}
+
+// TestSweepNoFailure: random delays, one initiator (the default P0), all,
+// or the highest: everyone ends with the highest id, never two leaders.
+// Reference: seed 001 "The Leader Election Problem"; "Multiple processes
+// are allowed to call an election simultaneously".
+func TestSweepNoFailure(t *testing.T) {
+	for _, init := range []string{"0", "all", "top"} {
+		t.Run("initiators="+init, func(t *testing.T) {
+			for _, n := range sizes {
+				p := map[string]string{"initiators": init}
+				if init == "top" {
+					p["initiators"] = fmt.Sprint(n - 1)
+				}
+				algotest.SweepElection(t, Spec, []int{n}, 300, algotest.ElectionOptions{Params: p, Settle: 300e6}, nil)
+			}
+		})
+	}
+}
+
+// TestSweepLeaderCrashes: the leader crashes once or twice at random times
+// and stays down; the detectors suspect it, dead successors are skipped
+// (seed 000), and every live process ends with the highest live id, with no
+// split brain.
+func TestSweepLeaderCrashes(t *testing.T) {
+	for _, crashes := range []int{1, 2} {
+		t.Run(fmt.Sprintf("crashes=%d", crashes), func(t *testing.T) {
+			algotest.SweepElection(t, Spec, sizes, 300, algotest.ElectionOptions{
+				LeaderCrashes: crashes, CrashFrom: 0, CrashTo: 400e6, Settle: 800e6,
+			}, nil)
+		})
+	}
+}
+
+// TestSweepLeaderCrashesAndRecovers: crashed leaders come back and hold an
+// election; the run still ends with the highest live id known by all. A
+// recovered higher process leads beside the old leader until the
+// coordinator message reaches it (seed 004 "process ID's reappear"): those
+// moments are allowed here.
+func TestSweepLeaderCrashesAndRecovers(t *testing.T) {
+	algotest.SweepElection(t, Spec, sizes, 300, algotest.ElectionOptions{
+		LeaderCrashes: 2, CrashFrom: 0, CrashTo: 400e6, RecoverMin: 10e6, RecoverMax: 200e6,
+		Settle: 800e6, AllowSplitBrain: true,
+	}, nil)
+}
+
+func TestNewValidates(t *testing.T) {
+	for _, p := range []map[string]string{
+		{"x": "1"}, {"timeout": "soon"}, {"initiators": "7"}, {"fd-allowance": "x"},
+	} {
+		if _, err := New(algo.Config{ID: 0, N: 3, Params: p}); err == nil {
+			t.Errorf("params %v accepted", p)
+		}
+	}
+}
