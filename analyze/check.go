@@ -73,6 +73,10 @@ var All = []*Check{
 	MutexRealtime,
 	Liveness,
 	Deadlock,
+	Agreement,
+	Validity,
+	SplitBrain,
+	Termination,
 }
 
 // Lookup returns the check named name, or nil.

@@ -1,0 +1,212 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dmxlab/dmx/trace"
+)
+
+// SplitBrain checks that no two processes believe they lead at once.
+var SplitBrain = &Check{
+	Name: "split-brain",
+	Doc: `never two processes that both believe they lead
+
+A process believes it leads from a leader event naming itself until it
+crashes or decides that another process leads (or that none does). Two such
+"I lead" intervals of different processes must not coexist, which is
+checked two ways:
+  - causally: the end of one must have happened before the start of the
+    other; if not, a consistent global state has both leading. A crash
+    sends no message, so no process can learn of it causally and every
+    fail-over would look concurrent: an interval that ends with a crash is
+    compared in wall time only;
+  - in wall time: the intervals [start, end) must not overlap (an interval
+    not ended lasts until the end of the run).
+The finding names the two leader events (the two self-declarations), how
+each interval ended, and in which of the two ways they overlapped. The
+streaming check keeps per process its open interval and the last one it
+left by a decision; the intervals themselves (one per self-declaration, far
+fewer than events) are swept in wall time at the end.`,
+	Requires: []string{NeedHB},
+	New:      func(trace.Run) Checker { return &splitBrain{causal: make(map[[2]*reign]bool)} },
+}
+
+// reign is one "I lead" interval.
+type reign struct {
+	proc  int
+	start mark
+	end   mark   // ref.Seq 0: still leading at the end of the run
+	how   string // how it ended: "crash" or the deciding event's description
+}
+
+func (r *reign) ended() bool { return r.end.ref.Seq != 0 }
+
+func (r *reign) String() string {
+	s := fmt.Sprintf("P%d from %v leader(%d)", r.proc, r.start.ref, r.proc)
+	switch {
+	case !r.ended():
+		return s + " to the end of the run"
+	case r.how == "crash":
+		return s + fmt.Sprintf(" until its crash %v", r.end.ref)
+	}
+	return s + fmt.Sprintf(" until %v %s", r.end.ref, r.how)
+}
+
+type splitBrain struct {
+	pos     int64
+	leaders int64
+	cur     []*reign // per process: the interval it is in
+	stepped []*reign // per process: the last interval it left by a decision
+	all     []*reign
+	waiting [][2]*reign        // (a, b): b began while a was open; a causal violation unless a ends by a crash
+	causal  map[[2]*reign]bool // pairs found concurrent
+	order   [][2]*reign        // causal pairs in the order found
+}
+
+func grow[T any](s []T, n int) []T {
+	for n >= len(s) {
+		var zero T
+		s = append(s, zero)
+	}
+	return s
+}
+
+func (c *splitBrain) Event(ev *trace.Event, hb *HB) {
+	c.pos++
+	switch ev.Kind {
+	case trace.KindLeader:
+		c.leaders++
+		c.cur, c.stepped = grow(c.cur, ev.Proc), grow(c.stepped, ev.Proc)
+		leader, _ := decision(ev)
+		if leader != ev.Proc {
+			if r := c.cur[ev.Proc]; r != nil {
+				how := fmt.Sprintf("leader(%d)", leader)
+				if leader < 0 {
+					how = "no leader"
+				}
+				c.close(r, newMark(ev, c.pos), how)
+				c.stepped[ev.Proc] = r
+			}
+			return
+		}
+		if c.cur[ev.Proc] != nil {
+			return // it goes on leading (a new term, a repeated declaration)
+		}
+		r := &reign{proc: ev.Proc, start: newMark(ev, c.pos)}
+		c.cur[ev.Proc] = r
+		c.all = append(c.all, r)
+		for q, o := range c.cur {
+			if o != nil && q != ev.Proc {
+				c.waiting = append(c.waiting, [2]*reign{o, r})
+			}
+		}
+		// A process's earlier intervals ended before its last one did:
+		// if that one's end happened before r, theirs did too.
+		for q, o := range c.stepped {
+			if o != nil && q != ev.Proc && !hb.HappenedBefore(o.end.ref) {
+				c.found(o, r)
+			}
+		}
+	case trace.KindCrash:
+		if ev.Proc < len(c.cur) && c.cur[ev.Proc] != nil {
+			c.close(c.cur[ev.Proc], newMark(ev, c.pos), "crash")
+		}
+	}
+}
+
+// close ends r; the intervals that began while it was open coexisted with
+// it in a consistent global state, which counts unless r ended by a crash.
+func (c *splitBrain) close(r *reign, end mark, how string) {
+	r.end, r.how = end, how
+	c.cur[r.proc] = nil
+	c.waiting = slices.DeleteFunc(c.waiting, func(p [2]*reign) bool {
+		if p[0] != r {
+			return false
+		}
+		if how != "crash" {
+			c.found(p[0], p[1])
+		}
+		return true
+	})
+}
+
+func (c *splitBrain) found(a, b *reign) {
+	k := [2]*reign{a, b}
+	if !c.causal[k] {
+		c.causal[k] = true
+		c.order = append(c.order, k)
+	}
+}
+
+func (c *splitBrain) Finish(end End) Result {
+	if c.leaders == 0 {
+		return noElection()
+	}
+	for _, p := range c.waiting { // a was still leading at the end
+		c.found(p[0], p[1])
+	}
+	// Wall-time overlaps: sweep the intervals in order of start.
+	type overlap struct{ from, to int64 }
+	walls := make(map[[2]*reign]overlap)
+	var pairs [][2]*reign
+	if end.HasWall {
+		stop := func(r *reign) int64 {
+			if r.ended() {
+				return r.end.wall
+			}
+			return max(end.Wall, r.start.wall)
+		}
+		rs := slices.Clone(c.all)
+		slices.SortStableFunc(rs, func(a, b *reign) int { return cmp.Compare(a.start.wall, b.start.wall) })
+		var open []*reign
+		for _, r := range rs {
+			open = slices.DeleteFunc(open, func(o *reign) bool { return stop(o) <= r.start.wall })
+			for _, o := range open {
+				if o.proc != r.proc {
+					k := [2]*reign{o, r}
+					walls[k] = overlap{r.start.wall, min(stop(o), stop(r))}
+					if !c.causal[k] && !c.causal[[2]*reign{r, o}] {
+						pairs = append(pairs, k)
+					}
+				}
+			}
+			open = append(open, r)
+		}
+	}
+	pairs = append(slices.Clone(c.order), pairs...)
+	slices.SortStableFunc(pairs, func(a, b [2]*reign) int { return cmp.Compare(a[1].start.pos, b[1].start.pos) })
+
+	var f findings
+	for _, k := range pairs {
+		a, b := k[0], k[1]
+		w, inWall := walls[k]
+		if !inWall {
+			w, inWall = walls[[2]*reign{b, a}]
+		}
+		var how []string
+		if c.causal[k] {
+			if a.ended() {
+				how = append(how, fmt.Sprintf("causally: %v did not happen before %v, so a consistent global state has both leading", a.end.ref, b.start.ref))
+			} else {
+				how = append(how, fmt.Sprintf("causally: P%d never stopped leading, so a consistent global state has both leading", a.proc))
+			}
+		}
+		switch {
+		case inWall:
+			how = append(how, fmt.Sprintf("in wall time: for %v from +%v", time.Duration(w.to-w.from), time.Duration(w.from-end.Start)))
+		case end.HasWall:
+			how = append(how, "not in wall time")
+		}
+		f.add(fmt.Sprintf("split brain: P%d and P%d both believed they led: %v and %v; %s",
+			a.proc, b.proc, a, b, strings.Join(how, "; ")), a.start.ref, b.start.ref)
+	}
+	note := fmt.Sprintf("%d leadership intervals", len(c.all))
+	if !end.HasWall {
+		note += "; no wall times: checked causally only"
+	}
+	return f.result(note)
+}
