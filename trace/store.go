@@ -24,6 +24,7 @@ import (
 // Its methods are safe for concurrent use.
 type Store struct {
 	db       *sql.DB
+	dsn      string // data source name of writing connections
 	path     string
 	writable bool
 
@@ -47,13 +48,18 @@ func Create(path string) (*Store, error) {
 	if _, err := inspect(path, true); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite3", dsn(path, fmt.Sprintf(
-		"_busy_timeout=%d&_synchronous=NORMAL&_txlock=immediate&_cache_size=-32768",
-		busyTimeout.Milliseconds())))
+	// Options of every writing connection: wait for other writers,
+	// synchronous=NORMAL (in WAL mode a commit survives the process being
+	// killed; only a power cut may lose the last ones), IMMEDIATE
+	// transactions (take the write lock at BEGIN, so that busy_timeout
+	// applies), a 32 MiB page cache.
+	wdsn := dsn(path, fmt.Sprintf("_busy_timeout=%d&_synchronous=NORMAL&_txlock=immediate&_cache_size=-32768&_mutex=no",
+		busyTimeout.Milliseconds()))
+	db, err := sql.Open("sqlite3", wdsn)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, writable: true, writers: map[*Writer]struct{}{}}
+	s := &Store{db: db, dsn: wdsn, path: path, writable: true, writers: map[*Writer]struct{}{}}
 	if err := s.initSchema(); err != nil {
 		db.Close()
 		return nil, err

@@ -1,18 +1,13 @@
 package trace
 
 import (
-	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
-
-	"github.com/mattn/go-sqlite3"
 )
 
 // Batching of the Writer: a transaction is committed when this many events
@@ -23,7 +18,7 @@ const (
 	// maxPending bounds the events buffered while the file is slow (another
 	// process holds the write lock, or the disk stalls): Add waits for the
 	// flusher beyond it instead of growing without bound.
-	maxPending = 64 * batchSize
+	maxPending = 4 * batchSize
 	// insertChunk is the number of rows of one multi-row INSERT: SQLite
 	// statements are cheap, calls into them from Go are not.
 	insertChunk = 64
@@ -57,9 +52,7 @@ type Writer struct {
 	flushing bool // a flush is writing a batch taken from cur
 
 	flushMu sync.Mutex // one flush at a time; held across the database work
-	conn    *sql.Conn
-	stmts   *writerStmts
-	args    []any
+	db      *writerDB  // opened at the first flush
 
 	count atomic.Int64
 	kick  chan struct{}
@@ -96,6 +89,10 @@ func (b *batch) text(sp span) any {
 	return unsafe.String(&b.arena[sp.off], sp.n)
 }
 
+func newBatch() *batch {
+	return &batch{rows: make([]row, 0, batchSize), arena: make([]byte, 0, 64*batchSize)}
+}
+
 func (b *batch) reset() {
 	b.rows = b.rows[:0]
 	b.arena = b.arena[:0]
@@ -108,8 +105,8 @@ func (s *Store) NewWriter(run int64) *Writer {
 	w := &Writer{
 		s:     s,
 		run:   run,
-		cur:   &batch{},
-		spare: &batch{},
+		cur:   newBatch(),
+		spare: newBatch(),
 		kick:  make(chan struct{}, 1),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
@@ -230,13 +227,9 @@ func (w *Writer) Close() error {
 		time.Sleep(100 * time.Millisecond)
 		w.flushLocked()
 	}
-	if w.stmts != nil {
-		w.stmts.close()
-		w.stmts = nil
-	}
-	if w.conn != nil {
-		w.conn.Close()
-		w.conn = nil
+	if w.db != nil {
+		w.db.close()
+		w.db = nil
 	}
 	w.flushMu.Unlock()
 
@@ -312,200 +305,14 @@ func (b *batch) copySpan(from *batch, sp span) span {
 }
 
 // writerStmts are the prepared statements of a Writer's connection.
-type writerStmts struct {
-	begin, commit, rollback, maxID *sql.Stmt
-	insertN, insert1, messages     *sql.Stmt
-}
 
-func (ws *writerStmts) close() {
-	for _, st := range []*sql.Stmt{ws.begin, ws.commit, ws.rollback, ws.maxID, ws.insertN, ws.insert1, ws.messages} {
-		if st != nil {
-			st.Close()
-		}
-	}
-}
-
-const insertColumns = `run, proc, seq, kind, lamport, vc, wall_ns, msg, msg_type, peer, resource, detail`
-const insertParams = 12
-
-func insertSQL(rows int) string {
-	var sb strings.Builder
-	sb.WriteString(`INSERT INTO events (` + insertColumns + `) VALUES `)
-	for i := 0; i < rows; i++ {
-		if i > 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?)`)
-	}
-	return sb.String()
-}
-
-// messagesSQL keeps the messages table up to date with the events of one
-// transaction: those with an id above ?1, as the transaction holds the write
-// lock. It is an upsert because a receive may be recorded before its send
-// (events reach the writer in no causal order), so every combination of
-// send, receive(s) and drop must give the same row in any order.
-const messagesSQL = `
-INSERT INTO messages (run, id, type, sender, receiver, send_event, recv_event, fate)
-SELECT run, msg, msg_type,
-       CASE kind WHEN 'send' THEN proc WHEN 'receive' THEN peer END,
-       CASE kind WHEN 'send' THEN peer WHEN 'receive' THEN proc END,
-       CASE kind WHEN 'send' THEN id END,
-       CASE kind WHEN 'receive' THEN id END,
-       CASE kind WHEN 'send' THEN 'in_flight' WHEN 'receive' THEN 'delivered' ELSE 'dropped' END
-FROM events
-WHERE id > ?1 AND msg IS NOT NULL AND kind IN ('send', 'receive', 'drop')
-ORDER BY id
-ON CONFLICT (run, id) DO UPDATE SET
-  type       = coalesce(CASE WHEN excluded.send_event IS NOT NULL THEN excluded.type END, type, excluded.type),
-  sender     = CASE WHEN excluded.send_event IS NOT NULL THEN excluded.sender ELSE coalesce(sender, excluded.sender) END,
-  receiver   = CASE WHEN excluded.send_event IS NOT NULL THEN excluded.receiver ELSE coalesce(receiver, excluded.receiver) END,
-  send_event = coalesce(send_event, excluded.send_event),
-  recv_event = coalesce(recv_event, excluded.recv_event),
-  fate = CASE
-    WHEN excluded.recv_event IS NOT NULL THEN (CASE WHEN recv_event IS NULL THEN 'delivered' ELSE 'duplicated' END)
-    WHEN excluded.fate = 'dropped' AND recv_event IS NULL THEN 'dropped'
-    ELSE fate
-  END`
-
-func (w *Writer) prepare(ctx context.Context) error {
-	if w.stmts != nil {
-		return nil
-	}
-	if w.conn == nil {
-		c, err := w.s.db.Conn(ctx)
+func (w *Writer) write(b *batch) (int64, error, error) {
+	if w.db == nil {
+		db, err := openWriterDB(w.s, w.run)
 		if err != nil {
-			return err
+			return 0, nil, w.s.wrap(err)
 		}
-		w.conn = c
+		w.db = db
 	}
-	ws := &writerStmts{}
-	for _, p := range []struct {
-		st  **sql.Stmt
-		sql string
-	}{
-		{&ws.begin, `BEGIN IMMEDIATE`},
-		{&ws.commit, `COMMIT`},
-		{&ws.rollback, `ROLLBACK`},
-		{&ws.maxID, `SELECT coalesce(max(id), 0) FROM events`},
-		{&ws.insertN, insertSQL(insertChunk)},
-		{&ws.insert1, insertSQL(1)},
-		{&ws.messages, messagesSQL},
-	} {
-		st, err := w.conn.PrepareContext(ctx, p.sql)
-		if err != nil {
-			ws.close()
-			return err
-		}
-		*p.st = st
-	}
-	w.stmts = ws
-	return nil
-}
-
-// write stores a batch in one transaction. If SQLite refuses some rows for
-// themselves (a constraint), it stores the others row by row and returns the
-// refused ones as bad; err means nothing was stored.
-func (w *Writer) write(b *batch) (stored int64, bad, err error) {
-	ctx := context.Background()
-	if err := w.prepare(ctx); err != nil {
-		return 0, nil, w.s.wrap(err)
-	}
-	err = w.tx(ctx, func() error { return w.insertAll(ctx, b) })
-	if err == nil {
-		return int64(len(b.rows)), nil, nil
-	}
-	var se sqlite3.Error
-	if !errors.As(err, &se) || se.Code != sqlite3.ErrConstraint {
-		return 0, nil, w.s.wrap(err)
-	}
-	var refused []error
-	err = w.tx(ctx, func() error {
-		refused = refused[:0]
-		for i := range b.rows {
-			if _, err := w.stmts.insert1.ExecContext(ctx, w.rowArgs(b, i, w.args[:0])...); err != nil {
-				if !errors.As(err, &se) || se.Code != sqlite3.ErrConstraint {
-					return err
-				}
-				r := &b.rows[i]
-				refused = append(refused, fmt.Errorf("event P%d#%d %s: %w", r.proc, r.seq, r.kind, err))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, nil, w.s.wrap(err)
-	}
-	bad = fmt.Errorf("%s: run %d: %d events not stored: %w", w.s.path, w.run, len(refused), errors.Join(refused...))
-	return int64(len(b.rows) - len(refused)), bad, nil
-}
-
-// tx runs f in an IMMEDIATE transaction that also brings the messages table
-// up to date with the rows f inserted.
-func (w *Writer) tx(ctx context.Context, f func() error) (err error) {
-	st := w.stmts
-	if _, err := st.begin.ExecContext(ctx); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			st.rollback.ExecContext(ctx)
-		}
-	}()
-	var lo int64
-	if err := st.maxID.QueryRowContext(ctx).Scan(&lo); err != nil {
-		return err
-	}
-	if err := f(); err != nil {
-		return err
-	}
-	if _, err := st.messages.ExecContext(ctx, lo); err != nil {
-		return err
-	}
-	_, err = st.commit.ExecContext(ctx)
-	return err
-}
-
-func (w *Writer) insertAll(ctx context.Context, b *batch) error {
-	i := 0
-	for ; i+insertChunk <= len(b.rows); i += insertChunk {
-		args := w.args[:0]
-		for j := i; j < i+insertChunk; j++ {
-			args = w.rowArgs(b, j, args)
-		}
-		w.args = args
-		if _, err := w.stmts.insertN.ExecContext(ctx, args...); err != nil {
-			return err
-		}
-	}
-	for ; i < len(b.rows); i++ {
-		w.args = w.rowArgs(b, i, w.args[:0])
-		if _, err := w.stmts.insert1.ExecContext(ctx, w.args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// rowArgs appends the INSERT arguments of row i to args, in insertColumns
-// order, with the NULLs the schema promises.
-func (w *Writer) rowArgs(b *batch, i int, args []any) []any {
-	r := &b.rows[i]
-	args = append(args, w.run, r.proc, r.seq, r.kind, r.lamport, b.text(r.vc), r.wall,
-		nullInt(r.msg, 0), nullStr(r.msgType), nullInt(r.peer, NoPeer), nullStr(r.resource), b.text(r.detail))
-	return args
-}
-
-func nullInt(v, none int64) any {
-	if v == none {
-		return nil
-	}
-	return v
-}
-
-func nullStr(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
+	return w.db.write(b)
 }

@@ -1,0 +1,251 @@
+package trace
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cpuTime is the CPU time (user and system) the process has used so far:
+// beside events/s, which depends on what else the machine is doing, the CPU
+// time per event says what recording costs.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// report reports events/s and CPU ns/event of n events since start and cpu0.
+func report(b *testing.B, n int, start time.Time, cpu0 time.Duration) {
+	el := time.Since(start)
+	cpu := cpuTime() - cpu0
+	b.StopTimer()
+	b.ReportMetric(float64(n)/el.Seconds(), "events/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/event")
+}
+
+// benchEvents makes a realistic pool of events: rounds of a Ricart-Agrawala
+// critical section among 5 processes (a request to the 4 others, their
+// receipts, 4 OKs back and their receipts, enter, exit): 19 events per
+// round, 8 sends, 8 receives and 3 cs events, each with a 5-entry vector
+// clock and a small JSON detail on the messages.
+func benchEvents(n int) []Event {
+	const N = 5
+	var (
+		evs  []Event
+		seq  [N]int64
+		lam  [N]uint64
+		vc   [N]VC
+		sent [N]int64
+		wall = int64(1_700_000_000_000_000_000)
+	)
+	for p := range vc {
+		vc[p] = make(VC, N)
+	}
+	emit := func(p int, k Kind, f func(*Event)) *Event {
+		seq[p]++
+		lam[p]++
+		vc[p][p]++
+		wall += 1500
+		e := Event{Proc: p, Seq: seq[p], Kind: k, Lamport: lam[p], VC: vc[p].Clone(), Wall: wall, Peer: NoPeer, Resource: "cs"}
+		if f != nil {
+			f(&e)
+		}
+		evs = append(evs, e)
+		return &evs[len(evs)-1]
+	}
+	type msg struct {
+		id      int64
+		from    int
+		typ     string
+		lamport uint64
+		vc      VC
+	}
+	send := func(p, to int, typ string) msg {
+		sent[p]++
+		id := MsgID(p, sent[p])
+		e := emit(p, KindSend, func(e *Event) {
+			e.Msg, e.MsgType, e.Peer = id, typ, to
+			e.Detail = []byte(fmt.Sprintf(`{"ts":%d}`, lam[p]))
+		})
+		return msg{id, p, typ, e.Lamport, e.VC}
+	}
+	recv := func(p int, m msg) {
+		if m.lamport > lam[p] {
+			lam[p] = m.lamport
+		}
+		vc[p].Merge(m.vc)
+		emit(p, KindReceive, func(e *Event) {
+			e.Msg, e.MsgType, e.Peer = m.id, m.typ, m.from
+			e.Detail = []byte(fmt.Sprintf(`{"ts":%d}`, m.lamport))
+		})
+	}
+	for round := 0; len(evs) < n; round++ {
+		p := round % N
+		emit(p, KindCSRequest, nil)
+		var reqs, oks []msg
+		for q := 0; q < N; q++ {
+			if q != p {
+				reqs = append(reqs, send(p, q, "request"))
+			}
+		}
+		for i, q := 0, 0; q < N; q++ {
+			if q == p {
+				continue
+			}
+			recv(q, reqs[i])
+			oks = append(oks, send(q, p, "ok"))
+			i++
+		}
+		for _, m := range oks {
+			recv(p, m)
+		}
+		emit(p, KindCSEnter, nil)
+		emit(p, KindCSExit, nil)
+	}
+	return evs[:n]
+}
+
+// benchPool is shared by the benchmarks; benchAt shifts the pool's seq and
+// msg ids so that any number of events can be drawn from it without
+// repeating a (proc, seq) or a message id.
+var benchPool = benchEvents(1 << 16)
+
+func benchAt(i int) Event {
+	e := benchPool[i%len(benchPool)]
+	round := int64(i / len(benchPool))
+	e.Seq += round * int64(len(benchPool))
+	if e.Msg != 0 {
+		e.Msg += round << 20
+	}
+	return e
+}
+
+// BenchmarkRecord compares the Writer with the floor: a plain bulk insert of
+// the same rows into the same events table (same schema and indexes), one
+// prepared single-row INSERT in one transaction, no messages upkeep.
+func BenchmarkRecord(b *testing.B) {
+	b.Run("writer", func(b *testing.B) {
+		s, err := Create(filepath.Join(b.TempDir(), "w.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		run, err := s.BeginRun(Run{Algorithm: "ricart-agrawala", Nodes: 5, Mode: "sim"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		start, cpu0 := time.Now(), cpuTime()
+		w := s.NewWriter(run)
+		for i := 0; i < b.N; i++ {
+			e := benchAt(i)
+			if err := w.Add(&e); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+		report(b, b.N, start, cpu0)
+		if w.Count() != int64(b.N) {
+			b.Fatalf("stored %d of %d", w.Count(), b.N)
+		}
+	})
+	b.Run("floor", func(b *testing.B) {
+		path := filepath.Join(b.TempDir(), "f.db")
+		// The same connection options as a Store's writing connections.
+		db, err := sql.Open("sqlite3", dsn(path, "_journal_mode=WAL&_synchronous=NORMAL&_cache_size=-32768&_mutex=no"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(Schema); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO runs (id, algorithm, nodes, seed, mode, started_ns) VALUES (1, 'x', 5, '0', 'sim', 0)`); err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		b.ResetTimer()
+		start, cpu0 := time.Now(), cpuTime()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := tx.Prepare(`INSERT INTO events (` + insertColumns + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var vc []byte
+		for i := 0; i < b.N; i++ {
+			e := benchAt(i)
+			vc = e.VC.AppendText(vc[:0])
+			if _, err := st.Exec(int64(1), e.Proc, e.Seq, string(e.Kind), int64(e.Lamport), string(vc), e.Wall,
+				nullInt(e.Msg, 0), nullStr(e.MsgType), nullInt(int64(e.Peer), NoPeer), nullStr(e.Resource), nullStr(string(e.Detail))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+		report(b, b.N, start, cpu0)
+	})
+}
+
+// BenchmarkRead measures EventReader over a run of 100k events; an op is
+// one event (the reader starts over at the end of the run).
+func BenchmarkRead(b *testing.B) {
+	const n = 100_000
+	path := filepath.Join(b.TempDir(), "r.db")
+	s, err := Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run, err := s.BeginRun(Run{Algorithm: "ricart-agrawala", Nodes: 5, Mode: "sim"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := s.NewWriter(run)
+	for i := 0; i < n; i++ {
+		e := benchAt(i)
+		w.Add(&e)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	s, err = Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cpuTime()
+	var r *EventReader
+	for i := 0; i < b.N; i++ {
+		if r == nil {
+			if r, err = s.Events(run); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := r.Next(); err == io.EOF {
+			r.Close()
+			r = nil
+			i--
+		} else if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if r != nil {
+		r.Close()
+	}
+	report(b, b.N, start, cpu0)
+}
