@@ -282,6 +282,7 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 	}
 	prog := Progress{Total: total}
 	lastEvent := time.Now()
+	var allDoneSince time.Time // when every live node last became done
 	stopping := false
 	leader := -1
 	stopAll := func(status string, complete bool) {
@@ -484,13 +485,22 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 					}
 				}
 			}
+			if done >= live && live > 0 {
+				if allDoneSince.IsZero() {
+					allDoneSince = now
+				}
+			} else {
+				allDoneSince = time.Time{}
+			}
 			switch {
 			case stopping:
 			case election && now.Sub(t0) >= cfg.Duration:
 				stopAll(fmt.Sprintf("ran for %v", cfg.Duration), true)
 			case election:
 			case pendingFaults > 0:
-			case done >= live && quiet >= cfg.Linger:
+			case done >= live && (quiet >= cfg.Linger || now.Sub(allDoneSince) >= 5*cfg.Linger):
+				// Quiet, or as quiet as it gets: a token ring's token
+				// circulates for ever.
 				stopAll("every workload finished", true)
 			case quiet >= cfg.Stall:
 				stopAll(fmt.Sprintf("stalled: no event for %v while %d of %d nodes had not finished", cfg.Stall, live-done, cfg.N), true)

@@ -10,50 +10,72 @@ import (
 	"github.com/dmxlab/dmx/trace"
 )
 
-// TestSweep runs both mutual-exclusion algorithms of the walking skeleton
-// over 300 seeds for each N in {1,2,3,5,8}, with random delays and a busy
-// workload, and checks every trace: clocks, mutual exclusion (causal and
-// real time) and liveness must all hold. A failure prints the command that
-// reproduces it.
+// sweepAlgos are the mutual-exclusion algorithms whose correct variants must
+// pass every check under any schedule, with their parameters.
+var sweepAlgos = []struct {
+	name   string
+	params map[string]string
+}{
+	{"central", nil},
+	{"ricart-agrawala", nil},
+	{"token-ring", nil},
+	{"ra-token", nil},
+	{"lamport", nil},
+	{"maekawa", map[string]string{"variant": "inquire"}},
+}
+
+// TestSweep runs every mutual-exclusion algorithm (the deadlock-free variant
+// where the seeds give one) over 300 seeds for each N in {1,2,3,5,8,9},
+// with random delays and high contention (everyone asks again at once), and
+// checks every trace: clocks, mutual exclusion (causal and real time) and
+// liveness must all hold. A failure prints the command that reproduces it.
 func TestSweep(t *testing.T) {
 	seeds := 300
 	if testing.Short() {
 		seeds = 30
 	}
-	for _, name := range []string{"central", "ricart-agrawala"} {
-		for _, n := range []int{1, 2, 3, 5, 8} {
-			t.Run(fmt.Sprintf("%s/N=%d", name, n), func(t *testing.T) {
+	for _, a := range sweepAlgos {
+		for _, n := range []int{1, 2, 3, 5, 8, 9} {
+			t.Run(fmt.Sprintf("%s/N=%d", a.name, n), func(t *testing.T) {
 				t.Parallel()
+				spec := runner.Lookup(a.name)
 				for seed := uint64(1); seed <= uint64(seeds); seed++ {
-					wl := runner.Workload{Entries: 3, Think: runner.Dist{Max: 3 * time.Millisecond}, Hold: runner.Dist{Max: 2 * time.Millisecond}}
-					evs, res := simulate(t, name, n, seed, wl)
-					if !res.Complete {
-						t.Fatalf("seed %d: run cut short: %s (reproduce: dmx sim %s -n %d --seed %d)", seed, res.Status, name, n, seed)
-					}
-					run := trace.Run{Algorithm: name, Nodes: n, Seed: seed, Mode: "sim", Complete: true}
-					results, err := analyze.Run(run, &trace.SliceReader{Events: evs}, analyze.All)
+					wl := runner.Workload{Entries: 3, Think: runner.Fixed(0), Hold: runner.Dist{Max: 2 * time.Millisecond}}
+					var c runner.Collector
+					res, err := runner.Simulate(runner.SimConfig{Spec: spec, N: n, Seed: seed, Params: a.params, Workload: wl,
+						Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond}}, &c)
+					repro := fmt.Sprintf("dmx sim %s -n %d --seed %d --entries 3 --contention high --hold 0s-2ms --delay 100us-3ms%s", a.name, n, seed, paramFlags(a.params))
 					if err != nil {
-						t.Fatalf("seed %d: %v (reproduce: dmx sim %s -n %d --seed %d)", seed, err, name, n, seed)
+						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
+					}
+					if !res.Complete {
+						t.Fatalf("seed %d: run cut short: %s (reproduce: %s)", seed, res.Status, repro)
+					}
+					run := trace.Run{Algorithm: a.name, Nodes: n, Seed: seed, Mode: "sim", Complete: true}
+					results, err := analyze.Run(run, &trace.SliceReader{Events: c.Events}, analyze.All)
+					if err != nil {
+						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
 					}
 					for _, r := range results {
 						if r.Verdict != analyze.OK {
-							t.Fatalf("seed %d: %s %s: %v (reproduce: dmx sim %s -n %d --seed %d --entries 3 --think 0s-3ms --hold 0s-2ms --delay 100us-3ms)",
-								seed, r.Check, r.Verdict, r.Findings, name, n, seed)
+							t.Fatalf("seed %d: %s %s: %v (reproduce: %s)", seed, r.Check, r.Verdict, r.Findings, repro)
 						}
 					}
-					enters := 0
-					for _, e := range evs {
-						if e.Kind == trace.KindCSEnter {
-							enters++
-						}
-					}
-					if enters != 3*n {
-						t.Fatalf("seed %d: %d critical sections, want %d", seed, enters, 3*n)
+					if enters := count(c.Events, trace.KindCSEnter, -1); enters != 3*n {
+						t.Fatalf("seed %d: %d critical sections, want %d (reproduce: %s)", seed, enters, 3*n, repro)
 					}
 				}
 			})
 		}
 	}
+}
+
+func paramFlags(p map[string]string) string {
+	s := ""
+	for k, v := range p {
+		s += fmt.Sprintf(" --param %s=%s", k, v)
+	}
+	return s
 }
 
 // TestMessageCounts: without contention, Ricart-Agrawala sends exactly
