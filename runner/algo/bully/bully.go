@@ -42,7 +42,7 @@ var Spec = algo.Spec{
 		"004 bully algorithm, heartbeat",
 	},
 	MsgTypes:   []string{MsgElection, MsgAnswer, MsgCoordinator, fd.MsgHeartbeat},
-	Properties: []string{"agreement", "validity", "no-split-brain", "termination"},
+	Properties: []string{"agreement", "validity", "split-brain", "termination"},
 	Complexity: "best N-2 (second highest detects the failure), worst O(N^2): N(N-1)/2 elections + N(N-1)/2 answers + N-1 coordinators = N^2-1 when the lowest id starts",
 	Params:     params,
 	New:        New,
@@ -70,6 +70,7 @@ type Machine struct {
 	leader    int    // the coordinator this process knows; -1: none
 	decided   uint64 // the election number of that decision
 	term      uint64 // the highest election number seen
+	mine      uint64 // the number of the election this process holds (or held last)
 }
 
 // New builds the machine of node c.ID.
@@ -197,12 +198,13 @@ func (m *Machine) elect(out []algo.Output) []algo.Output {
 		out = append(out, algo.CancelTimerOut(TimerCoordinator))
 	}
 	m.phase = waitAnswer
-	m.term++
-	out = append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: m.term}},
-		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.term}})
+	m.term = NextTerm(m.term, m.id, m.n)
+	m.mine = m.term
+	out = append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: m.mine}},
+		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.mine}})
 	for j := m.id + 1; j < m.n; j++ {
 		if !m.fd.Suspected(j) {
-			out = append(out, algo.SendTo(j, algo.Msg{Type: MsgElection, Term: m.term}))
+			out = append(out, algo.SendTo(j, algo.Msg{Type: MsgElection, Term: m.mine}))
 		}
 	}
 	return append(out, algo.SetTimerOut(TimerAnswer, m.timeout))
@@ -212,11 +214,11 @@ func (m *Machine) elect(out []algo.Output) []algo.Output {
 // coordinator and tells every process it does not suspect.
 func (m *Machine) win(out []algo.Output) []algo.Output {
 	m.phase = off
-	m.leader, m.decided = m.id, m.term
-	out = append(out, algo.Output{Kind: algo.Leader, Leader: m.id, Msg: algo.Msg{Term: m.term}})
+	m.leader, m.decided = m.id, m.mine
+	out = append(out, algo.Output{Kind: algo.Leader, Leader: m.id, Msg: algo.Msg{Term: m.mine}})
 	for j := 0; j < m.n; j++ {
 		if j != m.id && !m.fd.Suspected(j) {
-			out = append(out, algo.SendTo(j, algo.Msg{Type: MsgCoordinator, ID: m.id, Term: m.term}))
+			out = append(out, algo.SendTo(j, algo.Msg{Type: MsgCoordinator, ID: m.id, Term: m.mine}))
 		}
 	}
 	return out
@@ -267,4 +269,12 @@ func (m *Machine) String() string {
 		l = strconv.Itoa(m.leader)
 	}
 	return fmt.Sprintf("%v leader=%s term=%d %v", m.phase, l, m.term, m.fd)
+}
+
+// NextTerm is the election number process id (of n) takes for a new
+// election after seeing seen: the next number above seen that is id modulo
+// n, so that no two processes ever number an election alike and a trace's
+// elections are told apart by number alone.
+func NextTerm(seen uint64, id, n int) uint64 {
+	return (seen/uint64(n)+1)*uint64(n) + uint64(id)
 }

@@ -74,9 +74,12 @@
 // messages, O(N²). Best case: the second highest notices the leader's
 // failure: N-2 coordinator messages and nothing else.
 //
-// Messages: election, answer, coordinator (Term: the sender's election
-// number, the highest it has seen, +1 for each election it starts; ID of a
-// coordinator message: the coordinator), and the detector's heartbeat.
+// Messages: election, answer, coordinator (Term: the number of the
+// sender's election; ID of a coordinator message: the coordinator), and the
+// detector's heartbeat. Each election a process starts gets a number above
+// every number it has seen, equal to its id modulo N (NextTerm), so that
+// numbers never repeat across processes; it persists the number, so that
+// they do not repeat across its restarts either.
 // Leader outputs carry the election number of the coordinator message that
 // decided them in Msg.Term, StartElection outputs the new election number.
 package bully

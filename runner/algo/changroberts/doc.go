@@ -61,6 +61,10 @@
 // Liveness"; the participant flag is not persisted, so a process that
 // crashes while its id circulates forgets it.
 //
-// Messages: election (ID: the candidate; Term: the election number of the
-// run), elected (ID: the coordinator; Term), and the detector's heartbeat.
+// Messages: election (ID: the candidate; Term: the number of the run, set
+// by its initiator and kept when [RH1] replaces the id), elected (ID: the
+// coordinator; Term), and the detector's heartbeat. Run numbers are above
+// every number the initiator has seen and equal to its id modulo N
+// (NextTerm): unique to one run; each is persisted, so that a restart does
+// not reuse it.
 package changroberts

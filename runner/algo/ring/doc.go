@@ -61,5 +61,7 @@
 // Messages: election (Vals: the ids collected; Term: the election number
 // of its originator), coordinator (ID: the leader, Vals: the ids that have
 // seen it, Term), and the detector's heartbeat. Leader outputs carry the
-// coordinator message's Term.
+// coordinator message's Term. Election numbers are above every number the
+// originator has seen and equal to its id modulo N (NextTerm): unique to
+// one election; each is persisted, so that a restart does not reuse it.
 package ring
