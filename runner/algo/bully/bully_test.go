@@ -223,7 +223,7 @@ func TestSweepNoFailure(t *testing.T) {
 				if init == "top" {
 					p["initiators"] = fmt.Sprint(n - 1)
 				}
-				algotest.SweepElection(t, Spec, []int{n}, 300, algotest.ElectionOptions{Params: p, Settle: 300e6}, nil)
+				algotest.SweepElection(t, Spec, []int{n}, seeds(), algotest.ElectionOptions{Params: p, Settle: 300e6}, nil)
 			}
 		})
 	}
@@ -240,7 +240,7 @@ func TestSweepNoFailure(t *testing.T) {
 func TestSweepLeaderCrashes(t *testing.T) {
 	for _, crashes := range []int{1, 2} {
 		t.Run(fmt.Sprintf("crashes=%d", crashes), func(t *testing.T) {
-			algotest.SweepElection(t, Spec, sizes, 300, algotest.ElectionOptions{
+			algotest.SweepElection(t, Spec, sizes, seeds(), algotest.ElectionOptions{
 				LeaderCrashes: crashes, CrashFrom: 0, CrashTo: 400e6, Settle: 600e6,
 			}, nil)
 		})
@@ -256,7 +256,7 @@ func TestSweepLeaderCrashes(t *testing.T) {
 // without recoveries.
 func TestSweepLeaderCrashesAndRecovers(t *testing.T) {
 	seen := 0
-	algotest.SweepElection(t, Spec, sizes, 300, algotest.ElectionOptions{
+	algotest.SweepElection(t, Spec, sizes, seeds(), algotest.ElectionOptions{
 		LeaderCrashes: 2, CrashFrom: 0, CrashTo: 400e6, RecoverMin: 10e6, RecoverMax: 200e6,
 		Settle: 600e6, AllowSplitBrain: true,
 	}, func(r *algotest.ElectionResult) error {
@@ -309,6 +309,33 @@ func TestTightDeadlineSplitBrain(t *testing.T) {
 	}
 }
 
+// falseSuspicionSeed is a seed whose run, with detector allowance D = 0
+// and delays of 5-30ms, makes live processes suspected and ends up with two
+// processes that both lead.
+const falseSuspicionSeed = 1
+
+// TestFalseSuspicionSplitBrain: with D too small for the delays, the
+// detector suspects live processes (seed 004 "D too small => Inaccurate:
+// alive reported dead"); P3, suspecting the live leader P4, skips it and
+// declares itself: two leaders at once (seed 004 "Safe and Live, assuming
+// ... Failure detection is reliable"). With D and the time-out above the
+// delays, the same seed is safe.
+func TestFalseSuspicionSplitBrain(t *testing.T) {
+	opt := algotest.ElectionOptions{N: 5, Seed: falseSuspicionSeed, MinDelay: 5e6, MaxDelay: 30e6, Settle: 300e6,
+		Params: map[string]string{"fd-allowance": "0", "initiators": "4"}, AllowSplitBrain: true}
+	res, _ := algotest.RunElection(Spec, opt)
+	if res.FalseSuspicions == 0 || len(res.SplitBrains) == 0 || !slices.Equal(res.SplitBrains[0].Leaders, []int{3, 4}) {
+		t.Fatalf("seed %d: %d false suspicions, split brains %v; want false suspicions and P3, P4 leading at once",
+			falseSuspicionSeed, res.FalseSuspicions, res.SplitBrains)
+	}
+	opt.Params = map[string]string{"fd-allowance": "30ms", "timeout": "100ms", "initiators": "4"}
+	opt.AllowSplitBrain = false
+	res, err := algotest.RunElection(Spec, opt)
+	if err != nil || res.FalseSuspicions != 0 {
+		t.Fatalf("seed %d with D = 30ms: %v, %d false suspicions", falseSuspicionSeed, err, res.FalseSuspicions)
+	}
+}
+
 func TestNewValidates(t *testing.T) {
 	for _, p := range []map[string]string{
 		{"x": "1"}, {"timeout": "soon"}, {"initiators": "7"}, {"initiators": "a"}, {"fd-period": "-1ms"},
@@ -317,4 +344,13 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("params %v accepted", p)
 		}
 	}
+}
+
+// seeds is the number of seeds per group size in the sweeps: 300, or 30
+// with go test -short.
+func seeds() int {
+	if testing.Short() {
+		return 30
+	}
+	return 300
 }

@@ -194,7 +194,7 @@ func TestSweepNoFailure(t *testing.T) {
 				if init == "top" {
 					p["initiators"] = fmt.Sprint(n - 1)
 				}
-				algotest.SweepElection(t, Spec, []int{n}, 300, algotest.ElectionOptions{Params: p, Settle: 300e6}, nil)
+				algotest.SweepElection(t, Spec, []int{n}, seeds(), algotest.ElectionOptions{Params: p, Settle: 300e6}, nil)
 			}
 		})
 	}
@@ -207,7 +207,7 @@ func TestSweepNoFailure(t *testing.T) {
 func TestSweepLeaderCrashes(t *testing.T) {
 	for _, crashes := range []int{1, 2} {
 		t.Run(fmt.Sprintf("crashes=%d", crashes), func(t *testing.T) {
-			algotest.SweepElection(t, Spec, sizes, 300, algotest.ElectionOptions{
+			algotest.SweepElection(t, Spec, sizes, seeds(), algotest.ElectionOptions{
 				LeaderCrashes: crashes, CrashFrom: 0, CrashTo: 400e6, Settle: 800e6,
 			}, nil)
 		})
@@ -219,7 +219,7 @@ func TestSweepLeaderCrashes(t *testing.T) {
 // recovered process and the old leader may both lead for a moment (seed
 // 004 "process ID's reappear"): allowed here.
 func TestSweepLeaderCrashesAndRecovers(t *testing.T) {
-	algotest.SweepElection(t, Spec, sizes, 300, algotest.ElectionOptions{
+	algotest.SweepElection(t, Spec, sizes, seeds(), algotest.ElectionOptions{
 		LeaderCrashes: 2, CrashFrom: 0, CrashTo: 400e6, RecoverMin: 10e6, RecoverMax: 200e6,
 		Settle: 800e6, AllowSplitBrain: true,
 	}, nil)
@@ -233,4 +233,13 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("params %v accepted", p)
 		}
 	}
+}
+
+// seeds is the number of seeds per group size in the sweeps: 300, or 30
+// with go test -short.
+func seeds() int {
+	if testing.Short() {
+		return 30
+	}
+	return 300
 }

@@ -115,7 +115,7 @@ func crashable(n int) int { return (n - 1) / 2 }
 // two at once. The elected one is whoever wins the votes (seed 001 "It
 // doesn't matter which process is elected"): validity is "a live server".
 func TestSweepNoFailure(t *testing.T) {
-	algotest.SweepElection(t, Spec, []int{1, 2, 3, 5, 8}, 300, algotest.ElectionOptions{
+	algotest.SweepElection(t, Spec, []int{1, 2, 3, 5, 8}, seeds(), algotest.ElectionOptions{
 		Settle: 500e6, Validity: algotest.AnyLive,
 	}, nil)
 }
@@ -126,7 +126,7 @@ func TestSweepNoFailure(t *testing.T) {
 // re-election on master failure"); never two masters at once.
 func TestSweepMasterCrashes(t *testing.T) {
 	for _, n := range []int{3, 5, 8} {
-		algotest.SweepElection(t, Spec, []int{n}, 300, algotest.ElectionOptions{
+		algotest.SweepElection(t, Spec, []int{n}, seeds(), algotest.ElectionOptions{
 			LeaderCrashes: crashable(n), CrashFrom: 0, CrashTo: 400e6, Settle: 800e6, Validity: algotest.AnyLive,
 		}, nil)
 	}
@@ -136,7 +136,7 @@ func TestSweepMasterCrashes(t *testing.T) {
 // vote, without their promises, quiet for a lease). Unlike the bully and
 // ring elections, recoveries cause no split brain: the check stays on.
 func TestSweepMasterCrashesAndRecovers(t *testing.T) {
-	algotest.SweepElection(t, Spec, []int{2, 3, 5, 8}, 300, algotest.ElectionOptions{
+	algotest.SweepElection(t, Spec, []int{2, 3, 5, 8}, seeds(), algotest.ElectionOptions{
 		LeaderCrashes: 2, CrashFrom: 0, CrashTo: 400e6, RecoverMin: 10e6, RecoverMax: 200e6,
 		Settle: 800e6, Validity: algotest.AnyLive,
 	}, nil)
@@ -172,4 +172,13 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("params %v accepted", p)
 		}
 	}
+}
+
+// seeds is the number of seeds per group size in the sweeps: 300, or 30
+// with go test -short.
+func seeds() int {
+	if testing.Short() {
+		return 30
+	}
+	return 300
 }
