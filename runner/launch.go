@@ -276,7 +276,11 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 	}
 
 	// Phase 2: the run. One goroutine (this one) records every event.
-	total := cfg.N * wl.Entries * len(wl.Resources)
+	total := 0
+	for i := 0; i < cfg.N; i++ {
+		w := wl.For(i)
+		total += w.Entries * len(w.Resources)
+	}
 	if cfg.Spec.Kind != algo.MutualExclusion {
 		total = 0
 	}
@@ -356,8 +360,9 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 			}
 			c.Inc, c.Incs = incs[i], append([]int(nil), incs...)
 			left := map[string]int{}
-			for _, r := range wl.Resources {
-				left[r] = wl.Entries - st.exits[r]
+			own := wl.For(i)
+			for _, r := range own.Resources {
+				left[r] = own.Entries - st.exits[r]
 			}
 			c.Resume = &Resume{Seq: st.last.Seq, Lamport: st.last.Lamport, VC: st.last.VC.Clone(), Sent: st.sent, Saved: st.saved, Left: left}
 			st.done = false

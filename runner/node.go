@@ -115,6 +115,8 @@ func NewNode(s NodeSetup, env Env) (*Node, error) {
 	}
 	wl := s.Workload
 	wl.normalize()
+	all := wl.AllResources()
+	wl = wl.For(s.ID)
 	n := &Node{
 		ID: s.ID, N: s.N, spec: s.Spec, env: env, wl: wl,
 		vc:       make(trace.VC, s.N),
@@ -125,7 +127,7 @@ func NewNode(s NodeSetup, env Env) (*Node, error) {
 		saved:    map[string]algo.Msg{},
 		setup:    s,
 	}
-	n.resources = wl.Resources
+	n.resources = all
 	if s.Spec.Kind != algo.MutualExclusion {
 		// Elections and multicast have one instance that guards nothing.
 		n.resources = []string{""}

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -90,6 +91,70 @@ type Workload struct {
 	// last section describes.
 	Nested bool   `json:"nested,omitempty"`
 	Order  string `json:"order,omitempty"` // same (default), reverse-odd, random
+	// Procs overrides the workload of single processes (a scenario file's
+	// "procs"): their own entries, think and hold times, and resources in
+	// their own lock order.
+	Procs map[int]ProcWorkload `json:"procs,omitempty"`
+}
+
+// ProcWorkload is what one process does differently from the others.
+type ProcWorkload struct {
+	Entries   *int     `json:"entries,omitempty"`
+	Think     string   `json:"think,omitempty"`
+	Hold      string   `json:"hold,omitempty"`
+	Resources []string `json:"resources,omitempty"` // in this process's lock order
+}
+
+// AllResources returns every resource any process uses, in order of first
+// mention: each one has an instance of the algorithm at every process.
+func (w *Workload) AllResources() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(rs []string) {
+		for _, r := range rs {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+	}
+	add(w.Resources)
+	ids := make([]int, 0, len(w.Procs))
+	for id := range w.Procs {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		add(w.Procs[id].Resources)
+	}
+	if len(out) == 0 {
+		out = []string{DefaultResource}
+	}
+	return out
+}
+
+// For returns the workload of process id: the common one with id's
+// overrides applied. Validate must have accepted w.
+func (w Workload) For(id int) Workload {
+	p, ok := w.Procs[id]
+	if !ok {
+		return w
+	}
+	if p.Entries != nil {
+		w.Entries = *p.Entries
+	}
+	if p.Think != "" {
+		w.Think, _ = ParseDist(p.Think)
+	}
+	if p.Hold != "" {
+		w.Hold, _ = ParseDist(p.Hold)
+	}
+	if len(p.Resources) > 0 {
+		w.Resources = p.Resources
+		w.Order = OrderSame // the process's own list is its lock order
+	}
+	w.ThinkS, w.HoldS = w.Think.String(), w.Hold.String()
+	return w
 }
 
 // Lock orders of nested workloads.
@@ -147,6 +212,25 @@ func (w *Workload) Validate() error {
 	case "", OrderSame, OrderReverseOdd, OrderRandom:
 	default:
 		return fmt.Errorf("--order %q: want %s, %s or %s", w.Order, OrderSame, OrderReverseOdd, OrderRandom)
+	}
+	for id, p := range w.Procs {
+		if p.Entries != nil && *p.Entries < 0 {
+			return fmt.Errorf("process %d: entries %d: must be 0 or more", id, *p.Entries)
+		}
+		for _, d := range []string{p.Think, p.Hold} {
+			if d != "" {
+				if _, err := ParseDist(d); err != nil {
+					return fmt.Errorf("process %d: %w", id, err)
+				}
+			}
+		}
+		seen := map[string]bool{}
+		for _, r := range p.Resources {
+			if r == "" || seen[r] {
+				return fmt.Errorf("process %d: resources %q: empty or repeated name", id, p.Resources)
+			}
+			seen[r] = true
+		}
 	}
 	return nil
 }

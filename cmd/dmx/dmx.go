@@ -116,6 +116,7 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		newCheckCmd(),
 		newSQLCmd(),
 		newListCmd(),
+		newStatsCmd(),
 		newNodeCmd(),
 	)
 	return root

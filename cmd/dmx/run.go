@@ -36,6 +36,7 @@ type runFlags struct {
 	out        string
 	format     string
 	noCheck    bool
+	scenario   string
 	nested     bool
 	order      string
 	faults     []string
@@ -63,6 +64,7 @@ func (f *runFlags) register(cmd *cobra.Command, sim bool) {
 	fs.Var(&f.hold, "hold", "time spent inside the critical section: fixed or uniform range")
 	fs.StringVar(&f.contention, "contention", "random", "random: requests when --think says; none: one request at a time in the whole system (time slots); high: everyone asks again at once")
 	fs.StringSliceVar(&f.resources, "resources", []string{runner.DefaultResource}, "resources each process locks (each has its own instance of the algorithm)")
+	fs.StringVar(&f.scenario, "scenario", "", "read the run from a scenario file (JSON; see examples/); flags given too win")
 	fs.BoolVar(&f.nested, "nested", false, "each entry takes every resource, one inside the other (nested locks; see --order)")
 	fs.StringVar(&f.order, "order", runner.OrderSame, "lock order of --nested entries: same, reverse-odd (odd processes reverse it: can deadlock) or random")
 	fs.StringArrayVar(&f.params, "param", nil, "algorithm parameter KEY=VALUE (see dmx list)")
@@ -85,8 +87,32 @@ func (f *runFlags) register(cmd *cobra.Command, sim bool) {
 
 // setup validates the flags and returns the algorithm, parameters and
 // workload. Errors are usage errors.
-func (f *runFlags) setup(args []string) (*algo.Spec, map[string]string, runner.Workload, error) {
-	name := args[0]
+func (f *runFlags) setup(cmd *cobra.Command, args []string) (*algo.Spec, map[string]string, runner.Workload, error) {
+	var procs map[int]runner.ProcWorkload
+	var scenarioParams map[string]string
+	name := ""
+	if len(args) > 0 {
+		name = args[0]
+	}
+	if f.scenario != "" {
+		sc, err := runner.LoadScenario(f.scenario)
+		if err != nil {
+			return nil, nil, runner.Workload{}, err
+		}
+		if err := f.apply(cmd, sc); err != nil {
+			return nil, nil, runner.Workload{}, fmt.Errorf("%s: %w", f.scenario, err)
+		}
+		if name == "" {
+			name = sc.Algorithm
+		}
+		if procs, err = sc.ProcOverrides(f.nodes); err != nil {
+			return nil, nil, runner.Workload{}, fmt.Errorf("%s: %w", f.scenario, err)
+		}
+		scenarioParams = sc.Params
+	}
+	if name == "" {
+		return nil, nil, runner.Workload{}, fmt.Errorf("no algorithm: name one (dmx %s ALGO) or give a --scenario that does", cmd.Name())
+	}
 	spec := runner.Lookup(name)
 	if spec == nil {
 		return nil, nil, runner.Workload{}, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", name, strings.Join(runner.Names(), ", "))
@@ -101,6 +127,9 @@ func (f *runFlags) setup(args []string) (*algo.Spec, map[string]string, runner.W
 		return nil, nil, runner.Workload{}, err
 	}
 	params := map[string]string{}
+	for k, v := range scenarioParams {
+		f.params = append([]string{k + "=" + v}, f.params...)
+	}
 	for _, p := range f.params {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok || k == "" {
@@ -127,7 +156,7 @@ func (f *runFlags) setup(args []string) (*algo.Spec, map[string]string, runner.W
 	if _, err := spec.New(algo.Config{ID: 0, N: f.nodes, Resource: runner.DefaultResource, Params: params}); err != nil {
 		return nil, nil, runner.Workload{}, fmt.Errorf("%s: %w", spec.Name, err)
 	}
-	wl := runner.Workload{Entries: f.entries, Resources: f.resources, Think: f.think, Hold: f.hold, Nested: f.nested, Order: f.order}
+	wl := runner.Workload{Entries: f.entries, Resources: f.resources, Think: f.think, Hold: f.hold, Nested: f.nested, Order: f.order, Procs: procs}
 	switch f.contention {
 	case "random":
 	case "high":
@@ -159,8 +188,39 @@ func (f *runFlags) setup(args []string) (*algo.Spec, map[string]string, runner.W
 	return spec, params, wl, nil
 }
 
+// apply takes the scenario's values for every flag not given on the
+// command line.
+func (f *runFlags) apply(cmd *cobra.Command, sc *runner.Scenario) error {
+	fs := cmd.Flags()
+	set := func(name string, has bool, do func() error) error {
+		if !has || fs.Lookup(name) == nil || fs.Changed(name) {
+			return nil
+		}
+		if err := do(); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	}
+	dist := func(d *runner.Dist, v string) func() error { return func() error { return d.Set(v) } }
+	return errors.Join(
+		set("nodes", sc.Nodes != 0, func() error { f.nodes = sc.Nodes; return nil }),
+		set("seed", sc.Seed != 0, func() error { f.seed = sc.Seed; return nil }),
+		set("entries", sc.Entries != nil, func() error { f.entries = *sc.Entries; return nil }),
+		set("think", sc.Think != "", dist(&f.think, sc.Think)),
+		set("hold", sc.Hold != "", dist(&f.hold, sc.Hold)),
+		set("delay", sc.Delay != "", dist(&f.delay, sc.Delay)),
+		set("contention", sc.Contention != "", func() error { f.contention = sc.Contention; return nil }),
+		set("resources", len(sc.Resources) > 0, func() error { f.resources = sc.Resources; return nil }),
+		set("nested", sc.Nested, func() error { f.nested = true; return nil }),
+		set("order", sc.Order != "", func() error { f.order = sc.Order; return nil }),
+		set("reorder", sc.Reorder, func() error { f.reorder = true; return nil }),
+		set("faults", len(sc.Faults) > 0, func() error { f.faults = append(sc.Faults, f.faults...); return nil }),
+		set("duration", sc.Duration != "", func() (err error) { f.duration, err = time.ParseDuration(sc.Duration); return }),
+	)
+}
+
 func (f *runFlags) runRow(spec *algo.Spec, params map[string]string, wl runner.Workload, mode string) trace.Run {
-	p := map[string]any{"entries": wl.Entries, "resources": wl.Resources, "think": f.think.String(), "hold": f.hold.String(), "contention": f.contention}
+	p := map[string]any{"procs": wl.Procs, "entries": wl.Entries, "resources": wl.Resources, "think": f.think.String(), "hold": f.hold.String(), "contention": f.contention}
 	if wl.Nested {
 		p["nested"], p["order"] = true, wl.Order
 	}
@@ -200,12 +260,12 @@ The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
 		Example: `  dmx run ricart-agrawala
   dmx run central -n 8 --entries 20 --seed 42 -o central.db
   dmx run ricart-agrawala --contention none   # no contention: exactly 2(N-1) messages per CS`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return runner.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec, params, wl, err := f.setup(args)
+			spec, params, wl, err := f.setup(cmd, args)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -237,12 +297,12 @@ process, on a simulated network with seeded random delays. The same seed
 gives the same trace, event for event; wall_ns in its trace is simulated time.`,
 		Example: `  dmx sim ricart-agrawala --seed 7
   dmx sim central -n 8 --entries 50 --delay 1ms-20ms --contention high`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return runner.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec, params, wl, err := f.setup(args)
+			spec, params, wl, err := f.setup(cmd, args)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
