@@ -24,7 +24,7 @@ import (
 // Its methods are safe for concurrent use.
 type Store struct {
 	db       *sql.DB
-	dsn      string // data source name of writing connections
+	dsn      string // data source name of the store's connections
 	path     string
 	writable bool
 
@@ -78,11 +78,12 @@ func Open(path string) (*Store, error) {
 	if _, err := inspect(path, false); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite3", dsn(path, "mode=ro"))
+	rdsn := dsn(path, "mode=ro&_mutex=no")
+	db, err := sql.Open("sqlite3", rdsn)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, writers: map[*Writer]struct{}{}}
+	s := &Store{db: db, dsn: rdsn, path: path, writers: map[*Writer]struct{}{}}
 	if err := s.validate(); err != nil {
 		db.Close()
 		return nil, err
