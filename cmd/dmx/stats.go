@@ -186,17 +186,13 @@ func statRows(s *stats.Stats) []statRow {
 		for _, t := range sortedKeys(m.MessagesPerCS.ByType) {
 			rows = append(rows, statRow{name: "messages per CS: " + t, unit: "count", value: m.MessagesPerCS.ByType[t]})
 		}
-		if len(m.MessagesPerCS.Each) > 0 {
-			var parts []string
-			counts := make([]int64, 0, len(m.MessagesPerCS.Each))
-			for k := range m.MessagesPerCS.Each {
-				counts = append(counts, k)
-			}
-			slices.Sort(counts)
-			for _, k := range counts {
-				parts = append(parts, fmt.Sprintf("%d msgs x%d", k, m.MessagesPerCS.Each[k]))
-			}
-			rows = append(rows, statRow{name: "messages of each CS", unit: "count", text: strings.Join(parts, ", ")})
+		counts := make([]int64, 0, len(m.MessagesPerCS.Each))
+		for k := range m.MessagesPerCS.Each {
+			counts = append(counts, k)
+		}
+		slices.Sort(counts)
+		for _, k := range counts {
+			rows = append(rows, statRow{name: fmt.Sprintf("CSs that cost %d messages", k), unit: "count", value: float64(m.MessagesPerCS.Each[k])})
 		}
 		rows = append(rows,
 			statRow{name: "client delay (hops)", unit: "hops", dist: &m.ClientDelay.Hops, seeds: m.ClientDelay.Seeds},
