@@ -4,17 +4,22 @@ import (
 	"sort"
 
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/bully"
 	"github.com/dmxlab/dmx/runner/algo/central"
+	"github.com/dmxlab/dmx/runner/algo/changroberts"
 	"github.com/dmxlab/dmx/runner/algo/lamport"
+	"github.com/dmxlab/dmx/runner/algo/lease"
 	"github.com/dmxlab/dmx/runner/algo/maekawa"
 	"github.com/dmxlab/dmx/runner/algo/ratoken"
 	"github.com/dmxlab/dmx/runner/algo/ricart"
+	"github.com/dmxlab/dmx/runner/algo/ring"
 	"github.com/dmxlab/dmx/runner/algo/tokenring"
 )
 
 // Algorithms lists every algorithm dmx can run, by name.
 func Algorithms() []*algo.Spec {
-	all := []*algo.Spec{&central.Spec, &ricart.Spec, &tokenring.Spec, &ratoken.Spec, &lamport.Spec, &maekawa.Spec}
+	all := []*algo.Spec{&central.Spec, &ricart.Spec, &tokenring.Spec, &ratoken.Spec, &lamport.Spec, &maekawa.Spec,
+		&bully.Spec, &ring.Spec, &changroberts.Spec, &lease.Spec}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }

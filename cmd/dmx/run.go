@@ -276,8 +276,11 @@ The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
 					Faults: f.faultList, Duration: f.duration,
 				}, rec)
 				status := res.Status
-				if t := res.Transport; t.Total() > 0 || t.Retransmits > 0 {
-					status += fmt.Sprintf("; transport: %d datagrams rejected (%d bad key, %d malformed, %d wrong peer), %d retransmitted", t.Total(), t.BadMAC, t.Malformed, t.WrongPeer, t.Retransmits)
+				if t := res.Transport; t.Total() > 0 {
+					status += fmt.Sprintf("; transport rejected %d datagrams (%d bad key, %d malformed, %d wrong peer)", t.Total(), t.BadMAC, t.Malformed, t.WrongPeer)
+				}
+				if t := res.Transport; t.Retransmits > 0 {
+					status += fmt.Sprintf("; %d datagrams retransmitted", t.Retransmits)
 				}
 				return res.Complete, status, err
 			})
@@ -339,7 +342,22 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, spec *algo.Spec, row trace.
 		return &exitError{exitUsage, err}
 	}
 	row.ID = runID
-	fmt.Fprintf(stderr, "dmx %s %s: %d nodes, %d entries each, seed %d\n", cmd.Name(), spec.Name, f.nodes, f.entries, f.seed)
+	what := fmt.Sprintf("%d entries each", f.entries)
+	if spec.Kind == algo.Election {
+		d := f.duration
+		if d == 0 {
+			d = 2 * time.Second
+		}
+		what = fmt.Sprintf("for %v", d)
+	}
+	if len(f.faultList) > 0 {
+		var fs []string
+		for _, x := range f.faultList {
+			fs = append(fs, x.String())
+		}
+		what += ", faults " + strings.Join(fs, ",")
+	}
+	fmt.Fprintf(stderr, "dmx %s %s: %d nodes, %s, seed %d\n", cmd.Name(), spec.Name, f.nodes, what, f.seed)
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
