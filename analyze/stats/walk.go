@@ -73,12 +73,12 @@ type walker struct {
 	received int64 // first receives of messages whose send was seen
 	sent     int64 // all sends, heartbeats included
 
-	requests, contended, cs, unordered int64
-	clientHops, clientWall             hist
-	syncHops, syncWall                 hist
-	window                             int64 // messages since the last request
-	windowOpen                         bool
-	each                               map[int64]int64
+	requests, contended, cs int64
+	clientHops, clientWall  hist
+	syncHops, syncWall      hist
+	window                  int64 // messages since the last request
+	windowOpen              bool
+	each                    map[int64]int64
 
 	pos                         int64
 	starts, decisions           int64
@@ -332,10 +332,10 @@ func (w *walker) enter(ev *trace.Event) {
 		waiting = req.wall <= x.wall
 	}
 	if x.id > req.floor && x.proc != ev.Proc && waiting {
+		// An entry that does not know of the exit (mutex-causal reports
+		// it) has no chain from it: no hop sample.
 		if s := ps.sync[r]; s.id == x.id {
 			w.syncHops.add(int64(s.n))
-		} else {
-			w.unordered++ // it entered not knowing of the exit: mutex-causal says more
 		}
 		w.syncWall.add(ev.Wall - x.wall)
 	}
