@@ -15,10 +15,11 @@ const SchemaVersion = 1
 //	id            run id, referenced by every other table's run column
 //	algorithm     algorithm name as `dmx list` shows it ("ricart-agrawala")
 //	nodes         number of processes N; procs are numbered 0..N-1
-//	seed          the run's seed as a decimal TEXT, exactly as dmx prints it
-//	              ("seed: 42"); TEXT because seeds are uint64 and SQLite
-//	              integers are signed. `WHERE seed = 42` still works (the
-//	              literal takes the column's TEXT affinity).
+//	seed          the run's seed as decimal TEXT, exactly as dmx prints it
+//	              ("seed: 42"): TEXT because seeds are uint64 and SQLite
+//	              integers are signed. `WHERE seed = 42` works (the literal
+//	              takes the column's TEXT affinity); quote seeds of 2^63 and
+//	              more, which SQLite would read as REAL numbers.
 //	mode          "udp" (dmx run), "sim" (dmx sim) or "import"
 //	params        JSON object: algorithm and workload parameters
 //	faults        JSON array: the fault specifications of the run
