@@ -5,23 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 
 	"github.com/dmxlab/dmx/runner/algo"
 )
-
-// Persisted reports whether o asks the runtime to keep a value in the node's
-// stable storage, and the value: the Msg that a later Recover input carries.
-//
-// Package algo declares no Persist output kind yet. Until it does, a machine
-// persists with a Note whose Text starts with "persist" and whose Msg is the
-// value; this function is the one place that knows the convention.
-func Persisted(o algo.Output) (algo.Msg, bool) {
-	if o.Kind == algo.Note && strings.HasPrefix(o.Text, "persist") {
-		return o.Msg, true
-	}
-	return algo.Msg{}, false
-}
 
 // Crash is a crash of Node at time At (ns since the run started) and its
 // recovery at Recover (0: it stays down).
@@ -63,7 +49,8 @@ type persister struct {
 func (p persister) Step(in algo.Input) []algo.Output {
 	outs := p.m.Step(in)
 	for _, o := range outs {
-		if v, ok := Persisted(o); ok {
+		if o.Kind == algo.Persist {
+			v := o.Msg
 			v.Vals = slices.Clone(v.Vals)
 			*p.slot = v
 		}
@@ -76,9 +63,9 @@ func (p persister) Step(in algo.Input) []algo.Output {
 // arrive while it is down are lost, its timers and its workload's pending
 // request or release die with it (a node in the critical section leaves it
 // by crashing). On recovery the bench builds a fresh machine with spec.New
-// and steps it with Recover, whose Msg is the last value the node
-// persisted (see Persisted); the node's workload then resumes with a new
-// request for the entries it has not made. Messages the node sent before it
+// and steps it with Recover, whose Msg is the Msg of the node's last
+// algo.Persist output; the node's workload then resumes with a new request
+// for the entries it has not made. Messages the node sent before it
 // crashed are still delivered. A node that never recovers stops counting
 // for liveness.
 //

@@ -52,6 +52,8 @@ func FormatOutput(id int, o algo.Output) string {
 		return "note: " + o.Text
 	case algo.StartElection:
 		return "start-election"
+	case algo.Persist:
+		return "persist " + FormatMsg(o.Msg)
 	}
 	return fmt.Sprintf("output(%d) %+v", o.Kind, o)
 }

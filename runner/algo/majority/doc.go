@@ -78,19 +78,16 @@
 //
 // Crashes (seed 002 summary point 4: none of these algorithms tolerates a
 // crash or a lost message). A crashed process loses its queue, its
-// remembered releases and its own request; requesters whose answer was
-// held back by a crashed coordinator, or whose request or release was lost,
-// may wait for ever, and votes given to a crashed requester stay given.
-// With forget=false the coordinator's vote survives: it outputs a Persist
-// of the vote (Msg{Type: "vote", ID: holder, Stamp: T}, Stamp 0 for no
-// vote) before the grant that gives it and whenever it changes, and on
-// Recover it restores the vote from Input.Msg. With forget=true it persists
-// nothing and a restart votes afresh: two processes can be in the CS at
-// once, as point 4 warns.
-//
-// Package algo has no Persist output yet; a machine persists with a Note
-// whose Text starts with "persist" and whose Msg is the value (see
-// algotest.Persisted), until the contract declares one.
+// remembered releases and its own request. Requesters whose answer was held
+// back by a crashed coordinator, or whose request or release was lost, may
+// wait for ever; a vote given to a process that crashed holding it stays
+// given (a grant that reaches the restarted process is given back, one
+// lost with the crash is not). With forget=false the coordinator's vote
+// survives: it outputs an algo.Persist of the vote (Msg{Type: "vote", ID:
+// holder, Stamp: T}; Stamp 0 for no vote) whenever the vote changes, before
+// the grant that gives it, and on Recover it restores the vote from
+// Input.Msg. With forget=true it persists nothing and a restart votes
+// afresh: two processes can be in the CS at once, as point 4 warns.
 //
 // Cost per attempt of a process, with k' coordinators other than itself
 // (k' = k-1 for a coordinator, k for any other process): k' requests, at

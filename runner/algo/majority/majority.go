@@ -461,20 +461,7 @@ func (m *Machine) persist() {
 	if m.voted {
 		v.Stamp, v.ID = m.holder.t, m.holder.id
 	}
-	m.out = append(m.out, persistOut(v))
-}
-
-// persistOut is the output that asks the runtime to keep v as the node's
-// stable storage, given back with Recover after a crash. Package algo does
-// not declare a Persist output yet: until it does, it is a Note whose Text
-// starts with "persist" and whose Msg is the value (algotest.Persisted
-// recognizes it).
-func persistOut(v algo.Msg) algo.Output {
-	text := "persist vote: none"
-	if v.Stamp != 0 {
-		text = fmt.Sprintf("persist vote: P%d T=%d", v.ID, v.Stamp)
-	}
-	return algo.Output{Kind: algo.Note, Text: text, Msg: v}
+	m.out = append(m.out, algo.Output{Kind: algo.Persist, Msg: v})
 }
 
 // updateWait outputs a Wait when the set of processes this one is blocked on

@@ -181,8 +181,8 @@ func TestRecover(t *testing.T) {
 		var stored algo.Msg
 		persisted := false
 		for i, o := range outs {
-			if v, ok := algotest.Persisted(o); ok {
-				stored, persisted = v, true
+			if o.Kind == algo.Persist {
+				stored, persisted = o.Msg, true
 				if i+1 >= len(outs) || outs[i+1].Msg.Type != MsgGrant {
 					t.Fatalf("forget=%v: the persist is not right before the grant: %v", forget, outs)
 				}
