@@ -225,7 +225,7 @@ func (s *Store) wrap(err error) error {
 // limit (some 250k events). Bigger files are only checked for truncation
 // and at the ends of their tables; damage found later while reading them is
 // reported as such (Store.wrap).
-const quickCheckLimit = 32 << 20
+var quickCheckLimit int64 = 32 << 20 // a variable for tests
 
 // validate checks that an opened file is a trace this package can read.
 func (s *Store) validate() error {

@@ -1,0 +1,176 @@
+package trace
+
+import (
+	"bytes"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// sqliteFile makes an SQLite file at path with the given statements.
+func sqliteFile(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", dsn(path, "_journal_mode=DELETE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+// smallTrace records a run of n chatter events per process at path.
+func smallTrace(t *testing.T, path string, k int) int64 {
+	t.Helper()
+	var evs []Event
+	for p := 0; p < 3; p++ {
+		evs = append(evs, chatter(p, 3, k)...)
+	}
+	return record(t, path, Run{Algorithm: "ring", Nodes: 3, Mode: "sim"}, evs)
+}
+
+func TestOpenBadInput(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+
+	os.WriteFile(at("x.txt"), []byte("hello, this is not a database at all\n"), 0o644)
+	os.WriteFile(at("short.db"), []byte("SQLite"), 0o644)
+	os.WriteFile(at("empty.db"), nil, 0o644)
+	sqliteFile(t, at("other.db"), `CREATE TABLE t (x)`)
+	smallTrace(t, at("newer.db"), 5)
+	sqliteFile(t, at("newer.db"), `PRAGMA user_version = 7`)
+	smallTrace(t, at("norun.db"), 5)
+	sqliteFile(t, at("norun.db"), `DROP VIEW cs_intervals`, `ALTER TABLE runs RENAME TO runs_old`)
+	smallTrace(t, at("half.db"), 2000)
+	full, _ := os.ReadFile(at("half.db"))
+	os.WriteFile(at("half.db"), full[:len(full)/2], 0o644)
+	// Garbage over the pages after the first few: a file of the right size
+	// whose tables are damaged.
+	smallTrace(t, at("corrupt.db"), 2000)
+	bad, _ := os.ReadFile(at("corrupt.db"))
+	for i := 8 * 4096; i < len(bad); i++ {
+		bad[i] = byte(i * 7)
+	}
+	os.WriteFile(at("corrupt.db"), bad, 0o644)
+
+	for _, tc := range []struct {
+		file string
+		want []string // substrings of the error
+	}{
+		{"missing.db", []string{"missing.db: no such trace file"}},
+		{"x.txt", []string{"x.txt: not a dmx trace (not an SQLite file)"}},
+		{"short.db", []string{"short.db: not a dmx trace (not an SQLite file)"}},
+		{"empty.db", []string{"empty.db: not a dmx trace (empty file)"}},
+		{"other.db", []string{"other.db: not a dmx trace (no runs table)"}},
+		{"norun.db", []string{"norun.db: not a dmx trace (no runs table)"}},
+		{"newer.db", []string{"newer.db: trace schema version 7 is newer than this dmx supports (1); upgrade dmx"}},
+		{"half.db", []string{"half.db: trace is damaged (truncated: ", "malformed"}},
+		{"corrupt.db", []string{"corrupt.db: trace is damaged", "malformed"}},
+	} {
+		s, err := Open(at(tc.file))
+		if err == nil {
+			s.Close()
+			t.Errorf("Open(%s): no error", tc.file)
+			continue
+		}
+		msg := err.Error()
+		t.Logf("Open(%s): %s", tc.file, msg)
+		for _, w := range tc.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("Open(%s) = %q, want it to say %q", tc.file, msg, w)
+			}
+		}
+		if strings.Contains(msg, "\n") {
+			t.Errorf("Open(%s): error of several lines: %q", tc.file, msg)
+		}
+	}
+}
+
+// TestCreateRefuses: Create must not write to a file that is not a trace.
+func TestCreateRefuses(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	os.WriteFile(at("notes.txt"), []byte("my precious notes\n"), 0o644)
+	sqliteFile(t, at("other.db"), `CREATE TABLE t (x)`, `INSERT INTO t VALUES (1)`)
+	smallTrace(t, at("newer.db"), 5)
+	sqliteFile(t, at("newer.db"), `PRAGMA user_version = 7`)
+	for _, tc := range []struct{ file, want string }{
+		{"notes.txt", "not a dmx trace (not an SQLite file)"},
+		{"other.db", "not a dmx trace (no runs table); refusing to write to it"},
+		{"newer.db", "trace schema version 7 is newer"},
+	} {
+		before, _ := os.ReadFile(at(tc.file))
+		s, err := Create(at(tc.file))
+		if err == nil {
+			s.Close()
+			t.Errorf("Create(%s): no error", tc.file)
+		} else if t.Logf("Create(%s): %s", tc.file, err); !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Create(%s) = %q, want %q", tc.file, err, tc.want)
+		}
+		after, _ := os.ReadFile(at(tc.file))
+		if !bytes.Equal(before, after) {
+			t.Errorf("Create(%s) changed the file", tc.file)
+		}
+		for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+			if _, err := os.Stat(at(tc.file) + suffix); err == nil {
+				t.Errorf("Create(%s) left %s", tc.file, suffix)
+			}
+		}
+	}
+	// An empty file (from mktemp, say) is a new trace.
+	os.WriteFile(at("empty.db"), nil, 0o644)
+	s, err := Create(at("empty.db"))
+	if err != nil {
+		t.Fatalf("Create(empty file) = %v", err)
+	}
+	s.Close()
+}
+
+// TestBadVectorClock: a row whose vc is not a vector clock is reported
+// with the file, the event id and its reference.
+func TestBadVectorClock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	run := smallTrace(t, path, 5)
+	sqliteFile(t, path, `UPDATE events SET vc = '[1,x,2]' WHERE proc = 2 AND seq = 4`)
+	s := open(t, path)
+	var id int64
+	s.DB().QueryRow(`SELECT id FROM events WHERE proc = 2 AND seq = 4`).Scan(&id)
+	_, err := s.AllEvents(run)
+	want := path + ": event " + strconv.FormatInt(id, 10) + " (P2#4): vector clock \"[1,x,2]\""
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("AllEvents = %v\nwant an error starting %q", err, want)
+	}
+}
+
+// TestDamageFoundWhileReading: in a file too big for Open's quick_check,
+// damage inside a table shows up while reading, as a damaged trace.
+func TestDamageFoundWhileReading(t *testing.T) {
+	defer func(n int64) { quickCheckLimit = n }(quickCheckLimit)
+	quickCheckLimit = 0
+	path := filepath.Join(t.TempDir(), "x.db")
+	run := smallTrace(t, path, 2000)
+	b, _ := os.ReadFile(path)
+	// A few pages in the middle: leaves of the events table, most likely.
+	mid := len(b) / 2 / 4096 * 4096
+	for i := mid; i < mid+4*4096; i++ {
+		b[i] = byte(i * 7)
+	}
+	os.WriteFile(path, b, 0o644)
+	s, err := Open(path)
+	if err != nil {
+		t.Logf("Open: %v", err)
+	} else {
+		defer s.Close()
+		_, err = s.AllEvents(run)
+		t.Logf("AllEvents: %v", err)
+	}
+	if err == nil || !strings.HasPrefix(err.Error(), path+": trace is damaged") {
+		t.Errorf("got %v, want a damaged trace", err)
+	}
+}
