@@ -11,6 +11,7 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render"
+	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -36,6 +37,8 @@ func newCheckCmd() *cobra.Command {
 send/receive pairs (recorded clocks are verified, not trusted) and checks:
 
 ` + checkList() + `
+By default each run gets the checks its algorithm claims (dmx list shows
+them) plus clocks; a trace of another program gets every check.
 Verdicts: ok, violated (a finding names the events), unknown (e.g. the run
 was cut short, so a pending request may still have been granted).
 Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
@@ -47,7 +50,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 			if err := checkFormat(format, "table", "json", "junit"); err != nil {
 				return &exitError{exitUsage, err}
 			}
-			checks, err := selectChecks(only)
+			checks, err := selectChecks(only) // nil: those that apply to each run
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -102,7 +105,7 @@ func checkList() string {
 
 func selectChecks(only string) ([]*analyze.Check, error) {
 	if only == "" {
-		return analyze.All, nil
+		return nil, nil
 	}
 	var out []*analyze.Check
 	for _, name := range strings.Split(only, ",") {
@@ -119,13 +122,26 @@ func selectChecks(only string) ([]*analyze.Check, error) {
 	return out, nil
 }
 
-// checkRuns runs checks (nil: all) over runs of the open trace st.
-func checkRuns(st *trace.Store, runs []trace.Run, checks []*analyze.Check) ([]report, error) {
-	if checks == nil {
-		checks = analyze.All
+// checksFor returns the checks that apply to run: those its algorithm
+// claims (dmx list shows them) plus clocks, or every check for a trace dmx
+// did not record or an algorithm it does not know.
+func checksFor(run trace.Run) []*analyze.Check {
+	spec := runner.Lookup(run.Algorithm)
+	if spec == nil || run.Mode == "import" {
+		return analyze.All
 	}
+	return analyze.For(spec.Properties)
+}
+
+// checkRuns runs checks (nil: those that apply to each run) over runs of
+// the open trace st.
+func checkRuns(st *trace.Store, runs []trace.Run, only []*analyze.Check) ([]report, error) {
 	var out []report
 	for _, run := range runs {
+		checks := only
+		if checks == nil {
+			checks = checksFor(run)
+		}
 		r, err := st.Events(run.ID)
 		if err != nil {
 			return nil, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)
