@@ -77,6 +77,7 @@ var All = []*Check{
 	Validity,
 	SplitBrain,
 	Termination,
+	TotalOrder,
 }
 
 // Lookup returns the check named name, or nil.

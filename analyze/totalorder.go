@@ -1,0 +1,168 @@
+package analyze
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/dmxlab/dmx/trace"
+)
+
+// TotalOrder checks Lamport's totally-ordered multicast (seed 002): every
+// process delivers the same messages in the same order.
+var TotalOrder = &Check{
+	Name: "total-order",
+	Doc: `every process delivers the same multicasts in the same order
+
+Seed 002, totally-ordered multicast: "all messages are delivered to every
+receiver in the same order". A multicast is named by its deliver events'
+detail (origin "from", its timestamp "stamp" and "id"). Three findings:
+two processes that deliver two multicasts in opposite orders (the finding
+names the four deliver events); a process that delivers one multicast
+twice; and, in a complete run, a multicast that some process delivered and
+another process, which did not crash, never did. An incomplete run may
+still have deliveries in flight: the last finding then makes the verdict
+unknown instead.`,
+	Requires: []string{},
+	New:      func(trace.Run) Checker { return &totalOrder{} },
+}
+
+type mcastKey struct {
+	from  int
+	stamp uint64
+	id    int64
+}
+
+func (k mcastKey) String() string {
+	return fmt.Sprintf("P%d's multicast (stamp %d, id %d)", k.from, k.stamp, k.id)
+}
+
+type delivery struct {
+	key mcastKey
+	ev  trace.Ref
+}
+
+type totalOrder struct {
+	seqs    map[int][]delivery // per process, in delivery order
+	crashed map[int]bool
+	bad     findings
+}
+
+func (c *totalOrder) Event(ev *trace.Event, _ *HB) {
+	switch ev.Kind {
+	case trace.KindDeliver:
+		var d struct {
+			From  int    `json:"from"`
+			Stamp uint64 `json:"stamp"`
+			ID    int64  `json:"id"`
+		}
+		if err := json.Unmarshal(ev.Detail, &d); err != nil {
+			c.bad.add(fmt.Sprintf("%s: detail %q does not name the multicast delivered", ev, ev.Detail), ev.Ref())
+			return
+		}
+		if c.seqs == nil {
+			c.seqs = map[int][]delivery{}
+		}
+		c.seqs[ev.Proc] = append(c.seqs[ev.Proc], delivery{mcastKey{d.From, d.Stamp, d.ID}, ev.Ref()})
+	case trace.KindCrash:
+		if c.crashed == nil {
+			c.crashed = map[int]bool{}
+		}
+		c.crashed[ev.Proc] = true
+	}
+}
+
+func (c *totalOrder) Finish(end End) Result {
+	if len(c.seqs) == 0 {
+		return Result{Verdict: OK, Note: "no deliver events"}
+	}
+	procs := make([]int, 0, len(c.seqs))
+	for p := range c.seqs {
+		procs = append(procs, p)
+	}
+	sort.Ints(procs)
+	f := c.bad
+	pos := map[int]map[mcastKey]int{}
+	all := map[mcastKey]delivery{} // first delivery anywhere
+	for _, p := range procs {
+		pos[p] = map[mcastKey]int{}
+		for i, d := range c.seqs[p] {
+			if j, dup := pos[p][d.key]; dup {
+				f.add(fmt.Sprintf("P%d delivered %s twice: %s and %s", p, d.key, c.seqs[p][j].ev, d.ev), c.seqs[p][j].ev, d.ev)
+				continue
+			}
+			pos[p][d.key] = i
+			if _, ok := all[d.key]; !ok {
+				all[d.key] = d
+			}
+		}
+	}
+	// Same order: for each pair, the common multicasts in p's order must
+	// have increasing positions at q. One finding per pair: the first
+	// inversion.
+	for a, p := range procs {
+		for _, q := range procs[a+1:] {
+			last := -1
+			var lastD delivery
+			for i, d := range c.seqs[p] {
+				j, ok := pos[q][d.key]
+				if !ok || pos[p][d.key] != i { // not at q, or p's second delivery of it
+					continue
+				}
+				if j < last {
+					qa, qb := c.seqs[q][j], c.seqs[q][last]
+					f.add(fmt.Sprintf("P%d delivered %s (%s) before %s (%s), but P%d delivered them the other way round (%s, then %s)",
+						p, lastD.key, lastD.ev, d.key, d.ev, q, qa.ev, qb.ev), lastD.ev, d.ev, qa.ev, qb.ev)
+					break
+				}
+				last, lastD = j, d
+			}
+		}
+	}
+	// Every multicast everywhere (a process that crashed is excused).
+	missing := 0
+	n := max(end.Procs, len(procs))
+	keys := make([]mcastKey, 0, len(all))
+	for k := range all {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].from != keys[j].from {
+			return keys[i].from < keys[j].from
+		}
+		return keys[i].stamp < keys[j].stamp || keys[i].stamp == keys[j].stamp && keys[i].id < keys[j].id
+	})
+	var missingFindings findings
+	for _, k := range keys {
+		for p := range n {
+			if c.crashed[p] {
+				continue
+			}
+			if _, ok := pos[p][k]; !ok {
+				missing++
+				missingFindings.add(fmt.Sprintf("P%d never delivered %s, which P%d delivered at %s", p, k, all[k].ev.Proc, all[k].ev), all[k].ev)
+			}
+		}
+	}
+	note := fmt.Sprintf("%d multicasts, %d deliveries at %d processes", len(all), countDeliveries(c.seqs), len(procs))
+	if missing > 0 && !end.Complete {
+		r := f.result(note)
+		if r.Verdict == OK {
+			return Result{Verdict: Unknown, Note: fmt.Sprintf("the run is incomplete and %d deliveries are missing; %s", missing, note)}
+		}
+		return r
+	}
+	for _, m := range missingFindings.list {
+		f.add(m.Message, m.Events...)
+	}
+	f.more += missingFindings.more
+	return f.result(note)
+}
+
+func countDeliveries(m map[int][]delivery) int {
+	n := 0
+	for _, s := range m {
+		n += len(s)
+	}
+	return n
+}
