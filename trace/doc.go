@@ -8,8 +8,15 @@
 // write (imported GoVector or ShiViz logs) are analyzed the same way.
 //
 // A trace is one SQLite file (see Store) holding one or more runs. Its schema
-// is public and versioned with PRAGMA user_version; the README documents it.
-// Readers hand events out one at a time (Reader, ending in io.EOF) so that
-// analyses of million-event traces run in memory that does not grow with the
-// trace.
+// is public and versioned with PRAGMA user_version (Schema documents every
+// table and column; the README quotes it). Readers hand events out one at a
+// time (Reader, ending in io.EOF) so that analyses of million-event traces
+// run in memory that does not grow with the trace.
+//
+// Recording: Create opens a file for writing (WAL mode, so that several dmx
+// processes may append runs at once and readers may look while it grows),
+// BeginRun adds a run, a Writer per run batches events into transactions and
+// keeps the messages table, EndRun marks the run complete or not, and Close
+// folds the WAL back so that the file is self-contained. Analysis: Open
+// checks the file and opens it read-only; Events streams a run.
 package trace

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // ev makes an event; the helpers below fill in the message fields.
@@ -320,5 +322,80 @@ func TestSetProcNames(t *testing.T) {
 	}
 	if err := s.EndRun(id+1, 0, true, "ok"); err == nil {
 		t.Errorf("EndRun of a run that does not exist: no error")
+	}
+}
+
+// TestKilledWriter: a process killed while recording leaves a trace that
+// opens and holds every event it committed, in a run marked incomplete; the
+// next Create and Close of the file settle it.
+func TestKilledWriter(t *testing.T) {
+	if path := os.Getenv("DMX_TRACE_KILLED_WRITER"); path != "" {
+		s, err := Create(path)
+		if err != nil {
+			fmt.Println("error", err)
+			return
+		}
+		id, _ := s.BeginRun(Run{Algorithm: "ring", Nodes: 3, Mode: "udp"})
+		w := s.NewWriter(id)
+		for p := 0; p < 3; p++ {
+			for _, e := range chatter(p, 3, 1000) {
+				w.Add(&e)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			fmt.Println("error", err)
+			return
+		}
+		fmt.Println("flushed", id)
+		time.Sleep(time.Minute)
+		return
+	}
+	path := filepath.Join(t.TempDir(), "t.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledWriter$")
+	cmd.Env = append(os.Environ(), "DMX_TRACE_KILLED_WRITER="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if _, err := fmt.Sscanf(sc.Text(), "flushed %d", &id); err == nil {
+			break
+		}
+		t.Log(sc.Text())
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if id == 0 {
+		t.Fatal("the recording process did not flush")
+	}
+	if _, err := os.Stat(path + "-wal"); err != nil {
+		t.Logf("no WAL left by the killed process (%v)", err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkChatter(t, s, id, 3, 1000)
+	r, err := s.Run(id)
+	if err != nil || r.Complete || r.Status != "running" || r.Ended != 0 {
+		t.Errorf("run of the killed process: %+v, %v", r, err)
+	}
+	s.Close()
+	s, err = Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(path + suffix); err == nil {
+			t.Errorf("%s remains after Create and Close", path+suffix)
+		}
 	}
 }

@@ -19,9 +19,6 @@ const (
 	// process holds the write lock, or the disk stalls): Add waits for the
 	// flusher beyond it instead of growing without bound.
 	maxPending = 4 * batchSize
-	// insertChunk is the number of rows of one multi-row INSERT: SQLite
-	// statements are cheap, calls into them from Go are not.
-	insertChunk = 64
 )
 
 // Writer records the events of one run. Add copies the event into a buffer
@@ -43,13 +40,14 @@ type Writer struct {
 	s   *Store
 	run int64
 
-	mu       sync.Mutex
-	cond     sync.Cond // signalled when the flusher took or returned a batch
-	cur      *batch    // events added since the last flush began
-	spare    *batch    // an empty batch to swap in
-	err      error     // a flush error not reported yet
-	closed   bool
-	flushing bool // a flush is writing a batch taken from cur
+	mu        sync.Mutex
+	cond      sync.Cond // signalled when the flusher took or returned a batch
+	cur       *batch    // events added since the last flush began
+	spare     *batch    // an empty batch to swap in
+	err       error     // a flush error not reported yet
+	closed    bool
+	closedErr error // why the Writer never opened, if it did not
+	flushing  bool  // a flush is writing a batch taken from cur
 
 	flushMu sync.Mutex // one flush at a time; held across the database work
 	db      *writerDB  // opened at the first flush
@@ -113,7 +111,7 @@ func (s *Store) NewWriter(run int64) *Writer {
 	}
 	w.cond.L = &w.mu
 	if err := s.checkWritable(); err != nil {
-		w.err = err
+		w.closedErr = err
 		w.closed = true
 		close(w.done)
 		return w
@@ -152,12 +150,16 @@ func (w *Writer) Add(ev *Event) error {
 		detail, _ = json.Marshal(string(detail))
 	}
 	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return fmt.Errorf("%s: run %d: add %s: writer is closed", w.s.path, w.run, ev)
-	}
-	for len(w.cur.rows) >= maxPending && w.flushing {
+	for !w.closed && len(w.cur.rows) >= maxPending && w.flushing {
 		w.cond.Wait()
+	}
+	if w.closed {
+		err := w.closedErr
+		w.mu.Unlock()
+		if err == nil {
+			err = errors.New("writer is closed")
+		}
+		return fmt.Errorf("%s: run %d: add %s: %w", w.s.path, w.run, ev, err)
 	}
 	b := w.cur
 	r := row{
@@ -190,8 +192,8 @@ func (w *Writer) Add(ev *Event) error {
 	return err
 }
 
-// Flush commits the events buffered now and returns the first error since
-// the last report.
+// Flush commits the events buffered now. It returns the errors of failed
+// flushes since the last report, this one's included.
 func (w *Writer) Flush() error {
 	w.flushMu.Lock()
 	w.flushLocked()
