@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStats: dmx stats shows the measured cost beside the seeds' figure, in
+// every format; without contention the two are equal (seed 002: 2(N-1) for
+// Ricart-Agrawala; seed 003: 3 for central; seed 000/002: 3(N-1) for
+// Lamport).
+func TestStats(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		algo    string
+		n       int
+		want    float64
+		formula string
+	}{
+		{"ricart-agrawala", 5, 8, "2(N-1)"},
+		{"lamport", 4, 9, "3(N-1)"},
+	} {
+		p := filepath.Join(dir, c.algo+".db")
+		if code, _, errs := dmx(t, "sim", c.algo, "-n", fmt.Sprint(c.n), "--contention", "none", "--seed", "5", "-o", p); code != 0 {
+			t.Fatalf("sim: %s", errs)
+		}
+		code, out, errs := dmx(t, "stats", p)
+		if code != 0 || !strings.Contains(out, "messages per CS") || !strings.Contains(out, c.formula) {
+			t.Fatalf("stats: exit %d\n%s%s", code, out, errs)
+		}
+		code, out, _ = dmx(t, "stats", "--format", "json", p)
+		if code != 0 {
+			t.Fatalf("stats json: exit %d", code)
+		}
+		var rep struct {
+			Runs []struct {
+				Algorithm string `json:"algorithm"`
+				Mutex     struct {
+					Contended int `json:"contended_requests"`
+					PerCS     struct {
+						Measured float64 `json:"measured"`
+						Seeds    struct {
+							Formula string  `json:"formula"`
+							Value   float64 `json:"value"`
+						} `json:"seeds"`
+					} `json:"messages_per_cs"`
+				} `json:"mutex"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("json: %v\n%s", err, out)
+		}
+		m := rep.Runs[0].Mutex
+		if m.Contended != 0 || m.PerCS.Measured != c.want || m.PerCS.Seeds.Value != c.want || m.PerCS.Seeds.Formula != c.formula {
+			t.Errorf("%s: %+v, want %v per CS without contention, beside %s", c.algo, m, c.want, c.formula)
+		}
+		code, out, _ = dmx(t, "stats", "--format", "csv", p)
+		if code != 0 || !strings.Contains(out, ",") {
+			t.Errorf("csv: exit %d\n%s", code, out)
+		}
+	}
+	if code, _, errs := dmx(t, "stats", filepath.Join(dir, "missing.db")); code != 2 || !strings.Contains(errs, "missing.db") {
+		t.Errorf("stats of a missing trace: exit %d %s", code, errs)
+	}
+}
