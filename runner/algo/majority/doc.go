@@ -47,7 +47,9 @@
 //
 // So the globally earliest request is never denied by a coordinator whose
 // vote is with a live later request, which is what the seed wants the
-// timestamps for. Every held-back answer waits for a holder with a later
+// timestamps for; it can still be denied by a vote that went to an attempt
+// that has just ended, its release still on the way, and that is how
+// attempts keep failing under contention. Every held-back answer waits for a holder with a later
 // timestamp, so the waits cannot form a cycle: no deadlock. Two
 // alternatives were rejected: denying whenever the vote is taken ignores
 // the timestamps altogether, and queueing every request (never denying) is
