@@ -386,11 +386,13 @@ func (n *Node) beginNested() {
 func (n *Node) request(r string) {
 	if n.spec.Kind == algo.Multicast {
 		// For a multicast algorithm a request is one message to multicast;
-		// the machine's sends follow this event.
-		n.record(trace.KindInternal, r, func(ev *trace.Event) {
+		// the machine's sends follow this event. Its one instance guards
+		// no resource: r only counts the workload's entries.
+		m := n.resources[0]
+		n.record(trace.KindInternal, m, func(ev *trace.Event) {
 			ev.Detail = mustJSON(map[string]any{"multicast": n.wl.Entries - n.left[r] + 1})
 		})
-		n.step(r, algo.Input{Kind: algo.Request, Resource: r})
+		n.step(m, algo.Input{Kind: algo.Request, Resource: m})
 		n.entryDone(r)
 		return
 	}

@@ -10,15 +10,17 @@ import (
 	"github.com/dmxlab/dmx/runner/algo/lamport"
 	"github.com/dmxlab/dmx/runner/algo/lease"
 	"github.com/dmxlab/dmx/runner/algo/maekawa"
+	"github.com/dmxlab/dmx/runner/algo/majority"
 	"github.com/dmxlab/dmx/runner/algo/ratoken"
 	"github.com/dmxlab/dmx/runner/algo/ricart"
 	"github.com/dmxlab/dmx/runner/algo/ring"
 	"github.com/dmxlab/dmx/runner/algo/tokenring"
+	"github.com/dmxlab/dmx/runner/algo/tomcast"
 )
 
 // Algorithms lists every algorithm dmx can run, by name.
 func Algorithms() []*algo.Spec {
-	all := []*algo.Spec{&central.Spec, &ricart.Spec, &tokenring.Spec, &ratoken.Spec, &lamport.Spec, &maekawa.Spec,
+	all := []*algo.Spec{&central.Spec, &ricart.Spec, &tokenring.Spec, &ratoken.Spec, &lamport.Spec, &maekawa.Spec, &majority.Spec, &tomcast.Spec,
 		&bully.Spec, &ring.Spec, &changroberts.Spec, &lease.Spec}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all

@@ -22,6 +22,7 @@ var sweepAlgos = []struct {
 	{"ra-token", nil},
 	{"lamport", nil},
 	{"maekawa", map[string]string{"variant": "inquire"}},
+	{"majority", nil},
 }
 
 // TestSweep runs every mutual-exclusion algorithm (the deadlock-free variant
@@ -116,4 +117,57 @@ func countTo(evs []trace.Event, proc int) int {
 		}
 	}
 	return c
+}
+
+// TestSweepMulticast: Lamport's totally-ordered multicast (seed 002) over
+// 300 seeds for each N, with random delays on FIFO channels and everyone
+// multicasting back to back: every process delivers every multicast, in the
+// same order, and each multicast costs exactly N + N^2 sends, N+1 of them to
+// the sender itself: N^2-1 cross the network.
+func TestSweepMulticast(t *testing.T) {
+	seeds := 300
+	if testing.Short() {
+		seeds = 30
+	}
+	spec := runner.Lookup("tomcast")
+	for _, n := range []int{1, 2, 3, 5, 8, 9} {
+		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
+			t.Parallel()
+			for seed := uint64(1); seed <= uint64(seeds); seed++ {
+				wl := runner.Workload{Entries: 3, Think: runner.Dist{Max: time.Millisecond}}
+				var c runner.Collector
+				res, err := runner.Simulate(runner.SimConfig{Spec: spec, N: n, Seed: seed, Workload: wl,
+					Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond}}, &c)
+				repro := fmt.Sprintf("dmx sim tomcast -n %d --seed %d --entries 3 --think 0s-1ms --delay 100us-3ms", n, seed)
+				if err != nil || !res.Complete {
+					t.Fatalf("seed %d: %v %s (reproduce: %s)", seed, err, res.Status, repro)
+				}
+				results, err := analyze.Run(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, analyze.For(spec.Properties))
+				if err != nil {
+					t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
+				}
+				for _, r := range results {
+					if r.Verdict != analyze.OK {
+						t.Fatalf("seed %d: %s %s: %v (reproduce: %s)", seed, r.Check, r.Verdict, r.Findings, repro)
+					}
+				}
+				multicasts := 3 * n
+				if got := count(c.Events, trace.KindDeliver, -1); got != multicasts*n {
+					t.Fatalf("seed %d: %d deliveries, want %d (reproduce: %s)", seed, got, multicasts*n, repro)
+				}
+				sends, self := 0, 0
+				for _, e := range c.Events {
+					if e.Kind == trace.KindSend {
+						sends++
+						if e.Peer == e.Proc {
+							self++
+						}
+					}
+				}
+				if sends != multicasts*(n+n*n) || sends-self != multicasts*(n*n-1) {
+					t.Fatalf("seed %d: %d sends (%d to self) for %d multicasts, want N+N^2 and N^2-1 over the network each (reproduce: %s)", seed, sends, self, multicasts, repro)
+				}
+			}
+		})
+	}
 }

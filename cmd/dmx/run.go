@@ -414,9 +414,16 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, spec *algo.Spec, row trace.
 	}
 	code := printReports(stdout, f.format, reports)
 	if f.format == "table" {
+		q := fmt.Sprintf("SELECT proc, resource, wait_ns, hold_ns FROM cs_intervals WHERE run = %d", runID)
+		switch spec.Kind {
+		case algo.Election:
+			q = fmt.Sprintf("SELECT proc, kind, leader, term, wall_ns FROM elections WHERE run = %d", runID)
+		case algo.Multicast:
+			q = fmt.Sprintf("SELECT proc, seq, detail FROM events WHERE run = %d AND kind = 'deliver'", runID)
+		}
+		p := shellQuote(f.out)
 		fmt.Fprintf(stdout, "\ntrace: %s (run %d)\n", f.out, runID)
-		fmt.Fprintf(stdout, "look further:\n  dmx check %s\n  dmx sql %s \"SELECT proc, resource, wait_ns, hold_ns FROM cs_intervals WHERE run = %d\"\n",
-			shellQuote(f.out), shellQuote(f.out), runID)
+		fmt.Fprintf(stdout, "look further:\n  dmx check %s\n  dmx stats %s\n  dmx sql %s \"%s\"\n", p, p, p, q)
 	}
 	return verdictExit(code)
 }
