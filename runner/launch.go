@@ -463,6 +463,7 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 				res.Transport.Stale += s.Stale
 				res.Transport.Duplicate += s.Duplicate
 				res.Transport.Retransmits += s.Retransmits
+				res.Transport.Abandoned += s.Abandoned
 			case m.m.Error != "":
 				fail(fmt.Errorf("node P%d: %s", p.id, m.m.Error))
 			}

@@ -48,6 +48,7 @@ type Rejections struct {
 	Stale       int64 `json:"stale"`       // from or for an earlier incarnation of a restarted process
 	Duplicate   int64 `json:"duplicate"`   // a retransmission of something already delivered
 	Retransmits int64 `json:"retransmits"` // datagrams this node sent again
+	Abandoned   int64 `json:"abandoned"`   // datagrams given up on after maxTries unacknowledged sends (the peer is down)
 }
 
 // Total is the number of datagrams rejected (duplicates are not rejections).
@@ -59,11 +60,19 @@ type outChan struct {
 }
 
 type pending struct {
-	seq  uint64
-	data []byte
-	sent time.Time
-	rto  time.Duration
+	seq   uint64
+	data  []byte
+	sent  time.Time
+	rto   time.Duration
+	tries int
 }
+
+// maxTries bounds the sends of one datagram: with the RTO doubling from
+// 30ms to 1s, 12 sends span about 6s, far beyond any delay on loopback, so
+// the peer is down (killed, and maybe restarted as a new incarnation, which
+// resets the channel anyway). Giving up keeps a dead peer from costing
+// memory and retransmissions for the rest of the run.
+const maxTries = 12
 
 type inChan struct {
 	expect uint64 // next sequence number to deliver
@@ -252,16 +261,27 @@ func (t *transport) ack(to int) {
 // doubling the RTO each time up to a second.
 func (t *transport) retransmit(now time.Time) {
 	for to := range t.out {
-		for _, p := range t.out[to].unacked {
+		oc := &t.out[to]
+		for _, p := range oc.unacked {
 			if now.Sub(p.sent) < p.rto {
 				continue
 			}
 			t.conn.WriteToUDP(p.data, t.peers[to])
 			t.stats.Retransmits++
 			p.sent = now
+			p.tries++
 			if p.rto < time.Second {
 				p.rto *= 2
 			}
+		}
+		// Give up, oldest first, on what was sent maxTries times.
+		k := 0
+		for k < len(oc.unacked) && oc.unacked[k].tries >= maxTries {
+			k++
+		}
+		if k > 0 {
+			t.stats.Abandoned += int64(k)
+			oc.unacked = oc.unacked[k:]
 		}
 	}
 }

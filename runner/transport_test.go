@@ -125,3 +125,22 @@ func TestTransportRejects(t *testing.T) {
 		t.Fatalf("rejections = %+v, want bad_mac 3 (other key, zero MAC, tampered body), malformed 2, wrong_peer 2", s)
 	}
 }
+
+// TestTransportAbandonsDeadPeer: what a peer that is down never
+// acknowledges is sent maxTries times, then given up and counted.
+func TestTransportAbandonsDeadPeer(t *testing.T) {
+	var got []*Envelope
+	trs, _ := pair(t, []byte("k"), &got)
+	for i := 1; i <= 3; i++ {
+		trs[0].send(&Envelope{ID: int64(i), From: 0, To: 1, Msg: algo.Msg{Type: "heartbeat"}})
+	}
+	now := time.Now()
+	for i := 0; i < 100 && len(trs[0].out[1].unacked) > 0; i++ {
+		now = now.Add(2 * time.Second) // past any RTO
+		trs[0].retransmit(now)
+	}
+	s := trs[0].stats
+	if len(trs[0].out[1].unacked) != 0 || s.Abandoned != 3 || s.Retransmits != 3*maxTries {
+		t.Fatalf("unacked %d, stats %+v: want 3 abandoned after %d sends each", len(trs[0].out[1].unacked), s, maxTries)
+	}
+}

@@ -281,6 +281,9 @@ The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
 				}
 				if t := res.Transport; t.Retransmits > 0 {
 					status += fmt.Sprintf("; %d datagrams retransmitted", t.Retransmits)
+					if t.Abandoned > 0 {
+						status += fmt.Sprintf(", %d abandoned to processes that were down", t.Abandoned)
+					}
 				}
 				return res.Complete, status, err
 			})
