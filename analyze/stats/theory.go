@@ -27,6 +27,10 @@ func (f *Figure) String() string {
 	switch {
 	case f.Value != nil && f.Formula == num(*f.Value):
 		return f.Formula
+	case f.Value != nil && f.Min != nil && f.Max != nil && *f.Min != *f.Max:
+		// A range with a typical value: "best 2N, avg 2.5N, worst 3N-1:
+		// 12..17, typically 15" (the value alone would read as the worst).
+		return fmt.Sprintf("%s: %s..%s, typically %s", f.Formula, num(*f.Min), num(*f.Max), num(*f.Value))
 	case f.Value != nil:
 		return f.Formula + " = " + num(*f.Value)
 	case f.Min != nil && f.Max != nil:
