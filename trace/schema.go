@@ -148,9 +148,9 @@ CREATE TABLE events (
 -- election events for the elections view.
 CREATE INDEX events_crash ON events(run, proc, wall_ns) WHERE kind = 'crash';
 CREATE INDEX events_cs ON events(run, proc, resource, kind, seq, lamport, wall_ns)
-  WHERE kind IN ('cs_request', 'cs_enter', 'cs_exit');
+  WHERE kind = 'cs_request' OR kind = 'cs_enter' OR kind = 'cs_exit';
 CREATE INDEX events_elections ON events(run, kind)
-  WHERE kind IN ('election_start', 'leader');
+  WHERE kind = 'election_start' OR kind = 'leader';
 
 CREATE TABLE messages (
   run        INTEGER NOT NULL REFERENCES runs(id),
@@ -170,7 +170,7 @@ WITH cs AS (
   SELECT id, run, proc, resource, kind, lamport, wall_ns,
          ROW_NUMBER() OVER (PARTITION BY run, proc, resource, kind ORDER BY seq) AS k
   FROM events
-  WHERE kind IN ('cs_request', 'cs_enter', 'cs_exit')
+  WHERE kind = 'cs_request' OR kind = 'cs_enter' OR kind = 'cs_exit'
 )
 SELECT q.run AS run, q.proc AS proc, q.resource AS resource, q.k AS entry,
        q.id AS request_event, e.id AS enter_event, x.id AS exit_event,
@@ -195,7 +195,7 @@ SELECT run, proc, id AS event,
        END AS term,
        resource, lamport, wall_ns
 FROM events
-WHERE kind IN ('election_start', 'leader');
+WHERE kind = 'election_start' OR kind = 'leader';
 
 PRAGMA user_version = 1;
 `
