@@ -94,13 +94,17 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 algorithms as real OS processes talking UDP on 127.0.0.1 (or in a seeded,
 deterministic simulator), records every causally stamped event into a SQLite
 trace, and analyzes traces after the fact: happens-before, mutual exclusion
-(causal and real-time), liveness, clocks, SQL over events and messages.
+(causal and real-time), liveness, deadlock, election agreement, validity,
+split brain and termination, total order, clocks; message complexity and
+delays beside the theory; SQL over events and messages.
 
 Exit codes: 0 all good; 1 a checked property is violated; 2 usage error or
 unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		Example: `  dmx run ricart-agrawala                 # 5 processes over UDP, record, check
   dmx sim central --seed 7 -n 8           # the same in the simulator, reproducible
+  dmx run bully --faults crash:leader@500ms  # SIGKILL the leader, watch the election
   dmx check dmx-ricart-agrawala-7.db      # check a recorded trace (exit code = verdict)
+  dmx stats dmx-central-7.db              # messages and delays beside the seeds' figures
   dmx sql dmx-central-7.db "SELECT type, count(*) FROM messages GROUP BY type"`,
 		Version:       toolVersion(),
 		SilenceUsage:  true,
