@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/bully"
+	"github.com/dmxlab/dmx/runner/algo/fd"
 )
 
 // Message types.
@@ -15,7 +17,13 @@ const (
 )
 
 var params = []algo.Param{
-	{Name: "coordinator", Default: "0", Doc: "id of the coordinator process (it also competes for the resource)"},
+	{Name: "coordinator", Default: "0", Doc: "id of the coordinator process (it also competes for the resource); failover=none only"},
+	{Name: "failover", Default: FailoverNone, Doc: "none: a fixed coordinator (the notes' algorithm); bully or ring: the coordinator is elected with that election algorithm and the heartbeat detector, and a new one takes over when it crashes (state query, epochs)"},
+	{Name: "revoke", Default: "false", Doc: "failover: when the detector suspects the holder, take its grant back and grant the next; a crashed holder then blocks nobody, but a falsely suspected one is still in the critical section when the next enters"},
+	{Name: "timeout", Default: "50ms", Doc: "failover: the election's time-out (default 50ms with bully, 200ms with ring)"},
+	{Name: "initiators", Default: "0", Doc: "failover: who starts the first election at Start: comma-separated ids, all, or none"},
+	{Name: "fd-period", Default: "20ms", Doc: "failover: heartbeat failure detector period T (seed 004)"},
+	{Name: "fd-allowance", Default: "20ms", Doc: "failover: suspect a process silent for T+D (seed 004); a D below the delay spread makes false suspicions, which can break mutual exclusion here"},
 }
 
 // Spec describes the algorithm for dmx list and builds its machines.
@@ -29,9 +37,11 @@ var Spec = algo.Spec{
 		"003 slides 5-6 central coordinator",
 		"004 centralized algorithm",
 	},
-	MsgTypes:   []string{MsgRequest, MsgGrant, MsgRelease},
+	MsgTypes: []string{MsgRequest, MsgGrant, MsgRelease,
+		MsgStateQuery, MsgStateIdle, MsgStateRequesting, MsgStateHolding, MsgNack,
+		bully.MsgElection, bully.MsgAnswer, bully.MsgCoordinator, fd.MsgHeartbeat},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
-	Complexity: "3 messages per CS of a client (request, grant, release), 0 for the coordinator's own; sync delay 2",
+	Complexity: "3 messages per CS of a client (request, grant, release), 0 for the coordinator's own; sync delay 2; failover: + an election + 2(N-1) (state query and reply) per new coordinator, + heartbeats",
 	Params:     params,
 	New:        New,
 }
@@ -66,6 +76,21 @@ type Machine struct {
 func New(c algo.Config) (algo.Machine, error) {
 	if err := c.Check(params); err != nil {
 		return nil, err
+	}
+	switch mode := c.Param("failover", FailoverNone); mode {
+	case FailoverNone:
+		for _, k := range failoverParams {
+			if _, ok := c.Params[k]; ok {
+				return nil, fmt.Errorf("parameter %s applies only with failover=bully or failover=ring", k)
+			}
+		}
+	case FailoverBully, FailoverRing:
+		if _, ok := c.Params["coordinator"]; ok {
+			return nil, fmt.Errorf("parameter coordinator: with failover=%s the coordinator is elected", mode)
+		}
+		return newFailover(c, mode)
+	default:
+		return nil, fmt.Errorf("parameter failover=%q: want none, bully or ring", mode)
 	}
 	coord, err := c.IntParam("coordinator", 0)
 	if err != nil {

@@ -253,6 +253,18 @@ func (m *Machine) decide(out []algo.Output, c int, term uint64) []algo.Output {
 	return append(out, algo.Output{Kind: algo.Leader, Leader: c, Msg: algo.Msg{Term: term}})
 }
 
+// Elect starts an election now, by [RE1] and [RE2], unless this process is
+// a participant already (an election it takes part in is under way). It is
+// for a machine that embeds this one and has its own reason to want a new
+// leader (token-ring with regenerate=true, when the token seems lost); the
+// caller carries out the outputs as those of Step.
+func (m *Machine) Elect() []algo.Output {
+	if m.participant {
+		return nil
+	}
+	return m.elect(nil)
+}
+
 // Leader is the leader this process knows (its variable elected), -1 if
 // none.
 func (m *Machine) Leader() int { return m.leader }
