@@ -63,6 +63,9 @@ type FailoverResult struct {
 	Decisions int      // Leader outputs
 	Elections int      // StartElection outputs
 	Lost      int      // messages lost to crashes
+
+	Suspicions      int // Suspect outputs
+	FalseSuspicions int // Suspect outputs naming a node that was up
 }
 
 // failoverRun is a crash run whose crashes pick their node when they
@@ -75,6 +78,7 @@ type failoverRun struct {
 	decisions []int          // every Leader output's value, in order
 	faults    []string
 	elections int
+	suspects  [2]int // all, and of nodes that were up
 	invErr    error
 }
 
@@ -98,6 +102,11 @@ func (w watched) Step(in algo.Input) []algo.Output {
 			w.r.decisions = append(w.r.decisions, o.Leader)
 		case algo.StartElection:
 			w.r.elections++
+		case algo.Suspect:
+			w.r.suspects[0]++
+			if o.To >= 0 && o.To < len(w.r.down) && !w.r.down[o.To] {
+				w.r.suspects[1]++
+			}
 		}
 	}
 	if w.r.fopt.Invariant != nil && w.r.invErr == nil {
@@ -187,7 +196,8 @@ func RunFailover(spec algo.Spec, opt FailoverOptions) (*FailoverResult, error) {
 	n.res.Now = n.now
 	n.res.Log = n.log
 	n.res.Waits = n.waits()
-	res := &FailoverResult{Result: n.res, Faults: r.faults, Decisions: len(r.decisions), Elections: r.elections, Lost: r.lost}
+	res := &FailoverResult{Result: n.res, Faults: r.faults, Decisions: len(r.decisions), Elections: r.elections, Lost: r.lost,
+		Suspicions: r.suspects[0], FalseSuspicions: r.suspects[1]}
 	return res, err
 }
 
