@@ -127,7 +127,7 @@ func (m *regen) Step(in algo.Input) []algo.Output {
 			// Seed 000: "Process 0 creates a token for resource R":
 			// generation 0.
 			out = append(out, algo.NoteOut("token created"))
-			out = m.receive(out)
+			return m.receive(out)
 		}
 		out = m.armLost(out)
 	case algo.Recover:

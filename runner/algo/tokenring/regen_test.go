@@ -1,0 +1,226 @@
+package tokenring
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/algotest"
+)
+
+// TestRegenScripts runs the interaction scripts of testdata/regen, each
+// staging a step of token regeneration (doc.go "Regeneration"): the loss of
+// the token with its holder, detection, election, single regeneration;
+// an old-generation token discarded; a token in use found by the probe.
+// Rewrite with go test -rewrite.
+func TestRegenScripts(t *testing.T) {
+	algotest.RunFailoverScripts(t, Spec, "testdata/regen")
+}
+
+func seeds() int {
+	if testing.Short() {
+		return 30
+	}
+	return 300
+}
+
+// tokenHolder is a Pick for crashes: the live process that holds a token
+// (in the critical section or waiting for its pass timer), -1 if the token
+// is in transit.
+func tokenHolder(ms []algo.Machine, up []bool) int {
+	for i, m := range ms {
+		if r := m.(*regen); up[i] && r.hasToken {
+			return i
+		}
+	}
+	return -1
+}
+
+// tokens is the invariant of regeneration, checked after every step: at
+// most one live process holds a token of the newest generation held, and
+// indeed at most one holds any token (an older copy is discarded on
+// arrival, never held beside a newer one). It counts the generations it
+// sees held.
+type tokens struct {
+	newest uint64
+	gens   int
+}
+
+func (k *tokens) check(ms []algo.Machine, up []bool) error {
+	var holders []int
+	newest, atNewest := uint64(0), 0
+	for i, m := range ms {
+		r := m.(*regen)
+		if !up[i] || !r.hasToken {
+			continue
+		}
+		holders = append(holders, i)
+		switch {
+		case r.gen > newest:
+			newest, atNewest = r.gen, 1
+		case r.gen == newest:
+			atNewest++
+		}
+	}
+	if atNewest > 1 {
+		return fmt.Errorf("%d processes hold a token of generation %d: %v", atNewest, newest, holders)
+	}
+	if len(holders) > 1 {
+		return fmt.Errorf("processes %v all hold a token", holders)
+	}
+	if len(holders) == 1 && newest > k.newest {
+		k.newest = newest
+		k.gens++
+	}
+	return nil
+}
+
+// TestRegenHolderCrashes: the process holding the token crashes (when the
+// crash comes, a process holding it; if the token is in transit, the crash
+// does not happen), up to six times at random times, with or without
+// recovery, with random delays. After every step at most one live process
+// holds a token (of the newest generation or any) and no two are in the
+// critical section; at the end every request of a live process was
+// entered: progress resumed after each loss.
+// Reference: seed 001 "If the process holding the token fails -> a unique
+// process has to be picked to regenerate token and pass it along the ring
+// (election algorithm)"; seed 000 "Token loss ... It will have to be
+// regenerated"; "Process loss: what if you can't talk to your neighbor?".
+func TestRegenHolderCrashes(t *testing.T) {
+	for _, el := range []string{ElectionChangRoberts, ElectionRing} {
+		for _, rec := range []int64{0, 150e6} {
+			t.Run(fmt.Sprintf("election=%s/recover=%v", el, rec > 0), func(t *testing.T) {
+				k := &tokens{}
+				crashes, regens := 0, 0
+				algotest.SweepFailover(t, Spec, []int{3, 5, 8}, seeds(), algotest.FailoverOptions{
+					Options: algotest.Options{Entries: 20, Params: map[string]string{"regenerate": "true", "election": el}},
+					Random:  6, RandomTarget: algotest.TargetPick, Pick: tokenHolder, CrashFrom: 20e6, CrashTo: 300e6,
+					RecoverMin: 1e6, RecoverMax: rec,
+					Invariant: func(ms []algo.Machine, up []bool) error {
+						if ms[0] == nil { // a fresh run: its machines are being built
+							return nil
+						}
+						return k.check(ms, up)
+					},
+				}, func(r *algotest.FailoverResult) error {
+					for _, f := range r.Faults {
+						if strings.HasPrefix(f, "crash") {
+							crashes++
+						}
+					}
+					regens += k.gens
+					*k = tokens{}
+					return nil
+				})
+				if runs := 3 * seeds(); crashes < 3*runs/2 || regens < crashes/2 {
+					t.Fatalf("%d holder crashes and %d new generations in %d runs: the sweep exercises too little", crashes, regens, runs)
+				}
+				t.Logf("%d holder crashes, %d new generations", crashes, regens)
+			})
+		}
+	}
+}
+
+// TestRegenRandomCrashes: any process crashes (three times, recovering or
+// not); the token is lost only sometimes, and crashed successors are
+// skipped (seed 000 "If successor is down, skip over").
+func TestRegenRandomCrashes(t *testing.T) {
+	for _, rec := range []int64{0, 150e6} {
+		t.Run(fmt.Sprintf("recover=%v", rec > 0), func(t *testing.T) {
+			k := &tokens{}
+			algotest.SweepFailover(t, Spec, []int{3, 5, 8}, seeds(), algotest.FailoverOptions{
+				Options: algotest.Options{Entries: 20, Params: map[string]string{"regenerate": "true"}},
+				Random:  3, RandomTarget: algotest.TargetRandom, CrashFrom: 20e6, CrashTo: 300e6,
+				RecoverMin: 1e6, RecoverMax: rec,
+				Invariant: func(ms []algo.Machine, up []bool) error {
+					if ms[0] == nil {
+						return nil
+					}
+					return k.check(ms, up)
+				},
+			}, func(*algotest.FailoverResult) error { *k = tokens{}; return nil })
+		})
+	}
+}
+
+// TestRegenNoFailureSameRun: with the detector off and a token-timeout
+// longer than the run, regenerate=true behaves exactly as the notes'
+// algorithm: for every seed the same entries and the same token messages,
+// nothing else.
+func TestRegenNoFailureSameRun(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5, 8} {
+		for s := 1; s <= seeds(); s++ {
+			opt := algotest.Options{N: n, Seed: uint64(s)}
+			want, err := algotest.Run(Spec, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt.Params = map[string]string{"regenerate": "true", "fd-period": "0", "token-timeout": "1h"}
+			got, err := algotest.Run(Spec, opt)
+			if err != nil {
+				t.Fatalf("n=%d seed: %d: %v", n, s, err)
+			}
+			if !slices.Equal(got.Entered, want.Entered) || got.Messages != want.Sent[MsgToken] || got.Sent[MsgToken] != want.Sent[MsgToken] {
+				t.Fatalf("n=%d seed: %d: entries %v, sent %v; the notes' algorithm: entries %v, sent %v", n, s, got.Entered, got.Sent, want.Entered, want.Sent)
+			}
+		}
+	}
+}
+
+func TestNewValidatesRegen(t *testing.T) {
+	for _, tc := range []struct {
+		p  map[string]string
+		ok bool
+	}{
+		{map[string]string{"regenerate": "true"}, true},
+		{map[string]string{"regenerate": "true", "election": "ring", "token-timeout": "1s", "timeout": "100ms", "fd-allowance": "30ms"}, true},
+		{map[string]string{"regenerate": "false"}, true},
+		{map[string]string{"regenerate": "yes"}, false},
+		{map[string]string{"regenerate": "true", "election": "bully"}, false},
+		{map[string]string{"regenerate": "true", "token-timeout": "0"}, false},
+		{map[string]string{"election": "ring"}, false},
+		{map[string]string{"token-timeout": "1s"}, false},
+	} {
+		_, err := New(algo.Config{ID: 0, N: 3, Params: tc.p})
+		if (err == nil) != tc.ok {
+			t.Errorf("New(%v) error %v, want ok=%v", tc.p, err, tc.ok)
+		}
+	}
+}
+
+// twoTokensSeed is a seed whose run (N = 5, D = 1ms, delays 1-15ms, no
+// crash) ends with two processes in the critical section.
+const twoTokensSeed = 25
+
+// TestRegenFalseSuspicionTwoTokens: regeneration is safe only if the
+// detector is right (seed 004 "We can only suspect a crash!"). With D far
+// below the delays, live processes are suspected all the time: false
+// alarms of loss start elections, and a probe skips the falsely suspected
+// processes between which the token is moving; they have not seen the new
+// generation, keep the old token, and its holder is in the critical
+// section when the regenerated token's is. The same seed with D = 30ms
+// makes no false suspicion and is safe.
+func TestRegenFalseSuspicionTwoTokens(t *testing.T) {
+	opt := algotest.FailoverOptions{Options: algotest.Options{N: 5, Seed: twoTokensSeed, Entries: 12,
+		MinDelay: 1e6, MaxDelay: 15e6, Params: map[string]string{"regenerate": "true", "fd-allowance": "1ms"}}}
+	res, err := algotest.RunFailover(Spec, opt)
+	var f *algotest.Failure
+	if !errors.As(err, &f) || f.Kind != algotest.Safety || res.FalseSuspicions == 0 {
+		for s := uint64(1); s <= 200; s++ {
+			o := opt
+			o.Seed = s
+			if _, err := algotest.RunFailover(Spec, o); errors.As(err, &f) && f.Kind == algotest.Safety {
+				t.Fatalf("seed %d: %v, want two in the critical section; seed %d has it: set twoTokensSeed", twoTokensSeed, err, s)
+			}
+		}
+		t.Fatalf("seed %d: %v, want two in the critical section", twoTokensSeed, err)
+	}
+	t.Logf("seed %d: %v (%d false suspicions)", twoTokensSeed, f, res.FalseSuspicions)
+	opt.Params = map[string]string{"regenerate": "true", "fd-allowance": "30ms"}
+	if res, err := algotest.RunFailover(Spec, opt); err != nil || res.FalseSuspicions != 0 {
+		t.Fatalf("seed %d with D = 30ms: %v, %d false suspicions", twoTokensSeed, err, res.FalseSuspicions)
+	}
+}
