@@ -28,10 +28,11 @@
 // under load (seed 004 "Bandwidth: ∞", "Entry: n/2 avg, n-1 worst case").
 // On Release the token goes on at once. With N = 1 the token never moves.
 //
-// Weaknesses kept as written: a lost token (its holder crashed, or the
-// message was dropped) is never regenerated, since that needs an election
-// (seed 001) and detecting the loss is the problem (seed 000); a recovered
-// process, P0 included, starts without a token. A duplicated token makes two
+// Weaknesses kept as written (by default; see Regeneration for the
+// variant): a lost token (its holder crashed, or the message was dropped)
+// is never regenerated, since that needs an election (seed 001) and
+// detecting the loss is the problem (seed 000); a recovered process, P0
+// included, starts without a token. A duplicated token makes two
 // holders possible. The order is the ring's, not first-come first-served
 // (seed 000).
 //
@@ -43,4 +44,69 @@
 // awaited message is in a channel (as for Ricart-Agrawala's replies).
 //
 // Messages: token (no fields).
+//
+// # Regeneration
+//
+// With the parameter regenerate=true a lost token is made again: "If the
+// process holding the token fails -> a unique process has to be picked to
+// regenerate token and pass it along the ring (election algorithm)" (seed
+// 001); "Token loss ... It will have to be regenerated" (seed 000). Each
+// process embeds a machine of Chang and Roberts' election (package
+// changroberts; election=ring for package ring) with its heartbeat
+// detector (package fd, seed 004), which starts no election of its own at
+// Start. As designed here:
+//
+//  1. Generations. Every token carries a generation number (Term). P0's
+//     first token is generation 0. A process keeps the newest generation it
+//     has seen (in stable storage, so that a restart does not forget it)
+//     and discards a token of an older one.
+//  2. Skipping. The token, probes and election messages go to the next
+//     process the detector does not suspect (seed 000 "Process loss: what
+//     if you can't talk to your neighbor?"; "If successor is down, skip
+//     over"); a process waiting for the token waits for its live
+//     predecessor. A token left with nobody live to pass it to stays until
+//     a successor is heard from again.
+//  3. Detecting the loss is the weak point (seed 000: "Detecting loss may
+//     be a problem (is the token lost or in just use by someone?)"). A
+//     process suspects a loss when it has not seen the token for
+//     token-timeout (default 200ms: make it longer than a full circulation,
+//     holding times included), or when the detector suspects the process
+//     it last passed the token to and the token has not come by since. A
+//     restarted process holds an election anyway (as the elections do). So
+//     a token held long, or slow in transit, looks lost: every alarm is
+//     only a reason to hold an election (none starts while one the process
+//     takes part in is under way).
+//  4. One maker. The elected process proposes the election's number as the
+//     new generation (or, if it knows that one already, the next number of
+//     its own above what it knows) and sends a probe round the ring before
+//     it makes anything. Every process the probe passes takes the new
+//     generation, so it refuses an older token from then on; a process
+//     that holds the token marks the probe and its token takes the new
+//     generation (it was not lost); one that knew the generation or a
+//     newer one marks the probe stale. When its probe comes back unmarked,
+//     and no token came by meanwhile, the elected process makes the token,
+//     once. Any older token still in transit then reaches a process that
+//     has seen the new generation and is discarded: never two tokens. A
+//     stale probe makes the elected process try again above the newer
+//     generation; a probe lost to a crash is replaced at the next alarm.
+//
+// What the variant cannot handle. The probe skips the processes the
+// detector suspects, so "never two tokens" rests on the detector being
+// right (seed 004 "We can only suspect a crash!"). With D (fd-allowance)
+// below the spread of delays, the token may be moving between falsely
+// suspected processes when the probe skips them: they keep the old token,
+// and its holder and the new one's may be in the critical section at once
+// (TestRegenFalseSuspicionTwoTokens). A token that spends longer in the
+// network than a crash, a detection and an election (and reaches a process
+// that restarted meanwhile without seeing the new generation) would be a
+// second one; the seeds' synchronous model excludes it. Every false alarm
+// costs an election and a probe round.
+//
+// Cost: without failures, the notes' token messages and nothing else but
+// the detector's heartbeats (N(N-1) every T); per suspected loss, an
+// election (chang-roberts 2N..3N-1) and a probe round (N). Messages:
+// token (Term: generation), probe (ID: its origin, Term: the generation
+// proposed, Stamp: a newer generation known on the way, Vals: the holder
+// found), the election's and the detector's. Stable storage (Persist): the
+// election's number (Term) and the newest generation seen (Stamp).
 package tokenring
