@@ -259,7 +259,7 @@ func TestFalseSuspicionLoneCoordinator(t *testing.T) {
 		for s := uint64(1); s <= 200; s++ {
 			o := opt
 			o.Seed = s
-			if _, err := algotest.RunFailover(Spec, o); errors.As(err, &f) && f.Kind == algotest.Safety {
+			if _, err2 := algotest.RunFailover(Spec, o); errors.As(err2, &f) && f.Kind == algotest.Safety {
 				t.Fatalf("seed %d: %v, want a safety violation; seed %d has one: set loneCoordinatorSeed", loneCoordinatorSeed, err, s)
 			}
 		}

@@ -86,17 +86,19 @@
 //     newer one marks the probe stale. When its probe comes back unmarked,
 //     and no token came by meanwhile, the elected process makes the token,
 //     once. Any older token still in transit then reaches a process that
-//     has seen the new generation and is discarded: never two tokens. A
+//     has seen the new generation and is discarded (or, if it reaches the
+//     elected process while its probe is out, takes the new generation
+//     there and the probe is forgotten): never two tokens. A
 //     stale probe makes the elected process try again above the newer
 //     generation; a probe lost to a crash is replaced at the next alarm.
 //
 // What the variant cannot handle. The probe skips the processes the
 // detector suspects, so "never two tokens" rests on the detector being
 // right (seed 004 "We can only suspect a crash!"). With D (fd-allowance)
-// below the spread of delays, the token may be moving between falsely
-// suspected processes when the probe skips them: they keep the old token,
-// and its holder and the new one's may be in the critical section at once
-// (TestRegenFalseSuspicionTwoTokens). A token that spends longer in the
+// below the spread of delays, a probe skips live processes: one that holds
+// or is about to receive the old token, or the origin of another probe,
+// does not learn of the new generation, and two tokens can be in use at
+// once (TestRegenFalseSuspicionTwoTokens). A token that spends longer in the
 // network than a crash, a detection and an election (and reaches a process
 // that restarted meanwhile without seeing the new generation) would be a
 // second one; the seeds' synchronous model excludes it. Every false alarm

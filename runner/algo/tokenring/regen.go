@@ -367,6 +367,16 @@ func (m *regen) regenerate(out []algo.Output) []algo.Output {
 // generation seen is a copy that a regeneration replaced: it is discarded.
 func (m *regen) onToken(out []algo.Output, from int, g uint64) []algo.Output {
 	if g < m.seen {
+		if m.probing && m.probeGen == m.seen {
+			// The newer generation is this process's own proposal, which
+			// nobody else makes: the token was not lost, and it takes the
+			// new generation here instead of being discarded and made
+			// again.
+			m.probing = false
+			out = append(out, algo.NoteOut("token of generation %d came by while probing: not lost; it is now of generation %d", g, m.seen))
+			m.gen = m.seen
+			return m.receive(out)
+		}
 		return append(out, algo.NoteOut("token of generation %d from P%d discarded: generation %d is newer", g, from, m.seen))
 	}
 	if g > m.seen {
