@@ -18,7 +18,12 @@ If not, there is a consistent global state in which both processes are
 inside: the finding says "overlapping" when one entry happened before the
 other (the second process entered knowing the first was in, but not that it
 had left), "concurrent" when neither entry happened before the other. This
-holds whatever the wall clocks say; see mutex-realtime for those.`,
+holds whatever the wall clocks say; see mutex-realtime for those.
+
+A section that ended in its process's crash cannot be followed causally by
+anything (the dead send nothing; survivors only suspect it, through a
+failure detector), so the next entry on the resource must come after the
+crash in wall time instead, as in split-brain.`,
 	Requires: []string{NeedHB},
 	New:      func(trace.Run) Checker { return &mutexCausal{res: make(map[string]*causalRes)} },
 }
@@ -85,7 +90,7 @@ func (c *mutexCausal) Event(ev *trace.Event, hb *HB) {
 			for _, o := range r.open {
 				c.violate(ev.Resource, o, s, hb.HappenedBefore(o.enter))
 			}
-		} else if r.last != nil && !hb.HappenedBefore(r.last.exit) {
+		} else if r.last != nil && !hb.HappenedBefore(r.last.exit) && !(r.last.crashed && ev.Wall > r.last.t1) {
 			c.violate(ev.Resource, r.last, s, hb.HappenedBefore(r.last.enter))
 		}
 		r.open = append(r.open, s)

@@ -74,3 +74,32 @@ func TestTotalOrder(t *testing.T) {
 		})
 	}
 }
+
+// A section ended by its process's crash is followed in wall time, since
+// nothing can follow a crash causally: a failover that lets the next
+// process in after the crash is correct; one that lets it in before is not.
+func TestMutexCausalAfterCrash(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		crashAt int64
+		verdict Verdict
+	}{
+		{"entry after the crash", 10, OK},
+		{"entry before the crash", 30, Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBuilder(2)
+			b.At(1).Enter(0, "r")
+			b.At(c.crashAt).Crash(0)
+			b.At(20).Enter(1, "r")
+			b.At(40).Exit(1, "r")
+			res, err := Run(b.Run(true), b.Reader(), []*Check{MutexCausal})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res[0].Verdict != c.verdict {
+				t.Fatalf("verdict %s, want %s: %v", res[0].Verdict, c.verdict, res[0].Findings)
+			}
+		})
+	}
+}

@@ -408,3 +408,50 @@ func TestLaunchElectionsKillLeader(t *testing.T) {
 		})
 	}
 }
+
+// TestLaunchFailover: the two failovers of the seeds over real processes.
+// Central with an elected coordinator (seed 003: "If the coordinator
+// crashes, a new coordinator must be created"): the coordinator is SIGKILLed
+// twice and mutual exclusion goes on. Token ring with regeneration (seed
+// 001: "a unique process has to be picked to regenerate token"): a process
+// is SIGKILLed while the token is mostly held, and the ring goes on with
+// one token.
+func TestLaunchFailover(t *testing.T) {
+	for _, c := range []struct {
+		algo   string
+		params map[string]string
+		faults []runner.Fault
+	}{
+		{"central", map[string]string{"failover": "bully", "fd-period": "30ms", "fd-allowance": "300ms", "timeout": "400ms"},
+			[]runner.Fault{{Kind: runner.FaultCrash, Proc: runner.Leader, At: 800 * time.Millisecond}, {Kind: runner.FaultCrash, Proc: runner.Leader, At: 2 * time.Second}}},
+		{"token-ring", map[string]string{"regenerate": "true", "fd-period": "30ms", "fd-allowance": "300ms", "timeout": "600ms"},
+			[]runner.Fault{{Kind: runner.FaultCrash, Proc: 2, At: 500 * time.Millisecond}}},
+	} {
+		t.Run(c.algo, func(t *testing.T) {
+			t.Parallel()
+			var col syncCollector
+			p := &procs{}
+			spec := runner.Lookup(c.algo)
+			wl := runner.Workload{Entries: 20, Think: runner.Dist{Max: 20 * time.Millisecond}, Hold: runner.Fixed(10 * time.Millisecond)}
+			res, err := runner.Launch(context.Background(), runner.LaunchConfig{
+				Spec: spec, N: 5, Seed: 1, Params: c.params, Workload: wl, Stall: 5 * time.Second, Command: p.command, Faults: c.faults,
+			}, &col)
+			if err != nil || !res.Complete || res.Status != "every workload finished" {
+				t.Fatalf("launch: %v %+v", err, res)
+			}
+			crashes := count(col.Events, trace.KindCrash, -1)
+			if crashes != len(c.faults) {
+				t.Fatalf("%d crashes recorded, want %d", crashes, len(c.faults))
+			}
+			results, err := analyze.Run(trace.Run{Nodes: 5, Complete: true}, &trace.SliceReader{Events: col.Events}, analyze.For(spec.Properties))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range results {
+				if r.Verdict != analyze.OK {
+					t.Errorf("%s: %s %v", r.Check, r.Verdict, r.Findings)
+				}
+			}
+		})
+	}
+}
