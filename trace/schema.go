@@ -76,8 +76,10 @@ const SchemaVersion = 1
 //	fate          in_flight: sent, not (yet) delivered when the run ended;
 //	              delivered: received once; duplicated: received more than
 //	              once; dropped: discarded by fault injection (a drop event)
-//	              and never received; lost_to_crash: never received and its
-//	              receiver crashed after it was sent (set when the run ends)
+//	              and never received; lost_to_crash: never received, and
+//	              its receiver, or its sender, crashed after it was sent
+//	              (a killed sender may not have got it onto the network;
+//	              set when the run ends)
 //
 // cs_intervals (view): one row per critical-section request. The k-th
 // cs_request of a (run, proc, resource) is paired with its k-th cs_enter and

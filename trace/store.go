@@ -596,8 +596,10 @@ func (s *Store) SetProcNames(run int64, names []string) error {
 
 // EndRun records the end of a run: its end time, whether it is complete, and
 // a status in words. It also settles the fate of the run's messages that
-// were never delivered: those whose receiver crashed after they were sent
-// become lost_to_crash; the others stay in_flight. Close the run's Writers
+// were never delivered: those whose receiver or sender crashed after they
+// were sent become lost_to_crash (a sender killed right after recording a
+// send may never have transmitted it; a restarted process's channels start
+// afresh); the others stay in_flight. Close the run's Writers
 // first, so that EndRun sees all the events.
 func (s *Store) EndRun(id int64, ended int64, complete bool, status string) error {
 	if err := s.checkWritable(); err != nil {
@@ -622,7 +624,7 @@ func (s *Store) EndRun(id int64, ended int64, complete bool, status string) erro
 	if _, err := tx.ExecContext(ctx, `UPDATE messages SET fate = 'lost_to_crash'
 		WHERE run = ?1 AND fate = 'in_flight' AND receiver IS NOT NULL AND EXISTS (
 		  SELECT 1 FROM events AS c
-		  WHERE c.run = ?1 AND c.kind = 'crash' AND c.proc = messages.receiver
+		  WHERE c.run = ?1 AND c.kind = 'crash' AND (c.proc = messages.receiver OR c.proc = messages.sender)
 		    AND c.wall_ns >= coalesce((SELECT s.wall_ns FROM events AS s WHERE s.id = messages.send_event), 0))`,
 		id); err != nil {
 		return s.wrap(err)

@@ -79,6 +79,8 @@ func TestMessageFates(t *testing.T) {
 			"req|0|1|P0#1|NULL|lost_to_crash"},
 		{"crash before the send", []Event{send(0, 1, 1, m, "req", 10), early},
 			"req|0|1|P0#1|NULL|in_flight"},
+		{"sender crashed after the send", []Event{send(0, 1, 1, m, "req", 10), ev(0, 2, KindCrash, 500)},
+			"req|0|1|P0#1|NULL|lost_to_crash"},
 		{"receive without send", []Event{recv(1, 1, 0, m, "req", 20)},
 			"req|0|1|NULL|P1#1|delivered"},
 	} {
