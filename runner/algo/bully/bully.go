@@ -3,9 +3,9 @@ package bully
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/election"
 	"github.com/dmxlab/dmx/runner/algo/fd"
 )
 
@@ -27,7 +27,7 @@ const DefaultTimeout = 50_000_000
 
 var params = append([]algo.Param{
 	{Name: "timeout", Default: "50ms", Doc: "[RE1]: how long to wait for an answer, and then for the coordinator message (a duration, or ns)"},
-	{Name: "initiators", Default: "0", Doc: "who starts an election at Start: comma-separated ids, all, or none"},
+	election.InitiatorsParam,
 }, fd.Params...)
 
 // Spec describes the algorithm for dmx list and builds its machines.
@@ -67,53 +67,18 @@ type Machine struct {
 	initiator bool
 	fd        *fd.Detector
 	phase     phase
-	leader    int    // the coordinator this process knows; -1: none
-	decided   uint64 // the election number of that decision
-	term      uint64 // the highest election number seen
-	mine      uint64 // the number of the election this process holds (or held last)
+	dec       election.Decision // the coordinator this process knows
+	term      uint64            // the highest election number seen
+	mine      uint64            // the number of the election this process holds (or held last)
 }
 
 // New builds the machine of node c.ID.
 func New(c algo.Config) (algo.Machine, error) {
-	if err := c.Check(params); err != nil {
-		return nil, err
-	}
-	timeout, err := c.DurationParam("timeout", DefaultTimeout)
+	s, err := election.Configure(c, params, DefaultTimeout)
 	if err != nil {
 		return nil, err
 	}
-	init, err := Initiators(c.Param("initiators", "0"), c.N)
-	if err != nil {
-		return nil, err
-	}
-	d, err := fd.FromConfig(c)
-	if err != nil {
-		return nil, err
-	}
-	return &Machine{id: c.ID, n: c.N, timeout: timeout, initiator: init[c.ID], fd: d, leader: -1}, nil
-}
-
-// Initiators parses the parameter initiators for a group of n: a
-// comma-separated list of ids, "all" or "none".
-func Initiators(v string, n int) ([]bool, error) {
-	is := make([]bool, n)
-	switch strings.TrimSpace(v) {
-	case "none", "":
-		return is, nil
-	case "all":
-		for i := range is {
-			is[i] = true
-		}
-		return is, nil
-	}
-	for _, f := range strings.Split(v, ",") {
-		i, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || i < 0 || i >= n {
-			return nil, fmt.Errorf("parameter initiators=%q: want ids in 0..%d, all or none", v, n-1)
-		}
-		is[i] = true
-	}
-	return is, nil
+	return &Machine{id: c.ID, n: c.N, timeout: s.Timeout, initiator: s.Initiator, fd: s.FD, dec: election.Undecided}, nil
 }
 
 // Step implements algo.Machine.
@@ -180,7 +145,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 			}
 			for _, p := range fd.Suspects(out) {
 				// Seed 000: "When process P detects dead coordinator".
-				if p == m.leader && m.phase == off {
+				if p == m.dec.Leader && m.phase == off {
 					out = m.elect(out)
 				}
 			}
@@ -198,7 +163,7 @@ func (m *Machine) elect(out []algo.Output) []algo.Output {
 		out = append(out, algo.CancelTimerOut(TimerCoordinator))
 	}
 	m.phase = waitAnswer
-	m.term = NextTerm(m.term, m.id, m.n)
+	m.term = election.NextTerm(m.term, m.id, m.n)
 	m.mine = m.term
 	out = append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: m.mine}},
 		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.mine}})
@@ -214,8 +179,7 @@ func (m *Machine) elect(out []algo.Output) []algo.Output {
 // coordinator and tells every process it does not suspect.
 func (m *Machine) win(out []algo.Output) []algo.Output {
 	m.phase = off
-	m.leader, m.decided = m.id, m.mine
-	out = append(out, algo.Output{Kind: algo.Leader, Leader: m.id, Msg: algo.Msg{Term: m.mine}})
+	out = m.dec.Decide(out, m.id, m.mine) // mine is new: always a new decision
 	for j := 0; j < m.n; j++ {
 		if j != m.id && !m.fd.Suspected(j) {
 			out = append(out, algo.SendTo(j, algo.Msg{Type: MsgCoordinator, ID: m.id, Term: m.mine}))
@@ -252,29 +216,17 @@ func (m *Machine) coordinator(out []algo.Output, from int, msg algo.Msg) []algo.
 		out = append(out, algo.CancelTimerOut(TimerCoordinator))
 	}
 	m.phase = off
-	if m.leader == from && m.decided == msg.Term {
-		return out
-	}
-	m.leader, m.decided = from, msg.Term
-	return append(out, algo.Output{Kind: algo.Leader, Leader: from, Msg: algo.Msg{Term: msg.Term}})
+	return m.dec.Decide(out, from, msg.Term)
 }
 
 // Leader is the coordinator this process knows, -1 if none.
-func (m *Machine) Leader() int { return m.leader }
+func (m *Machine) Leader() int { return m.dec.Leader }
 
 // String describes the machine's state, for scripts and debugging.
 func (m *Machine) String() string {
 	l := "?"
-	if m.leader >= 0 {
-		l = strconv.Itoa(m.leader)
+	if m.dec.Leader >= 0 {
+		l = strconv.Itoa(m.dec.Leader)
 	}
 	return fmt.Sprintf("%v leader=%s term=%d %v", m.phase, l, m.term, m.fd)
-}
-
-// NextTerm is the election number process id (of n) takes for a new
-// election after seeing seen: the next number above seen that is id modulo
-// n, so that no two processes ever number an election alike and a trace's
-// elections are told apart by number alone.
-func NextTerm(seen uint64, id, n int) uint64 {
-	return (seen/uint64(n)+1)*uint64(n) + uint64(id)
 }

@@ -77,7 +77,7 @@
 // Messages: election, answer, coordinator (Term: the number of the
 // sender's election; ID of a coordinator message: the coordinator), and the
 // detector's heartbeat. Each election a process starts gets a number above
-// every number it has seen, equal to its id modulo N (NextTerm), so that
+// every number it has seen, equal to its id modulo N (election.NextTerm), so that
 // numbers never repeat across processes; it persists the number, so that
 // they do not repeat across its restarts either.
 // Leader outputs carry the election number of the coordinator message that

@@ -57,7 +57,7 @@
 //
 //  1. Epochs. A process that the election names leader becomes the
 //     coordinator of a new epoch, a number above every epoch it knows and
-//     unique to it (as election numbers are, bully.NextTerm), and asks every
+//     unique to it (as election numbers are, election.NextTerm), and asks every
 //     process its detector does not suspect for its state (state-query).
 //     It grants nothing until every one of them has answered or is
 //     suspected. A process that learns that another one won steps down at

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/bully"
+	"github.com/dmxlab/dmx/runner/algo/election"
 	"github.com/dmxlab/dmx/runner/algo/ring"
 )
 
@@ -62,11 +63,10 @@ type leaderer interface {
 // failover is one process of central with an elected coordinator (doc.go,
 // "Failover").
 type failover struct {
-	id, n     int
-	revoke    bool     // take back the grant of a suspected holder
-	el        leaderer // the embedded election (bully or ring)
-	suspected []bool   // what the election's detector suspects, from its Suspect and Trust outputs
-	elTerm    uint64   // the election number the election machine persisted last
+	id, n  int
+	revoke bool          // take back the grant of a suspected holder
+	el     leaderer      // the embedded election (bully or ring)
+	host   election.Host // what the election's detector suspects, and its last election number
 
 	// The process as a client.
 	state state
@@ -84,13 +84,7 @@ type failover struct {
 }
 
 func newFailover(c algo.Config, mode string) (algo.Machine, error) {
-	sub := map[string]string{"initiators": "0"}
-	for _, k := range electionParams {
-		if v, ok := c.Params[k]; ok {
-			sub[k] = v
-		}
-	}
-	ec := algo.Config{ID: c.ID, N: c.N, Resource: c.Resource, Params: sub, Rand: c.Rand}
+	ec := election.SubConfig(c, "0", electionParams)
 	var el algo.Machine
 	var err error
 	switch mode {
@@ -109,7 +103,7 @@ func newFailover(c algo.Config, mode string) (algo.Machine, error) {
 	default:
 		return nil, fmt.Errorf("parameter revoke=%q: want true or false", v)
 	}
-	return &failover{id: c.ID, n: c.N, revoke: revoke, el: el.(leaderer), suspected: make([]bool, c.N),
+	return &failover{id: c.ID, n: c.N, revoke: revoke, el: el.(leaderer), host: election.NewHost(c.N),
 		coord: none, holder: noEntry, awaiting: make([]bool, c.N), over: make([]uint64, c.N)}, nil
 }
 
@@ -179,7 +173,7 @@ func (m *failover) Step(in algo.Input) []algo.Output {
 func (m *failover) elStep(out []algo.Output, in algo.Input) []algo.Output {
 	if in.Kind == algo.Start || in.Kind == algo.Recover {
 		// The detector restarts with the machine: it suspects nobody.
-		clear(m.suspected)
+		m.host.Restart()
 	}
 	return m.absorb(out, m.el.Step(in))
 }
@@ -187,28 +181,7 @@ func (m *failover) elStep(out []algo.Output, in algo.Input) []algo.Output {
 // absorb passes the election's outputs on, combining its Persist with the
 // epoch, and reacts to its Suspect, Trust and Leader outputs.
 func (m *failover) absorb(out, els []algo.Output) []algo.Output {
-	var react []algo.Output
-	for _, o := range els {
-		switch o.Kind {
-		case algo.Persist:
-			m.elTerm = o.Msg.Term
-			out = append(out, m.persist())
-			continue
-		case algo.Suspect:
-			if o.To >= 0 && o.To < m.n {
-				m.suspected[o.To] = true
-				react = append(react, o)
-			}
-		case algo.Trust:
-			if o.To >= 0 && o.To < m.n {
-				m.suspected[o.To] = false
-				react = append(react, o)
-			}
-		case algo.Leader:
-			react = append(react, o)
-		}
-		out = append(out, o)
-	}
+	out, react := m.host.Absorb(out, els, m.persist)
 	for _, o := range react {
 		switch o.Kind {
 		case algo.Suspect:
@@ -226,7 +199,7 @@ func (m *failover) absorb(out, els []algo.Output) []algo.Output {
 // epoch promised, so that a restarted process neither reuses an election
 // number nor takes an old coordinator's grant for a current one.
 func (m *failover) persist() algo.Output {
-	return algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.elTerm, Stamp: m.epoch}}
+	return algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.host.Term, Stamp: m.epoch}}
 }
 
 // onLeader: the election decided. Its winner becomes coordinator of a new
@@ -255,7 +228,7 @@ func (m *failover) stepDown(coord int) {
 // detector does not suspect. Its own state it knows.
 func (m *failover) collect(out []algo.Output, seen uint64) []algo.Output {
 	m.stepDown(m.id)
-	m.epoch = bully.NextTerm(max(seen, m.epoch), m.id, m.n)
+	m.epoch = election.NextTerm(max(seen, m.epoch), m.id, m.n)
 	m.collecting = true
 	out = append(out, m.persist())
 	switch m.state {
@@ -265,7 +238,7 @@ func (m *failover) collect(out []algo.Output, seen uint64) []algo.Output {
 		m.holder = entry{m.id, m.stamp}
 	}
 	for j := 0; j < m.n; j++ {
-		if j != m.id && !m.suspected[j] {
+		if j != m.id && !m.host.Suspected[j] {
 			m.awaiting[j] = true
 			out = append(out, algo.SendTo(j, algo.Msg{Type: MsgStateQuery, Term: m.epoch}))
 		}
@@ -438,7 +411,7 @@ func (m *failover) grantNext(out []algo.Output) []algo.Output {
 	for m.holder == noEntry && len(m.queue) > 0 {
 		e := m.queue[0]
 		m.queue = m.queue[1:]
-		if e.id != m.id && m.suspected[e.id] {
+		if e.id != m.id && m.host.Suspected[e.id] {
 			out = append(out, algo.NoteOut("request of %v dropped: P%d is suspected", e, e.id))
 			continue
 		}

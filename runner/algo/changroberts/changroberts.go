@@ -3,9 +3,9 @@ package changroberts
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/election"
 	"github.com/dmxlab/dmx/runner/algo/fd"
 )
 
@@ -23,7 +23,7 @@ const DefaultTimeout = 200_000_000
 
 var params = append([]algo.Param{
 	{Name: "timeout", Default: "200ms", Doc: "how long a participant waits for the elected message before it starts a new election (seed 001 \"Failures?\")"},
-	{Name: "initiators", Default: "0", Doc: "who starts an election at Start: comma-separated ids, all, or none"},
+	election.InitiatorsParam,
 }, fd.Params...)
 
 // Spec describes the algorithm for dmx list and builds its machines.
@@ -50,65 +50,22 @@ type Machine struct {
 	initiator   bool
 	fd          *fd.Detector
 	participant bool
-	leader      int    // elected; -1: none
-	decided     uint64 // the Term of that decision
-	term        uint64 // the highest election number seen
+	dec         election.Decision // elected
+	term        uint64            // the highest election number seen
 }
 
 // New builds the machine of node c.ID.
 func New(c algo.Config) (algo.Machine, error) {
-	if err := c.Check(params); err != nil {
-		return nil, err
-	}
-	timeout, err := c.DurationParam("timeout", DefaultTimeout)
+	s, err := election.Configure(c, params, DefaultTimeout)
 	if err != nil {
 		return nil, err
 	}
-	init, err := initiators(c.Param("initiators", "0"), c.N)
-	if err != nil {
-		return nil, err
-	}
-	d, err := fd.FromConfig(c)
-	if err != nil {
-		return nil, err
-	}
-	return &Machine{id: c.ID, n: c.N, timeout: timeout, initiator: init[c.ID], fd: d, leader: -1}, nil
-}
-
-// initiators parses the parameter initiators for a group of n: a
-// comma-separated list of ids, "all" or "none".
-func initiators(v string, n int) ([]bool, error) {
-	is := make([]bool, n)
-	switch strings.TrimSpace(v) {
-	case "none", "":
-		return is, nil
-	case "all":
-		for i := range is {
-			is[i] = true
-		}
-		return is, nil
-	}
-	for _, f := range strings.Split(v, ",") {
-		i, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || i < 0 || i >= n {
-			return nil, fmt.Errorf("parameter initiators=%q: want ids in 0..%d, all or none", v, n-1)
-		}
-		is[i] = true
-	}
-	return is, nil
+	return &Machine{id: c.ID, n: c.N, timeout: s.Timeout, initiator: s.Initiator, fd: s.FD, dec: election.Undecided}, nil
 }
 
 // next is the neighbour: the first successor the detector does not
 // suspect, or -1 if every other process is suspected.
-func (m *Machine) next() int {
-	for k := 1; k < m.n; k++ {
-		j := (m.id + k) % m.n
-		if !m.fd.Suspected(j) {
-			return j
-		}
-	}
-	return -1
-}
+func (m *Machine) next() int { return election.Successor(m.id, m.n, m.fd.Suspected) }
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
@@ -155,7 +112,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 			return append(out, algo.NoteOut("unexpected timer %q", in.TimerName))
 		}
 		for _, p := range fd.Suspects(out) {
-			if p == m.leader && !m.participant {
+			if p == m.dec.Leader && !m.participant {
 				out = m.elect(out)
 			}
 		}
@@ -167,7 +124,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 
 // elect is [RE1] and [RE2].
 func (m *Machine) elect(out []algo.Output) []algo.Output {
-	m.term = NextTerm(m.term, m.id, m.n)
+	m.term = election.NextTerm(m.term, m.id, m.n)
 	out = append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: m.term}},
 		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.term}})
 	// [RE1]
@@ -246,11 +203,7 @@ func (m *Machine) onElected(out []algo.Output, msg algo.Msg) []algo.Output {
 
 // decide records that c leads, by the run numbered term.
 func (m *Machine) decide(out []algo.Output, c int, term uint64) []algo.Output {
-	if m.leader == c && m.decided == term {
-		return out
-	}
-	m.leader, m.decided = c, term
-	return append(out, algo.Output{Kind: algo.Leader, Leader: c, Msg: algo.Msg{Term: term}})
+	return m.dec.Decide(out, c, term)
 }
 
 // Elect starts an election now, by [RE1] and [RE2], unless this process is
@@ -267,25 +220,17 @@ func (m *Machine) Elect() []algo.Output {
 
 // Leader is the leader this process knows (its variable elected), -1 if
 // none.
-func (m *Machine) Leader() int { return m.leader }
+func (m *Machine) Leader() int { return m.dec.Leader }
 
 // String describes the machine's state, for scripts and debugging.
 func (m *Machine) String() string {
 	l := "?"
-	if m.leader >= 0 {
-		l = strconv.Itoa(m.leader)
+	if m.dec.Leader >= 0 {
+		l = strconv.Itoa(m.dec.Leader)
 	}
 	s := "NON-PARTICIPANT"
 	if m.participant {
 		s = "PARTICIPANT"
 	}
 	return fmt.Sprintf("%s elected=%s term=%d %v", s, l, m.term, m.fd)
-}
-
-// NextTerm is the election number process id (of n) takes for a new
-// election after seeing seen: the next number above seen that is id modulo
-// n, so that no two processes ever number an election alike and a trace's
-// elections are told apart by number alone.
-func NextTerm(seen uint64, id, n int) uint64 {
-	return (seen/uint64(n)+1)*uint64(n) + uint64(id)
 }

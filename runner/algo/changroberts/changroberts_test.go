@@ -123,7 +123,7 @@ func TestRH1(t *testing.T) {
 			}
 			switch {
 			case tc.elected:
-				if len(sends) != 1 || sends[0].Msg.Type != MsgElected || sends[0].Msg.ID != j || m.participant || m.leader != j {
+				if len(sends) != 1 || sends[0].Msg.Type != MsgElected || sends[0].Msg.ID != j || m.participant || m.Leader() != j {
 					t.Fatalf("outputs %v: want an elected message for P%d, NON-PARTICIPANT", out, j)
 				}
 			case tc.forward < 0:
@@ -151,7 +151,7 @@ func TestRD1(t *testing.T) {
 		t.Fatal("an initiator is a participant ([RE1])")
 	}
 	out := m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgElected, ID: 2, Term: 1}})
-	if m.participant || m.leader != 2 || !slices.ContainsFunc(out, func(o algo.Output) bool {
+	if m.participant || m.Leader() != 2 || !slices.ContainsFunc(out, func(o algo.Output) bool {
 		return o.Kind == algo.Send && o.To == 2 && o.Msg.Type == MsgElected && o.Msg.ID == 2
 	}) {
 		t.Fatalf("outputs %v, state %v: want it forwarded, elected=2, NON-PARTICIPANT", out, m)

@@ -65,6 +65,6 @@
 // by its initiator and kept when [RH1] replaces the id), elected (ID: the
 // coordinator; Term), and the detector's heartbeat. Run numbers are above
 // every number the initiator has seen and equal to its id modulo N
-// (NextTerm): unique to one run; each is persisted, so that a restart does
+// (election.NextTerm): unique to one run; each is persisted, so that a restart does
 // not reuse it.
 package changroberts

@@ -62,6 +62,6 @@
 // of its originator), coordinator (ID: the leader, Vals: the ids that have
 // seen it, Term), and the detector's heartbeat. Leader outputs carry the
 // coordinator message's Term. Election numbers are above every number the
-// originator has seen and equal to its id modulo N (NextTerm): unique to
+// originator has seen and equal to its id modulo N (election.NextTerm): unique to
 // one election; each is persisted, so that a restart does not reuse it.
 package ring

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/election"
 	"github.com/dmxlab/dmx/runner/algo/fd"
 )
 
@@ -25,7 +25,7 @@ const DefaultTimeout = 200_000_000
 
 var params = append([]algo.Param{
 	{Name: "timeout", Default: "200ms", Doc: "how long a process that took part in an election waits for the coordinator message before it starts a new one (seed 001 \"Failures?\")"},
-	{Name: "initiators", Default: "0", Doc: "who starts an election at Start: comma-separated ids, all, or none"},
+	election.InitiatorsParam,
 }, fd.Params...)
 
 // Spec describes the algorithm for dmx list and builds its machines.
@@ -50,67 +50,24 @@ type Machine struct {
 	timeout   int64
 	initiator bool
 	fd        *fd.Detector
-	electing  bool   // took part in an election and waits for its coordinator message
-	leader    int    // -1: none known
-	decided   uint64 // the Term of that decision
-	term      uint64 // the highest election number seen
+	electing  bool              // took part in an election and waits for its coordinator message
+	dec       election.Decision // the leader known
+	term      uint64            // the highest election number seen
 }
 
 // New builds the machine of node c.ID.
 func New(c algo.Config) (algo.Machine, error) {
-	if err := c.Check(params); err != nil {
-		return nil, err
-	}
-	timeout, err := c.DurationParam("timeout", DefaultTimeout)
+	s, err := election.Configure(c, params, DefaultTimeout)
 	if err != nil {
 		return nil, err
 	}
-	init, err := initiators(c.Param("initiators", "0"), c.N)
-	if err != nil {
-		return nil, err
-	}
-	d, err := fd.FromConfig(c)
-	if err != nil {
-		return nil, err
-	}
-	return &Machine{id: c.ID, n: c.N, timeout: timeout, initiator: init[c.ID], fd: d, leader: -1}, nil
-}
-
-// initiators parses the parameter initiators for a group of n: a
-// comma-separated list of ids, "all" or "none".
-func initiators(v string, n int) ([]bool, error) {
-	is := make([]bool, n)
-	switch strings.TrimSpace(v) {
-	case "none", "":
-		return is, nil
-	case "all":
-		for i := range is {
-			is[i] = true
-		}
-		return is, nil
-	}
-	for _, f := range strings.Split(v, ",") {
-		i, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || i < 0 || i >= n {
-			return nil, fmt.Errorf("parameter initiators=%q: want ids in 0..%d, all or none", v, n-1)
-		}
-		is[i] = true
-	}
-	return is, nil
+	return &Machine{id: c.ID, n: c.N, timeout: s.Timeout, initiator: s.Initiator, fd: s.FD, dec: election.Undecided}, nil
 }
 
 // next is the first successor the detector does not suspect (seed 000: "If
 // successor is down, skip over. Repeat until a running process is
 // located"), or -1 if every other process is suspected.
-func (m *Machine) next() int {
-	for k := 1; k < m.n; k++ {
-		j := (m.id + k) % m.n
-		if !m.fd.Suspected(j) {
-			return j
-		}
-	}
-	return -1
-}
+func (m *Machine) next() int { return election.Successor(m.id, m.n, m.fd.Suspected) }
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
@@ -158,7 +115,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		}
 		for _, p := range fd.Suspects(out) {
 			// Seed 000: "If any process detects failure of coordinator".
-			if p == m.leader && !m.electing {
+			if p == m.dec.Leader && !m.electing {
 				out = m.elect(out)
 			}
 		}
@@ -171,7 +128,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 // elect starts an election: an election message with this process's id to
 // the next live process (seed 000).
 func (m *Machine) elect(out []algo.Output) []algo.Output {
-	m.term = NextTerm(m.term, m.id, m.n)
+	m.term = election.NextTerm(m.term, m.id, m.n)
 	out = append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: m.term}},
 		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.term}})
 	return m.forward(out, algo.Msg{Type: MsgElection, Term: m.term, Vals: []uint64{uint64(m.id)}})
@@ -236,11 +193,7 @@ func (m *Machine) decide(out []algo.Output, c int, term uint64) []algo.Output {
 		m.electing = false
 		out = append(out, algo.CancelTimerOut(TimerTimeout))
 	}
-	if m.leader == c && m.decided == term {
-		return out
-	}
-	m.leader, m.decided = c, term
-	return append(out, algo.Output{Kind: algo.Leader, Leader: c, Msg: algo.Msg{Term: term}})
+	return m.dec.Decide(out, c, term)
 }
 
 // Elect starts an election now, unless this process took part in one that
@@ -256,25 +209,17 @@ func (m *Machine) Elect() []algo.Output {
 }
 
 // Leader is the leader this process knows, -1 if none.
-func (m *Machine) Leader() int { return m.leader }
+func (m *Machine) Leader() int { return m.dec.Leader }
 
 // String describes the machine's state, for scripts and debugging.
 func (m *Machine) String() string {
 	l := "?"
-	if m.leader >= 0 {
-		l = strconv.Itoa(m.leader)
+	if m.dec.Leader >= 0 {
+		l = strconv.Itoa(m.dec.Leader)
 	}
 	s := "idle"
 	if m.electing {
 		s = "electing"
 	}
 	return fmt.Sprintf("%s leader=%s term=%d %v", s, l, m.term, m.fd)
-}
-
-// NextTerm is the election number process id (of n) takes for a new
-// election after seeing seen: the next number above seen that is id modulo
-// n, so that no two processes ever number an election alike and a trace's
-// elections are told apart by number alone.
-func NextTerm(seen uint64, id, n int) uint64 {
-	return (seen/uint64(n)+1)*uint64(n) + uint64(id)
 }

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
-	"github.com/dmxlab/dmx/runner/algo/bully"
 	"github.com/dmxlab/dmx/runner/algo/changroberts"
+	"github.com/dmxlab/dmx/runner/algo/election"
 	"github.com/dmxlab/dmx/runner/algo/ring"
 )
 
@@ -47,8 +47,7 @@ type regen struct {
 	passDelay    int64
 	tokenTimeout int64
 	el           elector
-	suspected    []bool // the election detector's view, from its Suspect and Trust outputs
-	elTerm       uint64 // the election number the election machine persisted last
+	host         election.Host // the election detector's view, and its last election number
 
 	seen     uint64 // the newest token generation this process knows of (persisted)
 	hasToken bool
@@ -71,13 +70,7 @@ func newRegen(c algo.Config, passDelay int64) (algo.Machine, error) {
 	if tt <= 0 {
 		return nil, fmt.Errorf("parameter token-timeout: must be positive")
 	}
-	sub := map[string]string{"initiators": "none"}
-	for _, k := range electionParams {
-		if v, ok := c.Params[k]; ok {
-			sub[k] = v
-		}
-	}
-	ec := algo.Config{ID: c.ID, N: c.N, Resource: c.Resource, Params: sub, Rand: c.Rand}
+	ec := election.SubConfig(c, "none", electionParams)
 	var el algo.Machine
 	switch e := c.Param("election", ElectionChangRoberts); e {
 	case ElectionChangRoberts:
@@ -91,26 +84,21 @@ func newRegen(c algo.Config, passDelay int64) (algo.Machine, error) {
 		return nil, fmt.Errorf("regenerate: %w", err)
 	}
 	return &regen{id: c.ID, n: c.N, passDelay: passDelay, tokenTimeout: tt, el: el.(elector),
-		suspected: make([]bool, c.N), passedTo: -1}, nil
+		host: election.NewHost(c.N), passedTo: -1}, nil
 }
 
 // next is the first successor the detector does not suspect (seed 000
 // "Process loss: what if you can't talk to your neighbor?"; "If successor
 // is down, skip over"), or -1 if every other process is suspected.
 func (m *regen) next() int {
-	for k := 1; k < m.n; k++ {
-		if j := (m.id + k) % m.n; !m.suspected[j] {
-			return j
-		}
-	}
-	return -1
+	return election.Successor(m.id, m.n, func(j int) bool { return m.host.Suspected[j] })
 }
 
 // prev is the first predecessor not suspected, the one the token should
 // come from, or -1.
 func (m *regen) prev() int {
 	for k := 1; k < m.n; k++ {
-		if j := (m.id - k + m.n) % m.n; !m.suspected[j] {
+		if j := (m.id - k + m.n) % m.n; !m.host.Suspected[j] {
 			return j
 		}
 	}
@@ -195,7 +183,7 @@ func (m *regen) armLost(out []algo.Output) []algo.Output {
 // elStep gives in to the election machine and carries on with its outputs.
 func (m *regen) elStep(out []algo.Output, in algo.Input) []algo.Output {
 	if in.Kind == algo.Start || in.Kind == algo.Recover {
-		clear(m.suspected)
+		m.host.Restart()
 	}
 	return m.absorb(out, m.el.Step(in))
 }
@@ -209,28 +197,7 @@ func (m *regen) elect(out []algo.Output) []algo.Output {
 // absorb passes the election's outputs on, combining its Persist with the
 // generation seen, and reacts to Suspect, Trust and Leader.
 func (m *regen) absorb(out, els []algo.Output) []algo.Output {
-	var react []algo.Output
-	for _, o := range els {
-		switch o.Kind {
-		case algo.Persist:
-			m.elTerm = o.Msg.Term
-			out = append(out, m.persist())
-			continue
-		case algo.Suspect:
-			if o.To >= 0 && o.To < m.n {
-				m.suspected[o.To] = true
-				react = append(react, o)
-			}
-		case algo.Trust:
-			if o.To >= 0 && o.To < m.n {
-				m.suspected[o.To] = false
-				react = append(react, o)
-			}
-		case algo.Leader:
-			react = append(react, o)
-		}
-		out = append(out, o)
-	}
+	out, react := m.host.Absorb(out, els, m.persist)
 	for _, o := range react {
 		switch o.Kind {
 		case algo.Suspect:
@@ -266,7 +233,7 @@ func (m *regen) absorb(out, els []algo.Output) []algo.Output {
 // persist is the node's stable storage: the election's number and the
 // newest generation seen.
 func (m *regen) persist() algo.Output {
-	return algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.elTerm, Stamp: m.seen}}
+	return algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.host.Term, Stamp: m.seen}}
 }
 
 // startProbe: this process won an election (numbered term) and is the one
@@ -277,7 +244,7 @@ func (m *regen) persist() algo.Output {
 func (m *regen) startProbe(out []algo.Output, term uint64) []algo.Output {
 	g := term
 	if g <= m.seen {
-		g = bully.NextTerm(m.seen, m.id, m.n)
+		g = election.NextTerm(m.seen, m.id, m.n)
 	}
 	m.seen = g
 	out = append(out, m.persist())
