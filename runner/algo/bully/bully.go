@@ -62,14 +62,12 @@ func (p phase) String() string {
 
 // Machine is one process of the bully algorithm.
 type Machine struct {
-	id, n     int
-	timeout   int64
-	initiator bool
-	fd        *fd.Detector
-	phase     phase
-	dec       election.Decision // the coordinator this process knows
-	term      uint64            // the highest election number seen
-	mine      uint64            // the number of the election this process holds (or held last)
+	id, n   int
+	timeout int64
+	election.Core
+	fd    *fd.Detector
+	phase phase
+	mine  uint64 // the number of the election this process holds (or held last)
 }
 
 // New builds the machine of node c.ID.
@@ -78,82 +76,61 @@ func New(c algo.Config) (algo.Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Machine{id: c.ID, n: c.N, timeout: s.Timeout, initiator: s.Initiator, fd: s.FD, dec: election.Undecided}, nil
+	return &Machine{id: c.ID, n: c.N, timeout: s.Timeout, fd: s.FD,
+		Core: election.Core{Initiator: s.Initiator, Dec: election.Undecided}}, nil
 }
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
-	var out []algo.Output
-	switch in.Kind {
-	case algo.Start:
-		out = m.fd.Start(in.Now)
-		if m.initiator {
+	return m.Core.Step(in, m.fd, election.Rules{
+		Elect:   m.elect,
+		Busy:    func() bool { return m.phase != off },
+		Message: m.onMessage,
+		Timer:   m.onTimer,
+	})
+}
+
+func (m *Machine) onMessage(out []algo.Output, from int, msg algo.Msg) []algo.Output {
+	switch msg.Type {
+	case MsgElection:
+		// [RH1]: reply with an answer.
+		out = append(out, algo.SendTo(from, algo.Msg{Type: MsgAnswer, Term: msg.Term}))
+		// [RH2]: start an election unless holding one.
+		if m.phase == off {
 			out = m.elect(out)
 		}
-	case algo.Recover:
-		// Seed 000: "If a dead process recovers, it holds an election to
-		// find the coordinator." It remembers only its election number.
-		m.term = in.Msg.Term
-		out = m.fd.Start(in.Now)
-		out = m.elect(out)
-	case algo.Deliver:
-		var mine bool
-		out, mine = m.fd.Step(in)
-		if mine {
-			return out
+		return out
+	case MsgAnswer:
+		if m.phase != waitAnswer {
+			return append(out, algo.NoteOut("answer from P%d ignored: %v", from, m.phase))
 		}
-		m.term = max(m.term, in.Msg.Term)
-		switch in.Msg.Type {
-		case MsgElection:
-			// [RH1]: reply with an answer.
-			out = append(out, algo.SendTo(in.From, algo.Msg{Type: MsgAnswer, Term: in.Msg.Term}))
-			// [RH2]: start an election unless holding one.
-			if m.phase == off {
-				out = m.elect(out)
-			}
-		case MsgAnswer:
-			if m.phase != waitAnswer {
-				return append(out, algo.NoteOut("answer from P%d ignored: %v", in.From, m.phase))
-			}
-			// [RE1]: an answer came; wait for the coordinator message.
-			m.phase = waitCoordinator
-			out = append(out, algo.CancelTimerOut(TimerAnswer), algo.SetTimerOut(TimerCoordinator, m.timeout))
-		case MsgCoordinator:
-			out = m.coordinator(out, in.From, in.Msg)
-		default:
-			out = append(out, algo.NoteOut("unknown message %q from P%d", in.Msg.Type, in.From))
+		// [RE1]: an answer came; wait for the coordinator message.
+		m.phase = waitCoordinator
+		return append(out, algo.CancelTimerOut(TimerAnswer), algo.SetTimerOut(TimerCoordinator, m.timeout))
+	case MsgCoordinator:
+		return m.coordinator(out, from, msg)
+	}
+	return append(out, algo.NoteOut("unknown message %q from P%d", msg.Type, from))
+}
+
+func (m *Machine) onTimer(out []algo.Output, name string) ([]algo.Output, bool) {
+	switch name {
+	case TimerAnswer:
+		if m.phase == waitAnswer {
+			out = m.win(out)
 		}
-	case algo.Timer:
-		switch in.TimerName {
-		case TimerAnswer:
-			if m.phase == waitAnswer {
-				out = m.win(out)
-			}
-		case TimerCoordinator:
-			if m.phase == waitCoordinator {
-				// [RE1]: "if no coordinator message arrives before
-				// time-out then restart election procedure".
-				out = append(out, algo.NoteOut("no coordinator message: restart the election"))
-				m.phase = off // the timer that would be cancelled has fired
-				out = m.elect(out)
-			}
-		default:
-			var mine bool
-			out, mine = m.fd.Step(in)
-			if !mine {
-				return append(out, algo.NoteOut("unexpected timer %q", in.TimerName))
-			}
-			for _, p := range fd.Suspects(out) {
-				// Seed 000: "When process P detects dead coordinator".
-				if p == m.dec.Leader && m.phase == off {
-					out = m.elect(out)
-				}
-			}
+	case TimerCoordinator:
+		if m.phase == waitCoordinator {
+			// [RE1]: "if no coordinator message arrives before time-out
+			// then restart election procedure".
+			out = append(out, algo.NoteOut("no coordinator message: restart the election"))
+			m.phase = off // the timer that would be cancelled has fired
+			out = m.elect(out)
 		}
 	default:
-		out = append(out, algo.NoteOut("unexpected input %v", in.Kind))
+		return out, false
 	}
-	return out
+	return out, true
 }
 
 // elect is [RE1]: ELECTION-ON, an election message to every higher process
@@ -163,8 +140,8 @@ func (m *Machine) elect(out []algo.Output) []algo.Output {
 		out = append(out, algo.CancelTimerOut(TimerCoordinator))
 	}
 	m.phase = waitAnswer
-	m.term = election.NextTerm(m.term, m.id, m.n)
-	m.mine = m.term
+	m.Term = election.NextTerm(m.Term, m.id, m.n)
+	m.mine = m.Term
 	out = append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: m.mine}},
 		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.mine}})
 	for j := m.id + 1; j < m.n; j++ {
@@ -179,7 +156,7 @@ func (m *Machine) elect(out []algo.Output) []algo.Output {
 // coordinator and tells every process it does not suspect.
 func (m *Machine) win(out []algo.Output) []algo.Output {
 	m.phase = off
-	out = m.dec.Decide(out, m.id, m.mine) // mine is new: always a new decision
+	out = m.Dec.Decide(out, m.id, m.mine) // mine is new: always a new decision
 	for j := 0; j < m.n; j++ {
 		if j != m.id && !m.fd.Suspected(j) {
 			out = append(out, algo.SendTo(j, algo.Msg{Type: MsgCoordinator, ID: m.id, Term: m.mine}))
@@ -216,17 +193,14 @@ func (m *Machine) coordinator(out []algo.Output, from int, msg algo.Msg) []algo.
 		out = append(out, algo.CancelTimerOut(TimerCoordinator))
 	}
 	m.phase = off
-	return m.dec.Decide(out, from, msg.Term)
+	return m.Dec.Decide(out, from, msg.Term)
 }
-
-// Leader is the coordinator this process knows, -1 if none.
-func (m *Machine) Leader() int { return m.dec.Leader }
 
 // String describes the machine's state, for scripts and debugging.
 func (m *Machine) String() string {
 	l := "?"
-	if m.dec.Leader >= 0 {
-		l = strconv.Itoa(m.dec.Leader)
+	if m.Dec.Leader >= 0 {
+		l = strconv.Itoa(m.Dec.Leader)
 	}
-	return fmt.Sprintf("%v leader=%s term=%d %v", m.phase, l, m.term, m.fd)
+	return fmt.Sprintf("%v leader=%s term=%d %v", m.phase, l, m.Term, m.fd)
 }

@@ -45,13 +45,11 @@ var Spec = algo.Spec{
 
 // Machine is one process of Chang and Roberts.
 type Machine struct {
-	id, n       int
-	timeout     int64
-	initiator   bool
+	id, n   int
+	timeout int64
+	election.Core
 	fd          *fd.Detector
 	participant bool
-	dec         election.Decision // elected
-	term        uint64            // the highest election number seen
 }
 
 // New builds the machine of node c.ID.
@@ -60,7 +58,8 @@ func New(c algo.Config) (algo.Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Machine{id: c.ID, n: c.N, timeout: s.Timeout, initiator: s.Initiator, fd: s.FD, dec: election.Undecided}, nil
+	return &Machine{id: c.ID, n: c.N, timeout: s.Timeout, fd: s.FD,
+		Core: election.Core{Initiator: s.Initiator, Dec: election.Undecided}}, nil
 }
 
 // next is the neighbour: the first successor the detector does not
@@ -69,68 +68,46 @@ func (m *Machine) next() int { return election.Successor(m.id, m.n, m.fd.Suspect
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
-	var out []algo.Output
-	switch in.Kind {
-	case algo.Start:
-		out = m.fd.Start(in.Now)
-		if m.initiator {
-			out = m.elect(out)
-		}
-	case algo.Recover:
-		// A recovered process knows no leader: it starts an election.
-		m.term = in.Msg.Term
-		out = m.fd.Start(in.Now)
-		out = m.elect(out)
-	case algo.Deliver:
-		var mine bool
-		out, mine = m.fd.Step(in)
-		if mine {
-			return out
-		}
-		m.term = max(m.term, in.Msg.Term)
-		switch in.Msg.Type {
-		case MsgElection:
-			out = m.onElection(out, in.Msg)
-		case MsgElected:
-			out = m.onElected(out, in.Msg)
-		default:
-			out = append(out, algo.NoteOut("unknown message %q from P%d", in.Msg.Type, in.From))
-		}
-	case algo.Timer:
-		if in.TimerName == TimerTimeout {
-			if m.participant {
-				// Seed 001 "Failures?": "times out waiting for an
-				// Elected message": re-initiate.
-				out = append(out, algo.NoteOut("no elected message: new election"))
-				out = m.elect(out)
-			}
-			return out
-		}
-		var mine bool
-		out, mine = m.fd.Step(in)
-		if !mine {
-			return append(out, algo.NoteOut("unexpected timer %q", in.TimerName))
-		}
-		for _, p := range fd.Suspects(out) {
-			if p == m.dec.Leader && !m.participant {
-				out = m.elect(out)
-			}
-		}
-	default:
-		out = append(out, algo.NoteOut("unexpected input %v", in.Kind))
+	return m.Core.Step(in, m.fd, election.Rules{
+		Elect:   m.elect,
+		Busy:    func() bool { return m.participant },
+		Message: m.onMessage,
+		Timer:   m.onTimer,
+	})
+}
+
+func (m *Machine) onMessage(out []algo.Output, from int, msg algo.Msg) []algo.Output {
+	switch msg.Type {
+	case MsgElection:
+		return m.onElection(out, msg)
+	case MsgElected:
+		return m.onElected(out, msg)
 	}
-	return out
+	return append(out, algo.NoteOut("unknown message %q from P%d", msg.Type, from))
+}
+
+func (m *Machine) onTimer(out []algo.Output, name string) ([]algo.Output, bool) {
+	if name != TimerTimeout {
+		return out, false
+	}
+	if m.participant {
+		// Seed 001 "Failures?": "times out waiting for an Elected
+		// message": re-initiate.
+		out = append(out, algo.NoteOut("no elected message: new election"))
+		out = m.elect(out)
+	}
+	return out, true
 }
 
 // elect is [RE1] and [RE2].
 func (m *Machine) elect(out []algo.Output) []algo.Output {
-	m.term = election.NextTerm(m.term, m.id, m.n)
-	out = append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: m.term}},
-		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.term}})
+	m.Term = election.NextTerm(m.Term, m.id, m.n)
+	out = append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: m.Term}},
+		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.Term}})
 	// [RE1]
 	m.participant = true
 	// [RE2]
-	return m.send(out, algo.Msg{Type: MsgElection, ID: m.id, Term: m.term})
+	return m.send(out, algo.Msg{Type: MsgElection, ID: m.id, Term: m.Term})
 }
 
 // send passes an election message to the neighbour, and (re)arms the wait
@@ -203,7 +180,7 @@ func (m *Machine) onElected(out []algo.Output, msg algo.Msg) []algo.Output {
 
 // decide records that c leads, by the run numbered term.
 func (m *Machine) decide(out []algo.Output, c int, term uint64) []algo.Output {
-	return m.dec.Decide(out, c, term)
+	return m.Dec.Decide(out, c, term)
 }
 
 // Elect starts an election now, by [RE1] and [RE2], unless this process is
@@ -218,19 +195,15 @@ func (m *Machine) Elect() []algo.Output {
 	return m.elect(nil)
 }
 
-// Leader is the leader this process knows (its variable elected), -1 if
-// none.
-func (m *Machine) Leader() int { return m.dec.Leader }
-
 // String describes the machine's state, for scripts and debugging.
 func (m *Machine) String() string {
 	l := "?"
-	if m.dec.Leader >= 0 {
-		l = strconv.Itoa(m.dec.Leader)
+	if m.Dec.Leader >= 0 {
+		l = strconv.Itoa(m.Dec.Leader)
 	}
 	s := "NON-PARTICIPANT"
 	if m.participant {
 		s = "PARTICIPANT"
 	}
-	return fmt.Sprintf("%s elected=%s term=%d %v", s, l, m.term, m.fd)
+	return fmt.Sprintf("%s elected=%s term=%d %v", s, l, m.Term, m.fd)
 }

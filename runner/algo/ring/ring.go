@@ -46,13 +46,11 @@ var Spec = algo.Spec{
 
 // Machine is one process of the ring election.
 type Machine struct {
-	id, n     int
-	timeout   int64
-	initiator bool
-	fd        *fd.Detector
-	electing  bool              // took part in an election and waits for its coordinator message
-	dec       election.Decision // the leader known
-	term      uint64            // the highest election number seen
+	id, n   int
+	timeout int64
+	election.Core
+	fd       *fd.Detector
+	electing bool // took part in an election and waits for its coordinator message
 }
 
 // New builds the machine of node c.ID.
@@ -61,7 +59,8 @@ func New(c algo.Config) (algo.Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Machine{id: c.ID, n: c.N, timeout: s.Timeout, initiator: s.Initiator, fd: s.FD, dec: election.Undecided}, nil
+	return &Machine{id: c.ID, n: c.N, timeout: s.Timeout, fd: s.FD,
+		Core: election.Core{Initiator: s.Initiator, Dec: election.Undecided}}, nil
 }
 
 // next is the first successor the detector does not suspect (seed 000: "If
@@ -71,67 +70,44 @@ func (m *Machine) next() int { return election.Successor(m.id, m.n, m.fd.Suspect
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
-	var out []algo.Output
-	switch in.Kind {
-	case algo.Start:
-		out = m.fd.Start(in.Now)
-		if m.initiator {
-			out = m.elect(out)
-		}
-	case algo.Recover:
-		// A recovered process knows no leader: it holds an election.
-		m.term = in.Msg.Term
-		out = m.fd.Start(in.Now)
-		out = m.elect(out)
-	case algo.Deliver:
-		var mine bool
-		out, mine = m.fd.Step(in)
-		if mine {
-			return out
-		}
-		m.term = max(m.term, in.Msg.Term)
-		switch in.Msg.Type {
-		case MsgElection:
-			out = m.onElection(out, in.Msg)
-		case MsgCoordinator:
-			out = m.onCoordinator(out, in.Msg)
-		default:
-			out = append(out, algo.NoteOut("unknown message %q from P%d", in.Msg.Type, in.From))
-		}
-	case algo.Timer:
-		if in.TimerName == TimerTimeout {
-			if m.electing {
-				// Seed 001 "Failures?": times out waiting for the
-				// coordinator (elected) message: re-initiate.
-				out = append(out, algo.NoteOut("no coordinator message: new election"))
-				out = m.elect(out)
-			}
-			return out
-		}
-		var mine bool
-		out, mine = m.fd.Step(in)
-		if !mine {
-			return append(out, algo.NoteOut("unexpected timer %q", in.TimerName))
-		}
-		for _, p := range fd.Suspects(out) {
-			// Seed 000: "If any process detects failure of coordinator".
-			if p == m.dec.Leader && !m.electing {
-				out = m.elect(out)
-			}
-		}
-	default:
-		out = append(out, algo.NoteOut("unexpected input %v", in.Kind))
+	return m.Core.Step(in, m.fd, election.Rules{
+		Elect:   m.elect,
+		Busy:    func() bool { return m.electing },
+		Message: m.onMessage,
+		Timer:   m.onTimer,
+	})
+}
+
+func (m *Machine) onMessage(out []algo.Output, from int, msg algo.Msg) []algo.Output {
+	switch msg.Type {
+	case MsgElection:
+		return m.onElection(out, msg)
+	case MsgCoordinator:
+		return m.onCoordinator(out, msg)
 	}
-	return out
+	return append(out, algo.NoteOut("unknown message %q from P%d", msg.Type, from))
+}
+
+func (m *Machine) onTimer(out []algo.Output, name string) ([]algo.Output, bool) {
+	if name != TimerTimeout {
+		return out, false
+	}
+	if m.electing {
+		// Seed 001 "Failures?": times out waiting for the coordinator
+		// (elected) message: re-initiate.
+		out = append(out, algo.NoteOut("no coordinator message: new election"))
+		out = m.elect(out)
+	}
+	return out, true
 }
 
 // elect starts an election: an election message with this process's id to
 // the next live process (seed 000).
 func (m *Machine) elect(out []algo.Output) []algo.Output {
-	m.term = election.NextTerm(m.term, m.id, m.n)
-	out = append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: m.term}},
-		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.term}})
-	return m.forward(out, algo.Msg{Type: MsgElection, Term: m.term, Vals: []uint64{uint64(m.id)}})
+	m.Term = election.NextTerm(m.Term, m.id, m.n)
+	out = append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: m.Term}},
+		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.Term}})
+	return m.forward(out, algo.Msg{Type: MsgElection, Term: m.Term, Vals: []uint64{uint64(m.id)}})
 }
 
 // forward sends an election message on and waits for the coordinator
@@ -193,7 +169,7 @@ func (m *Machine) decide(out []algo.Output, c int, term uint64) []algo.Output {
 		m.electing = false
 		out = append(out, algo.CancelTimerOut(TimerTimeout))
 	}
-	return m.dec.Decide(out, c, term)
+	return m.Dec.Decide(out, c, term)
 }
 
 // Elect starts an election now, unless this process took part in one that
@@ -208,18 +184,15 @@ func (m *Machine) Elect() []algo.Output {
 	return m.elect(nil)
 }
 
-// Leader is the leader this process knows, -1 if none.
-func (m *Machine) Leader() int { return m.dec.Leader }
-
 // String describes the machine's state, for scripts and debugging.
 func (m *Machine) String() string {
 	l := "?"
-	if m.dec.Leader >= 0 {
-		l = strconv.Itoa(m.dec.Leader)
+	if m.Dec.Leader >= 0 {
+		l = strconv.Itoa(m.Dec.Leader)
 	}
 	s := "idle"
 	if m.electing {
 		s = "electing"
 	}
-	return fmt.Sprintf("%s leader=%s term=%d %v", s, l, m.term, m.fd)
+	return fmt.Sprintf("%s leader=%s term=%d %v", s, l, m.Term, m.fd)
 }

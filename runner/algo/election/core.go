@@ -1,0 +1,80 @@
+package election
+
+import (
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/fd"
+)
+
+// Core is the state every election machine keeps, and the part of Step
+// they share: the failure detector's duties (package fd), Start and
+// Recover, and a new election when the leader is suspected.
+type Core struct {
+	Initiator bool     // starts an election at Start
+	Term      uint64   // the highest election number seen
+	Dec       Decision // the leader known
+}
+
+// Rules are the parts of an election machine's Step that differ between
+// algorithms.
+type Rules struct {
+	// Elect holds an election now.
+	Elect func(out []algo.Output) []algo.Output
+	// Busy reports that an election this process takes part in is under
+	// way: a suspected leader calls for no other.
+	Busy func() bool
+	// Message handles a delivered message that is not the detector's, once
+	// Term has taken its number into account; it notes a type it does not
+	// know.
+	Message func(out []algo.Output, from int, msg algo.Msg) []algo.Output
+	// Timer handles the machine's own timer name and reports whether the
+	// name was its own (otherwise it goes to the detector).
+	Timer func(out []algo.Output, name string) ([]algo.Output, bool)
+}
+
+// Step is an election machine's Step, with its detector d and rules r.
+func (c *Core) Step(in algo.Input, d *fd.Detector, r Rules) []algo.Output {
+	var out []algo.Output
+	switch in.Kind {
+	case algo.Start:
+		out = d.Start(in.Now)
+		if c.Initiator {
+			out = r.Elect(out)
+		}
+	case algo.Recover:
+		// Seed 000: "If a dead process recovers, it holds an election to
+		// find the coordinator." It knows no leader and remembers only
+		// its election number, so that it never reuses one.
+		c.Term = in.Msg.Term
+		out = d.Start(in.Now)
+		out = r.Elect(out)
+	case algo.Deliver:
+		var mine bool
+		out, mine = d.Step(in)
+		if mine {
+			return out
+		}
+		c.Term = max(c.Term, in.Msg.Term)
+		out = r.Message(out, in.From, in.Msg)
+	case algo.Timer:
+		if out, own := r.Timer(out, in.TimerName); own {
+			return out
+		}
+		var mine bool
+		out, mine = d.Step(in)
+		if !mine {
+			return append(out, algo.NoteOut("unexpected timer %q", in.TimerName))
+		}
+		for _, p := range fd.Suspects(out) {
+			// Seed 000: "When process P detects dead coordinator".
+			if p == c.Dec.Leader && !r.Busy() {
+				out = r.Elect(out)
+			}
+		}
+	default:
+		out = append(out, algo.NoteOut("unexpected input %v", in.Kind))
+	}
+	return out
+}
+
+// Leader is the leader this process knows, -1 if none.
+func (c *Core) Leader() int { return c.Dec.Leader }
