@@ -140,10 +140,8 @@ func (m *Machine) elect(out []algo.Output) []algo.Output {
 		out = append(out, algo.CancelTimerOut(TimerCoordinator))
 	}
 	m.phase = waitAnswer
-	m.Term = election.NextTerm(m.Term, m.id, m.n)
+	out = m.Begin(out, m.id, m.n)
 	m.mine = m.Term
-	out = append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: m.mine}},
-		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.mine}})
 	for j := m.id + 1; j < m.n; j++ {
 		if !m.fd.Suspected(j) {
 			out = append(out, algo.SendTo(j, algo.Msg{Type: MsgElection, Term: m.mine}))

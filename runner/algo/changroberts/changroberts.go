@@ -101,9 +101,7 @@ func (m *Machine) onTimer(out []algo.Output, name string) ([]algo.Output, bool) 
 
 // elect is [RE1] and [RE2].
 func (m *Machine) elect(out []algo.Output) []algo.Output {
-	m.Term = election.NextTerm(m.Term, m.id, m.n)
-	out = append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: m.Term}},
-		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.Term}})
+	out = m.Begin(out, m.id, m.n)
 	// [RE1]
 	m.participant = true
 	// [RE2]

@@ -78,3 +78,13 @@ func (c *Core) Step(in algo.Input, d *fd.Detector, r Rules) []algo.Output {
 
 // Leader is the leader this process knows, -1 if none.
 func (c *Core) Leader() int { return c.Dec.Leader }
+
+// Begin opens a new election of process id (of n): it takes the next
+// election number of its own (NextTerm), announces it (StartElection) and
+// persists it, so that a restarted process never numbers an election as
+// one it held before its crash.
+func (c *Core) Begin(out []algo.Output, id, n int) []algo.Output {
+	c.Term = NextTerm(c.Term, id, n)
+	return append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: c.Term}},
+		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: c.Term}})
+}

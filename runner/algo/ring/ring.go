@@ -104,9 +104,7 @@ func (m *Machine) onTimer(out []algo.Output, name string) ([]algo.Output, bool) 
 // elect starts an election: an election message with this process's id to
 // the next live process (seed 000).
 func (m *Machine) elect(out []algo.Output) []algo.Output {
-	m.Term = election.NextTerm(m.Term, m.id, m.n)
-	out = append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: m.Term}},
-		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: m.Term}})
+	out = m.Begin(out, m.id, m.n)
 	return m.forward(out, algo.Msg{Type: MsgElection, Term: m.Term, Vals: []uint64{uint64(m.id)}})
 }
 
