@@ -2,7 +2,6 @@ package algotest
 
 import (
 	"container/heap"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -638,39 +637,13 @@ func FormatElectionOutput(id int, o algo.Output) string {
 // fails t, printing the seed and how to rerun it.
 func SweepElection(t testing.TB, spec algo.Spec, ns []int, seeds int, base ElectionOptions, check func(*ElectionResult) error) {
 	t.Helper()
-	if *flagSeeds > 0 {
-		seeds = *flagSeeds
-	}
-	for _, n := range ns {
-		for s := 1; s <= seeds; s++ {
-			seed := uint64(s)
-			if *flagSeed != 0 {
-				if s > 1 {
-					break
-				}
-				seed = *flagSeed
-			}
-			opt := base
-			opt.N, opt.Seed, opt.Log = n, seed, 0
-			res, err := RunElection(spec, opt)
-			if err == nil && check != nil {
-				err = check(res)
-			}
-			if err == nil {
-				continue
-			}
-			opt.Log = 80
-			res2, err2 := RunElection(spec, opt)
-			var log []string
-			if res2 != nil {
-				log = res2.Log
-			}
-			var f *Failure
-			if errors.As(err2, &f) {
-				log = f.Log
-			}
-			t.Fatalf("%s n=%d seed: %d\n%v\nlast steps:\n  %s\nrerun: go test -run '%s' -algotest.seed=%d",
-				spec.Name, n, seed, err, strings.Join(log, "\n  "), t.Name(), seed)
+	sweep(t, spec.Name, ns, seeds, 80, func(n int, seed uint64, logSteps int) (*ElectionResult, []string, error) {
+		opt := base
+		opt.N, opt.Seed, opt.Log = n, seed, logSteps
+		res, err := RunElection(spec, opt)
+		if res == nil {
+			return nil, nil, err
 		}
-	}
+		return res, res.Log, err
+	}, check, nil)
 }

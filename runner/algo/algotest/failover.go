@@ -1,11 +1,9 @@
 package algotest
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -356,43 +354,19 @@ func (r *failoverRun) crashPlanned(fc FailoverCrash) {
 // its last steps and fails t, printing the seed and how to rerun it.
 func SweepFailover(t testing.TB, spec algo.Spec, ns []int, seeds int, base FailoverOptions, check func(*FailoverResult) error) {
 	t.Helper()
-	if *flagSeeds > 0 {
-		seeds = *flagSeeds
-	}
-	for _, n := range ns {
-		for s := 1; s <= seeds; s++ {
-			seed := uint64(s)
-			if *flagSeed != 0 {
-				if s > 1 {
-					break
-				}
-				seed = *flagSeed
-			}
-			opt := base
-			opt.N, opt.Seed, opt.Log = n, seed, 0
-			res, err := RunFailover(spec, opt)
-			if err == nil && check != nil {
-				err = check(res)
-			}
-			if err == nil {
-				continue
-			}
-			opt.Log = 80
-			res2, err2 := RunFailover(spec, opt)
-			var log []string
-			if res2 != nil {
-				log = res2.Log
-			}
-			var f *Failure
-			if errors.As(err2, &f) {
-				log = f.Log
-			}
-			var faults []string
-			if res != nil {
-				faults = res.Faults
-			}
-			t.Fatalf("%s n=%d seed: %d\n%v\nfaults: %v\nlast steps:\n  %s\nrerun: go test -run '%s' -algotest.seed=%d",
-				spec.Name, n, seed, err, faults, strings.Join(log, "\n  "), t.Name(), seed)
+	sweep(t, spec.Name, ns, seeds, 80, func(n int, seed uint64, logSteps int) (*FailoverResult, []string, error) {
+		opt := base
+		opt.N, opt.Seed, opt.Log = n, seed, logSteps
+		res, err := RunFailover(spec, opt)
+		if res == nil {
+			return nil, nil, err
 		}
-	}
+		return res, res.Log, err
+	}, check, func(res *FailoverResult) string {
+		var faults []string
+		if res != nil {
+			faults = res.Faults
+		}
+		return fmt.Sprintf("faults: %v\n", faults)
+	})
 }

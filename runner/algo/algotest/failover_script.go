@@ -2,10 +2,7 @@ package algotest
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,56 +57,9 @@ func (b *ElectionBench) Beat(timer, msgType string) {
 //	                     delivered and lost, and fd-beat timers (what they cause is shown)
 func RunFailoverScripts(t *testing.T, spec algo.Spec, dir string) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatalf("no scripts in %s", dir)
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
-			runFailoverScript(t, spec, f)
-		})
-	}
-}
-
-func runFailoverScript(t *testing.T, spec algo.Spec, path string) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks, trailer, err := parseScript(string(data))
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	s := &failoverScript{electionScript: electionScript{spec: spec}}
-	var out strings.Builder
-	for _, blk := range blocks {
-		got := s.exec(blk.cmd)
-		if *rewrite {
-			for _, l := range blk.pre {
-				out.WriteString(l + "\n")
-			}
-			out.WriteString(blk.cmd + "\n----\n")
-			for _, l := range got {
-				out.WriteString(l + "\n")
-			}
-			continue
-		}
-		if !slices.Equal(got, blk.want) {
-			t.Errorf("%s:%d: %s\n--- want\n%s\n--- got\n%s", path, blk.line, blk.cmd,
-				strings.Join(blk.want, "\n"), strings.Join(got, "\n"))
-		}
-	}
-	if *rewrite {
-		for _, l := range trailer {
-			out.WriteString(l + "\n")
-		}
-		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	runScriptDir(t, dir, func() func(string) []string {
+		return (&failoverScript{electionScript: electionScript{spec: spec}}).exec
+	})
 }
 
 type failoverScript struct {

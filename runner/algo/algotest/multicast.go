@@ -1,10 +1,8 @@
 package algotest
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/dmxlab/dmx/runner/algo"
@@ -214,39 +212,13 @@ func checkMulticast(n *net, mr *MulticastResult) error {
 // the seed that reproduces it.
 func SweepMulticast(t testing.TB, spec algo.Spec, ns []int, seeds int, base Options, check func(*MulticastResult) error) {
 	t.Helper()
-	if *flagSeeds > 0 {
-		seeds = *flagSeeds
-	}
-	for _, n := range ns {
-		for s := 1; s <= seeds; s++ {
-			seed := uint64(s)
-			if *flagSeed != 0 {
-				if s > 1 {
-					break
-				}
-				seed = *flagSeed
-			}
-			opt := base
-			opt.N, opt.Seed, opt.Log = n, seed, 0
-			res, err := RunMulticast(spec, opt)
-			if err == nil && check != nil {
-				err = check(res)
-			}
-			if err == nil {
-				continue
-			}
-			opt.Log = 60
-			res2, err2 := RunMulticast(spec, opt)
-			var log []string
-			if res2 != nil {
-				log = res2.Log
-			}
-			var f *Failure
-			if errors.As(err2, &f) {
-				log = f.Log
-			}
-			t.Fatalf("%s n=%d seed: %d\n%v\nlast steps:\n  %s\nrerun: go test -run '%s' -algotest.seed=%d",
-				spec.Name, n, seed, err, strings.Join(log, "\n  "), t.Name(), seed)
+	sweep(t, spec.Name, ns, seeds, 60, func(n int, seed uint64, logSteps int) (*MulticastResult, []string, error) {
+		opt := base
+		opt.N, opt.Seed, opt.Log = n, seed, logSteps
+		res, err := RunMulticast(spec, opt)
+		if res == nil {
+			return nil, nil, err
 		}
-	}
+		return res, res.Log, err
+	}, check, nil)
 }

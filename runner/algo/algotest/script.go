@@ -61,6 +61,13 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of algote
 // that a script can set up equal or ordered request timestamps.
 func RunScripts(t *testing.T, spec algo.Spec, dir string) {
 	t.Helper()
+	runScriptDir(t, dir, func() func(string) []string { return (&scriptState{spec: spec}).exec })
+}
+
+// runScriptDir runs every dir/*.txt script, one subtest per file, each with
+// a fresh command interpreter from newExec.
+func runScriptDir(t *testing.T, dir string, newExec func() func(cmd string) []string) {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +77,7 @@ func RunScripts(t *testing.T, spec algo.Spec, dir string) {
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
-			runScript(t, spec, f)
+			runScript(t, f, newExec())
 		})
 	}
 }
@@ -107,7 +114,9 @@ func parseScript(text string) ([]block, []string, error) {
 	return blocks, pre, nil
 }
 
-func runScript(t *testing.T, spec algo.Spec, path string) {
+// runScript runs the script at path, giving each command to exec, and
+// compares (or, with -rewrite, replaces) the output recorded under it.
+func runScript(t *testing.T, path string, exec func(cmd string) []string) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -116,10 +125,9 @@ func runScript(t *testing.T, spec algo.Spec, path string) {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	s := &scriptState{spec: spec}
 	var out strings.Builder
 	for _, b := range blocks {
-		got := s.exec(b.cmd)
+		got := exec(b.cmd)
 		if *rewrite {
 			for _, l := range b.pre {
 				out.WriteString(l + "\n")

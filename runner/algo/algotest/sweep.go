@@ -24,6 +24,26 @@ var (
 // printing the seed and how to rerun it.
 func Sweep(t testing.TB, spec algo.Spec, ns []int, seeds int, base Options, check func(*Result) error) {
 	t.Helper()
+	sweep(t, spec.Name, ns, seeds, 60, func(n int, seed uint64, logSteps int) (*Result, []string, error) {
+		opt := base
+		opt.N, opt.Seed, opt.Log = n, seed, logSteps
+		res, err := Run(spec, opt)
+		if res == nil {
+			return nil, nil, err
+		}
+		return res, res.Log, err
+	}, check, nil)
+}
+
+// sweep is the loop of Sweep, SweepMulticast, SweepFailover and
+// SweepElection over group sizes and seeds. run runs one seed keeping a log
+// of its last logSteps steps (0: none) and returns the result, that log and
+// the run's error; about (if not nil) adds lines on a failed run to the
+// report. The rerun of a failing seed is deterministic: it fails the same
+// way, and only its log is new.
+func sweep[R any](t testing.TB, name string, ns []int, seeds, logSteps int,
+	run func(n int, seed uint64, logSteps int) (R, []string, error), check func(R) error, about func(R) string) {
+	t.Helper()
 	if *flagSeeds > 0 {
 		seeds = *flagSeeds
 	}
@@ -36,9 +56,7 @@ func Sweep(t testing.TB, spec algo.Spec, ns []int, seeds int, base Options, chec
 				}
 				seed = *flagSeed
 			}
-			opt := base
-			opt.N, opt.Seed, opt.Log = n, seed, 0
-			res, err := Run(spec, opt)
+			res, _, err := run(n, seed, 0)
 			if err == nil && check != nil {
 				err = check(res)
 			}
@@ -46,18 +64,17 @@ func Sweep(t testing.TB, spec algo.Spec, ns []int, seeds int, base Options, chec
 				continue
 			}
 			// Rerun the same seed, deterministically, keeping a log.
-			opt.Log = 60
-			res2, err2 := Run(spec, opt)
-			var log []string
-			if res2 != nil {
-				log = res2.Log
-			}
+			_, log, err2 := run(n, seed, logSteps)
 			var f *Failure
 			if errors.As(err2, &f) {
 				log = f.Log
 			}
-			t.Fatalf("%s n=%d seed: %d\n%v\nlast steps:\n  %s\nrerun: go test -run '%s' -algotest.seed=%d",
-				spec.Name, n, seed, err, strings.Join(log, "\n  "), t.Name(), seed)
+			extra := ""
+			if about != nil {
+				extra = about(res)
+			}
+			t.Fatalf("%s n=%d seed: %d\n%v\n%slast steps:\n  %s\nrerun: go test -run '%s' -algotest.seed=%d",
+				name, n, seed, err, extra, strings.Join(log, "\n  "), t.Name(), seed)
 		}
 	}
 }
