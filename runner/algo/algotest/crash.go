@@ -3,7 +3,6 @@ package algotest
 import (
 	"cmp"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/dmxlab/dmx/runner/algo"
@@ -78,27 +77,7 @@ func RunCrashes(spec algo.Spec, opt Options, crashes []Crash) (*Result, error) {
 			return nil, fmt.Errorf("crash %v: bad node or times (N=%d)", c, opt.N)
 		}
 	}
-	n := &net{
-		opt:     opt,
-		spec:    spec,
-		rnd:     rand.New(rand.NewPCG(opt.Seed, 0x646d78)),
-		lastDue: map[[2]int]int64{},
-		res: &Result{
-			Seed:    opt.Seed,
-			Entered: make([]int, opt.N),
-			Sent:    map[string]int{},
-			SentBy:  make([]int, opt.N),
-		},
-		want: make([]bool, opt.N),
-	}
-	if opt.Requesters == nil {
-		for i := range n.want {
-			n.want[i] = true
-		}
-	}
-	for _, r := range opt.Requesters {
-		n.want[r] = true
-	}
+	n := newNet(spec, opt)
 	c := &crashRun{
 		net:      n,
 		crashes:  crashes,
@@ -112,39 +91,27 @@ func RunCrashes(spec algo.Spec, opt Options, crashes []Crash) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		n.nodes = append(n.nodes, &node{m: m, timers: map[string]uint64{}})
+		n.add(m)
 	}
 	err := c.run()
-	n.res.Now = n.now
-	n.res.Log = n.log
-	n.res.Waits = n.waits()
+	n.finish()
 	return n.res, err
 }
 
 // build makes node id's machine: the first one, or a fresh one after a
 // restart (with its own random stream, as a new process would have).
 func (c *crashRun) build(id int) (algo.Machine, error) {
-	m, err := c.spec.New(algo.Config{
-		ID: id, N: c.opt.N, Resource: c.opt.Resource, Params: c.opt.Params,
-		Rand: rand.New(rand.NewPCG(c.opt.Seed, uint64(id)+1+uint64(c.restarts[id])<<32)),
-	})
+	m, err := c.machine(id, c.restarts[id])
 	if err != nil {
-		return nil, fmt.Errorf("new %s node %d: %w", c.spec.Name, id, err)
+		return nil, err
 	}
 	return persister{m: m, slot: &c.stored[id]}, nil
 }
 
 func (c *crashRun) run() error {
 	n := c.net
-	for _, id := range n.rnd.Perm(len(n.nodes)) {
-		if err := n.step(id, algo.Input{Kind: algo.Start}, 0); err != nil {
-			return err
-		}
-	}
-	for id := range n.nodes {
-		if n.want[id] && n.opt.Entries > 0 {
-			n.push(&event{at: n.draw(0, n.opt.Think), kind: evRequest, node: id})
-		}
+	if err := n.start(n.step); err != nil {
+		return err
 	}
 	for _, cr := range c.crashes {
 		n.push(&event{at: cr.At, kind: evCrash, node: cr.Node})
@@ -179,27 +146,9 @@ func (c *crashRun) run() error {
 		if c.dead(e) {
 			continue
 		}
-		nd := n.nodes[e.node]
-		var in algo.Input
-		switch e.kind {
-		case evDeliver:
-			in = algo.Input{Kind: algo.Deliver, From: e.from, Msg: e.msg}
-		case evTimer:
-			if nd.timers[e.name] != e.gen {
-				continue
-			}
-			delete(nd.timers, e.name)
-			in = algo.Input{Kind: algo.Timer, TimerName: e.name}
-		case evRequest:
-			nd.requested = true
-			in = algo.Input{Kind: algo.Request, Resource: n.opt.Resource}
-		case evRelease:
-			nd.inCS, nd.requested = false, false
-			nd.done++
-			in = algo.Input{Kind: algo.Release, Resource: n.opt.Resource}
-			if nd.done < n.opt.Entries {
-				n.push(&event{at: n.now + n.draw(0, n.opt.Think), kind: evRequest, node: e.node})
-			}
+		in, ok := n.input(e)
+		if !ok {
+			continue
 		}
 		if err := n.step(e.node, in, e.clock); err != nil {
 			return err

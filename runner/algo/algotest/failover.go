@@ -2,7 +2,6 @@ package algotest
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -136,27 +135,7 @@ func RunFailover(spec algo.Spec, opt FailoverOptions) (*FailoverResult, error) {
 	if opt.CrashTo == 0 {
 		opt.CrashFrom, opt.CrashTo = 20_000_000, 300_000_000
 	}
-	n := &net{
-		opt:     opt.Options,
-		spec:    spec,
-		rnd:     rand.New(rand.NewPCG(opt.Seed, 0x646d78)),
-		lastDue: map[[2]int]int64{},
-		res: &Result{
-			Seed:    opt.Seed,
-			Entered: make([]int, opt.N),
-			Sent:    map[string]int{},
-			SentBy:  make([]int, opt.N),
-		},
-		want: make([]bool, opt.N),
-	}
-	if opt.Requesters == nil {
-		for i := range n.want {
-			n.want[i] = true
-		}
-	}
-	for _, r := range opt.Requesters {
-		n.want[r] = true
-	}
+	n := newNet(spec, opt.Options)
 	r := &failoverRun{fopt: opt, inner: make([]algo.Machine, opt.N)}
 	wrapped := spec
 	wrapped.New = func(c algo.Config) (algo.Machine, error) {
@@ -180,7 +159,7 @@ func RunFailover(spec algo.Spec, opt FailoverOptions) (*FailoverResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		n.nodes = append(n.nodes, &node{m: m, timers: map[string]uint64{}})
+		n.add(m)
 	}
 	r.plan = slices.Clone(opt.Crashes)
 	for k := 0; k < opt.Random; k++ {
@@ -191,9 +170,7 @@ func RunFailover(spec algo.Spec, opt FailoverOptions) (*FailoverResult, error) {
 		r.plan = append(r.plan, fc)
 	}
 	err := r.run()
-	n.res.Now = n.now
-	n.res.Log = n.log
-	n.res.Waits = n.waits()
+	n.finish()
 	res := &FailoverResult{Result: n.res, Faults: r.faults, Decisions: len(r.decisions), Elections: r.elections, Lost: r.lost,
 		Suspicions: r.suspects[0], FalseSuspicions: r.suspects[1]}
 	return res, err
@@ -201,15 +178,8 @@ func RunFailover(spec algo.Spec, opt FailoverOptions) (*FailoverResult, error) {
 
 func (r *failoverRun) run() error {
 	n := r.net
-	for _, id := range n.rnd.Perm(len(n.nodes)) {
-		if err := r.stepChecked(id, algo.Input{Kind: algo.Start}, 0); err != nil {
-			return err
-		}
-	}
-	for id := range n.nodes {
-		if n.want[id] && n.opt.Entries > 0 {
-			n.push(&event{at: n.draw(0, n.opt.Think), kind: evRequest, node: id})
-		}
+	if err := n.start(r.stepChecked); err != nil {
+		return err
 	}
 	for i, fc := range r.plan {
 		n.push(&event{at: fc.At, kind: evCrash, gen: uint64(i)})
@@ -251,27 +221,9 @@ func (r *failoverRun) run() error {
 		if r.dead(e) {
 			continue
 		}
-		nd := n.nodes[e.node]
-		var in algo.Input
-		switch e.kind {
-		case evDeliver:
-			in = algo.Input{Kind: algo.Deliver, From: e.from, Msg: e.msg}
-		case evTimer:
-			if nd.timers[e.name] != e.gen {
-				continue
-			}
-			delete(nd.timers, e.name)
-			in = algo.Input{Kind: algo.Timer, TimerName: e.name}
-		case evRequest:
-			nd.requested = true
-			in = algo.Input{Kind: algo.Request, Resource: n.opt.Resource}
-		case evRelease:
-			nd.inCS, nd.requested = false, false
-			nd.done++
-			in = algo.Input{Kind: algo.Release, Resource: n.opt.Resource}
-			if nd.done < n.opt.Entries {
-				n.push(&event{at: n.now + n.draw(0, n.opt.Think), kind: evRequest, node: e.node})
-			}
+		in, ok := n.input(e)
+		if !ok {
+			continue
 		}
 		if err := r.stepChecked(e.node, in, e.clock); err != nil {
 			return err

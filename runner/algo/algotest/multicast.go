@@ -2,7 +2,6 @@ package algotest
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/dmxlab/dmx/runner/algo"
@@ -76,41 +75,18 @@ func (r recorder) Step(in algo.Input) []algo.Output {
 // Enter, no delivery of a message from a node that made fewer multicasts.
 func RunMulticast(spec algo.Spec, opt Options) (*MulticastResult, error) {
 	opt.defaults()
-	n := &net{
-		opt:     opt,
-		spec:    spec,
-		rnd:     rand.New(rand.NewPCG(opt.Seed, 0x646d78)),
-		lastDue: map[[2]int]int64{},
-		res: &Result{
-			Seed:    opt.Seed,
-			Entered: make([]int, opt.N),
-			Sent:    map[string]int{},
-			SentBy:  make([]int, opt.N),
-		},
-		want: make([]bool, opt.N),
-	}
+	n := newNet(spec, opt)
 	mr := &MulticastResult{
 		Seed:       opt.Seed,
 		Multicasts: make([]int, opt.N),
 		Delivered:  make([][]Delivery, opt.N),
 	}
-	if opt.Requesters == nil {
-		for i := range n.want {
-			n.want[i] = true
-		}
-	}
-	for _, r := range opt.Requesters {
-		n.want[r] = true
-	}
 	for id := 0; id < opt.N; id++ {
-		m, err := spec.New(algo.Config{
-			ID: id, N: opt.N, Resource: opt.Resource, Params: opt.Params,
-			Rand: rand.New(rand.NewPCG(opt.Seed, uint64(id)+1)),
-		})
+		m, err := n.machine(id, 0)
 		if err != nil {
-			return nil, fmt.Errorf("new %s node %d: %w", spec.Name, id, err)
+			return nil, err
 		}
-		n.nodes = append(n.nodes, &node{m: recorder{m: m, id: id, res: mr}, timers: map[string]uint64{}})
+		n.add(recorder{m: m, id: id, res: mr})
 	}
 	err := runMulticast(n, mr)
 	mr.Sent, mr.Messages, mr.Steps, mr.Now, mr.Log = n.res.Sent, n.res.Messages, n.res.Steps, n.now, n.log
@@ -121,15 +97,8 @@ func RunMulticast(spec algo.Spec, opt Options) (*MulticastResult, error) {
 }
 
 func runMulticast(n *net, mr *MulticastResult) error {
-	for _, id := range n.rnd.Perm(len(n.nodes)) {
-		if err := n.step(id, algo.Input{Kind: algo.Start}, 0); err != nil {
-			return err
-		}
-	}
-	for id := range n.nodes {
-		if n.want[id] && n.opt.Entries > 0 {
-			n.push(&event{at: n.draw(0, n.opt.Think), kind: evRequest, node: id})
-		}
+	if err := n.start(n.step); err != nil {
+		return err
 	}
 	for {
 		if n.res.Steps >= n.opt.MaxSteps {
@@ -140,22 +109,19 @@ func runMulticast(n *net, mr *MulticastResult) error {
 			return nil
 		}
 		n.now = e.at
-		nd := n.nodes[e.node]
 		var in algo.Input
-		switch e.kind {
-		case evDeliver:
-			in = algo.Input{Kind: algo.Deliver, From: e.from, Msg: e.msg}
-		case evTimer:
-			if nd.timers[e.name] != e.gen {
-				continue
-			}
-			delete(nd.timers, e.name)
-			in = algo.Input{Kind: algo.Timer, TimerName: e.name}
-		case evRequest:
+		if e.kind == evRequest {
+			// Not the workload's request: a multicast, made whatever has
+			// been delivered, and the next one scheduled at once.
 			mr.Multicasts[e.node]++
 			in = algo.Input{Kind: algo.Request, Resource: n.opt.Resource}
 			if mr.Multicasts[e.node] < n.opt.Entries {
 				n.push(&event{at: n.now + n.draw(0, n.opt.Think), kind: evRequest, node: e.node})
+			}
+		} else {
+			var ok bool
+			if in, ok = n.input(e); !ok {
+				continue
 			}
 		}
 		// A multicast machine never enters a critical section; net.step

@@ -164,6 +164,23 @@ type net struct {
 // contract, and an ordinary error if a machine could not be built.
 func Run(spec algo.Spec, opt Options) (*Result, error) {
 	opt.defaults()
+	n := newNet(spec, opt)
+	for id := 0; id < opt.N; id++ {
+		m, err := n.machine(id, 0)
+		if err != nil {
+			return nil, err
+		}
+		n.add(m)
+	}
+	err := n.run()
+	n.finish()
+	return n.res, err
+}
+
+// newNet is the network of a run of spec under opt (defaults applied),
+// before its machines are added. Every run of the bench draws from the
+// same stream, seeded alike, so that a seed means one schedule.
+func newNet(spec algo.Spec, opt Options) *net {
 	n := &net{
 		opt:     opt,
 		spec:    spec,
@@ -185,21 +202,77 @@ func Run(spec algo.Spec, opt Options) (*Result, error) {
 	for _, r := range opt.Requesters {
 		n.want[r] = true
 	}
-	for id := 0; id < opt.N; id++ {
-		m, err := spec.New(algo.Config{
-			ID: id, N: opt.N, Resource: opt.Resource, Params: opt.Params,
-			Rand: rand.New(rand.NewPCG(opt.Seed, uint64(id)+1)),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("new %s node %d: %w", spec.Name, id, err)
-		}
-		n.nodes = append(n.nodes, &node{m: m, timers: map[string]uint64{}})
+	return n
+}
+
+// machine builds node id's machine after restarts restarts, with its own
+// random stream (a restarted process is a new one).
+func (n *net) machine(id, restarts int) (algo.Machine, error) {
+	m, err := n.spec.New(algo.Config{
+		ID: id, N: n.opt.N, Resource: n.opt.Resource, Params: n.opt.Params,
+		Rand: rand.New(rand.NewPCG(n.opt.Seed, uint64(id)+1+uint64(restarts)<<32)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("new %s node %d: %w", n.spec.Name, id, err)
 	}
-	err := n.run()
+	return m, nil
+}
+
+// add adds the next node, running m.
+func (n *net) add(m algo.Machine) {
+	n.nodes = append(n.nodes, &node{m: m, timers: map[string]uint64{}})
+}
+
+// finish records the end of the run in its Result.
+func (n *net) finish() {
 	n.res.Now = n.now
 	n.res.Log = n.log
 	n.res.Waits = n.waits()
-	return n.res, err
+}
+
+// start gives Start to every node at time 0, in a random order, before
+// anything else, with step (net.step or a wrapper of it), and schedules
+// the first request of every node that runs the workload.
+func (n *net) start(step func(id int, in algo.Input, msgClock uint64) error) error {
+	for _, id := range n.rnd.Perm(len(n.nodes)) {
+		if err := step(id, algo.Input{Kind: algo.Start}, 0); err != nil {
+			return err
+		}
+	}
+	for id := range n.nodes {
+		if n.want[id] && n.opt.Entries > 0 {
+			n.push(&event{at: n.draw(0, n.opt.Think), kind: evRequest, node: id})
+		}
+	}
+	return nil
+}
+
+// input is the input e gives its node: a delivery, a timer (false if it
+// was cancelled or replaced since), or a step of the request/hold
+// workload, whose next request it schedules after a release.
+func (n *net) input(e *event) (algo.Input, bool) {
+	nd := n.nodes[e.node]
+	switch e.kind {
+	case evDeliver:
+		return algo.Input{Kind: algo.Deliver, From: e.from, Msg: e.msg}, true
+	case evTimer:
+		if nd.timers[e.name] != e.gen {
+			return algo.Input{}, false // cancelled or replaced
+		}
+		delete(nd.timers, e.name)
+		return algo.Input{Kind: algo.Timer, TimerName: e.name}, true
+	case evRequest:
+		nd.requested = true
+		return algo.Input{Kind: algo.Request, Resource: n.opt.Resource}, true
+	case evRelease:
+		nd.inCS, nd.requested = false, false
+		nd.done++
+		if nd.done < n.opt.Entries {
+			n.push(&event{at: n.now + n.draw(0, n.opt.Think), kind: evRequest, node: e.node})
+		}
+		return algo.Input{Kind: algo.Release, Resource: n.opt.Resource}, true
+	}
+	panic(fmt.Sprintf("algotest: event kind %d is not an input", e.kind))
 }
 
 func (n *net) waits() [][]int {
@@ -267,16 +340,8 @@ func (n *net) logf(format string, args ...any) {
 }
 
 func (n *net) run() error {
-	// Start every node at time 0, in a random order, before anything else.
-	for _, id := range n.rnd.Perm(len(n.nodes)) {
-		if err := n.step(id, algo.Input{Kind: algo.Start}, 0); err != nil {
-			return err
-		}
-	}
-	for id := range n.nodes {
-		if n.want[id] && n.opt.Entries > 0 {
-			n.push(&event{at: n.draw(0, n.opt.Think), kind: evRequest, node: id})
-		}
+	if err := n.start(n.step); err != nil {
+		return err
 	}
 	for {
 		if n.finished() {
@@ -300,27 +365,9 @@ func (n *net) run() error {
 			return f
 		}
 		n.now = e.at
-		nd := n.nodes[e.node]
-		var in algo.Input
-		switch e.kind {
-		case evDeliver:
-			in = algo.Input{Kind: algo.Deliver, From: e.from, Msg: e.msg}
-		case evTimer:
-			if nd.timers[e.name] != e.gen {
-				continue // cancelled or replaced
-			}
-			delete(nd.timers, e.name)
-			in = algo.Input{Kind: algo.Timer, TimerName: e.name}
-		case evRequest:
-			nd.requested = true
-			in = algo.Input{Kind: algo.Request, Resource: n.opt.Resource}
-		case evRelease:
-			nd.inCS, nd.requested = false, false
-			nd.done++
-			in = algo.Input{Kind: algo.Release, Resource: n.opt.Resource}
-			if nd.done < n.opt.Entries {
-				n.push(&event{at: n.now + n.draw(0, n.opt.Think), kind: evRequest, node: e.node})
-			}
+		in, ok := n.input(e)
+		if !ok {
+			continue
 		}
 		if err := n.step(e.node, in, e.clock); err != nil {
 			return err
