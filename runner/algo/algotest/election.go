@@ -464,12 +464,12 @@ func (n *electionNet) step(id int, in algo.Input, msgClock uint64) error {
 	in.Clock = max(nd.clock, msgClock) + 1
 	nd.clock = in.Clock
 	n.res.Steps++
-	n.logf("P%d %s", id, describeElectionInput(id, in))
+	n.logf("P%d %s", id, describeInput(id, in))
 	in.Msg.Vals = slices.Clone(in.Msg.Vals)
 	outs := nd.m.Step(in)
 	for _, o := range outs {
 		nd.clock++
-		n.logf("P%d   %s", id, FormatElectionOutput(id, o))
+		n.logf("P%d   %s", id, FormatOutput(id, o))
 		switch o.Kind {
 		case algo.Send:
 			if o.To < 0 || o.To >= len(n.nodes) || o.To == id {
@@ -587,46 +587,6 @@ func (n *electionNet) checkEnd() error {
 		}
 	}
 	return nil
-}
-
-// describeElectionInput is describeInput, with a Recover's stored value.
-func describeElectionInput(id int, in algo.Input) string {
-	if in.Kind == algo.Recover {
-		if in.Msg.Type == "" {
-			return fmt.Sprintf("recover @%d", in.Clock)
-		}
-		return fmt.Sprintf("recover stored=[%s] @%d", FormatMsg(in.Msg), in.Clock)
-	}
-	return describeInput(id, in)
-}
-
-// FormatElectionOutput is FormatOutput with the outputs of election
-// machines spelled out: "leader 4 term=2", "start-election term=2",
-// "suspect 3", "trust 3", "persist vote term=2 id=4".
-func FormatElectionOutput(id int, o algo.Output) string {
-	switch o.Kind {
-	case algo.Leader:
-		s := "leader " + strconv.Itoa(o.Leader)
-		if o.Leader < 0 {
-			s = "leader none"
-		}
-		if o.Msg.Term != 0 {
-			s += fmt.Sprintf(" term=%d", o.Msg.Term)
-		}
-		return s
-	case algo.StartElection:
-		if o.Msg.Term != 0 {
-			return fmt.Sprintf("start-election term=%d", o.Msg.Term)
-		}
-		return "start-election"
-	case algo.Suspect:
-		return "suspect " + strconv.Itoa(o.To)
-	case algo.Trust:
-		return "trust " + strconv.Itoa(o.To)
-	case algo.Persist:
-		return "persist " + FormatMsg(o.Msg)
-	}
-	return FormatOutput(id, o)
 }
 
 // SweepElection runs RunElection for every group size in ns and every seed

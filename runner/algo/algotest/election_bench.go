@@ -24,7 +24,7 @@ import (
 //
 // Every method appends what happened to the bench's output, in the format
 // of RunScripts: "P<id> <input> @<clock>" and the outputs indented under it
-// (FormatElectionOutput).
+// (FormatOutput).
 type ElectionBench struct {
 	spec    algo.Spec
 	params  map[string]string
@@ -237,12 +237,12 @@ func (b *ElectionBench) step(id int, in algo.Input, msgClock uint64) {
 	in.Clock = max(b.clocks[id], msgClock) + 1
 	b.clocks[id] = in.Clock
 	in.Now = b.now
-	b.printf("P%d %s", id, describeElectionInput(id, in))
+	b.printf("P%d %s", id, describeInput(id, in))
 	in.Msg.Vals = slices.Clone(in.Msg.Vals)
 	outs := b.ms[id].Step(in)
 	for _, o := range outs {
 		b.clocks[id]++
-		b.printf("  %s", FormatElectionOutput(id, o))
+		b.printf("  %s", FormatOutput(id, o))
 		switch o.Kind {
 		case algo.Send:
 			if o.To < 0 || o.To >= len(b.ms) || o.To == id {

@@ -31,7 +31,10 @@ func FormatMsg(m algo.Msg) string {
 	return b.String()
 }
 
-// FormatOutput formats one output of node id.
+// FormatOutput formats one output of node id, for scripts and run logs
+// alike: "send 1->0 request stamp=5 id=1", "enter", and the outputs of
+// election machines: "leader 4 term=2", "start-election term=2",
+// "suspect 3", "trust 3", "persist state term=2".
 func FormatOutput(id int, o algo.Output) string {
 	switch o.Kind {
 	case algo.Send:
@@ -43,7 +46,14 @@ func FormatOutput(id int, o algo.Output) string {
 	case algo.Enter:
 		return "enter"
 	case algo.Leader:
-		return "leader " + strconv.Itoa(o.Leader)
+		s := "leader " + strconv.Itoa(o.Leader)
+		if o.Leader < 0 {
+			s = "leader none"
+		}
+		if o.Msg.Term != 0 {
+			s += fmt.Sprintf(" term=%d", o.Msg.Term)
+		}
+		return s
 	case algo.Delivered:
 		return fmt.Sprintf("delivered from=%d %s", o.From, FormatMsg(o.Msg))
 	case algo.Wait:
@@ -51,7 +61,14 @@ func FormatOutput(id int, o algo.Output) string {
 	case algo.Note:
 		return "note: " + o.Text
 	case algo.StartElection:
+		if o.Msg.Term != 0 {
+			return fmt.Sprintf("start-election term=%d", o.Msg.Term)
+		}
 		return "start-election"
+	case algo.Suspect:
+		return "suspect " + strconv.Itoa(o.To)
+	case algo.Trust:
+		return "trust " + strconv.Itoa(o.To)
 	case algo.Persist:
 		return "persist " + FormatMsg(o.Msg)
 	}

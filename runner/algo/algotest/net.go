@@ -485,12 +485,19 @@ func (n *net) step(id int, in algo.Input, msgClock uint64) error {
 	return nil
 }
 
+// describeInput formats node id's input for scripts and run logs: a
+// delivery with its message, a timer's name, a Recover with the value
+// stored, else the input's kind; then the input's clock.
 func describeInput(id int, in algo.Input) string {
 	switch in.Kind {
 	case algo.Deliver:
 		return fmt.Sprintf("deliver %d->%d %s @%d", in.From, id, FormatMsg(in.Msg), in.Clock)
 	case algo.Timer:
 		return fmt.Sprintf("timer %s @%d", in.TimerName, in.Clock)
+	case algo.Recover:
+		if in.Msg.Type != "" {
+			return fmt.Sprintf("recover stored=[%s] @%d", FormatMsg(in.Msg), in.Clock)
+		}
 	}
 	return fmt.Sprintf("%s @%d", in.Kind, in.Clock)
 }

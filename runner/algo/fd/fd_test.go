@@ -15,7 +15,7 @@ const ms = 1_000_000
 func format(id int, outs []algo.Output) []string {
 	var s []string
 	for _, o := range outs {
-		s = append(s, algotest.FormatElectionOutput(id, o))
+		s = append(s, algotest.FormatOutput(id, o))
 	}
 	return s
 }
