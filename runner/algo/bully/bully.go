@@ -26,7 +26,8 @@ const (
 const DefaultTimeout = 50_000_000
 
 var params = append([]algo.Param{
-	{Name: "timeout", Default: "50ms", Doc: "[RE1]: how long to wait for an answer, and then for the coordinator message (a duration, or ns)"},
+	{Name: "timeout", Default: "50ms", Doc: "[RE1]: how long to wait for an answer (a duration, or ns)"},
+	{Name: "coordinator-timeout", Default: "2x timeout", Doc: "[RE1]: how long to wait for the coordinator message after an answer; the winner itself first waits out its own answer time-out, so this must exceed timeout plus two message delays"},
 	election.InitiatorsParam,
 }, fd.Params...)
 
@@ -64,6 +65,14 @@ func (p phase) String() string {
 type Machine struct {
 	id, n   int
 	timeout int64
+	// coordTimeout is the wait for the coordinator message. Seed 001's
+	// [RE1] names two time-outs without saying how long; they cannot be
+	// equal: the process that will win starts its own election about when
+	// the answer reaches the waiting one, waits out its whole answer
+	// time-out (nobody higher is alive), then announces itself one message
+	// later, so an equal wait always loses the race by a message delay and
+	// restarts the election, again and again.
+	coordTimeout int64
 	election.Core
 	fd    *fd.Detector
 	phase phase
@@ -76,7 +85,13 @@ func New(c algo.Config) (algo.Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Machine{id: c.ID, n: c.N, timeout: s.Timeout, fd: s.FD,
+	coord := 2 * s.Timeout
+	if v, ok := c.Params["coordinator-timeout"]; ok && v != "2x timeout" {
+		if coord, err = c.DurationParam("coordinator-timeout", coord); err != nil {
+			return nil, err
+		}
+	}
+	return &Machine{id: c.ID, n: c.N, timeout: s.Timeout, coordTimeout: coord, fd: s.FD,
 		Core: election.Core{Initiator: s.Initiator, Dec: election.Undecided}}, nil
 }
 
@@ -106,7 +121,7 @@ func (m *Machine) onMessage(out []algo.Output, from int, msg algo.Msg) []algo.Ou
 		}
 		// [RE1]: an answer came; wait for the coordinator message.
 		m.phase = waitCoordinator
-		return append(out, algo.CancelTimerOut(TimerAnswer), algo.SetTimerOut(TimerCoordinator, m.timeout))
+		return append(out, algo.CancelTimerOut(TimerAnswer), algo.SetTimerOut(TimerCoordinator, m.coordTimeout))
 	case MsgCoordinator:
 		return m.coordinator(out, from, msg)
 	}

@@ -155,12 +155,18 @@ func TestFalseSuspicions(t *testing.T) {
 			res, err := algotest.RunFailover(Spec, algotest.FailoverOptions{Options: algotest.Options{
 				N: 5, Seed: uint64(s), Entries: 12, MinDelay: 1e6, MaxDelay: 15e6, Params: params}})
 			var f *algotest.Failure
-			if errors.As(err, &f) && f.Kind == algotest.Safety {
+			switch {
+			case errors.As(err, &f) && f.Kind == algotest.Safety:
 				broken++
 				if first == 0 {
 					first = uint64(s)
 				}
-			} else if err != nil {
+			case errors.As(err, &f) && f.Kind == algotest.Liveness:
+				// An inaccurate detector may also keep a run from finishing
+				// (seed 001: "Inaccuracy in FD => new election runs
+				// initiated forever => Violation of Liveness"); only
+				// safety is counted here.
+			case err != nil:
 				t.Fatalf("seed: %d, %v: %v", s, params, err)
 			}
 			falseSusp += res.FalseSuspicions
