@@ -480,7 +480,7 @@ func TestJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `[{"run":1,"check":"mutex-causal","verdict":"violated","findings":[{"message":"concurrent critical sections on cs: P0 [P0#1..P0#2] and P1 [P1#1..P1#2]: neither entry happened before the other","events":["P0#1","P0#2","P1#1","P1#2"]}],"note":"2 critical sections on 1 resources"},` +
+	want := `[{"run":1,"check":"mutex-causal","verdict":"violated","findings":[{"message":"concurrent critical sections on cs: P0 [P0#1..P0#2] and P1 [P1#1..P1#2]: neither entry happened before the other","events":["P0#1","P0#2","P1#1","P1#2"]}],"note":"2 critical sections on 1 resource"},` +
 		`{"run":1,"check":"liveness","verdict":"ok","findings":[],"note":"0 requests granted"}]`
 	if string(got) != want {
 		t.Errorf("JSON:\n%s\nwant\n%s", got, want)

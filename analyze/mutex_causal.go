@@ -140,7 +140,7 @@ func (c *mutexCausal) Finish(End) Result {
 		f.add(msg, refs...)
 	}
 	f.more += c.more
-	note := fmt.Sprintf("%d critical sections on %d resources", c.sections, len(c.res))
+	note := fmt.Sprintf("%s on %s", plural(int(c.sections), "critical section"), plural(len(c.res), "resource"))
 	if c.stray > 0 {
 		note += fmt.Sprintf("; %d cs_exit events without a matching cs_enter ignored (first %v)", c.stray, c.strayRef)
 	}

@@ -100,5 +100,5 @@ func (c *mutexRealtime) Finish(end End) Result {
 			}
 		}
 	}
-	return f.result(fmt.Sprintf("%d critical sections on %d resources", n, len(c.res)))
+	return f.result(fmt.Sprintf("%s on %s", plural(n, "critical section"), plural(len(c.res), "resource")))
 }
