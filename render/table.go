@@ -3,28 +3,11 @@ package render
 import (
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"io"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 )
-
-// Formats are the output formats of tabular commands.
-var Formats = []string{"table", "json", "csv"}
-
-// CheckFormat returns an error naming the valid formats if f is not one.
-func CheckFormat(f string, valid ...string) error {
-	if len(valid) == 0 {
-		valid = Formats
-	}
-	for _, v := range valid {
-		if f == v {
-			return nil
-		}
-	}
-	return fmt.Errorf("--format %q: want one of %v", f, valid)
-}
 
 // Table writes rows under header as an aligned text table.
 func Table(w io.Writer, header []string, rows [][]string) error {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -234,5 +233,3 @@ func (w *Workload) Validate() error {
 	}
 	return nil
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
