@@ -293,15 +293,13 @@ func (n *Node) Deliver(e *Envelope) {
 	if n.stopped || n.crashed {
 		return // lost: its receiver is down
 	}
-	m, ok := n.machines[e.Msg.Resource]
-	if !ok {
+	if _, ok := n.machines[e.Msg.Resource]; !ok {
 		n.record(trace.KindInternal, e.Msg.Resource, func(ev *trace.Event) {
 			ev.Peer = e.From
 			ev.Detail = mustJSON(map[string]any{"note": "message for unknown resource ignored", "msg": e.ID})
 		})
 		return
 	}
-	_ = m
 	if e.Lamport > n.lamport {
 		n.lamport = e.Lamport
 	}
@@ -314,12 +312,15 @@ func (n *Node) Deliver(e *Envelope) {
 }
 
 // Stop records the stop event and cancels every timer; the node does nothing
-// after it.
+// after it. A node that is down at the end records nothing: the dead do not
+// stop.
 func (n *Node) Stop() {
 	if n.stopped {
 		return
 	}
-	n.record(trace.KindStop, "", nil)
+	if !n.crashed {
+		n.record(trace.KindStop, "", nil)
+	}
 	n.stopped = true
 	for k, t := range n.timers {
 		t.Stop()
