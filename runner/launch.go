@@ -191,13 +191,26 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 			defer readers.Done()
 			sc := bufio.NewScanner(stdout)
 			sc.Buffer(make([]byte, 64<<10), 16<<20)
+			// A line that does not parse is held back one line: if it was
+			// the last, the node was killed while writing it (a write of
+			// one event is atomic below 4 KiB, but a kill can still land
+			// between two writes of a longer line), and what it emitted
+			// before is whole.
+			var bad error
 			for sc.Scan() {
+				if bad != nil {
+					msgs <- nodeMsg{p: p, m: &fromNode{Error: bad.Error()}}
+					bad = nil
+				}
 				var m fromNode
 				if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-					msgs <- nodeMsg{p: p, m: &fromNode{Error: fmt.Sprintf("P%d sent a line the runner cannot read: %v", i, err)}}
+					bad = fmt.Errorf("P%d sent a line the runner cannot read: %v", i, err)
 					continue
 				}
 				msgs <- nodeMsg{p: p, m: &m}
+			}
+			if bad != nil {
+				fmt.Fprintf(cfg.Stderr, "dmx: P%d's output ends in a cut line (killed while writing it); dropped\n", i)
 			}
 			err := sc.Err()
 			if err == nil {
