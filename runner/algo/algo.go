@@ -232,3 +232,14 @@ func (c Config) DurationParam(k string, def int64) (int64, error) {
 	}
 	return int64(d), nil
 }
+
+// Outsider reports whether in is a delivery from an id outside the group
+// 0..n-1. The runtime's transport drops such datagrams, but a machine must
+// not index its per-process arrays with one (it would panic): machines
+// ignore the message with the Note this returns.
+func (in Input) Outsider(n int) (Output, bool) {
+	if in.Kind != Deliver || (in.From >= 0 && in.From < n) {
+		return Output{}, false
+	}
+	return NoteOut("%s from P%d ignored: not in the group 0..%d", in.Msg.Type, in.From, n-1), true
+}

@@ -115,6 +115,9 @@ func (m *Machine) isCoord() bool { return m.id == m.coord }
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
+	if o, ok := in.Outsider(m.n); ok {
+		return []algo.Output{o}
+	}
 	var out []algo.Output
 	switch in.Kind {
 	case algo.Start:

@@ -111,6 +111,9 @@ func (m *failover) isCoord() bool { return m.coord == m.id }
 
 // Step implements algo.Machine.
 func (m *failover) Step(in algo.Input) []algo.Output {
+	if o, ok := in.Outsider(m.n); ok {
+		return []algo.Output{o}
+	}
 	var out []algo.Output
 	switch in.Kind {
 	case algo.Start:

@@ -209,6 +209,9 @@ func (m *Machine) note(format string, args ...any) {
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
+	if o, ok := in.Outsider(m.n); ok {
+		return []algo.Output{o}
+	}
 	m.out = nil
 	switch in.Kind {
 	case algo.Start:

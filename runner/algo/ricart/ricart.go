@@ -85,6 +85,9 @@ func Before(t uint64, i int, u uint64, j int) bool {
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
+	if o, ok := in.Outsider(m.n); ok {
+		return []algo.Output{o}
+	}
 	var out []algo.Output
 	switch in.Kind {
 	case algo.Start:

@@ -82,6 +82,9 @@ func (m *Machine) find(k key) *entry {
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
+	if o, ok := in.Outsider(m.n); ok {
+		return []algo.Output{o}
+	}
 	var out []algo.Output
 	switch in.Kind {
 	case algo.Start:
