@@ -56,6 +56,9 @@ type SimConfig struct {
 	Duration time.Duration
 	// Faults are injected at their times.
 	Faults []Fault
+	// Stop, if not nil, cuts the run short (marked incomplete) once it is
+	// closed: Ctrl-C under dmx sim.
+	Stop <-chan struct{}
 }
 
 // SimResult says how a simulated run ended.
@@ -120,7 +123,18 @@ func Simulate(cfg SimConfig, rec Recorder) (SimResult, error) {
 		nd.Start()
 	}
 	res := SimResult{Complete: true}
-	for s.q.Len() > 0 && s.err == nil {
+	for steps := 0; s.q.Len() > 0 && s.err == nil; steps++ {
+		if cfg.Stop != nil && steps%256 == 0 {
+			select {
+			case <-cfg.Stop:
+				res.Complete = false
+				res.Status = "interrupted"
+			default:
+			}
+			if !res.Complete {
+				break
+			}
+		}
 		it := heap.Pop(&s.q).(*simItem)
 		if it.dead {
 			continue

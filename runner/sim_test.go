@@ -175,3 +175,22 @@ func TestSimNested(t *testing.T) {
 		break
 	}
 }
+
+// TestSimStop: closing Stop (Ctrl-C under dmx sim) cuts a long simulated run
+// short, marked incomplete, instead of running on to the time limit.
+func TestSimStop(t *testing.T) {
+	stop := make(chan struct{})
+	close(stop)
+	var c runner.Collector
+	res, err := runner.Simulate(runner.SimConfig{
+		Spec: runner.Lookup("central"), N: 3, Seed: 1,
+		Workload: runner.Workload{Entries: 1_000_000, Hold: runner.Fixed(time.Millisecond)},
+		Delay:    runner.Fixed(time.Millisecond), Stop: stop,
+	}, &c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Complete || res.Status != "interrupted" || len(c.Events) > 10_000 {
+		t.Fatalf("stopped run: complete %v, status %q, %d events: want an incomplete, interrupted run cut short at once", res.Complete, res.Status, len(c.Events))
+	}
+}

@@ -316,7 +316,7 @@ gives the same trace, event for event; wall_ns in its trace is simulated time.`,
 				res, err := runner.Simulate(runner.SimConfig{
 					Spec: spec, N: f.nodes, Seed: f.seed, Params: params, Workload: wl,
 					Delay: f.delay, Reorder: f.reorder, Limit: f.limit,
-					Faults: f.faultList, Duration: f.duration,
+					Faults: f.faultList, Duration: f.duration, Stop: ctx.Done(),
 				}, rec)
 				return res.Complete, res.Status, err
 			})
