@@ -22,7 +22,7 @@ func (d Dist) Draw(r *rand.Rand) time.Duration {
 	if d.Max <= d.Min {
 		return d.Min
 	}
-	return d.Min + time.Duration(r.Int64N(int64(d.Max-d.Min)+1))
+	return d.Min + time.Duration(r.Uint64N(uint64(d.Max-d.Min)+1))
 }
 
 // String formats d the way ParseDist reads it: "5ms" or "1ms-10ms".
