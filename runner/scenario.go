@@ -95,6 +95,11 @@ func (s *Scenario) ProcOverrides(n int) (map[int]ProcWorkload, error) {
 		if err != nil || id < 0 || id >= n {
 			return nil, fmt.Errorf("scenario procs: %q is not a process of this run (0..%d)", k, n-1)
 		}
+		if _, dup := out[id]; dup {
+			// "2" and "P2" name the same process: which one won would
+			// depend on map order, and the seed would not reproduce the run.
+			return nil, fmt.Errorf("scenario procs: process %d is named twice", id)
+		}
 		out[id] = v
 	}
 	return out, nil
