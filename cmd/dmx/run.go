@@ -126,6 +126,14 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (*algo.Spec, map[str
 	if err := checkFormat(f.format, "table", "json"); err != nil {
 		return nil, nil, runner.Workload{}, err
 	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--duration", f.duration}, {"--stall", f.stall}, {"--limit", f.limit}} {
+		if d.v < 0 {
+			return nil, nil, runner.Workload{}, fmt.Errorf("%s %v: must not be negative", d.name, d.v)
+		}
+	}
 	params := map[string]string{}
 	for k, v := range scenarioParams {
 		f.params = append([]string{k + "=" + v}, f.params...)
