@@ -26,9 +26,10 @@
 //
 // Weaknesses kept as written: the token is lost with its holder (seed 001:
 // "The failure of a process, except the one which holds the token, doesn't
-// prevent progress"); a recovered process starts with [RI1]/[RI2] state, so
-// the initial holder that recovers creates a second token. The order is
-// that of the search, not of the requests' timestamps.
+// prevent progress"). A recovered process starts with [RI2]'s request[] and
+// NO-TOKEN, even the initial holder P_x: [RI1] hands out the one token when
+// the system starts, not when a process restarts (which would make two).
+// The order is that of the search, not of the requests' timestamps.
 //
 // Wait sets: a waiting process needs the token, and does not know who holds
 // it, so it reports none. (Edges to every other process would make any two

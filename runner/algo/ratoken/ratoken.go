@@ -86,7 +86,14 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 	switch in.Kind {
 	case algo.Start:
 	case algo.Recover:
+		// A restart is not the system's initialization: [RI1] gives P_x
+		// the token once, when everything starts. A process that comes
+		// back has no token, whoever it is (its token, if it had one, was
+		// lost with the crash: seed 001, "the failure of a process, except
+		// the one which holds the token, doesn't prevent progress"), and
+		// request[] starts again from [RI2].
 		m.reset()
+		m.state, m.token = noToken, nil
 	case algo.Request:
 		if m.waiting || m.state == tokenHeld {
 			return []algo.Output{algo.NoteOut("request ignored: already requested")}

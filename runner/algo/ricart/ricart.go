@@ -130,6 +130,12 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 			if m.state != requested {
 				return append(out, algo.NoteOut("reply from P%d ignored: not requesting (%v)", in.From, m.state))
 			}
+			if in.Msg.Stamp != m.t {
+				// [RA3] waits for the replies to this request (T_Pi, i);
+				// a reply to an earlier one (sent before this process
+				// crashed and came back) does not count.
+				return append(out, algo.NoteOut("reply from P%d to request %d ignored: waiting for replies to %d", in.From, in.Msg.Stamp, m.t))
+			}
 			m.replied[in.From] = true
 			out = m.progress(out)
 		default:

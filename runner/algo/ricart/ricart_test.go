@@ -66,8 +66,8 @@ func TestRH1(t *testing.T) {
 				m.Step(algo.Input{Kind: algo.Request, Clock: tc.own})
 			}
 			if tc.state == held {
-				m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgReply}})
-				m.Step(algo.Input{Kind: algo.Deliver, From: 2, Msg: algo.Msg{Type: MsgReply}})
+				m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgReply, Stamp: tc.own}})
+				m.Step(algo.Input{Kind: algo.Deliver, From: 2, Msg: algo.Msg{Type: MsgReply, Stamp: tc.own}})
 			}
 			if m.state != tc.state {
 				t.Fatalf("set-up reached %v, want %v", m.state, tc.state)
@@ -125,5 +125,30 @@ func TestNewValidates(t *testing.T) {
 	}
 	if _, err := New(algo.Config{ID: 2, N: 2}); err == nil {
 		t.Error("an id outside the group was accepted")
+	}
+}
+
+// TestStaleReply: a reply counts only for the request it answers.
+// Reference: seed 003 [RA3]: P_i waits until it has received replies (to
+// its request (T_Pi, i)) from all other n-1 processes. A reply to an
+// earlier request, which can still arrive after the process crashed and
+// came back, must not let it in.
+func TestStaleReply(t *testing.T) {
+	m := build(t, 1, 3)
+	m.Step(algo.Input{Kind: algo.Request, Clock: 7})
+	m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgReply, Stamp: 3}}) // to an old request
+	out := m.Step(algo.Input{Kind: algo.Deliver, From: 2, Msg: algo.Msg{Type: MsgReply, Stamp: 7}})
+	for _, o := range out {
+		if o.Kind == algo.Enter {
+			t.Fatal("entered with a reply to an earlier request counted")
+		}
+	}
+	out = m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgReply, Stamp: 7}})
+	entered := false
+	for _, o := range out {
+		entered = entered || o.Kind == algo.Enter
+	}
+	if !entered || m.state != held {
+		t.Fatalf("outputs %v, state %v: want HELD after the n-1 replies to (7, 1)", out, m.state)
 	}
 }
