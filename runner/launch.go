@@ -75,7 +75,10 @@ type nodeProc struct {
 	exited   bool // its stdout reached EOF
 	stopSent bool
 	fault    string // the fault that killed it, if any
-	waitErr  error
+	// recoverAfter: a recovery came while the process was killed but its
+	// end not yet seen; it is carried out when the end is.
+	recoverAfter *Fault
+	waitErr      error
 }
 
 // procState is what the runner knows of a process across its incarnations,
@@ -362,7 +365,12 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 			}
 		case FaultRecover:
 			if !p.exited {
-				return // it is up: nothing to recover
+				if p.fault != "" && p.recoverAfter == nil {
+					// Killed, but its end is not in yet: recover it then.
+					p.recoverAfter = &f
+					pendingFaults++
+				}
+				return // otherwise it is up: nothing to recover
 			}
 			st := state[i]
 			incs[i]++
@@ -426,6 +434,10 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 					crash.Detail, _ = json.Marshal(d)
 					record(&crash)
 					st.last = crash
+					if f := p.recoverAfter; f != nil {
+						p.recoverAfter = nil
+						inject(*f)
+					}
 					if p.fault == "" && res.Status == "" {
 						res.Status = fmt.Sprintf("node P%d died: %s", p.id, exitReason(p))
 					}

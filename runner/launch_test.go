@@ -314,6 +314,34 @@ func TestLaunchCrashRecover(t *testing.T) {
 	}
 }
 
+// TestLaunchRecoverAtCrashTime: a recovery scheduled at the very time of the
+// crash (before the runner has seen the killed process end) restarts it, as
+// the simulator does, instead of being dropped as "it is up".
+func TestLaunchRecoverAtCrashTime(t *testing.T) {
+	var c syncCollector
+	p := &procs{}
+	wl := runner.Workload{Entries: 4, Hold: runner.Fixed(time.Millisecond), Contention: runner.ContentionNone, Slot: 30 * time.Millisecond}
+	res, err := runner.Launch(context.Background(), runner.LaunchConfig{
+		Spec: runner.Lookup("central"), N: 3, Seed: 1, Workload: wl, Stall: 3 * time.Second, Command: p.command,
+		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 70 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 70 * time.Millisecond}},
+	}, &c)
+	if err != nil || !res.Complete {
+		t.Fatalf("launch: %v %+v", err, res)
+	}
+	var kinds []string
+	for _, e := range c.Events {
+		if e.Proc == 1 && (e.Kind == trace.KindCrash || e.Kind == trace.KindRecover) {
+			kinds = append(kinds, string(e.Kind))
+		}
+	}
+	if strings.Join(kinds, ",") != "crash,recover" {
+		t.Fatalf("P1 recorded %v, want crash then recover", kinds)
+	}
+	if len(p.cmds) != 4 {
+		t.Errorf("%d processes started, want 4 (P1 twice)", len(p.cmds))
+	}
+}
+
 // udpParams are the parameters each algorithm runs with over UDP: the
 // deadlock-free variants (a deadlock of basic Maekawa over UDP depends on
 // timing; the simulator shows it for a named seed).
