@@ -411,10 +411,10 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 			switch {
 			case m.err != nil:
 				handleEnd(p)
-				if !p.stopSent {
-					// Not asked to stop: the node died (killed by a fault, or
-					// crashed). Its crash is recorded on its behalf, after its
-					// last event.
+				if !p.stopSent || p.fault != "" {
+					// Not asked to stop, or killed by a fault before it was:
+					// the node died. Its crash is recorded on its behalf,
+					// after its last event.
 					crash := st.last
 					crash.Seq++
 					crash.Kind = trace.KindCrash

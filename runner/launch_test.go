@@ -342,6 +342,46 @@ func TestLaunchRecoverAtCrashTime(t *testing.T) {
 	}
 }
 
+// TestLaunchKilledThenStopped: a node killed by a fault gets its crash
+// recorded even when the run is stopped (Ctrl-C, the end of an election
+// run) before the runner has seen the node's output end. The node's output
+// is held open a while by a child that inherits it, as a busy machine may
+// delay it.
+func TestLaunchKilledThenStopped(t *testing.T) {
+	var c syncCollector
+	p := &procs{}
+	k := 0
+	command := func() *exec.Cmd {
+		cmd := p.command()
+		if k++; k == 2 { // P1
+			cmd.Args = []string{"sh", "-c", `sleep 2 & exec "$0" "$@"`, cmd.Path, "-test.run=^$"}
+			cmd.Path = "/bin/sh"
+		}
+		return cmd
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopper := time.AfterFunc(time.Second, cancel)
+	defer stopper.Stop()
+	wl := runner.Workload{Entries: 1_000_000, Hold: runner.Fixed(time.Millisecond)}
+	res, err := runner.Launch(ctx, runner.LaunchConfig{
+		Spec: runner.Lookup("central"), N: 3, Seed: 1, Workload: wl, Command: command,
+		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 200 * time.Millisecond}},
+	}, &c)
+	if err != nil || res.Complete {
+		t.Fatalf("launch: %v %+v", err, res)
+	}
+	crashes := 0
+	for _, e := range c.Events {
+		if e.Proc == 1 && e.Kind == trace.KindCrash {
+			crashes++
+		}
+	}
+	if crashes != 1 {
+		t.Fatalf("P1 was killed by a fault; %d crash events recorded, want 1", crashes)
+	}
+}
+
 // udpParams are the parameters each algorithm runs with over UDP: the
 // deadlock-free variants (a deadlock of basic Maekawa over UDP depends on
 // timing; the simulator shows it for a named seed).
