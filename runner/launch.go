@@ -465,10 +465,18 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 					}
 				case trace.KindInternal:
 					var d struct {
-						Persist *algo.Msg `json:"persist"`
+						Persist   *algo.Msg `json:"persist"`
+						Multicast int       `json:"multicast"`
+						Resource  string    `json:"resource"`
 					}
-					if json.Unmarshal(ev.Detail, &d) == nil && d.Persist != nil {
-						st.saved[ev.Resource] = *d.Persist
+					if json.Unmarshal(ev.Detail, &d) == nil {
+						if d.Persist != nil {
+							st.saved[ev.Resource] = *d.Persist
+						}
+						if d.Multicast > 0 && cfg.Spec.Kind == algo.Multicast {
+							// A multicast algorithm's entry is a multicast.
+							st.exits[d.Resource]++
+						}
 					}
 				}
 			case m.m.Done:

@@ -382,6 +382,45 @@ func TestLaunchKilledThenStopped(t *testing.T) {
 	}
 }
 
+// TestLaunchMulticastRecover: a restarted process of a multicast algorithm
+// makes the multicasts its workload has left, as in the simulator, not its
+// whole workload again.
+func TestLaunchMulticastRecover(t *testing.T) {
+	var c syncCollector
+	p := &procs{}
+	const entries = 10
+	wl := runner.Workload{Entries: entries, Think: runner.Fixed(20 * time.Millisecond)}
+	res, err := runner.Launch(context.Background(), runner.LaunchConfig{
+		Spec: runner.Lookup("tomcast"), N: 3, Seed: 1, Workload: wl, Stall: 3 * time.Second, Command: p.command,
+		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 70 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 90 * time.Millisecond}},
+	}, &c)
+	if err != nil || !res.Complete {
+		t.Fatalf("launch: %v %+v", err, res)
+	}
+	multicasts, before := 0, 0
+	recovered := false
+	for _, e := range c.Events {
+		if e.Proc != 1 {
+			continue
+		}
+		switch {
+		case e.Kind == trace.KindRecover:
+			recovered = true
+		case e.Kind == trace.KindInternal && strings.Contains(string(e.Detail), `"multicast"`):
+			multicasts++
+			if !recovered {
+				before++
+			}
+		}
+	}
+	if !recovered || before == 0 || before == entries {
+		t.Fatalf("P1 recovered %v after %d multicasts: the schedule did not crash it mid-workload", recovered, before)
+	}
+	if multicasts != entries {
+		t.Fatalf("P1 made %d multicasts (%d before its crash), want %d in all", multicasts, before, entries)
+	}
+}
+
 // udpParams are the parameters each algorithm runs with over UDP: the
 // deadlock-free variants (a deadlock of basic Maekawa over UDP depends on
 // timing; the simulator shows it for a named seed).

@@ -388,10 +388,11 @@ func (n *Node) request(r string) {
 	if n.spec.Kind == algo.Multicast {
 		// For a multicast algorithm a request is one message to multicast;
 		// the machine's sends follow this event. Its one instance guards
-		// no resource: r only counts the workload's entries.
+		// no resource: r only counts the workload's entries (the detail
+		// names it, so that a restarted process resumes its count).
 		m := n.resources[0]
 		n.record(trace.KindInternal, m, func(ev *trace.Event) {
-			ev.Detail = mustJSON(map[string]any{"multicast": n.wl.Entries - n.left[r] + 1})
+			ev.Detail = mustJSON(map[string]any{"multicast": n.wl.Entries - n.left[r] + 1, "resource": r})
 		})
 		n.step(m, algo.Input{Kind: algo.Request, Resource: m})
 		n.entryDone(r)
