@@ -49,6 +49,7 @@ The README documents the schema with example queries.`,
 				}
 				return render.CSV(out, header, strs)
 			case "json":
+				keys := jsonKeys(header)
 				objs := make([]map[string]any, len(rows))
 				for i, r := range rows {
 					objs[i] = map[string]any{}
@@ -56,7 +57,7 @@ The README documents the schema with example queries.`,
 						if b, ok := v.([]byte); ok {
 							v = string(b)
 						}
-						objs[i][header[j]] = v
+						objs[i][keys[j]] = v
 					}
 				}
 				return render.JSON(out, objs)
@@ -80,6 +81,29 @@ The README documents the schema with example queries.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, csv or json")
 	return cmd
+}
+
+// jsonKeys names the columns as JSON object keys: a name that an earlier
+// column already has (SELECT a.proc, b.proc ...) gets a suffix _2, _3, ...,
+// so that no value is lost.
+func jsonKeys(header []string) []string {
+	used := map[string]bool{}
+	for _, h := range header {
+		used[h] = true
+	}
+	seen := map[string]bool{}
+	keys := make([]string, len(header))
+	for i, h := range header {
+		k := h
+		for n := 2; seen[k]; n++ {
+			if k = h + "_" + strconv.Itoa(n); used[k] {
+				k = h // taken by another column: try the next suffix
+			}
+		}
+		seen[k] = true
+		keys[i] = k
+	}
+	return keys
 }
 
 func query(db *sql.DB, q string) ([]string, [][]any, error) {
