@@ -132,7 +132,13 @@ func NewNode(s NodeSetup, env Env) (*Node, error) {
 		// Elections and multicast have one instance that guards nothing.
 		n.resources = []string{""}
 	}
-	if err := n.build(0); err != nil {
+	// A restarted process's machines get the random streams the simulator
+	// gives a recovered node (Recover): those of incarnation Seq.
+	var incarnation int64
+	if s.Resume != nil {
+		incarnation = s.Resume.Seq
+	}
+	if err := n.build(incarnation); err != nil {
 		return nil, err
 	}
 	if r := s.Resume; r != nil {
