@@ -231,17 +231,6 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 		}
 		return &nodeConfig{ID: i, N: cfg.N, Algo: cfg.Spec.Name, Params: cfg.Params, Seed: cfg.Seed, Workload: wl, Key: key, Port: port}
 	}
-	for i := range procs {
-		state[i] = &procState{exits: map[string]int{}, saved: map[string]algo.Msg{}}
-		state[i].last.Proc = i
-		if err := spawn(i, 0, config(i)); err != nil {
-			killAll()
-			return LaunchResult{}, err
-		}
-	}
-
-	res := LaunchResult{Complete: true}
-	var failure error
 	handleEnd := func(p *nodeProc) {
 		if p.exited {
 			return
@@ -250,6 +239,27 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 		ended++
 		p.waitErr = p.cmd.Wait()
 	}
+	// abort kills every node started so far and reaps it.
+	abort := func() {
+		killAll()
+		go func() { readers.Wait(); close(msgs) }()
+		for m := range msgs {
+			if m.err != nil {
+				handleEnd(m.p)
+			}
+		}
+	}
+	for i := range procs {
+		state[i] = &procState{exits: map[string]int{}, saved: map[string]algo.Msg{}}
+		state[i].last.Proc = i
+		if err := spawn(i, 0, config(i)); err != nil {
+			abort()
+			return LaunchResult{}, err
+		}
+	}
+
+	res := LaunchResult{Complete: true}
+	var failure error
 
 	// Phase 1: every node reports its address.
 	addrs := make([]string, cfg.N)
@@ -277,13 +287,7 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 		}
 	}
 	if failure != nil {
-		killAll()
-		go func() { readers.Wait(); close(msgs) }()
-		for m := range msgs {
-			if m.err != nil {
-				handleEnd(m.p)
-			}
-		}
+		abort()
 		return LaunchResult{Status: "failed: " + failure.Error()}, failure
 	}
 	t0 := time.Now()

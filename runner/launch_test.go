@@ -421,6 +421,33 @@ func TestLaunchMulticastRecover(t *testing.T) {
 	}
 }
 
+// TestLaunchSpawnFailureReaps: when a node cannot be started, the nodes
+// already started are killed and reaped, not left behind as zombies.
+func TestLaunchSpawnFailureReaps(t *testing.T) {
+	p := &procs{}
+	k := 0
+	command := func() *exec.Cmd {
+		if k++; k == 3 {
+			return exec.Command("/nonexistent/dmx-node")
+		}
+		return p.command()
+	}
+	_, err := runner.Launch(context.Background(), runner.LaunchConfig{
+		Spec: runner.Lookup("central"), N: 3, Seed: 1, Workload: runner.Workload{Entries: 1}, Command: command,
+	}, &runner.Collector{})
+	if err == nil {
+		t.Fatal("launch with a node that cannot start: no error")
+	}
+	if len(p.cmds) != 2 {
+		t.Fatalf("%d nodes started, want 2", len(p.cmds))
+	}
+	for i, cmd := range p.cmds {
+		if cmd.ProcessState == nil {
+			t.Errorf("P%d was not reaped", i)
+		}
+	}
+}
+
 // udpParams are the parameters each algorithm runs with over UDP: the
 // deadlock-free variants (a deadlock of basic Maekawa over UDP depends on
 // timing; the simulator shows it for a named seed).
