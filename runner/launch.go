@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -343,11 +344,25 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 	type firing struct{ f Fault }
 	faults := make(chan firing, len(cfg.Faults))
 	pendingFaults := len(cfg.Faults)
-	for _, f := range cfg.Faults {
-		f := f
-		t := time.AfterFunc(f.At-time.Since(t0), func() { faults <- firing{f} })
-		defer t.Stop()
-	}
+	// One goroutine fires them in time order, and those due at the same
+	// time in the order given (as the simulator does): separate timers
+	// could fire a recover:1@T before the crash:1@T it follows.
+	sorted := append([]Fault(nil), cfg.Faults...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].At < sorted[j].At })
+	quitFaults := make(chan struct{})
+	defer close(quitFaults)
+	go func() {
+		for _, f := range sorted {
+			t := time.NewTimer(f.At - time.Since(t0))
+			select {
+			case <-t.C:
+				faults <- firing{f} // buffered for every fault: never blocks
+			case <-quitFaults:
+				t.Stop()
+				return
+			}
+		}
+	}()
 	inject := func(f Fault) {
 		pendingFaults--
 		if stopping {
