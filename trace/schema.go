@@ -81,12 +81,16 @@ const SchemaVersion = 1
 //	              (a killed sender may not have got it onto the network;
 //	              set when the run ends)
 //
-// cs_intervals (view): one row per critical-section request. The k-th
-// cs_request of a (run, proc, resource) is paired with its k-th cs_enter and
-// k-th cs_exit.
+// cs_intervals (view): one row per critical-section request. Between two
+// crashes of a process (a crash abandons the request it was waiting on and
+// the section it held; after recovery the entry is made again), the k-th
+// cs_request of a (run, proc, resource) is paired with the k-th cs_enter and
+// k-th cs_exit; a request or section abandoned by a crash has NULL enter or
+// exit.
 //
 //	run, proc, resource
-//	entry                                    k: 1 for the first request
+//	entry                                    1 for the first request of the
+//	                                         process on the resource, 2...
 //	request_event, enter_event, exit_event   events.id; NULL when missing
 //	request_ns, enter_ns, exit_ns            wall_ns of those events
 //	wait_ns                                  enter_ns - request_ns
@@ -168,23 +172,45 @@ CREATE TABLE messages (
 ) WITHOUT ROWID;
 
 CREATE VIEW cs_intervals AS
-WITH cs AS (
-  SELECT id, run, proc, resource, kind, lamport, wall_ns,
-         ROW_NUMBER() OVER (PARTITION BY run, proc, resource, kind ORDER BY seq) AS k
+WITH ev AS (
+  SELECT id, run, proc, seq, resource, kind, lamport, wall_ns
   FROM events
   WHERE kind = 'cs_request' OR kind = 'cs_enter' OR kind = 'cs_exit'
+  UNION ALL
+  SELECT id, run, proc, seq, NULL, kind, lamport, wall_ns
+  FROM events
+  WHERE kind = 'crash'
+), lives AS (
+  SELECT *, sum(kind = 'crash') OVER (PARTITION BY run, proc ORDER BY seq
+                                      ROWS UNBOUNDED PRECEDING) AS life
+  FROM ev
+), cs AS (
+  SELECT id, run, proc, resource, kind, lamport, wall_ns, life,
+         ROW_NUMBER() OVER (PARTITION BY run, proc, resource, kind, life ORDER BY seq) AS k,
+         ROW_NUMBER() OVER (PARTITION BY run, proc, resource, kind ORDER BY seq) AS n
+  FROM lives
+  WHERE kind <> 'crash'
+), paired AS (
+  SELECT run, proc, resource,
+         max(CASE kind WHEN 'cs_request' THEN n END) AS entry,
+         max(CASE kind WHEN 'cs_request' THEN id END) AS request_event,
+         max(CASE kind WHEN 'cs_enter' THEN id END) AS enter_event,
+         max(CASE kind WHEN 'cs_exit' THEN id END) AS exit_event,
+         max(CASE kind WHEN 'cs_request' THEN wall_ns END) AS request_ns,
+         max(CASE kind WHEN 'cs_enter' THEN wall_ns END) AS enter_ns,
+         max(CASE kind WHEN 'cs_exit' THEN wall_ns END) AS exit_ns,
+         max(CASE kind WHEN 'cs_request' THEN lamport END) AS request_lamport,
+         max(CASE kind WHEN 'cs_enter' THEN lamport END) AS enter_lamport,
+         max(CASE kind WHEN 'cs_exit' THEN lamport END) AS exit_lamport
+  FROM cs
+  GROUP BY run, proc, resource, life, k
 )
-SELECT q.run AS run, q.proc AS proc, q.resource AS resource, q.k AS entry,
-       q.id AS request_event, e.id AS enter_event, x.id AS exit_event,
-       q.wall_ns AS request_ns, e.wall_ns AS enter_ns, x.wall_ns AS exit_ns,
-       e.wall_ns - q.wall_ns AS wait_ns, x.wall_ns - e.wall_ns AS hold_ns,
-       q.lamport AS request_lamport, e.lamport AS enter_lamport, x.lamport AS exit_lamport
-FROM cs AS q
-LEFT JOIN cs AS e ON e.kind = 'cs_enter' AND e.run = q.run AND e.proc = q.proc
-                 AND e.resource IS q.resource AND e.k = q.k
-LEFT JOIN cs AS x ON x.kind = 'cs_exit' AND x.run = q.run AND x.proc = q.proc
-                 AND x.resource IS q.resource AND x.k = q.k
-WHERE q.kind = 'cs_request';
+SELECT run, proc, resource, entry, request_event, enter_event, exit_event,
+       request_ns, enter_ns, exit_ns,
+       enter_ns - request_ns AS wait_ns, exit_ns - enter_ns AS hold_ns,
+       request_lamport, enter_lamport, exit_lamport
+FROM paired
+WHERE request_event IS NOT NULL;
 
 CREATE VIEW elections AS
 SELECT run, proc, id AS event,

@@ -399,3 +399,39 @@ func TestKilledWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestCSIntervalsAfterCrash: a crash abandons the process's pending request
+// and the section it holds; after recovery the entry is made again. The
+// rows of the view pair each request with the enter and exit that answered
+// it, not with the k-th ones of the whole run.
+func TestCSIntervalsAfterCrash(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	evs := []Event{
+		cs(0, 1, KindCSRequest, "cs", 100),
+		cs(0, 2, KindCSEnter, "cs", 110),
+		ev(0, 3, KindCrash, 120), // holding cs: the section is abandoned
+		ev(0, 4, KindRecover, 200),
+		cs(0, 5, KindCSRequest, "cs", 210),
+		ev(0, 6, KindCrash, 220), // waiting: the request is abandoned
+		ev(0, 7, KindRecover, 300),
+		cs(0, 8, KindCSRequest, "cs", 310),
+		cs(0, 9, KindCSEnter, "cs", 330),
+		cs(0, 10, KindCSExit, "cs", 340),
+		cs(1, 1, KindCSRequest, "cs", 150),
+		cs(1, 2, KindCSEnter, "cs", 160),
+		cs(1, 3, KindCSExit, "cs", 170),
+	}
+	id := record(t, path, Run{Algorithm: "central", Nodes: 2, Mode: "sim"}, evs)
+	s := open(t, path)
+	got := query(t, s, `SELECT proc, entry, request_ns, enter_ns, exit_ns, wait_ns, hold_ns
+		FROM cs_intervals WHERE run = ? ORDER BY proc, entry`, id)
+	want := []string{
+		"0|1|100|110|NULL|10|NULL",
+		"0|2|210|NULL|NULL|NULL|NULL",
+		"0|3|310|330|340|20|10",
+		"1|1|150|160|170|10|10",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("cs_intervals:\n got %q\nwant %q", got, want)
+	}
+}
