@@ -53,10 +53,23 @@ crash in wall time instead, as in split-brain.`,
 //
 // So one open set and one "last exit" per resource decide the property in
 // O(1) per event, with the O(1) happens-before test of HB.
+//
+// A section ended by a crash breaks the argument's premise (nothing follows
+// its end causally) and its crash is concurrent with the survivors' events,
+// so L may deliver it late: after entries that come after it in wall time.
+// An entry made while such a section is open is therefore only provisionally
+// a violation: it stands if the open section exits normally, never ends, or
+// crashes no earlier than the entry in wall time, and is dropped if it
+// crashes earlier, as it would be had L delivered the crash first. For the
+// same reason a crash delivered after a later section's exit does not
+// replace that section as the resource's last one. Not covered: L may also
+// deliver a whole section before the entry of one that ended in a crash
+// earlier in wall time; that pair is still judged causally (a violation).
 
 type mutexCausal struct {
 	res      map[string]*causalRes
 	viol     []causalViolation
+	dropped  int // entries of viol withdrawn
 	more     int
 	sections int64
 	stray    int // exits with no open section
@@ -66,6 +79,17 @@ type mutexCausal struct {
 type causalRes struct {
 	open openSpans
 	last *csSpan // the section whose exit was delivered last
+	// The entries made while a section was open, per open section, still
+	// to be judged by how it ends.
+	deferred map[*csSpan][]deferred
+	n        int64 // sections entered
+}
+
+// deferred is a violation found at an entry made while a section was open:
+// viol indexes mutexCausal.viol, or is -1 if it was counted in more.
+type deferred struct {
+	viol int
+	wall int64 // wall time of the later entry
 }
 
 // causalViolation is kept until Finish so that its message can name exits
@@ -74,6 +98,7 @@ type causalViolation struct {
 	res         string
 	a, b        *csSpan // a entered first in delivery order
 	overlapping bool    // a's entry happened before b's
+	dropped     bool    // withdrawn: a crashed before b's entry in wall time
 }
 
 func (c *mutexCausal) Event(ev *trace.Event, hb *HB) {
@@ -81,14 +106,16 @@ func (c *mutexCausal) Event(ev *trace.Event, hb *HB) {
 	case trace.KindCSEnter:
 		r := c.res[ev.Resource]
 		if r == nil {
-			r = new(causalRes)
+			r = &causalRes{deferred: make(map[*csSpan][]deferred)}
 			c.res[ev.Resource] = r
 		}
-		s := &csSpan{proc: ev.Proc, enter: ev.Ref()}
+		r.n++
+		s := &csSpan{proc: ev.Proc, enter: ev.Ref(), n: r.n}
 		c.sections++
 		if len(r.open) > 0 {
 			for _, o := range r.open {
-				c.violate(ev.Resource, o, s, hb.HappenedBefore(o.enter))
+				i := c.violate(ev.Resource, o, s, hb.HappenedBefore(o.enter))
+				r.deferred[o] = append(r.deferred[o], deferred{i, ev.Wall})
 			}
 		} else if r.last != nil && !hb.HappenedBefore(r.last.exit) && !(r.last.crashed && ev.Wall > r.last.t1) {
 			c.violate(ev.Resource, r.last, s, hb.HappenedBefore(r.last.enter))
@@ -99,6 +126,7 @@ func (c *mutexCausal) Event(ev *trace.Event, hb *HB) {
 		if r := c.res[ev.Resource]; r != nil {
 			if s = r.open.close(ev.Proc, ev.Ref(), ev.Wall, false); s != nil {
 				r.last = s
+				c.settle(r, s)
 			}
 		}
 		if s == nil {
@@ -110,23 +138,49 @@ func (c *mutexCausal) Event(ev *trace.Event, hb *HB) {
 	case trace.KindCrash:
 		for _, r := range c.res {
 			for s := r.open.close(ev.Proc, ev.Ref(), ev.Wall, true); s != nil; s = r.open.close(ev.Proc, ev.Ref(), ev.Wall, true) {
-				r.last = s
+				if r.last == nil || r.last.n < s.n {
+					r.last = s
+				}
+				c.settle(r, s)
 			}
 		}
 	}
 }
 
-func (c *mutexCausal) violate(res string, a, b *csSpan, overlapping bool) {
-	if len(c.viol) >= MaxFindings {
+// violate records a violation and returns its index in c.viol, or -1 if it
+// was only counted.
+func (c *mutexCausal) violate(res string, a, b *csSpan, overlapping bool) int {
+	if len(c.viol)-c.dropped >= MaxFindings {
 		c.more++
-		return
+		return -1
 	}
-	c.viol = append(c.viol, causalViolation{res, a, b, overlapping})
+	c.viol = append(c.viol, causalViolation{res: res, a: a, b: b, overlapping: overlapping})
+	return len(c.viol) - 1
+}
+
+// settle judges the entries made while s was open, now that it ended: a
+// crash earlier in wall time than such an entry withdraws its violation.
+func (c *mutexCausal) settle(r *causalRes, s *csSpan) {
+	for _, d := range r.deferred[s] {
+		if !s.crashed || d.wall <= s.t1 {
+			continue
+		}
+		if d.viol < 0 {
+			c.more--
+		} else {
+			c.viol[d.viol].dropped = true
+			c.dropped++
+		}
+	}
+	delete(r.deferred, s)
 }
 
 func (c *mutexCausal) Finish(End) Result {
 	var f findings
 	for _, v := range c.viol {
+		if v.dropped {
+			continue
+		}
 		refs := v.b.refs(v.a.refs(nil))
 		var msg string
 		switch {
