@@ -78,8 +78,9 @@ const SchemaVersion = 1
 //	              once; dropped: discarded by fault injection (a drop event)
 //	              and never received; lost_to_crash: never received, and
 //	              its receiver, or its sender, crashed after it was sent
-//	              (a killed sender may not have got it onto the network;
-//	              set when the run ends)
+//	              (a killed sender may not have got it onto the network),
+//	              or its receiver was down when it was sent (set when the
+//	              run ends)
 //
 // cs_intervals (view): one row per critical-section request. Between two
 // crashes of a process (a crash abandons the request it was waiting on and

@@ -597,7 +597,8 @@ func (s *Store) SetProcNames(run int64, names []string) error {
 // EndRun records the end of a run: its end time, whether it is complete, and
 // a status in words. It also settles the fate of the run's messages that
 // were never delivered: those whose receiver or sender crashed after they
-// were sent become lost_to_crash (a sender killed right after recording a
+// were sent, or whose receiver was down when they were sent, become
+// lost_to_crash (a sender killed right after recording a
 // send may never have transmitted it; a restarted process's channels start
 // afresh); the others stay in_flight. Close the run's Writers
 // first, so that EndRun sees all the events.
@@ -621,11 +622,18 @@ func (s *Store) EndRun(id int64, ended int64, complete bool, status string) erro
 	} else if n == 0 {
 		return fmt.Errorf("%s: no run %d", s.path, id)
 	}
+	// Lost to a crash: its receiver or its sender crashed after the send, or
+	// its receiver was down when it was sent (the last crash or recover of
+	// the receiver before the send is a crash).
 	if _, err := tx.ExecContext(ctx, `UPDATE messages SET fate = 'lost_to_crash'
-		WHERE run = ?1 AND fate = 'in_flight' AND receiver IS NOT NULL AND EXISTS (
+		WHERE run = ?1 AND fate = 'in_flight' AND receiver IS NOT NULL AND (EXISTS (
 		  SELECT 1 FROM events AS c
 		  WHERE c.run = ?1 AND c.kind = 'crash' AND (c.proc = messages.receiver OR c.proc = messages.sender)
-		    AND c.wall_ns >= coalesce((SELECT s.wall_ns FROM events AS s WHERE s.id = messages.send_event), 0))`,
+		    AND c.wall_ns >= coalesce((SELECT s.wall_ns FROM events AS s WHERE s.id = messages.send_event), 0))
+		OR (SELECT c.kind FROM events AS c
+		  WHERE c.run = ?1 AND c.proc = messages.receiver AND (c.kind = 'crash' OR c.kind = 'recover')
+		    AND c.wall_ns <= coalesce((SELECT s.wall_ns FROM events AS s WHERE s.id = messages.send_event), 0)
+		  ORDER BY c.wall_ns DESC, c.seq DESC LIMIT 1) = 'crash')`,
 		id); err != nil {
 		return s.wrap(err)
 	}

@@ -77,7 +77,11 @@ func TestMessageFates(t *testing.T) {
 			"req|0|1|P0#1|NULL|in_flight"},
 		{"lost to crash", []Event{send(0, 1, 1, m, "req", 10), crash},
 			"req|0|1|P0#1|NULL|lost_to_crash"},
-		{"crash before the send", []Event{send(0, 1, 1, m, "req", 10), early},
+		// Its receiver was down when it was sent: lost to that crash.
+		{"receiver down at the send", []Event{send(0, 1, 1, m, "req", 10), early},
+			"req|0|1|P0#1|NULL|lost_to_crash"},
+		// Its receiver had crashed and recovered before the send: it was up.
+		{"receiver back up at the send", []Event{send(0, 1, 1, m, "req", 10), early, ev(1, 2, KindRecover, 7)},
 			"req|0|1|P0#1|NULL|in_flight"},
 		{"sender crashed after the send", []Event{send(0, 1, 1, m, "req", 10), ev(0, 2, KindCrash, 500)},
 			"req|0|1|P0#1|NULL|lost_to_crash"},
