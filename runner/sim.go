@@ -79,6 +79,9 @@ func Simulate(cfg SimConfig, rec Recorder) (SimResult, error) {
 	if err := cfg.Workload.Validate(); err != nil {
 		return SimResult{}, err
 	}
+	if cfg.Delay.Max > MaxDuration {
+		return SimResult{}, fmt.Errorf("--delay %v: at most %v (simulated time would overflow)", cfg.Delay, MaxDuration)
+	}
 	if cfg.Limit == 0 {
 		cfg.Limit = 10 * time.Minute
 	}

@@ -67,9 +67,10 @@ type pending struct {
 	tries int
 }
 
-// maxTries bounds the sends of one datagram: with the RTO doubling from
-// 30ms to 1s, 12 sends span about 6s, far beyond any delay on loopback, so
-// the peer is down (killed, and maybe restarted as a new incarnation, which
+// maxTries bounds the retransmissions of one datagram: with the RTO
+// doubling from 30ms until it passes a second (1.92s), the first send and 12
+// retransmissions span about 13s, far beyond any delay on loopback, so the
+// peer is down (killed, and maybe restarted as a new incarnation, which
 // resets the channel anyway). Giving up keeps a dead peer from costing
 // memory and retransmissions for the rest of the run.
 const maxTries = 12

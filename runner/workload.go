@@ -14,6 +14,10 @@ type Dist struct {
 	Min, Max time.Duration
 }
 
+// MaxDuration bounds think, hold and delay times: runs count time in int64
+// nanoseconds, and a workload of entries x a century would overflow it.
+const MaxDuration = 24 * time.Hour
+
 // Fixed returns a Dist that is always d.
 func Fixed(d time.Duration) Dist { return Dist{d, d} }
 
@@ -196,6 +200,14 @@ func (w *Workload) fromWire() error {
 func (w *Workload) Validate() error {
 	if w.Entries < 0 {
 		return fmt.Errorf("--entries %d: must be 0 or more", w.Entries)
+	}
+	for _, d := range []struct {
+		name string
+		v    Dist
+	}{{"--think", w.Think}, {"--hold", w.Hold}} {
+		if d.v.Max > MaxDuration {
+			return fmt.Errorf("%s %v: at most %v (simulated time would overflow)", d.name, d.v, MaxDuration)
+		}
 	}
 	seen := map[string]bool{}
 	for _, r := range w.Resources {

@@ -87,3 +87,15 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("dmx wrote into a file that is not a trace: %q", b)
 	}
 }
+
+// TestHugeDurations: a think, hold or delay time that would overflow
+// simulated time is a usage error, not a run with a wrapped clock.
+func TestHugeDurations(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.db")
+	for _, flag := range []string{"--think", "--hold", "--delay"} {
+		code, _, errs := dmx(t, "sim", "central", flag, "1000h", "-o", out)
+		if code != 2 || !strings.Contains(errs, flag) {
+			t.Errorf("%s 1000h: exit %d, stderr %q", flag, code, errs)
+		}
+	}
+}

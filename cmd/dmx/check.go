@@ -81,18 +81,18 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 				}
 				all = append(all, reps...)
 			}
-			maxShown = maxFindings
-			return verdictExit(printReports(cmd.OutOrStdout(), format, all))
+			return verdictExit(printReports(cmd.OutOrStdout(), format, all, maxFindings))
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, json, or junit (JUnit XML for CI test reports)")
 	cmd.Flags().StringVar(&only, "checks", "", "comma-separated checks to run (default: all)")
 	cmd.Flags().Int64Var(&runID, "run", 0, "check only this run of each trace (default: every run)")
-	cmd.Flags().IntVar(&maxFindings, "max-findings", 10, "findings shown per check in table output (json shows all)")
+	cmd.Flags().IntVar(&maxFindings, "max-findings", defaultMaxShown, "findings shown per check in table output (json shows all)")
 	return cmd
 }
 
-var maxShown = 10
+// defaultMaxShown is how many findings per check table output shows.
+const defaultMaxShown = 10
 
 func checkList() string {
 	var b strings.Builder
@@ -158,7 +158,7 @@ func checkRuns(st *trace.Store, runs []trace.Run, only []*analyze.Check) ([]repo
 }
 
 // printReports prints reports and returns the exit code of their verdict.
-func printReports(w io.Writer, format string, reps []report) int {
+func printReports(w io.Writer, format string, reps []report, maxShown int) int {
 	var vs []analyze.Verdict
 	for _, r := range reps {
 		vs = append(vs, r.Verdict)

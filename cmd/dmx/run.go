@@ -134,6 +134,10 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (*algo.Spec, map[str
 			return nil, nil, runner.Workload{}, fmt.Errorf("%s %v: must not be negative", d.name, d.v)
 		}
 	}
+	if f.delay.Max > runner.MaxDuration {
+		// Checked here too, so that no trace is created for it.
+		return nil, nil, runner.Workload{}, fmt.Errorf("--delay %v: at most %v (simulated time would overflow)", f.delay, runner.MaxDuration)
+	}
 	params := map[string]string{}
 	for k, v := range scenarioParams {
 		f.params = append([]string{k + "=" + v}, f.params...)
@@ -423,7 +427,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, spec *algo.Spec, row trace.
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	code := printReports(stdout, f.format, reports)
+	code := printReports(stdout, f.format, reports, defaultMaxShown)
 	if f.format == "table" {
 		q := fmt.Sprintf("SELECT proc, resource, wait_ns, hold_ns FROM cs_intervals WHERE run = %d", runID)
 		switch spec.Kind {
