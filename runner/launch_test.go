@@ -274,12 +274,13 @@ func TestLaunchCrashRecover(t *testing.T) {
 	p := &procs{}
 	spec := runner.Lookup("central")
 	// Central deadlocks when a client crashes while it holds or awaits the
-	// grant (seed 004: "Deadlock if mutex-holder fails"): a schedule of 30ms
-	// time slots (P1 asks at 30ms, 120ms, ...) crashes P1 while it is idle.
-	wl := runner.Workload{Entries: 4, Hold: runner.Fixed(time.Millisecond), Contention: runner.ContentionNone, Slot: 30 * time.Millisecond}
+	// grant (seed 004: "Deadlock if mutex-holder fails"): a schedule of 60ms
+	// time slots (P1 asks at 60ms, 240ms, ...) crashes P1 while it is idle,
+	// with room for a slow, loaded machine.
+	wl := runner.Workload{Entries: 4, Hold: runner.Fixed(time.Millisecond), Contention: runner.ContentionNone, Slot: 60 * time.Millisecond}
 	res, err := runner.Launch(context.Background(), runner.LaunchConfig{
 		Spec: spec, N: 3, Seed: 1, Workload: wl, Stall: 3 * time.Second, Command: p.command,
-		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 70 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 90 * time.Millisecond}},
+		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 140 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 170 * time.Millisecond}},
 	}, &c)
 	if err != nil || !res.Complete {
 		t.Fatalf("launch: %v %+v", err, res)
@@ -392,7 +393,7 @@ func TestLaunchMulticastRecover(t *testing.T) {
 	wl := runner.Workload{Entries: entries, Think: runner.Fixed(20 * time.Millisecond)}
 	res, err := runner.Launch(context.Background(), runner.LaunchConfig{
 		Spec: runner.Lookup("tomcast"), N: 3, Seed: 1, Workload: wl, Stall: 3 * time.Second, Command: p.command,
-		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 70 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 90 * time.Millisecond}},
+		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 140 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 170 * time.Millisecond}},
 	}, &c)
 	if err != nil || !res.Complete {
 		t.Fatalf("launch: %v %+v", err, res)
