@@ -76,6 +76,7 @@ type nodeProc struct {
 	exited   bool // its stdout reached EOF
 	stopSent bool
 	fault    string // the fault that killed it, if any
+	killedAt int64  // wall ns when the runner sent the fault's SIGKILL
 	// recoverAfter: a recovery came while the process was killed but its
 	// end not yet seen; it is carried out when the end is.
 	recoverAfter *Fault
@@ -380,6 +381,7 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 		case FaultCrash:
 			if !p.exited && p.fault == "" {
 				p.fault = f.String()
+				p.killedAt = time.Now().UnixNano()
 				p.cmd.Process.Kill()
 			}
 		case FaultRecover:
@@ -444,7 +446,17 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 					} else {
 						crash.VC = nil
 					}
+					// A fault's crash happened when the SIGKILL was sent;
+					// an unexpected death is known when its pipe ends,
+					// which on a loaded machine can be much later. Either
+					// way it comes after the process's last event.
 					crash.Wall = time.Now().UnixNano()
+					if p.killedAt != 0 {
+						crash.Wall = p.killedAt
+					}
+					if crash.Wall <= st.last.Wall {
+						crash.Wall = st.last.Wall + 1
+					}
 					crash.Msg, crash.MsgType, crash.Peer, crash.Resource = 0, "", trace.NoPeer, ""
 					d := map[string]string{"reason": exitReason(p)}
 					if p.fault != "" {
