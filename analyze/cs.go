@@ -16,7 +16,6 @@ type csSpan struct {
 	enter, exit trace.Ref // exit.Seq 0: not exited
 	crashed     bool      // exit is the process's crash event
 	t0, t1      int64     // wall times of enter and exit (t1: end of run if not exited)
-	n           int64     // mutex-causal: its entry's position among the resource's entries
 }
 
 // String formats the span as "P0 [P0#3..P0#5]", "[P0#3..P0#9 crash]" or

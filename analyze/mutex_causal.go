@@ -23,7 +23,8 @@ holds whatever the wall clocks say; see mutex-realtime for those.
 A section that ended in its process's crash cannot be followed causally by
 anything (the dead send nothing; survivors only suspect it, through a
 failure detector), so the next entry on the resource must come after the
-crash in wall time instead, as in split-brain.`,
+crash in wall time instead, as in split-brain: every pair that involves a
+section ended by a crash is judged by whether their wall intervals overlap.`,
 	Requires: []string{NeedHB},
 	New:      func(trace.Run) Checker { return &mutexCausal{res: make(map[string]*causalRes)} },
 }
@@ -54,22 +55,22 @@ crash in wall time instead, as in split-brain.`,
 // So one open set and one "last exit" per resource decide the property in
 // O(1) per event, with the O(1) happens-before test of HB.
 //
-// A section ended by a crash breaks the argument's premise (nothing follows
-// its end causally) and its crash is concurrent with the survivors' events,
-// so L may deliver it late: after entries that come after it in wall time.
-// An entry made while such a section is open is therefore only provisionally
-// a violation: it stands if the open section exits normally, never ends, or
-// crashes no earlier than the entry in wall time, and is dropped if it
-// crashes earlier, as it would be had L delivered the crash first. For the
-// same reason a crash delivered after a later section's exit does not
-// replace that section as the resource's last one. Not covered: L may also
-// deliver a whole section before the entry of one that ended in a crash
-// earlier in wall time; that pair is still judged causally (a violation).
+// A section ended by a crash breaks the argument's premise: nothing follows
+// its end causally (the dead send nothing), and its crash is concurrent with
+// the survivors' events, so L may deliver it early or late. Such sections
+// are kept out of the causal argument: "last" is the last section that
+// exited normally, and the argument above holds for the sections that do.
+// Every pair that involves a crash-ended section is judged by wall time
+// instead (the sections' wall intervals, the crash ending one, must not
+// overlap). Since a section's end is not known at its entry, every
+// violation is provisional until Finish, which applies that rule; at an
+// entry, a crash-ended section already known is only recorded against it
+// if it crashed after the entry in wall time (otherwise they cannot
+// overlap), so memory stays bounded by the violations, not the entries.
 
 type mutexCausal struct {
 	res      map[string]*causalRes
 	viol     []causalViolation
-	dropped  int // entries of viol withdrawn
 	more     int
 	sections int64
 	stray    int // exits with no open section
@@ -77,48 +78,44 @@ type mutexCausal struct {
 }
 
 type causalRes struct {
-	open openSpans
-	last *csSpan // the section whose exit was delivered last
-	// The entries made while a section was open, per open section, still
-	// to be judged by how it ends.
-	deferred map[*csSpan][]deferred
-	n        int64 // sections entered
-}
-
-// deferred is a violation found at an entry made while a section was open:
-// viol indexes mutexCausal.viol, or is -1 if it was counted in more.
-type deferred struct {
-	viol int
-	wall int64 // wall time of the later entry
+	open    openSpans
+	last    *csSpan   // the section whose normal exit was delivered last
+	crashed []*csSpan // the sections that ended in a crash
 }
 
 // causalViolation is kept until Finish so that its message can name exits
-// delivered after the violation was found.
+// delivered after the violation was found, and so that a pair whose
+// section ends in a crash can be judged by wall time.
 type causalViolation struct {
 	res         string
 	a, b        *csSpan // a entered first in delivery order
 	overlapping bool    // a's entry happened before b's
-	dropped     bool    // withdrawn: a crashed before b's entry in wall time
 }
+
+// maxPending bounds the violations kept for Finish; the rest are counted.
+const maxPending = 100 * MaxFindings
 
 func (c *mutexCausal) Event(ev *trace.Event, hb *HB) {
 	switch ev.Kind {
 	case trace.KindCSEnter:
 		r := c.res[ev.Resource]
 		if r == nil {
-			r = &causalRes{deferred: make(map[*csSpan][]deferred)}
+			r = new(causalRes)
 			c.res[ev.Resource] = r
 		}
-		r.n++
-		s := &csSpan{proc: ev.Proc, enter: ev.Ref(), n: r.n}
+		s := &csSpan{proc: ev.Proc, enter: ev.Ref(), t0: ev.Wall}
 		c.sections++
 		if len(r.open) > 0 {
 			for _, o := range r.open {
-				i := c.violate(ev.Resource, o, s, hb.HappenedBefore(o.enter))
-				r.deferred[o] = append(r.deferred[o], deferred{i, ev.Wall})
+				c.violate(ev.Resource, o, s, hb.HappenedBefore(o.enter))
 			}
-		} else if r.last != nil && !hb.HappenedBefore(r.last.exit) && !(r.last.crashed && ev.Wall > r.last.t1) {
+		} else if r.last != nil && !hb.HappenedBefore(r.last.exit) {
 			c.violate(ev.Resource, r.last, s, hb.HappenedBefore(r.last.enter))
+		}
+		for _, k := range r.crashed {
+			if k.t1 > ev.Wall {
+				c.violate(ev.Resource, k, s, hb.HappenedBefore(k.enter))
+			}
 		}
 		r.open = append(r.open, s)
 	case trace.KindCSExit:
@@ -126,7 +123,6 @@ func (c *mutexCausal) Event(ev *trace.Event, hb *HB) {
 		if r := c.res[ev.Resource]; r != nil {
 			if s = r.open.close(ev.Proc, ev.Ref(), ev.Wall, false); s != nil {
 				r.last = s
-				c.settle(r, s)
 			}
 		}
 		if s == nil {
@@ -138,47 +134,41 @@ func (c *mutexCausal) Event(ev *trace.Event, hb *HB) {
 	case trace.KindCrash:
 		for _, r := range c.res {
 			for s := r.open.close(ev.Proc, ev.Ref(), ev.Wall, true); s != nil; s = r.open.close(ev.Proc, ev.Ref(), ev.Wall, true) {
-				if r.last == nil || r.last.n < s.n {
-					r.last = s
-				}
-				c.settle(r, s)
+				r.crashed = append(r.crashed, s)
 			}
 		}
 	}
 }
 
-// violate records a violation and returns its index in c.viol, or -1 if it
-// was only counted.
-func (c *mutexCausal) violate(res string, a, b *csSpan, overlapping bool) int {
-	if len(c.viol)-c.dropped >= MaxFindings {
+// violate records a provisional violation.
+func (c *mutexCausal) violate(res string, a, b *csSpan, overlapping bool) {
+	if len(c.viol) >= maxPending {
 		c.more++
-		return -1
+		return
 	}
 	c.viol = append(c.viol, causalViolation{res: res, a: a, b: b, overlapping: overlapping})
-	return len(c.viol) - 1
 }
 
-// settle judges the entries made while s was open, now that it ended: a
-// crash earlier in wall time than such an entry withdraws its violation.
-func (c *mutexCausal) settle(r *causalRes, s *csSpan) {
-	for _, d := range r.deferred[s] {
-		if !s.crashed || d.wall <= s.t1 {
-			continue
-		}
-		if d.viol < 0 {
-			c.more--
-		} else {
-			c.viol[d.viol].dropped = true
-			c.dropped++
-		}
+// stands reports whether a provisional violation stands: always for two
+// sections that exited normally (or never), and for a pair with a
+// crash-ended section only if their wall intervals overlap.
+func (v causalViolation) stands(end int64) bool {
+	if !v.a.crashed && !v.b.crashed {
+		return true
 	}
-	delete(r.deferred, s)
+	t1 := func(s *csSpan) int64 {
+		if s.exit.Seq == 0 {
+			return end
+		}
+		return s.t1
+	}
+	return v.a.t0 < t1(v.b) && v.b.t0 < t1(v.a)
 }
 
-func (c *mutexCausal) Finish(End) Result {
+func (c *mutexCausal) Finish(end End) Result {
 	var f findings
 	for _, v := range c.viol {
-		if v.dropped {
+		if !v.stands(end.Wall) {
 			continue
 		}
 		refs := v.b.refs(v.a.refs(nil))

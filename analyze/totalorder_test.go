@@ -150,3 +150,36 @@ func TestMutexCausalCrashReadLate(t *testing.T) {
 		})
 	}
 }
+
+// TestMutexCausalCrashReadFirst: the reverse order of TestMutexCausalCrashReadLate.
+// The reader delivers all of P1's section before P0's entry, and P0's
+// section ended in a crash. The pair is judged by wall time whatever the
+// order: no overlap is ok, an overlap is a violation.
+func TestMutexCausalCrashReadFirst(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		crashAt int64
+		verdict Verdict
+	}{
+		{"crash before the other entry", 10, OK},
+		{"crash after the other entry", 30, Violated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBuilder(2)
+			b.At(1).Enter(0, "r")
+			b.At(c.crashAt).Crash(0)
+			b.At(20).Enter(1, "r")
+			b.At(40).Exit(1, "r")
+			// Read P1's section first, then P0's entry and crash.
+			evs := slices.Clone(b.events)
+			slices.SortStableFunc(evs, func(x, y trace.Event) int { return y.Proc - x.Proc })
+			res, err := Run(b.Run(true), &trace.SliceReader{Events: evs}, []*Check{MutexCausal})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res[0].Verdict != c.verdict {
+				t.Fatalf("verdict %s, want %s: %v", res[0].Verdict, c.verdict, res[0].Findings)
+			}
+		})
+	}
+}
