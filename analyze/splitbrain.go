@@ -149,6 +149,17 @@ func (c *splitBrain) Finish(end End) Result {
 	for _, p := range c.waiting { // a was still leading at the end
 		c.found(p[0], p[1])
 	}
+	// A pair in which either interval ended by a crash is judged in wall
+	// time only, whatever order the reader delivered them in: nothing
+	// follows a crash causally, so the causal test would call every
+	// fail-over concurrent.
+	c.order = slices.DeleteFunc(c.order, func(k [2]*reign) bool {
+		if k[0].how == "crash" || k[1].how == "crash" {
+			delete(c.causal, k)
+			return true
+		}
+		return false
+	})
 	// Wall-time overlaps: sweep the intervals in order of start.
 	type overlap struct{ from, to int64 }
 	walls := make(map[[2]*reign]overlap)
