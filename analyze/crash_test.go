@@ -10,27 +10,33 @@ import (
 
 // Crash-ended critical sections and leaderships are judged in wall time
 // (nothing follows a crash causally), whatever order the reader delivers
-// the events in.
+// the events in. Each case crashes P0 at crashAt ms, after the other
+// process's entry or leadership at 20ms (a violation) or before it (ok).
 
-// A section ended by its process's crash is followed in wall time, since
-// nothing can follow a crash causally: a failover that lets the next
-// process in after the crash is correct; one that lets it in before is not.
-func TestMutexCausalAfterCrash(t *testing.T) {
+// crashCase builds the trace of one case, and order reorders its events as a
+// reader may deliver them (nil: recording order).
+type crashCase struct {
+	check *Check
+	n     int
+	build func(b *builder, crashAt int64)
+	order func(evs []trace.Event)
+}
+
+func (cc crashCase) run(t *testing.T, okName, violatedName string) {
+	t.Helper()
 	for _, c := range []struct {
 		name    string
 		crashAt int64
 		verdict Verdict
-	}{
-		{"entry after the crash", 10, OK},
-		{"entry before the crash", 30, Violated},
-	} {
+	}{{okName, 10, OK}, {violatedName, 30, Violated}} {
 		t.Run(c.name, func(t *testing.T) {
-			b := newBuilder(2)
-			b.At(1).Enter(0, "r")
-			b.At(c.crashAt).Crash(0)
-			b.At(20).Enter(1, "r")
-			b.At(40).Exit(1, "r")
-			res, err := Run(b.Run(true), b.Reader(), []*Check{MutexCausal})
+			b := newBuilder(cc.n)
+			cc.build(b, c.crashAt)
+			evs := slices.Clone(b.events)
+			if cc.order != nil {
+				cc.order(evs)
+			}
+			res, err := Run(b.Run(true), &trace.SliceReader{Events: evs}, []*Check{cc.check})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,6 +45,26 @@ func TestMutexCausalAfterCrash(t *testing.T) {
 			}
 		})
 	}
+}
+
+// twoSections: P0 enters at 1ms and crashes; P1 holds r from 20ms to 40ms.
+func twoSections(b *builder, crashAt int64) {
+	b.At(1).Enter(0, "r")
+	b.At(crashAt).Crash(0)
+	b.At(20).Enter(1, "r")
+	b.At(40).Exit(1, "r")
+}
+
+// procsLastFirst reads the highest process's events first.
+func procsLastFirst(evs []trace.Event) {
+	slices.SortStableFunc(evs, func(x, y trace.Event) int { return y.Proc - x.Proc })
+}
+
+// A section ended by its process's crash is followed in wall time, since
+// nothing can follow a crash causally: a failover that lets the next
+// process in after the crash is correct; one that lets it in before is not.
+func TestMutexCausalAfterCrash(t *testing.T) {
+	crashCase{check: MutexCausal, n: 2, build: twoSections}.run(t, "entry after the crash", "entry before the crash")
 }
 
 // The verdict on a section ended by a crash must not depend on the reader's
@@ -47,44 +73,25 @@ func TestMutexCausalAfterCrash(t *testing.T) {
 // enters. P1 entered after the crash in wall time: ok, as in recording
 // order. Entering before the crash stays a violation.
 func TestMutexCausalCrashReadLate(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		crashAt int64
-		verdict Verdict
-	}{
-		{"entry after the crash", 10, OK},
-		{"entry before the crash", 30, Violated},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			b := newBuilder(3)
-			b.At(1).Enter(0, "r")
-			b.At(c.crashAt).Crash(0)
-			b.At(20).Enter(1, "r")
-			b.At(40).Exit(1, "r")
+	crashCase{check: MutexCausal, n: 3,
+		build: func(b *builder, crashAt int64) {
+			twoSections(b, crashAt)
 			m := b.At(41).Send(1, 2, "token")
 			b.At(42).Recv(2, m)
 			b.At(43).Enter(2, "r")
 			b.At(44).Exit(2, "r")
-			// Read P0's entry, then P1 and P2, then P0's crash.
-			evs := slices.Clone(b.events)
-			slices.SortStableFunc(evs, func(x, y trace.Event) int {
-				k := func(e trace.Event) int {
-					if e.Kind == trace.KindCrash {
-						return 1
-					}
-					return 0
+		},
+		// Read P0's entry, then P1 and P2, then P0's crash.
+		order: func(evs []trace.Event) {
+			crashLast := func(e trace.Event) int {
+				if e.Kind == trace.KindCrash {
+					return 1
 				}
-				return k(x) - k(y)
-			})
-			res, err := Run(b.Run(true), &trace.SliceReader{Events: evs}, []*Check{MutexCausal})
-			if err != nil {
-				t.Fatal(err)
+				return 0
 			}
-			if res[0].Verdict != c.verdict {
-				t.Fatalf("verdict %s, want %s: %v", res[0].Verdict, c.verdict, res[0].Findings)
-			}
-		})
-	}
+			slices.SortStableFunc(evs, func(x, y trace.Event) int { return crashLast(x) - crashLast(y) })
+		},
+	}.run(t, "entry after the crash", "entry before the crash")
 }
 
 // TestMutexCausalCrashReadFirst: the reverse order of TestMutexCausalCrashReadLate.
@@ -92,32 +99,8 @@ func TestMutexCausalCrashReadLate(t *testing.T) {
 // section ended in a crash. The pair is judged by wall time whatever the
 // order: no overlap is ok, an overlap is a violation.
 func TestMutexCausalCrashReadFirst(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		crashAt int64
-		verdict Verdict
-	}{
-		{"crash before the other entry", 10, OK},
-		{"crash after the other entry", 30, Violated},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			b := newBuilder(2)
-			b.At(1).Enter(0, "r")
-			b.At(c.crashAt).Crash(0)
-			b.At(20).Enter(1, "r")
-			b.At(40).Exit(1, "r")
-			// Read P1's section first, then P0's entry and crash.
-			evs := slices.Clone(b.events)
-			slices.SortStableFunc(evs, func(x, y trace.Event) int { return y.Proc - x.Proc })
-			res, err := Run(b.Run(true), &trace.SliceReader{Events: evs}, []*Check{MutexCausal})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res[0].Verdict != c.verdict {
-				t.Fatalf("verdict %s, want %s: %v", res[0].Verdict, c.verdict, res[0].Findings)
-			}
-		})
-	}
+	crashCase{check: MutexCausal, n: 2, build: twoSections, order: procsLastFirst}.
+		run(t, "crash before the other entry", "crash after the other entry")
 }
 
 // TestSplitBrainCrashReadFirst: a leader that crashed is judged in wall
@@ -125,16 +108,8 @@ func TestMutexCausalCrashReadFirst(t *testing.T) {
 // Reference: seed 001: no two processes may believe they lead at once; a
 // crashed process believes nothing.
 func TestSplitBrainCrashReadFirst(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		crashAt int64
-		verdict Verdict
-	}{
-		{"crash before the next leader", 10, OK},
-		{"crash after the next leader", 30, Violated},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			b := newBuilder(2)
+	crashCase{check: SplitBrain, n: 2,
+		build: func(b *builder, crashAt int64) {
 			lead := func(p, l int) {
 				b.emit(p, trace.KindLeader, func(ev *trace.Event) {
 					ev.Peer = l
@@ -143,21 +118,12 @@ func TestSplitBrainCrashReadFirst(t *testing.T) {
 			}
 			b.At(1)
 			lead(0, 0)
-			b.At(c.crashAt).Crash(0)
+			b.At(crashAt).Crash(0)
 			b.At(20)
 			lead(1, 1)
 			b.At(40)
 			lead(1, 0) // P1 steps down
-			// Read P1's events first, then P0's.
-			evs := slices.Clone(b.events)
-			slices.SortStableFunc(evs, func(x, y trace.Event) int { return y.Proc - x.Proc })
-			res, err := Run(b.Run(true), &trace.SliceReader{Events: evs}, []*Check{SplitBrain})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res[0].Verdict != c.verdict {
-				t.Fatalf("verdict %s, want %s: %v", res[0].Verdict, c.verdict, res[0].Findings)
-			}
-		})
-	}
+		},
+		order: procsLastFirst,
+	}.run(t, "crash before the next leader", "crash after the next leader")
 }
