@@ -607,3 +607,24 @@ func SweepElection(t testing.TB, spec algo.Spec, ns []int, seeds int, base Elect
 		return res, res.Log, err
 	}, check, nil)
 }
+
+// SweepInitiators runs SweepElection with no failure for each N in ns and
+// each way of starting the election: the lowest id alone (the parameter
+// initiators=0), every process at once (all), and the would-be leader
+// alone (top: N-1), each in its own subtest. Seed 001: "Multiple processes
+// are allowed to call an election simultaneously. All of them together must
+// yield only a single leader", and "The result of an election should not
+// depend on which process calls for it".
+func SweepInitiators(t *testing.T, spec algo.Spec, ns []int, seeds int, settle int64) {
+	for _, init := range []string{"0", "all", "top"} {
+		t.Run("initiators="+init, func(t *testing.T) {
+			for _, n := range ns {
+				p := map[string]string{"initiators": init}
+				if init == "top" {
+					p["initiators"] = fmt.Sprint(n - 1)
+				}
+				SweepElection(t, spec, []int{n}, seeds, ElectionOptions{Params: p, Settle: settle}, nil)
+			}
+		})
+	}
+}

@@ -216,17 +216,7 @@ var sizes = []int{2, 3, 5, 8}
 // "Multiple processes are allowed to call an election simultaneously. All
 // of them together must yield only a single leader."
 func TestSweepNoFailure(t *testing.T) {
-	for _, init := range []string{"0", "all", "top"} {
-		t.Run("initiators="+init, func(t *testing.T) {
-			for _, n := range sizes {
-				p := map[string]string{"initiators": init}
-				if init == "top" {
-					p["initiators"] = fmt.Sprint(n - 1)
-				}
-				algotest.SweepElection(t, Spec, []int{n}, seeds(), algotest.ElectionOptions{Params: p, Settle: 300e6}, nil)
-			}
-		})
-	}
+	algotest.SweepInitiators(t, Spec, sizes, seeds(), 300e6)
 }
 
 // TestSweepLeaderCrashes: the leader crashes at random times (once or
