@@ -8,6 +8,7 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -44,7 +45,7 @@ func (s simRun) repro() string {
 // record runs s in the simulator and returns its run row and events.
 func (s simRun) record(t testing.TB) (trace.Run, []trace.Event) {
 	t.Helper()
-	spec := runner.Lookup(s.algo)
+	spec := registry.Lookup(s.algo)
 	if spec == nil {
 		t.Skipf("algorithm %s is not registered", s.algo)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -20,7 +21,7 @@ import (
 // re-executes it with DMX_TEST_NODE=1, as dmx re-executes itself as `dmx node`.
 func TestMain(m *testing.M) {
 	if os.Getenv("DMX_TEST_NODE") == "1" {
-		if err := runner.NodeMain(os.Stdin, os.Stdout); err != nil {
+		if err := runner.NodeMain(registry.Lookup, os.Stdin, os.Stdout); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
 			os.Exit(2)
 		}
@@ -67,7 +68,7 @@ func launch(t *testing.T, ctx context.Context, name string, n int, wl runner.Wor
 	}
 	var stderr strings.Builder
 	res, err := runner.Launch(ctx, runner.LaunchConfig{
-		Spec: runner.Lookup(name), N: n, Seed: 1, Workload: wl, BasePort: port,
+		Spec: registry.Lookup(name), N: n, Seed: 1, Workload: wl, BasePort: port,
 		Stall: 2 * time.Second, Command: p.command, Stderr: &lockedWriter{w: &stderr},
 	}, rec)
 	if s := stderr.String(); s != "" {
@@ -272,7 +273,7 @@ func TestLaunchPortInUse(t *testing.T) {
 func TestLaunchCrashRecover(t *testing.T) {
 	var c syncCollector
 	p := &procs{}
-	spec := runner.Lookup("central")
+	spec := registry.Lookup("central")
 	// Central deadlocks when a client crashes while it holds or awaits the
 	// grant (seed 004: "Deadlock if mutex-holder fails"): a schedule of 60ms
 	// time slots (P1 asks at 60ms, 240ms, ...) crashes P1 while it is idle,
@@ -323,7 +324,7 @@ func TestLaunchRecoverAtCrashTime(t *testing.T) {
 	p := &procs{}
 	wl := runner.Workload{Entries: 4, Hold: runner.Fixed(time.Millisecond), Contention: runner.ContentionNone, Slot: 30 * time.Millisecond}
 	res, err := runner.Launch(context.Background(), runner.LaunchConfig{
-		Spec: runner.Lookup("central"), N: 3, Seed: 1, Workload: wl, Stall: 3 * time.Second, Command: p.command,
+		Spec: registry.Lookup("central"), N: 3, Seed: 1, Workload: wl, Stall: 3 * time.Second, Command: p.command,
 		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 70 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 70 * time.Millisecond}},
 	}, &c)
 	if err != nil || !res.Complete {
@@ -366,7 +367,7 @@ func TestLaunchKilledThenStopped(t *testing.T) {
 	defer stopper.Stop()
 	wl := runner.Workload{Entries: 1_000_000, Hold: runner.Fixed(time.Millisecond)}
 	res, err := runner.Launch(ctx, runner.LaunchConfig{
-		Spec: runner.Lookup("central"), N: 3, Seed: 1, Workload: wl, Command: command,
+		Spec: registry.Lookup("central"), N: 3, Seed: 1, Workload: wl, Command: command,
 		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 200 * time.Millisecond}},
 	}, &c)
 	if err != nil || res.Complete {
@@ -392,7 +393,7 @@ func TestLaunchMulticastRecover(t *testing.T) {
 	const entries = 10
 	wl := runner.Workload{Entries: entries, Think: runner.Fixed(20 * time.Millisecond)}
 	res, err := runner.Launch(context.Background(), runner.LaunchConfig{
-		Spec: runner.Lookup("tomcast"), N: 3, Seed: 1, Workload: wl, Stall: 3 * time.Second, Command: p.command,
+		Spec: registry.Lookup("tomcast"), N: 3, Seed: 1, Workload: wl, Stall: 3 * time.Second, Command: p.command,
 		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 140 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 170 * time.Millisecond}},
 	}, &c)
 	if err != nil || !res.Complete {
@@ -434,7 +435,7 @@ func TestLaunchSpawnFailureReaps(t *testing.T) {
 		return p.command()
 	}
 	_, err := runner.Launch(context.Background(), runner.LaunchConfig{
-		Spec: runner.Lookup("central"), N: 3, Seed: 1, Workload: runner.Workload{Entries: 1}, Command: command,
+		Spec: registry.Lookup("central"), N: 3, Seed: 1, Workload: runner.Workload{Entries: 1}, Command: command,
 	}, &runner.Collector{})
 	if err == nil {
 		t.Fatal("launch with a node that cannot start: no error")
@@ -469,7 +470,7 @@ var udpParams = map[string]map[string]string{
 // TestLaunchEveryAlgorithm runs every algorithm dmx lists at least once as
 // real processes over UDP and checks the trace.
 func TestLaunchEveryAlgorithm(t *testing.T) {
-	for _, spec := range runner.Algorithms() {
+	for _, spec := range registry.All() {
 		t.Run(spec.Name, func(t *testing.T) {
 			var c syncCollector
 			p := &procs{}
@@ -503,7 +504,7 @@ func TestLaunchEveryAlgorithm(t *testing.T) {
 // split brain and termination hold. Five processes, so that three are left:
 // a majority, which lease (Chubby) needs to elect at all.
 func TestLaunchElectionsKillLeader(t *testing.T) {
-	for _, spec := range runner.Algorithms() {
+	for _, spec := range registry.All() {
 		if spec.Kind != algo.Election {
 			continue
 		}
@@ -566,7 +567,7 @@ func TestLaunchFailover(t *testing.T) {
 			t.Parallel()
 			var col syncCollector
 			p := &procs{}
-			spec := runner.Lookup(c.algo)
+			spec := registry.Lookup(c.algo)
 			wl := runner.Workload{Entries: 20, Think: runner.Dist{Max: 20 * time.Millisecond}, Hold: runner.Fixed(10 * time.Millisecond)}
 			res, err := runner.Launch(context.Background(), runner.LaunchConfig{
 				Spec: spec, N: 5, Seed: 1, Params: c.params, Workload: wl, Stall: 5 * time.Second, Command: p.command, Faults: c.faults,

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -84,8 +85,9 @@ func (w *wireEvent) event() trace.Event {
 
 // NodeMain is the body of the hidden `dmx node` command: one node of a run,
 // driven by the runner over stdin/stdout. It returns when the runner says
-// stop or closes stdin.
-func NodeMain(stdin io.Reader, stdout io.Writer) error {
+// stop or closes stdin. lookup finds the algorithm the runner names (the
+// runtime imports no algorithm: cmd/dmx hands it the registry's Lookup).
+func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Writer) error {
 	// The runner handles Ctrl-C for the whole run and tells nodes to stop;
 	// a node must not die half-way through writing an event.
 	signal.Ignore(syscall.SIGINT, syscall.SIGPIPE)
@@ -97,7 +99,7 @@ func NodeMain(stdin io.Reader, stdout io.Writer) error {
 		return fmt.Errorf("node: want a configuration line on stdin: %v", err)
 	}
 	cfg := first.Config
-	spec := Lookup(cfg.Algo)
+	spec := lookup(cfg.Algo)
 	if spec == nil {
 		return fmt.Errorf("node: unknown algorithm %q", cfg.Algo)
 	}

@@ -8,12 +8,13 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 
 func simulate(t testing.TB, name string, n int, seed uint64, wl runner.Workload) ([]trace.Event, runner.SimResult) {
 	t.Helper()
-	spec := runner.Lookup(name)
+	spec := registry.Lookup(name)
 	if spec == nil {
 		t.Fatalf("no algorithm %q", name)
 	}
@@ -89,7 +90,7 @@ func TestSimCrashRecover(t *testing.T) {
 	wl := runner.Workload{Entries: 5, Hold: runner.Fixed(time.Millisecond), Contention: runner.ContentionNone, Slot: 20 * time.Millisecond}
 	var c runner.Collector
 	res, err := runner.Simulate(runner.SimConfig{
-		Spec: runner.Lookup("central"), N: 4, Seed: 3, Workload: wl,
+		Spec: registry.Lookup("central"), N: 4, Seed: 3, Workload: wl,
 		Delay:  runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond},
 		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 2, At: 60 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 2, At: 100 * time.Millisecond}},
 	}, &c)
@@ -183,7 +184,7 @@ func TestSimStop(t *testing.T) {
 	close(stop)
 	var c runner.Collector
 	res, err := runner.Simulate(runner.SimConfig{
-		Spec: runner.Lookup("central"), N: 3, Seed: 1,
+		Spec: registry.Lookup("central"), N: 3, Seed: 1,
 		Workload: runner.Workload{Entries: 1_000_000, Hold: runner.Fixed(time.Millisecond)},
 		Delay:    runner.Fixed(time.Millisecond), Stop: stop,
 	}, &c)

@@ -8,6 +8,7 @@ import (
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -40,7 +41,7 @@ func TestSweep(t *testing.T) {
 		for _, n := range []int{1, 2, 3, 5, 8, 9} {
 			t.Run(fmt.Sprintf("%s/N=%d", a.name, n), func(t *testing.T) {
 				t.Parallel()
-				spec := runner.Lookup(a.name)
+				spec := registry.Lookup(a.name)
 				for seed := uint64(1); seed <= uint64(seeds); seed++ {
 					wl := runner.Workload{Entries: 3, Think: runner.Fixed(0), Hold: runner.Dist{Max: 2 * time.Millisecond}}
 					var c runner.Collector
@@ -130,7 +131,7 @@ func TestSweepMulticast(t *testing.T) {
 	if testing.Short() {
 		seeds = 30
 	}
-	spec := runner.Lookup("tomcast")
+	spec := registry.Lookup("tomcast")
 	for _, n := range []int{1, 2, 3, 5, 8, 9} {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
 			t.Parallel()
@@ -186,7 +187,7 @@ func TestSweepElections(t *testing.T) {
 	if testing.Short() {
 		seeds = 30
 	}
-	for _, spec := range runner.Algorithms() {
+	for _, spec := range registry.All() {
 		if spec.Kind != algo.Election {
 			continue
 		}

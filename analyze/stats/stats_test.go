@@ -12,6 +12,7 @@ import (
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/changroberts"
 	"github.com/dmxlab/dmx/runner/algo/maekawa"
+	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/algo/ring"
 	"github.com/dmxlab/dmx/trace"
 )
@@ -197,7 +198,7 @@ func TestContentionFree(t *testing.T) {
 		for _, n := range []int{2, 3, 4, 5, 8, 9} {
 			t.Run(fmt.Sprintf("%s/N=%d", name, n), func(t *testing.T) {
 				wl := runner.Workload{Entries: entries, Contention: runner.ContentionNone, Hold: runner.Dist{Max: time.Millisecond}}
-				s := simulate(t, runner.Lookup(name), n, 1, nil, wl)
+				s := simulate(t, registry.Lookup(name), n, 1, nil, wl)
 				m := s.Mutex
 				if m.Contended != 0 || m.CriticalSections != int64(n*entries) {
 					t.Fatalf("%d contended, %d critical sections", m.Contended, m.CriticalSections)
@@ -256,7 +257,7 @@ func TestSyncDelay(t *testing.T) {
 	} {
 		for _, n := range []int{3, 5, 8} {
 			for seed := uint64(1); seed <= 5; seed++ {
-				s := simulate(t, runner.Lookup(tt.algo), n, seed, tt.params, high)
+				s := simulate(t, registry.Lookup(tt.algo), n, seed, tt.params, high)
 				d := s.Mutex.SyncDelay.Hops
 				if d.Count == 0 || d.Max != tt.max || float64(tt.min) > d.Mean {
 					t.Errorf("%s N=%d seed %d: sync delay %+v, want %d..%d hops", tt.algo, n, seed, d, tt.min, tt.max)

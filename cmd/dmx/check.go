@@ -11,7 +11,7 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -126,7 +126,7 @@ func selectChecks(only string) ([]*analyze.Check, error) {
 // claims (dmx list shows them) plus clocks, or every check for a trace dmx
 // did not record or an algorithm it does not know.
 func checksFor(run trace.Run) []*analyze.Check {
-	spec := runner.Lookup(run.Algorithm)
+	spec := registry.Lookup(run.Algorithm)
 	if spec == nil || run.Mode == "import" {
 		return analyze.All
 	}

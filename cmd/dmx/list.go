@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/runner/algo/registry"
 )
 
 func newListCmd() *cobra.Command {
@@ -37,7 +37,7 @@ func newListCmd() *cobra.Command {
 			}
 			var es []entry
 			var rows [][]string
-			for _, s := range runner.Algorithms() {
+			for _, s := range registry.All() {
 				e := entry{Name: s.Name, Kind: string(s.Kind), Summary: s.Summary, Seeds: s.Seeds, Messages: s.MsgTypes,
 					Properties: s.Properties, Complexity: s.Complexity, Params: []param{}}
 				var ps []string

@@ -20,6 +20,7 @@ import (
 
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -113,9 +114,9 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (*algo.Spec, map[str
 	if name == "" {
 		return nil, nil, runner.Workload{}, fmt.Errorf("no algorithm: name one (dmx %s ALGO) or give a --scenario that does", cmd.Name())
 	}
-	spec := runner.Lookup(name)
+	spec := registry.Lookup(name)
 	if spec == nil {
-		return nil, nil, runner.Workload{}, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", name, strings.Join(runner.Names(), ", "))
+		return nil, nil, runner.Workload{}, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", name, strings.Join(registry.Names(), ", "))
 	}
 	if f.nodes < 1 {
 		return nil, nil, runner.Workload{}, fmt.Errorf("--nodes %d: need at least 1 node", f.nodes)
@@ -274,7 +275,7 @@ The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
   dmx run ricart-agrawala --contention none   # no contention: exactly 2(N-1) messages per CS`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-			return runner.Names(), cobra.ShellCompDirectiveNoFileComp
+			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, params, wl, err := f.setup(cmd, args)
@@ -317,7 +318,7 @@ gives the same trace, event for event; wall_ns in its trace is simulated time.`,
   dmx sim central -n 8 --entries 50 --delay 1ms-20ms --contention high`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-			return runner.Names(), cobra.ShellCompDirectiveNoFileComp
+			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, params, wl, err := f.setup(cmd, args)
@@ -468,7 +469,7 @@ func newNodeCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := runner.NodeMain(cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
+			if err := runner.NodeMain(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
 				return &exitError{exitUsage, err}
 			}
 			return nil

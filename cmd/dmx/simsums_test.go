@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/runner/algo/registry"
 )
 
 var updateSimSums = flag.Bool("update-simsums", false, "rewrite testdata/simsums.txt with the checksums of this build's simulated traces")
@@ -20,7 +20,7 @@ var updateSimSums = flag.Bool("update-simsums", false, "rewrite testdata/simsums
 // without FIFO channels, nested locks, and every example scenario.
 func simSumCases(t *testing.T) map[string][]string {
 	cases := map[string][]string{}
-	for _, name := range runner.Names() {
+	for _, name := range registry.Names() {
 		cases[name+"/seed1"] = []string{"sim", name, "--seed", "1"}
 		cases[name+"/seed2-n4-high"] = []string{"sim", name, "--seed", "2", "-n", "4", "--contention", "high", "--entries", "4"}
 		cases[name+"/crash"] = []string{"sim", name, "--seed", "3", "--entries", "4", "--faults", "crash:1@20ms,recover:1@60ms"}

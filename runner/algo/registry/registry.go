@@ -1,4 +1,4 @@
-package runner
+package registry
 
 import (
 	"sort"
@@ -18,8 +18,8 @@ import (
 	"github.com/dmxlab/dmx/runner/algo/tomcast"
 )
 
-// Algorithms lists every algorithm dmx can run, by name.
-func Algorithms() []*algo.Spec {
+// All lists every algorithm dmx can run, sorted by name.
+func All() []*algo.Spec {
 	all := []*algo.Spec{&central.Spec, &ricart.Spec, &tokenring.Spec, &ratoken.Spec, &lamport.Spec, &maekawa.Spec, &majority.Spec, &tomcast.Spec,
 		&bully.Spec, &ring.Spec, &changroberts.Spec, &lease.Spec}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
@@ -28,7 +28,7 @@ func Algorithms() []*algo.Spec {
 
 // Lookup returns the algorithm called name, or nil.
 func Lookup(name string) *algo.Spec {
-	for _, s := range Algorithms() {
+	for _, s := range All() {
 		if s.Name == name {
 			return s
 		}
@@ -39,7 +39,7 @@ func Lookup(name string) *algo.Spec {
 // Names returns the algorithms' names.
 func Names() []string {
 	var out []string
-	for _, s := range Algorithms() {
+	for _, s := range All() {
 		out = append(out, s.Name)
 	}
 	return out
