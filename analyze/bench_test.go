@@ -71,7 +71,7 @@ func benchTrace(b *testing.B, n int) (string, trace.Run) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	results, err := Run(runs[0], r, All)
+	results, err := Evaluate(runs[0], r, All)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func benchPass(tb testing.TB, path string, run trace.Run, checks []*Check, hbOnl
 		_, err = Walk(run, r, func(*trace.Event, *HB) {})
 	case checks != nil:
 		var results []Result
-		results, err = Run(run, r, checks)
+		results, err = Evaluate(run, r, checks)
 		if err == nil && Summarize(results) != OK {
 			tb.Fatalf("verdict %s: %v", Summarize(results), results)
 		}

@@ -90,11 +90,11 @@ func Lookup(name string) *Check {
 	return nil
 }
 
-// Run runs checks over one pass of the run's events and returns their
+// Evaluate runs checks over one pass of the run's events and returns their
 // results in the order of checks. Its error says the trace could not be
 // read or is broken (a *BrokenError, see Walk): then there are no results.
 // A check's own trouble is its Result's Err.
-func Run(run trace.Run, r trace.Reader, checks []*Check) ([]Result, error) {
+func Evaluate(run trace.Run, r trace.Reader, checks []*Check) ([]Result, error) {
 	cs := make([]Checker, len(checks))
 	for i, c := range checks {
 		cs[i] = c.New(run)

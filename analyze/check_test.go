@@ -283,7 +283,7 @@ func TestChecks(t *testing.T) {
 			if tt.reorder != nil {
 				r.Events = tt.reorder(r.Events)
 			}
-			results, err := Run(run, r, All)
+			results, err := Evaluate(run, r, All)
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -406,7 +406,7 @@ func TestBrokenTraces(t *testing.T) {
 			tt.build(b)
 			r := b.Reader()
 			r.Events = tt.edit(r.Events)
-			results, err := Run(b.Run(true), r, All)
+			results, err := Evaluate(b.Run(true), r, All)
 			if err == nil {
 				t.Fatalf("Run: no error, results %v", results)
 			}
@@ -434,7 +434,7 @@ func (r *failingReader) Next() (*trace.Event, error) {
 }
 
 func TestReadError(t *testing.T) {
-	_, err := Run(trace.Run{Nodes: 1}, &failingReader{n: 1}, All)
+	_, err := Evaluate(trace.Run{Nodes: 1}, &failingReader{n: 1}, All)
 	if err == nil || err.Error() != "read trace: disk on fire" {
 		t.Errorf("error %v, want read trace: disk on fire", err)
 	}
@@ -472,7 +472,7 @@ func TestJSON(t *testing.T) {
 	b.Exit(0, "cs")
 	b.At(20).Enter(1, "cs")
 	b.Exit(1, "cs")
-	results, err := Run(b.Run(true), b.Reader(), []*Check{MutexCausal, Liveness})
+	results, err := Evaluate(b.Run(true), b.Reader(), []*Check{MutexCausal, Liveness})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,7 +522,7 @@ func TestFindingsCapped(t *testing.T) {
 		b.Exit(0, "cs")
 		b.Exit(1, "cs")
 	}
-	results, err := Run(b.Run(true), b.Reader(), []*Check{MutexCausal})
+	results, err := Evaluate(b.Run(true), b.Reader(), []*Check{MutexCausal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func (cc crashCase) run(t *testing.T, okName, violatedName string) {
 			if cc.order != nil {
 				cc.order(evs)
 			}
-			res, err := Run(b.Run(true), &trace.SliceReader{Events: evs}, []*Check{cc.check})
+			res, err := Evaluate(b.Run(true), &trace.SliceReader{Events: evs}, []*Check{cc.check})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,7 @@ func (b *builder) Recover(p int) trace.Ref { return b.emit(p, trace.KindRecover,
 // runOne runs one check over the builder's trace.
 func runOne(t *testing.T, b *builder, complete bool, c *Check) Result {
 	t.Helper()
-	res, err := Run(b.Run(complete), b.Reader(), []*Check{c})
+	res, err := Evaluate(b.Run(complete), b.Reader(), []*Check{c})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -198,7 +198,7 @@ func TestElectionChecks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newBuilder(tt.n)
 			tt.build(b)
-			results, err := Run(b.Run(!tt.incomplete), b.Reader(), checks)
+			results, err := Evaluate(b.Run(!tt.incomplete), b.Reader(), checks)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -68,7 +68,7 @@ func FuzzRun(f *testing.F) {
 	f.Add([]byte{0x00, 6, 0x19, 0, 0, 0, 0, 3, 1, 2, 5, 7, 0, 0, 1, 3, 0, 1, 3})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		run, events := decodeEvents(data)
-		results, err := Run(run, &trace.SliceReader{Events: events}, All)
+		results, err := Evaluate(run, &trace.SliceReader{Events: events}, All)
 		if err != nil {
 			var be *BrokenError
 			if !errors.As(err, &be) {

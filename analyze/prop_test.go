@@ -243,7 +243,7 @@ func TestChecksAgainstBruteForce(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 0x5ec))
 		b := randomTrace(rng)
 		ref := newClosure(b.events)
-		results, err := Run(b.Run(true), &trace.SliceReader{Events: shuffle(rng, b)}, All)
+		results, err := Evaluate(b.Run(true), &trace.SliceReader{Events: shuffle(rng, b)}, All)
 		if err != nil {
 			t.Fatalf("seed %d: Run: %v", seed, err)
 		}

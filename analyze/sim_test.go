@@ -74,7 +74,7 @@ func (s simRun) record(t testing.TB) (trace.Run, []trace.Event) {
 func (s simRun) check(t testing.TB, checks ...*analyze.Check) map[string]analyze.Result {
 	t.Helper()
 	run, events := s.record(t)
-	results, err := analyze.Run(run, &trace.SliceReader{Events: events}, checks)
+	results, err := analyze.Evaluate(run, &trace.SliceReader{Events: events}, checks)
 	if err != nil {
 		t.Fatalf("%s: %v", s.repro(), err)
 	}

@@ -60,7 +60,7 @@ func TestTotalOrder(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b := newBuilder(3)
 			c.build(b)
-			res, err := Run(b.Run(c.complete), b.Reader(), []*Check{TotalOrder})
+			res, err := Evaluate(b.Run(c.complete), b.Reader(), []*Check{TotalOrder})
 			if err != nil {
 				t.Fatal(err)
 			}

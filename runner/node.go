@@ -294,8 +294,8 @@ func (n *Node) recover() {
 	n.startWorkload(0)
 }
 
-// Deliver hands a message that arrived from the network to its machine.
-func (n *Node) Deliver(e *Envelope) {
+// Receive hands a message that arrived from the network to its machine.
+func (n *Node) Receive(e *Envelope) {
 	if n.stopped || n.crashed {
 		return // lost: its receiver is down
 	}
@@ -314,7 +314,7 @@ func (n *Node) Deliver(e *Envelope) {
 		ev.Msg, ev.MsgType, ev.Peer = e.ID, e.Msg.Type, e.From
 		ev.Detail = msgDetail(e.Msg)
 	})
-	n.step(e.Msg.Resource, algo.Input{Kind: algo.Deliver, From: e.From, Msg: e.Msg})
+	n.step(e.Msg.Resource, algo.Input{Kind: algo.Receive, From: e.From, Msg: e.Msg})
 }
 
 // Stop records the stop event and cancels every timer; the node does nothing
@@ -541,7 +541,7 @@ func (n *Node) apply(r string, o algo.Output) {
 			kind = trace.KindTrust
 		}
 		n.record(kind, r, func(ev *trace.Event) { ev.Peer = o.To })
-	case algo.Delivered:
+	case algo.MulticastDelivered:
 		n.record(trace.KindDeliver, r, func(ev *trace.Event) {
 			ev.Peer = o.From
 			ev.Detail = mustJSON(map[string]any{"from": o.From, "stamp": o.Msg.Stamp, "id": o.Msg.ID})

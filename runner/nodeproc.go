@@ -146,7 +146,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		out.send(fromNode{Error: err.Error()})
 		return err
 	}
-	tr := newTransport(cfg.ID, cfg.N, cfg.Key, conn, peers, node.Deliver)
+	tr := newTransport(cfg.ID, cfg.N, cfg.Key, conn, peers, node.Receive)
 	tr.inc = cfg.Inc
 	if len(cfg.Incs) == cfg.N {
 		copy(tr.peerInc, cfg.Incs)
@@ -202,7 +202,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		if len(env.self) > 0 {
 			e := env.self[0]
 			env.self = env.self[1:]
-			node.Deliver(e)
+			node.Receive(e)
 			continue
 		}
 		select {

@@ -269,7 +269,7 @@ func (e *simEnv) Transmit(env *Envelope) {
 		s.lastArrival[ch] = at
 	}
 	to := s.nodes[env.To]
-	s.push(&simItem{at: at, f: func() { to.Deliver(env) }})
+	s.push(&simItem{at: at, f: func() { to.Receive(env) }})
 }
 
 func (e *simEnv) Record(ev *trace.Event) {

@@ -55,7 +55,7 @@ func TestSweep(t *testing.T) {
 						t.Fatalf("seed %d: run cut short: %s (reproduce: %s)", seed, res.Status, repro)
 					}
 					run := trace.Run{Algorithm: a.name, Nodes: n, Seed: seed, Mode: "sim", Complete: true}
-					results, err := analyze.Run(run, &trace.SliceReader{Events: c.Events}, analyze.All)
+					results, err := analyze.Evaluate(run, &trace.SliceReader{Events: c.Events}, analyze.All)
 					if err != nil {
 						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
 					}
@@ -144,7 +144,7 @@ func TestSweepMulticast(t *testing.T) {
 				if err != nil || !res.Complete {
 					t.Fatalf("seed %d: %v %s (reproduce: %s)", seed, err, res.Status, repro)
 				}
-				results, err := analyze.Run(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, analyze.For(spec.Properties))
+				results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, analyze.For(spec.Properties))
 				if err != nil {
 					t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
 				}
@@ -215,7 +215,7 @@ func TestSweepElections(t *testing.T) {
 					if got := count(c.Events, trace.KindCrash, -1); got != len(faults) {
 						t.Fatalf("seed %d: %d crashes, want %d: no leader to crash? (reproduce: %s)", seed, got, len(faults), repro)
 					}
-					results, err := analyze.Run(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, analyze.For(spec.Properties))
+					results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, analyze.For(spec.Properties))
 					if err != nil {
 						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
 					}

@@ -146,7 +146,7 @@ func checkRuns(st *trace.Store, runs []trace.Run, only []*analyze.Check) ([]repo
 		if err != nil {
 			return nil, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)
 		}
-		results, err := analyze.Run(run, r, checks)
+		results, err := analyze.Evaluate(run, r, checks)
 		r.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)

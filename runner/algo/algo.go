@@ -13,7 +13,7 @@ type InputKind int
 // Input kinds.
 const (
 	Start   InputKind = iota + 1 // the node starts; sent once, before anything else
-	Deliver                      // a message arrived: From, Msg
+	Receive                      // a message arrived: From, Msg
 	Timer                        // a timer set by the machine fired: TimerName
 	Request                      // the workload wants the critical section of Resource
 	Release                      // the workload leaves the critical section of Resource
@@ -24,8 +24,8 @@ func (k InputKind) String() string {
 	switch k {
 	case Start:
 		return "start"
-	case Deliver:
-		return "deliver"
+	case Receive:
+		return "receive"
 	case Timer:
 		return "timer"
 	case Request:
@@ -55,8 +55,8 @@ type Input struct {
 	Kind      InputKind
 	Now       int64  // ns since the run started (simulated or real)
 	Clock     uint64 // the node's Lamport clock at the event recording this input
-	From      int    // Deliver: the sender
-	Msg       Msg    // Deliver: the message
+	From      int    // Receive: the sender
+	Msg       Msg    // Receive: the message
 	TimerName string // Timer: the name given to SetTimer
 	Resource  string // Request, Release: the resource
 }
@@ -66,18 +66,18 @@ type OutputKind int
 
 // Output kinds.
 const (
-	Send          OutputKind = iota + 1 // send Msg to To
-	SetTimer                            // fire TimerName after After ns (replaces a timer of that name)
-	CancelTimer                         // cancel TimerName
-	Enter                               // the node now holds the critical section of its resource
-	Leader                              // the node decided that Leader leads
-	Delivered                           // a totally-ordered multicast (From, Msg.Stamp, Msg.ID) is delivered
-	Wait                                // the node is now blocked waiting for Set (empty: no longer blocked)
-	Note                                // an internal event worth recording; Text says what
-	StartElection                       // the node starts an election (Msg.Term: its number, if any)
-	Persist                             // keep Msg in stable storage: it survives a crash and comes back with Recover
-	Suspect                             // the failure detector now suspects To has crashed
-	Trust                               // the failure detector no longer suspects To
+	Send               OutputKind = iota + 1 // send Msg to To
+	SetTimer                                 // fire TimerName after After ns (replaces a timer of that name)
+	CancelTimer                              // cancel TimerName
+	Enter                                    // the node now holds the critical section of its resource
+	Leader                                   // the node decided that Leader leads
+	MulticastDelivered                       // a totally-ordered multicast (From, Msg.Stamp, Msg.ID) is delivered
+	Wait                                     // the node is now blocked waiting for Set (empty: no longer blocked)
+	Note                                     // an internal event worth recording; Text says what
+	StartElection                            // the node starts an election (Msg.Term: its number, if any)
+	Persist                                  // keep Msg in stable storage: it survives a crash and comes back with Recover
+	Suspect                                  // the failure detector now suspects To has crashed
+	Trust                                    // the failure detector no longer suspects To
 )
 
 // Output is one effect a machine asks the runtime to carry out.
@@ -170,11 +170,11 @@ type Param struct {
 	Name, Default, Doc string
 }
 
-// Check validates the parts of c every machine relies on: a group of at least
+// Validate validates the parts of c every machine relies on: a group of at least
 // one node, an id inside it, and no parameter that known does not declare
 // (a misspelled --param must not be silently ignored). Algorithms call it
 // first thing in New.
-func (c Config) Check(known []Param) error {
+func (c Config) Validate(known []Param) error {
 	if c.N < 1 {
 		return fmt.Errorf("group size %d: need at least 1 node", c.N)
 	}
@@ -238,7 +238,7 @@ func (c Config) DurationParam(k string, def int64) (int64, error) {
 // not index its per-process arrays with one (it would panic): machines
 // ignore the message with the Note this returns.
 func (in Input) Outsider(n int) (Output, bool) {
-	if in.Kind != Deliver || (in.From >= 0 && in.From < n) {
+	if in.Kind != Receive || (in.From >= 0 && in.From < n) {
 		return Output{}, false
 	}
 	return NoteOut("%s from P%d ignored: not in the group 0..%d", in.Msg.Type, in.From, n-1), true

@@ -249,7 +249,7 @@ func (c *crashRun) drain() error {
 				}
 			case c.dead(e):
 			default:
-				if err := n.step(e.node, algo.Input{Kind: algo.Deliver, From: e.from, Msg: e.msg}, e.clock); err != nil {
+				if err := n.step(e.node, algo.Input{Kind: algo.Receive, From: e.from, Msg: e.msg}, e.clock); err != nil {
 					return err
 				}
 			}

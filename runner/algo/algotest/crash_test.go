@@ -54,7 +54,7 @@ type pinger struct{ got *int }
 
 func (p pinger) Step(in algo.Input) []algo.Output {
 	switch in.Kind {
-	case algo.Deliver:
+	case algo.Receive:
 		*p.got++
 	case algo.Request:
 		return []algo.Output{algo.SendTo(0, algo.Msg{Type: "ping"}), algo.EnterCS()}

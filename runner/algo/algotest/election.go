@@ -377,7 +377,7 @@ func (n *electionNet) run() error {
 				n.logf("P%d lost %d->%d %s", e.node, e.from, e.node, FormatMsg(e.msg))
 				continue
 			}
-			if err := n.step(e.node, algo.Input{Kind: algo.Deliver, From: e.from, Msg: e.msg}, e.clock); err != nil {
+			if err := n.step(e.node, algo.Input{Kind: algo.Receive, From: e.from, Msg: e.msg}, e.clock); err != nil {
 				return err
 			}
 		case eTimer:
@@ -522,7 +522,7 @@ func (n *electionNet) step(id int, in algo.Input, msgClock uint64) error {
 			v := o.Msg
 			v.Vals = slices.Clone(v.Vals)
 			nd.stored = v
-		case algo.Enter, algo.Wait, algo.Delivered:
+		case algo.Enter, algo.Wait, algo.MulticastDelivered:
 			return n.fail(Contract, "P%d output %s: not an election output", id, FormatOutput(id, o))
 		}
 	}

@@ -230,7 +230,7 @@ func (b *ElectionBench) deliver(p pendingMsg) {
 		b.printf("lost %d->%d %s (P%d is down)", p.from, p.to, FormatMsg(p.msg), p.to)
 		return
 	}
-	b.step(p.to, algo.Input{Kind: algo.Deliver, From: p.from, Msg: p.msg}, p.clock)
+	b.step(p.to, algo.Input{Kind: algo.Receive, From: p.from, Msg: p.msg}, p.clock)
 }
 
 func (b *ElectionBench) step(id int, in algo.Input, msgClock uint64) {

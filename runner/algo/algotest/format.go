@@ -54,7 +54,7 @@ func FormatOutput(id int, o algo.Output) string {
 			s += fmt.Sprintf(" term=%d", o.Msg.Term)
 		}
 		return s
-	case algo.Delivered:
+	case algo.MulticastDelivered:
 		return fmt.Sprintf("delivered from=%d %s", o.From, FormatMsg(o.Msg))
 	case algo.Wait:
 		return "wait " + formatSet(o.Set)

@@ -48,7 +48,7 @@ func (r recorder) Step(in algo.Input) []algo.Output {
 	outs := r.m.Step(in)
 	for _, o := range outs {
 		switch o.Kind {
-		case algo.Delivered:
+		case algo.MulticastDelivered:
 			r.res.Delivered[r.id] = append(r.res.Delivered[r.id], Delivery{From: o.From, Stamp: o.Msg.Stamp, ID: o.Msg.ID})
 		case algo.Send:
 			if o.To == r.id {

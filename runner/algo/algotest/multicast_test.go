@@ -20,8 +20,8 @@ func (e *eager) Step(in algo.Input) []algo.Output {
 			out = append(out, algo.SendTo(j, algo.Msg{Type: "m", Stamp: in.Clock, ID: e.seq}))
 		}
 		return out
-	case algo.Deliver:
-		return []algo.Output{{Kind: algo.Delivered, From: in.From, Msg: in.Msg}}
+	case algo.Receive:
+		return []algo.Output{{Kind: algo.MulticastDelivered, From: in.From, Msg: in.Msg}}
 	}
 	return nil
 }
@@ -30,7 +30,7 @@ func (e *eager) Step(in algo.Input) []algo.Output {
 type mute struct{ eager }
 
 func (m *mute) Step(in algo.Input) []algo.Output {
-	if in.Kind == algo.Deliver {
+	if in.Kind == algo.Receive {
 		return nil
 	}
 	return m.eager.Step(in)

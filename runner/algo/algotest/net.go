@@ -254,7 +254,7 @@ func (n *net) input(e *event) (algo.Input, bool) {
 	nd := n.nodes[e.node]
 	switch e.kind {
 	case evDeliver:
-		return algo.Input{Kind: algo.Deliver, From: e.from, Msg: e.msg}, true
+		return algo.Input{Kind: algo.Receive, From: e.from, Msg: e.msg}, true
 	case evTimer:
 		if nd.timers[e.name] != e.gen {
 			return algo.Input{}, false // cancelled or replaced
@@ -404,7 +404,7 @@ func (n *net) drain() error {
 		})
 		for _, e := range batch {
 			n.now = max(n.now, e.at)
-			if err := n.step(e.node, algo.Input{Kind: algo.Deliver, From: e.from, Msg: e.msg}, e.clock); err != nil {
+			if err := n.step(e.node, algo.Input{Kind: algo.Receive, From: e.from, Msg: e.msg}, e.clock); err != nil {
 				return err
 			}
 		}
@@ -490,7 +490,7 @@ func (n *net) step(id int, in algo.Input, msgClock uint64) error {
 // stored, else the input's kind; then the input's clock.
 func describeInput(id int, in algo.Input) string {
 	switch in.Kind {
-	case algo.Deliver:
+	case algo.Receive:
 		return fmt.Sprintf("deliver %d->%d %s @%d", in.From, id, FormatMsg(in.Msg), in.Clock)
 	case algo.Timer:
 		return fmt.Sprintf("timer %s @%d", in.TimerName, in.Clock)

@@ -115,7 +115,7 @@ func robustRun(t *testing.T, c robustCase, n, id int, seed uint64, steps int) (o
 		in := algo.Input{Now: now, Clock: clock}
 		switch k := r.IntN(10); {
 		case k < 5:
-			in.Kind = algo.Deliver
+			in.Kind = algo.Receive
 			in.From = r.IntN(n)
 			if r.IntN(20) == 0 {
 				in.From = []int{-1, n, n + 5}[r.IntN(3)]

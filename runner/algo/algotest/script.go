@@ -400,7 +400,7 @@ func (s *scriptState) run(cmd string) error {
 }
 
 func (s *scriptState) deliver(p pendingMsg) {
-	s.step(p.to, algo.Input{Kind: algo.Deliver, From: p.from, Msg: p.msg}, p.clock, false)
+	s.step(p.to, algo.Input{Kind: algo.Receive, From: p.from, Msg: p.msg}, p.clock, false)
 }
 
 // step gives in to node id. Unless fixed is set, Input.Clock is computed as

@@ -146,10 +146,10 @@ func TestRH1RH2(t *testing.T) {
 		starts bool
 	}{
 		{"off", nil, off, true},
-		{"waiting for answers", []algo.Input{{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgElection}}}, waitAnswer, false},
+		{"waiting for answers", []algo.Input{{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgElection}}}, waitAnswer, false},
 		{"waiting for the coordinator", []algo.Input{
-			{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgElection}},
-			{Kind: algo.Deliver, From: 2, Msg: algo.Msg{Type: MsgAnswer}},
+			{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgElection}},
+			{Kind: algo.Receive, From: 2, Msg: algo.Msg{Type: MsgAnswer}},
 		}, waitCoordinator, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,7 +163,7 @@ func TestRH1RH2(t *testing.T) {
 			if m.phase != tc.phase {
 				t.Fatalf("set-up reached %v, want %v", m.phase, tc.phase)
 			}
-			out := m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgElection, Term: 7}})
+			out := m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgElection, Term: 7}})
 			if len(out) == 0 || out[0].Kind != algo.Send || out[0].To != 0 || out[0].Msg.Type != MsgAnswer {
 				t.Fatalf("outputs %v: want an answer to P0 first", out)
 			}
@@ -192,9 +192,9 @@ func TestSuspectedLeaderStartsElection(t *testing.T) {
 		must(t, err)
 		m := mm.(*Machine)
 		m.Step(algo.Input{Kind: algo.Start})
-		m.Step(algo.Input{Kind: algo.Deliver, From: 2, Msg: algo.Msg{Type: MsgCoordinator, ID: 2, Term: 1}})
+		m.Step(algo.Input{Kind: algo.Receive, From: 2, Msg: algo.Msg{Type: MsgCoordinator, ID: 2, Term: 1}})
 		// The other process is heard from at 30ms.
-		m.Step(algo.Input{Kind: algo.Deliver, Now: 30e6, From: 3 - tc.silent, Msg: algo.Msg{Type: fd.MsgHeartbeat}})
+		m.Step(algo.Input{Kind: algo.Receive, Now: 30e6, From: 3 - tc.silent, Msg: algo.Msg{Type: fd.MsgHeartbeat}})
 		out := m.Step(algo.Input{Kind: algo.Timer, Now: 40e6, TimerName: fd.TimerCheck})
 		if got := fd.Suspects(out); !slices.Equal(got, []int{tc.silent}) {
 			t.Fatalf("P%d silent: suspects %v", tc.silent, got)

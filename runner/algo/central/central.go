@@ -74,7 +74,7 @@ type Machine struct {
 
 // New builds the machine of node c.ID.
 func New(c algo.Config) (algo.Machine, error) {
-	if err := c.Check(params); err != nil {
+	if err := c.Validate(params); err != nil {
 		return nil, err
 	}
 	switch mode := c.Param("failover", FailoverNone); mode {
@@ -151,7 +151,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 			// Seed 003 slide 5 / seed 000 step 5: notify the coordinator.
 			out = append(out, algo.SendTo(m.coord, algo.Msg{Type: MsgRelease, ID: m.id}))
 		}
-	case algo.Deliver:
+	case algo.Receive:
 		out = m.deliver(out, in)
 	case algo.Timer:
 		out = append(out, algo.NoteOut("unexpected timer %q", in.TimerName))

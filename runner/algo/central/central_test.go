@@ -90,11 +90,11 @@ type recorder struct {
 func (r *recorder) Step(in algo.Input) []algo.Output {
 	out := r.inner.Step(in)
 	switch {
-	case in.Kind == algo.Deliver && in.Msg.Type == MsgRequest:
+	case in.Kind == algo.Receive && in.Msg.Type == MsgRequest:
 		r.arrive(in.From)
 	case in.Kind == algo.Request:
 		r.arrive(0)
-	case in.Kind == algo.Deliver && in.Msg.Type == MsgRelease, in.Kind == algo.Release:
+	case in.Kind == algo.Receive && in.Msg.Type == MsgRelease, in.Kind == algo.Release:
 		r.busy = false
 	}
 	for _, o := range out {

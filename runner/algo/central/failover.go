@@ -153,7 +153,7 @@ func (m *failover) Step(in algo.Input) []algo.Output {
 		default:
 			out = append(out, algo.NoteOut("no coordinator known: the next state query reports the release"))
 		}
-	case algo.Deliver:
+	case algo.Receive:
 		switch in.Msg.Type {
 		case MsgRequest, MsgRelease, MsgStateIdle, MsgStateRequesting, MsgStateHolding:
 			out = m.onReport(out, in.From, in.Msg)

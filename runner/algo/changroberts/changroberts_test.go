@@ -114,7 +114,7 @@ func TestRH1(t *testing.T) {
 			m := mm.(*Machine)
 			m.Step(algo.Input{Kind: algo.Start})
 			m.participant = tc.participant
-			out := m.Step(algo.Input{Kind: algo.Deliver, From: 1, Msg: algo.Msg{Type: MsgElection, ID: tc.id, Term: 1}})
+			out := m.Step(algo.Input{Kind: algo.Receive, From: 1, Msg: algo.Msg{Type: MsgElection, ID: tc.id, Term: 1}})
 			var sends []algo.Output
 			for _, o := range out {
 				if o.Kind == algo.Send {
@@ -150,7 +150,7 @@ func TestRD1(t *testing.T) {
 	if !m.participant {
 		t.Fatal("an initiator is a participant ([RE1])")
 	}
-	out := m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgElected, ID: 2, Term: 1}})
+	out := m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgElected, ID: 2, Term: 1}})
 	if m.participant || m.Leader() != 2 || !slices.ContainsFunc(out, func(o algo.Output) bool {
 		return o.Kind == algo.Send && o.To == 2 && o.Msg.Type == MsgElected && o.Msg.ID == 2
 	}) {
@@ -158,7 +158,7 @@ func TestRD1(t *testing.T) {
 	}
 	// Named the receiver: stop.
 	mm, _ = New(algo.Config{ID: 2, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
-	if out := mm.Step(algo.Input{Kind: algo.Deliver, From: 1, Msg: algo.Msg{Type: MsgElected, ID: 2}}); len(out) != 0 {
+	if out := mm.Step(algo.Input{Kind: algo.Receive, From: 1, Msg: algo.Msg{Type: MsgElected, ID: 2}}); len(out) != 0 {
 		t.Fatalf("elected message back at its coordinator: outputs %v", out)
 	}
 }
@@ -172,7 +172,7 @@ func TestTimeoutRestarts(t *testing.T) {
 	must(t, err)
 	m := mm.(*Machine)
 	m.Step(algo.Input{Kind: algo.Start})
-	m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgElection, ID: 0, Term: 1}})
+	m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgElection, ID: 0, Term: 1}})
 	out := m.Step(algo.Input{Kind: algo.Timer, TimerName: TimerTimeout})
 	if !slices.ContainsFunc(out, func(o algo.Output) bool { return o.Kind == algo.StartElection }) ||
 		!slices.ContainsFunc(out, func(o algo.Output) bool { return o.Kind == algo.Send && o.Msg.ID == 1 }) {

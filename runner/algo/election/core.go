@@ -47,7 +47,7 @@ func (c *Core) Step(in algo.Input, d *fd.Detector, r Rules) []algo.Output {
 		c.Term = in.Msg.Term
 		out = d.Start(in.Now)
 		out = r.Elect(out)
-	case algo.Deliver:
+	case algo.Receive:
 		var mine bool
 		out, mine = d.Step(in)
 		if mine {

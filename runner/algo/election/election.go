@@ -25,7 +25,7 @@ type Setup struct {
 // has: timeout (defTimeout ns if unset), initiators and the failure
 // detector's.
 func Configure(c algo.Config, params []algo.Param, defTimeout int64) (Setup, error) {
-	if err := c.Check(params); err != nil {
+	if err := c.Validate(params); err != nil {
 		return Setup{}, err
 	}
 	timeout, err := c.DurationParam("timeout", defTimeout)

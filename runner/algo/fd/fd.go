@@ -104,7 +104,7 @@ func (d *Detector) Start(now int64) []algo.Output {
 // Every delivery, of any type, is a sign of life of its sender.
 func (d *Detector) Step(in algo.Input) (out []algo.Output, mine bool) {
 	switch in.Kind {
-	case algo.Deliver:
+	case algo.Receive:
 		out = d.heard(in.Now, in.From)
 		return out, in.Msg.Type == MsgHeartbeat
 	case algo.Timer:

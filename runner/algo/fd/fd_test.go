@@ -30,7 +30,7 @@ func want(t *testing.T, what string, got []algo.Output, w ...string) {
 }
 
 func deliver(now int64, from int, typ string) algo.Input {
-	return algo.Input{Kind: algo.Deliver, Now: now, From: from, Msg: algo.Msg{Type: typ}}
+	return algo.Input{Kind: algo.Receive, Now: now, From: from, Msg: algo.Msg{Type: typ}}
 }
 
 func timer(now int64, name string) algo.Input {
@@ -164,7 +164,7 @@ func (w watcher) Step(in algo.Input) []algo.Output {
 
 var watcherSpec = algo.Spec{Name: "fd-watcher", Kind: algo.Election, Params: Params,
 	New: func(c algo.Config) (algo.Machine, error) {
-		if err := c.Check(Params); err != nil {
+		if err := c.Validate(Params); err != nil {
 			return nil, err
 		}
 		d, err := FromConfig(c)

@@ -47,7 +47,7 @@ type Machine struct {
 
 // New builds the machine of node c.ID. The algorithm takes no parameters.
 func New(c algo.Config) (algo.Machine, error) {
-	if err := c.Check(nil); err != nil {
+	if err := c.Validate(nil); err != nil {
 		return nil, err
 	}
 	return &Machine{id: c.ID, n: c.N, heard: make([]uint64, c.N)}, nil
@@ -106,7 +106,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 				out = append(out, algo.SendTo(j, algo.Msg{Type: MsgRelease, Stamp: in.Clock, ID: m.id}))
 			}
 		}
-	case algo.Deliver:
+	case algo.Receive:
 		switch in.Msg.Type {
 		case MsgRequest:
 			// Seed 002: enter the request in the queue and reply with a

@@ -94,7 +94,7 @@ type Machine struct {
 
 // New builds the machine of node c.ID.
 func New(c algo.Config) (algo.Machine, error) {
-	if err := c.Check(params); err != nil {
+	if err := c.Validate(params); err != nil {
 		return nil, err
 	}
 	l, err := c.DurationParam("lease", DefaultLease)
@@ -145,7 +145,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		m.quietEnd = now + m.lease
 		out = append(out, algo.NoteOut("restarted: no vote, no candidacy for %v", time.Duration(m.lease)))
 		out = m.armElect(out, now)
-	case algo.Deliver:
+	case algo.Receive:
 		if in.Msg.Term < m.term && in.Msg.Type != MsgVote && in.Msg.Type != MsgRenewAck {
 			return append(out, algo.NoteOut("%s from P%d ignored: term %d < %d", in.Msg.Type, in.From, in.Msg.Term, m.term))
 		}

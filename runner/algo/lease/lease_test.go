@@ -61,7 +61,7 @@ func TestOneVotePerTerm(t *testing.T) {
 	cfg := algo.Config{ID: 0, N: 3}
 	mm, err := New(cfg)
 	must(t, err)
-	out := mm.Step(algo.Input{Kind: algo.Deliver, From: 1, Msg: algo.Msg{Type: MsgVoteRequest, Term: 4}})
+	out := mm.Step(algo.Input{Kind: algo.Receive, From: 1, Msg: algo.Msg{Type: MsgVoteRequest, Term: 4}})
 	i := slices.IndexFunc(out, func(o algo.Output) bool { return o.Kind == algo.Persist })
 	if i < 0 || !slices.ContainsFunc(out, func(o algo.Output) bool { return o.Kind == algo.Send && o.To == 1 && o.Msg.Type == MsgVote }) {
 		t.Fatalf("first request: outputs %v, want a persisted vote for P1", out)
@@ -72,11 +72,11 @@ func TestOneVotePerTerm(t *testing.T) {
 	fresh, _ := New(cfg)
 	fresh.Step(algo.Input{Kind: algo.Recover, Now: 1e9, Msg: stored})
 	later := int64(1e9 + DefaultLease)
-	out = fresh.Step(algo.Input{Kind: algo.Deliver, Now: later, From: 2, Msg: algo.Msg{Type: MsgVoteRequest, Term: 4}})
+	out = fresh.Step(algo.Input{Kind: algo.Receive, Now: later, From: 2, Msg: algo.Msg{Type: MsgVoteRequest, Term: 4}})
 	if slices.ContainsFunc(out, func(o algo.Output) bool { return o.Kind == algo.Send }) {
 		t.Fatalf("restarted, same term: outputs %v, want no vote", out)
 	}
-	out = fresh.Step(algo.Input{Kind: algo.Deliver, Now: later, From: 2, Msg: algo.Msg{Type: MsgVoteRequest, Term: 5}})
+	out = fresh.Step(algo.Input{Kind: algo.Receive, Now: later, From: 2, Msg: algo.Msg{Type: MsgVoteRequest, Term: 5}})
 	if !slices.ContainsFunc(out, func(o algo.Output) bool { return o.Kind == algo.Send && o.To == 2 }) {
 		t.Fatalf("restarted, next term: outputs %v, want a vote for P2", out)
 	}
@@ -88,13 +88,13 @@ func TestOneVotePerTerm(t *testing.T) {
 // to run election again for 'a while'".
 func TestNoVoteWhileLeaseRuns(t *testing.T) {
 	mm, _ := New(algo.Config{ID: 0, N: 3})
-	mm.Step(algo.Input{Kind: algo.Deliver, Now: 0, From: 2, Msg: algo.Msg{Type: MsgRenew, Term: 1, Stamp: 1}})
+	mm.Step(algo.Input{Kind: algo.Receive, Now: 0, From: 2, Msg: algo.Msg{Type: MsgRenew, Term: 1, Stamp: 1}})
 	for _, tc := range []struct {
 		now  int64
 		vote bool
 	}{{DefaultLease - 1, false}, {DefaultLease, true}} {
 		m := *mm.(*Machine)
-		out := m.Step(algo.Input{Kind: algo.Deliver, Now: tc.now, From: 1, Msg: algo.Msg{Type: MsgVoteRequest, Term: 2}})
+		out := m.Step(algo.Input{Kind: algo.Receive, Now: tc.now, From: 1, Msg: algo.Msg{Type: MsgVoteRequest, Term: 2}})
 		voted := slices.ContainsFunc(out, func(o algo.Output) bool { return o.Kind == algo.Send && o.Msg.Type == MsgVote })
 		if voted != tc.vote {
 			t.Fatalf("request at %d ns after the renewal: voted %v, want %v (%v)", tc.now, voted, tc.vote, out)
@@ -102,7 +102,7 @@ func TestNoVoteWhileLeaseRuns(t *testing.T) {
 	}
 	fresh, _ := New(algo.Config{ID: 0, N: 3})
 	fresh.Step(algo.Input{Kind: algo.Recover, Now: 5e6})
-	out := fresh.Step(algo.Input{Kind: algo.Deliver, Now: 5e6 + DefaultLease - 1, From: 1, Msg: algo.Msg{Type: MsgVoteRequest, Term: 9}})
+	out := fresh.Step(algo.Input{Kind: algo.Receive, Now: 5e6 + DefaultLease - 1, From: 1, Msg: algo.Msg{Type: MsgVoteRequest, Term: 9}})
 	if slices.ContainsFunc(out, func(o algo.Output) bool { return o.Kind == algo.Send }) {
 		t.Fatalf("restarted less than a lease ago: outputs %v, want no vote", out)
 	}

@@ -105,7 +105,7 @@ type Machine struct {
 
 // New builds the machine of node c.ID.
 func New(c algo.Config) (algo.Machine, error) {
-	if err := c.Check(params); err != nil {
+	if err := c.Validate(params); err != nil {
 		return nil, err
 	}
 	m := &Machine{id: c.ID, n: c.N, set: VotingSet(c.ID, c.N)}
@@ -180,7 +180,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		for _, v := range m.set {
 			m.send(v, algo.Msg{Type: MsgRelease, Stamp: m.t, ID: m.id})
 		}
-	case algo.Deliver:
+	case algo.Receive:
 		m.deliver(in.From, in.Msg)
 	case algo.Timer:
 		m.note("unexpected timer %q", in.TimerName)

@@ -118,7 +118,7 @@ type Machine struct {
 
 // New builds the machine of node c.ID.
 func New(c algo.Config) (algo.Machine, error) {
-	if err := c.Check(params); err != nil {
+	if err := c.Validate(params); err != nil {
 		return nil, err
 	}
 	k, err := c.IntParam("coordinators", c.N)
@@ -240,7 +240,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		}
 		// Point 5: retry, with a new timestamp.
 		m.attempt(in.Clock)
-	case algo.Deliver:
+	case algo.Receive:
 		m.deliver(in.From, in.Msg)
 	}
 	for len(m.inbox) > 0 {

@@ -37,7 +37,7 @@ func build(t *testing.T, id, n int, p map[string]string) *Machine {
 }
 
 func deliver(m *Machine, from int, typ string, stamp uint64) []algo.Output {
-	return m.Step(algo.Input{Kind: algo.Deliver, From: from, Msg: algo.Msg{Type: typ, Stamp: stamp, ID: from}})
+	return m.Step(algo.Input{Kind: algo.Receive, From: from, Msg: algo.Msg{Type: typ, Stamp: stamp, ID: from}})
 }
 
 // answers returns the grants and denies among outs, as "grant->j@T".

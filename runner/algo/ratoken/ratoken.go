@@ -53,7 +53,7 @@ type Machine struct {
 
 // New builds the machine of node c.ID.
 func New(c algo.Config) (algo.Machine, error) {
-	if err := c.Check(params); err != nil {
+	if err := c.Validate(params); err != nil {
 		return nil, err
 	}
 	x, err := c.IntParam("initial", 0)
@@ -115,7 +115,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		}
 		m.state = tokenPresent // [RR1]
 		out = m.pass(out, in.Clock)
-	case algo.Deliver:
+	case algo.Receive:
 		switch in.Msg.Type {
 		case MsgRequest:
 			j := in.Msg.ID

@@ -60,7 +60,7 @@ type queued struct {
 
 // New builds the machine of node c.ID. The algorithm takes no parameters.
 func New(c algo.Config) (algo.Machine, error) {
-	if err := c.Check(nil); err != nil {
+	if err := c.Validate(nil); err != nil {
 		return nil, err
 	}
 	m := &Machine{id: c.ID, n: c.N}
@@ -122,7 +122,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 			out = append(out, algo.SendTo(q.from, algo.Msg{Type: MsgReply, Stamp: q.t, ID: m.id}))
 		}
 		m.deferred = nil
-	case algo.Deliver:
+	case algo.Receive:
 		switch in.Msg.Type {
 		case MsgRequest:
 			out = m.onRequest(out, in.From, in.Msg)

@@ -66,13 +66,13 @@ func TestRH1(t *testing.T) {
 				m.Step(algo.Input{Kind: algo.Request, Clock: tc.own})
 			}
 			if tc.state == held {
-				m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgReply, Stamp: tc.own}})
-				m.Step(algo.Input{Kind: algo.Deliver, From: 2, Msg: algo.Msg{Type: MsgReply, Stamp: tc.own}})
+				m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgReply, Stamp: tc.own}})
+				m.Step(algo.Input{Kind: algo.Receive, From: 2, Msg: algo.Msg{Type: MsgReply, Stamp: tc.own}})
 			}
 			if m.state != tc.state {
 				t.Fatalf("set-up reached %v, want %v", m.state, tc.state)
 			}
-			out := m.Step(algo.Input{Kind: algo.Deliver, From: tc.j, Msg: algo.Msg{Type: MsgRequest, Stamp: tc.tj, ID: tc.j}})
+			out := m.Step(algo.Input{Kind: algo.Receive, From: tc.j, Msg: algo.Msg{Type: MsgRequest, Stamp: tc.tj, ID: tc.j}})
 			replied := len(out) == 1 && out[0].Kind == algo.Send && out[0].To == tc.j && out[0].Msg.Type == MsgReply
 			if tc.defers && (len(out) != 0 || len(m.deferred) != 1) {
 				t.Fatalf("outputs %v, deferred %v: want the request deferred", out, m.deferred)
@@ -136,14 +136,14 @@ func TestNewValidates(t *testing.T) {
 func TestStaleReply(t *testing.T) {
 	m := build(t, 1, 3)
 	m.Step(algo.Input{Kind: algo.Request, Clock: 7})
-	m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgReply, Stamp: 3}}) // to an old request
-	out := m.Step(algo.Input{Kind: algo.Deliver, From: 2, Msg: algo.Msg{Type: MsgReply, Stamp: 7}})
+	m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgReply, Stamp: 3}}) // to an old request
+	out := m.Step(algo.Input{Kind: algo.Receive, From: 2, Msg: algo.Msg{Type: MsgReply, Stamp: 7}})
 	for _, o := range out {
 		if o.Kind == algo.Enter {
 			t.Fatal("entered with a reply to an earlier request counted")
 		}
 	}
-	out = m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgReply, Stamp: 7}})
+	out = m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgReply, Stamp: 7}})
 	entered := false
 	for _, o := range out {
 		entered = entered || o.Kind == algo.Enter

@@ -82,7 +82,7 @@ func TestTimeoutRestarts(t *testing.T) {
 	must(t, err)
 	m := mm.(*Machine)
 	m.Step(algo.Input{Kind: algo.Start})
-	out := m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgElection, Term: 1, Vals: []uint64{0}}})
+	out := m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgElection, Term: 1, Vals: []uint64{0}}})
 	if len(out) != 2 || out[0].To != 2 || !slices.Equal(out[0].Msg.Vals, []uint64{0, 1}) || out[1].TimerName != TimerTimeout {
 		t.Fatalf("forward: outputs %v", out)
 	}
@@ -94,7 +94,7 @@ func TestTimeoutRestarts(t *testing.T) {
 	}
 	// After the coordinator message, the time-out is cancelled and the
 	// timer, if it fires anyway, does nothing.
-	m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgCoordinator, ID: 2, Term: 2, Vals: []uint64{0}}})
+	m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgCoordinator, ID: 2, Term: 2, Vals: []uint64{0}}})
 	if out := m.Step(algo.Input{Kind: algo.Timer, TimerName: TimerTimeout}); len(out) != 0 {
 		t.Fatalf("stale time-out: outputs %v", out)
 	}

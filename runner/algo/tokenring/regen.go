@@ -143,7 +143,7 @@ func (m *regen) Step(in algo.Input) []algo.Output {
 		}
 		m.inCS, m.wanted = false, false
 		out = m.pass(out)
-	case algo.Deliver:
+	case algo.Receive:
 		switch in.Msg.Type {
 		case MsgToken:
 			out = m.onToken(out, in.From, in.Msg.Term)

@@ -59,7 +59,7 @@ type Machine struct {
 
 // New builds the machine of node c.ID.
 func New(c algo.Config) (algo.Machine, error) {
-	if err := c.Check(params); err != nil {
+	if err := c.Validate(params); err != nil {
 		return nil, err
 	}
 	d, err := c.DurationParam("pass-delay", DefaultPassDelay)
@@ -118,7 +118,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		// Seed 001: "when done, it passes the token to its neighbor".
 		m.inCS, m.wanted = false, false
 		out = m.pass(out)
-	case algo.Deliver:
+	case algo.Receive:
 		if in.Msg.Type != MsgToken {
 			return []algo.Output{algo.NoteOut("unknown message %q from P%d", in.Msg.Type, in.From)}
 		}

@@ -58,7 +58,7 @@ type Machine struct {
 
 // New builds the machine of node c.ID. The algorithm takes no parameters.
 func New(c algo.Config) (algo.Machine, error) {
-	if err := c.Check(nil); err != nil {
+	if err := c.Validate(nil); err != nil {
 		return nil, err
 	}
 	return &Machine{id: c.ID, n: c.N, done: map[key]bool{}}, nil
@@ -104,7 +104,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		return []algo.Output{algo.NoteOut("release ignored: a multicast has no critical section")}
 	case algo.Timer:
 		return []algo.Output{algo.NoteOut("unexpected timer %q", in.TimerName)}
-	case algo.Deliver:
+	case algo.Receive:
 		switch in.Msg.Type {
 		case MsgMsg:
 			// Queue it by timestamp, then multicast an ACK to every
@@ -153,7 +153,7 @@ func (m *Machine) deliverReady(out []algo.Output) []algo.Output {
 		m.queue = m.queue[1:]
 		m.delivered++
 		m.done[h.key] = true
-		out = append(out, algo.Output{Kind: algo.Delivered, From: h.from, Msg: algo.Msg{Type: MsgMsg, Stamp: h.t, ID: h.seq}})
+		out = append(out, algo.Output{Kind: algo.MulticastDelivered, From: h.from, Msg: algo.Msg{Type: MsgMsg, Stamp: h.t, ID: h.seq}})
 	}
 	return out
 }

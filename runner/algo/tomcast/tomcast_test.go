@@ -51,7 +51,7 @@ func build(t *testing.T, id, n int) *Machine {
 func delivered(outs []algo.Output) []string {
 	var s []string
 	for _, o := range outs {
-		if o.Kind == algo.Delivered {
+		if o.Kind == algo.MulticastDelivered {
 			s = append(s, fmt.Sprintf("(%d,%d)#%d", o.Msg.Stamp, o.From, o.Msg.ID))
 		}
 	}
@@ -83,7 +83,7 @@ func TestMulticastToAllIncludingSelf(t *testing.T) {
 		if want := append(seq(n), seq(n)...); !slices.Equal(to, want) {
 			t.Fatalf("n=%d: sent to %v, want %v", n, to, want)
 		}
-		acks := m.Step(algo.Input{Kind: algo.Deliver, From: 0, Msg: algo.Msg{Type: MsgMsg, Stamp: 4, ID: 1}})
+		acks := m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgMsg, Stamp: 4, ID: 1}})
 		to = nil
 		for _, o := range acks {
 			if o.Kind == algo.Send && o.Msg.Type == MsgAck && o.Msg.Stamp == 4 && o.Msg.ID == 0 {
@@ -112,10 +112,10 @@ func seq(n int) []int {
 func TestDeliverRule(t *testing.T) {
 	m := build(t, 1, 3)
 	msg := func(from int, ts uint64) []algo.Output {
-		return m.Step(algo.Input{Kind: algo.Deliver, From: from, Msg: algo.Msg{Type: MsgMsg, Stamp: ts, ID: 1}})
+		return m.Step(algo.Input{Kind: algo.Receive, From: from, Msg: algo.Msg{Type: MsgMsg, Stamp: ts, ID: 1}})
 	}
 	ack := func(from, origin int, ts uint64) []algo.Output {
-		return m.Step(algo.Input{Kind: algo.Deliver, From: from, Msg: algo.Msg{Type: MsgAck, Stamp: ts, ID: origin}})
+		return m.Step(algo.Input{Kind: algo.Receive, From: from, Msg: algo.Msg{Type: MsgAck, Stamp: ts, ID: origin}})
 	}
 	msg(0, 5)
 	ack(0, 0, 5)
