@@ -45,8 +45,7 @@ func TestSweep(t *testing.T) {
 				for seed := uint64(1); seed <= uint64(seeds); seed++ {
 					wl := runner.Workload{Entries: 3, Think: runner.Fixed(0), Hold: runner.Dist{Max: 2 * time.Millisecond}}
 					var c runner.Collector
-					res, err := runner.Simulate(runner.SimConfig{Spec: spec, N: n, Seed: seed, Params: a.params, Workload: wl,
-						Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond}}, &c)
+					res, err := runner.Simulate(runner.Plan{Spec: spec, N: n, Seed: seed, Params: a.params, Workload: wl, Sim: runner.SimOptions{Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond}}}, &c, nil)
 					repro := fmt.Sprintf("dmx sim %s -n %d --seed %d --entries 3 --contention high --hold 0s-2ms --delay 100us-3ms%s", a.name, n, seed, paramFlags(a.params))
 					if err != nil {
 						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
@@ -138,8 +137,7 @@ func TestSweepMulticast(t *testing.T) {
 			for seed := uint64(1); seed <= uint64(seeds); seed++ {
 				wl := runner.Workload{Entries: 3, Think: runner.Dist{Max: time.Millisecond}}
 				var c runner.Collector
-				res, err := runner.Simulate(runner.SimConfig{Spec: spec, N: n, Seed: seed, Workload: wl,
-					Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond}}, &c)
+				res, err := runner.Simulate(runner.Plan{Spec: spec, N: n, Seed: seed, Workload: wl, Sim: runner.SimOptions{Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond}}}, &c, nil)
 				repro := fmt.Sprintf("dmx sim tomcast -n %d --seed %d --entries 3 --think 0s-1ms --delay 100us-3ms", n, seed)
 				if err != nil || !res.Complete {
 					t.Fatalf("seed %d: %v %s (reproduce: %s)", seed, err, res.Status, repro)
@@ -203,8 +201,7 @@ func TestSweepElections(t *testing.T) {
 				}
 				for seed := uint64(1); seed <= uint64(seeds); seed++ {
 					var c runner.Collector
-					res, err := runner.Simulate(runner.SimConfig{Spec: spec, N: n, Seed: seed, Duration: 1500 * time.Millisecond,
-						Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}, Faults: faults}, &c)
+					res, err := runner.Simulate(runner.Plan{Spec: spec, N: n, Seed: seed, Duration: 1500 * time.Millisecond, Faults: faults, Sim: runner.SimOptions{Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}}}, &c, nil)
 					repro := fmt.Sprintf("dmx sim %s -n %d --seed %d --duration 1500ms", spec.Name, n, seed)
 					for i, f := range faults {
 						repro += map[bool]string{true: " --faults ", false: ","}[i == 0] + f.String()
