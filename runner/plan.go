@@ -371,6 +371,7 @@ func PlanFromRun(run trace.Run, lookup func(name string) *algo.Spec) (Plan, erro
 	var err error
 	p.Params = rp.Algorithm
 	p.Workload = Workload{Entries: rp.Entries, Resources: rp.Resources, Procs: rp.Procs, Nested: rp.Nested}
+	p.Workload.Order = OrderSame // recorded for nested workloads only, where it matters
 	if rp.Order != nil {
 		p.Workload.Order = *rp.Order
 	}
