@@ -178,6 +178,7 @@ type Spec struct {
 // from the defaults. A Variant with no Params annotates the defaults.
 type Variant struct {
 	Params map[string]string
+	Doc    string // what it changes, and the seed that names it
 	// Flawed, if not empty, says how this configuration breaks a property
 	// its algorithm's Properties claim with no fault injected, as the
 	// seeds describe (basic Maekawa deadlocks). Sweeps that demand every

@@ -31,6 +31,11 @@ var params = append([]algo.Param{
 	election.InitiatorsParam,
 }, fd.Params...)
 
+// variants are the configurations tests run besides the defaults.
+var variants = []algo.Variant{
+	{Params: map[string]string{"initiators": "all"}, Doc: "every process starts an election at once"},
+}
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
 	Name:    "bully",
@@ -46,6 +51,7 @@ var Spec = algo.Spec{
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
 	Complexity: "best N-2 (second highest detects the failure), worst O(N^2): N(N-1)/2 elections + N(N-1)/2 answers + N-1 coordinators = N^2-1 when the lowest id starts",
 	Params:     params,
+	Variants:   variants,
 	New:        New,
 }
 

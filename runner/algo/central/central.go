@@ -26,6 +26,13 @@ var params = []algo.Param{
 	{Name: "fd-allowance", Default: "20ms", Doc: "failover: suspect a process silent for T+D (seed 004); a D below the delay spread makes false suspicions, which can break mutual exclusion here"},
 }
 
+// variants are the configurations tests run besides the defaults.
+var variants = []algo.Variant{
+	{Params: map[string]string{"failover": FailoverBully}, Doc: "the coordinator elected with bully (seed 004 failover)"},
+	{Params: map[string]string{"failover": FailoverBully, "revoke": "true", "initiators": "all"}, Doc: "grants of suspected holders revoked; every process starts the first election"},
+	{Params: map[string]string{"failover": FailoverRing, "initiators": "all"}, Doc: "the coordinator elected with the ring election"},
+}
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
 	Name:    "central",
@@ -43,6 +50,7 @@ var Spec = algo.Spec{
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
 	Complexity: "3 messages per CS of a client (request, grant, release), 0 for the coordinator's own; sync delay 2; failover: + an election + 2(N-1) (state query and reply) per new coordinator, + heartbeats",
 	Params:     params,
+	Variants:   variants,
 	New:        New,
 }
 

@@ -22,6 +22,13 @@ var params = []algo.Param{
 	{Name: "variant", Default: "basic", Doc: "basic: seed 001's actions, which can deadlock; inquire: the deadlock-free version with Lamport timestamps, inquire, relinquish and failed (needs FIFO channels)"},
 }
 
+// variants are the configurations tests run: basic (the defaults) and
+// the deadlock-free version.
+var variants = []algo.Variant{
+	{Doc: "basic: seed 001's actions", Flawed: "two requests can each hold votes the other needs: a deadlock (seed 001)"},
+	{Params: map[string]string{"variant": "inquire"}, Doc: "the deadlock-free version with inquire, relinquish and failed"},
+}
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
 	Name:       "maekawa",
@@ -32,6 +39,7 @@ var Spec = algo.Spec{
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
 	Complexity: "3(K-1) messages per CS for a voting set of K = 2√N-1 (about 3√N), more with variant=inquire; sync delay 2",
 	Params:     params,
+	Variants:   variants,
 	New:        New,
 }
 

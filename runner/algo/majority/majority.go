@@ -31,6 +31,11 @@ var params = []algo.Param{
 	{Name: "backoff", Default: "1ms-10ms", Doc: "back-off before a retry (seed 002 point 5): MIN-MAX drawn uniformly from the seeded source, or one duration for a fixed back-off; not 0"},
 }
 
+// variants are the configurations tests run besides the defaults.
+var variants = []algo.Variant{
+	{Params: map[string]string{"forget": "true", "coordinators": "1"}, Doc: "one coordinator that forgets its vote on restart (seed 002 point 4)"},
+}
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
 	Name:    "majority",
@@ -44,6 +49,7 @@ var Spec = algo.Spec{
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
 	Complexity: "3k' messages per uncontended CS (k' coordinators other than the requester: request, answer, release; 3(N-1) by default), up to 3k' more per failed attempt; sync delay 2",
 	Params:     params,
+	Variants:   variants,
 	New:        New,
 }
 

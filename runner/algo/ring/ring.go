@@ -28,6 +28,11 @@ var params = append([]algo.Param{
 	election.InitiatorsParam,
 }, fd.Params...)
 
+// variants are the configurations tests run besides the defaults.
+var variants = []algo.Variant{
+	{Params: map[string]string{"initiators": "all"}, Doc: "every process starts an election at once"},
+}
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
 	Name:    "ring",
@@ -41,6 +46,7 @@ var Spec = algo.Spec{
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
 	Complexity: "2N per initiator whoever it is (N election + N coordinator); k initiators 2kN; seed 001's best 2N, worst 3N-1, avg 2.5N are the single-id ring's (chang-roberts)",
 	Params:     params,
+	Variants:   variants,
 	New:        New,
 }
 

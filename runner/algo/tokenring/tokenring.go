@@ -29,6 +29,12 @@ var params = []algo.Param{
 	{Name: "fd-allowance", Default: "20ms", Doc: "regenerate: suspect a process silent for T+D (seed 004); false suspicions can make two tokens"},
 }
 
+// variants are the configurations tests run besides the defaults.
+var variants = []algo.Variant{
+	{Params: map[string]string{"regenerate": "true"}, Doc: "a lost token regenerated after a chang-roberts election"},
+	{Params: map[string]string{"regenerate": "true", "election": ElectionRing}, Doc: "a lost token regenerated after a ring election"},
+}
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
 	Name:    "token-ring",
@@ -44,6 +50,7 @@ var Spec = algo.Spec{
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
 	Complexity: "1..inf messages per CS, N/2 on average under load; sync delay 1..N-1; regenerate: + an election + N (probe) per suspected loss, + heartbeats",
 	Params:     params,
+	Variants:   variants,
 	New:        New,
 }
 
