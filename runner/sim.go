@@ -171,6 +171,8 @@ func (s *sim) progress() {
 	s.push(&simItem{at: s.now + int64(s.plan.Sim.Linger), stop: true})
 }
 
+// inject carries out a fault that is due: a case per fault kind (see
+// fault.go). A fault aimed at the leader before there is one does nothing.
 func (s *sim) inject(f Fault) {
 	s.pendingFaults--
 	p := f.Proc
