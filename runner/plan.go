@@ -210,6 +210,7 @@ type PlanError struct {
 	Err   error
 }
 
+// Error says "field value: what is wrong", e.g. "nodes 0: need at least 1".
 func (e *PlanError) Error() string {
 	if e.Value == "" {
 		return e.Field + ": " + e.Err.Error()
@@ -217,6 +218,7 @@ func (e *PlanError) Error() string {
 	return e.Field + " " + e.Value + ": " + e.Err.Error()
 }
 
+// Unwrap returns what is wrong.
 func (e *PlanError) Unwrap() error { return e.Err }
 
 func planErr(field string, value any, format string, args ...any) *PlanError {
