@@ -7,6 +7,8 @@ import (
 
 	"github.com/dmxlab/dmx/analyze/stats"
 	"github.com/dmxlab/dmx/render"
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/registry"
 )
 
 // newStatsCmd is dmx stats. Its JSON output is {"file": PATH, "runs":
@@ -56,7 +58,11 @@ documented in package analyze/stats; csv gives one row per measure.`,
 				if err != nil {
 					return &exitError{exitUsage, fmt.Errorf("%s: run %d: %w", path, run.ID, err)}
 				}
-				s, err := stats.Compute(run, r)
+				var costs []algo.Cost // none for a trace of another program
+				if spec := registry.Lookup(run.Algorithm); spec != nil {
+					costs = spec.Costs
+				}
+				s, err := stats.Compute(run, r, costs)
 				r.Close()
 				if err != nil {
 					return &exitError{exitUsage, fmt.Errorf("%s: run %d: %w", path, run.ID, err)}
