@@ -9,8 +9,9 @@
 //   - Stats: what runs cost beside the seeds' figures (dmx stats), as a
 //     table per run, as JSON (the stable form of package analyze/stats), or
 //     as CSV, one row per measure.
-//   - List: the algorithms (dmx list), their costs rendered as text, as a
-//     table, JSON or CSV.
+//   - List: the algorithms of the registry (dmx list) as a table, JSON or
+//     CSV; Costs writes an algorithm's costs (algo.Spec.Costs) as one line
+//     of text, the same values dmx stats puts beside a run.
 //   - Rows: the result of an SQL query (dmx sql) as a table, CSV or JSON.
 //   - Table, CSV and JSON: the three building blocks the others share.
 //

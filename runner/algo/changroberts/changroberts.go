@@ -38,20 +38,10 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgElection, MsgElected, fd.MsgHeartbeat},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
-	Costs: []algo.Cost{
-		{Measure: algo.MessagesPerElection, Formula: "best 2N, avg 2.5N, worst 3N-1",
-			Note: "best: the would-be leader initiates; worst: its successor does; 2N+(N-1-i) when P_i alone initiates",
-			Seed: "001 ring election: worst, best and average case analysis", Eval: algo.InN(cases)},
-		{Measure: algo.Completion, Formula: "best 2N, avg 2.5N, worst 3N-1 message transmission times",
-			Seed: "001 ring election: worst, best and average case analysis", Eval: algo.InN(cases)},
-	},
-	Params: params,
-	New:    New,
+	Costs:      election.RingCosts("best: the would-be leader initiates; worst: its successor does; 2N+(N-1-i) when P_i alone initiates"),
+	Params:     params,
+	New:        New,
 }
-
-// cases is seed 001's analysis of the ring election: best 2N (the would-be
-// leader initiates), worst 3N-1 (its successor does), 2.5N on average.
-func cases(n float64) algo.Estimate { return algo.Typical(2.5*n, 2*n, 3*n-1) }
 
 // Machine is one process of Chang and Roberts.
 type Machine struct {

@@ -39,22 +39,12 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgElection, MsgCoordinator, fd.MsgHeartbeat},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
-	Costs: []algo.Cost{
-		{Measure: algo.MessagesPerElection, Formula: "best 2N, avg 2.5N, worst 3N-1",
-			Note: "seed 001's figures are those of the single-id ring, chang-roberts; this ring sends 2N per initiator",
-			Seed: "001 ring election: worst, best and average case analysis", Eval: algo.InN(cases)},
-		{Measure: algo.Completion, Formula: "best 2N, avg 2.5N, worst 3N-1 message transmission times",
-			Seed: "001 ring election: worst, best and average case analysis", Eval: algo.InN(cases)},
-		{Measure: algo.MessagesPerElection, Formula: "2N per initiator (2kN for k)", Note: "N election + N coordinator, whoever initiates",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * n) })},
-	},
+	Costs: append(election.RingCosts("seed 001's figures are those of the single-id ring, chang-roberts; this ring sends 2N per initiator"),
+		algo.Cost{Measure: algo.MessagesPerElection, Formula: "2N per initiator (2kN for k)", Note: "N election + N coordinator, whoever initiates",
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * n) })}),
 	Params: params,
 	New:    New,
 }
-
-// cases is seed 001's analysis of the ring election: best 2N (the would-be
-// leader initiates), worst 3N-1 (its successor does), 2.5N on average.
-func cases(n float64) algo.Estimate { return algo.Typical(2.5*n, 2*n, 3*n-1) }
 
 // Machine is one process of the ring election.
 type Machine struct {
