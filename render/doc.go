@@ -1,3 +1,27 @@
-// Package render turns traces and results into things people read: tables
-// (through tablewriter) and, in the same spirit, CSV and JSON for scripts.
+// Package render turns results into what people and scripts read. It owns
+// every presentation of dmx's output: commands in cmd/dmx compute a result
+// with a library call (analyze, analyze/stats, trace, the registry) and
+// hand it to one function here with the --format the user chose.
+//
+//   - Reports: the checks of runs (dmx check, dmx run, dmx sim) as a table
+//     followed by the findings and the verdict, as JSON ({"verdict",
+//     "runs"}), or as JUnit XML for CI; Verdict is their overall verdict.
+//   - Stats: what runs cost beside the seeds' figures (dmx stats), as a
+//     table per run, as JSON (the stable form of package analyze/stats), or
+//     as CSV, one row per measure.
+//   - List: the algorithms of the registry (dmx list) as a table, JSON or
+//     CSV; Costs writes an algorithm's costs (algo.Spec.Costs) as one line
+//     of text, the same values dmx stats puts beside a run.
+//   - Rows: the result of an SQL query (dmx sql) as a table, CSV or JSON.
+//   - Table, CSV and JSON: the three building blocks the others share.
+//
+// Each renderer has its formats in a variable (ReportFormats, ...), the
+// default first, so that a command validates --format against the same
+// list the renderer accepts. Output is byte for byte stable: the golden
+// files in testdata/ show each renderer in each format (go test ./render
+// -update rewrites them), and the README pastes some of them.
+//
+// A new renderer (the space-time diagrams will be the next) goes into its
+// own file here, with its formats and golden files; render imports
+// analyze, analyze/stats, trace and runner/algo, never cmd.
 package render

@@ -110,7 +110,7 @@ func TestStreaming(t *testing.T) {
 		runtime.GC()
 		var base runtime.MemStats
 		runtime.ReadMemStats(&base)
-		s, err := Compute(trace.Run{Algorithm: "gen", Nodes: 16, Complete: true}, g)
+		s, err := Compute(trace.Run{Algorithm: "gen", Nodes: 16, Complete: true}, g, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +132,7 @@ func TestStreaming(t *testing.T) {
 func BenchmarkCompute(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Compute(trace.Run{Algorithm: "gen", Nodes: 16, Complete: true}, newGen(100_000, 1)); err != nil {
+		if _, err := Compute(trace.Run{Algorithm: "gen", Nodes: 16, Complete: true}, newGen(100_000, 1), nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,6 +4,17 @@
 // beside the figure the course notes give (DESIGN.md, "Message complexity
 // the seeds give").
 //
+// The figures are not stats' own: Compute is handed the algorithm's costs
+// (algo.Spec.Costs, found by the caller in the registry) and evaluates, for
+// each measure it has (messages per CS, client delay, sync delay, messages
+// per election, completion time), the first cost of that measure that a
+// seed gives, in the run's setting: its N, its recorded algorithm
+// parameters and the critical sections each process made. Costs that are
+// dmx's own counts (no seed) and measures stats does not take (bandwidth,
+// recovery) are for dmx list only. stats imports no algorithm; a run
+// without costs (a trace of another program) has no figures. Package render
+// writes Stats as tables, CSV and JSON.
+//
 // Compute reads one run in one pass of analyze.Walk, in a causal order, and
 // keeps per process a few counters per resource and per process, and per
 // message in flight a copy of its sender's counters: nothing per event.

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -84,10 +85,13 @@ type Measured struct {
 // HeartbeatType is the message type of the failure detector's heartbeats.
 const HeartbeatType = "heartbeat"
 
-// Compute reads the run's events from r in one pass and measures them.
-// Its error is Walk's: the trace could not be read or is broken.
-func Compute(run trace.Run, r trace.Reader) (*Stats, error) {
+// Compute reads the run's events from r in one pass and measures them,
+// beside the figures of costs that a seed gives (the algorithm's
+// algo.Spec.Costs; nil for none, as for a trace of another program). Its
+// error is Walk's: the trace could not be read or is broken.
+func Compute(run trace.Run, r trace.Reader, costs []algo.Cost) (*Stats, error) {
 	w := newWalker(run)
+	w.costs = costs
 	end, err := analyze.Walk(run, r, w.event)
 	if err != nil {
 		return nil, err

@@ -99,7 +99,11 @@ func (e *events) cs(p int, k trace.Kind) {
 
 func compute(t *testing.T, run trace.Run, ev []trace.Event) *Stats {
 	t.Helper()
-	s, err := Compute(run, &trace.SliceReader{Events: ev})
+	var costs []algo.Cost
+	if spec := registry.Lookup(run.Algorithm); spec != nil {
+		costs = spec.Costs
+	}
+	s, err := Compute(run, &trace.SliceReader{Events: ev}, costs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,4 +298,70 @@ func TestElectionStats(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCosts: a run without contention and without failures costs each
+// figure of its algorithm's Spec that has a single value, the seeds' and
+// dmx's own counts alike: messages per critical section, client delay in
+// hops, messages per election from one initiator, messages per multicast.
+// (A range, as "1..inf" or "best 2N, worst 3N-1", is not one value to
+// compare with.)
+func TestCosts(t *testing.T) {
+	const entries = 3
+	mutex := runner.Workload{Entries: entries, Contention: runner.ContentionNone, Hold: runner.Dist{Max: time.Millisecond}}
+	// A round of stats runs on after everyone knows the leader, so that
+	// it counts a lease master's renewals too: lease's uncontested
+	// election is not one round.
+	skip := map[string]algo.Measure{"lease": algo.MessagesPerElection}
+	compared := 0
+	for _, spec := range registry.All() {
+		for _, n := range []int{3, 5, 9} {
+			var s *Stats
+			switch spec.Kind {
+			case algo.MutualExclusion:
+				s = simulate(t, spec, n, 1, nil, mutex)
+			case algo.Multicast:
+				s = simulate(t, spec, n, 1, nil, runner.Workload{Entries: entries, Contention: runner.ContentionNone})
+			case algo.Election:
+				var params map[string]string
+				if slices.ContainsFunc(spec.Params, func(p algo.Param) bool { return p.Name == "initiators" }) {
+					params = map[string]string{"initiators": "0"}
+				}
+				s = simulate(t, spec, n, 1, params, runner.Workload{})
+			}
+			setting := algo.Setting{N: n, CS: slices.Repeat([]int64{entries}, n)}
+			for _, c := range spec.Costs {
+				e := c.Evaluate(setting)
+				if e.Value == nil || e.Min != nil || e.Max != nil || skip[spec.Name] == c.Measure {
+					continue
+				}
+				got, ok := measured(s, c.Measure)
+				if !ok {
+					continue
+				}
+				compared++
+				if math.Abs(got-*e.Value) > 1e-9 {
+					t.Errorf("%s N=%d: %s measured %v, its cost %q (seed %q) says %v", spec.Name, n, c.Measure, got, e.Formula, c.Seed, *e.Value)
+				}
+			}
+		}
+	}
+	if compared < 20 {
+		t.Errorf("%d costs compared with a run: which were left out?", compared)
+	}
+}
+
+// measured is what s measured of m, if stats measures m and s has it.
+func measured(s *Stats, m algo.Measure) (float64, bool) {
+	switch {
+	case m == algo.MessagesPerCS && s.Mutex != nil:
+		return s.Mutex.MessagesPerCS.Measured, true
+	case m == algo.ClientDelay && s.Mutex != nil && s.Mutex.ClientDelay.Hops.Count > 0:
+		return float64(s.Mutex.ClientDelay.Hops.Max), true
+	case m == algo.MessagesPerElection && s.Election != nil && s.Election.Elections > 0:
+		return s.Election.MessagesPerElection.Measured, true
+	case m == algo.MessagesPerMulticast && s.Multicast != nil:
+		return s.Multicast.MessagesPerMulticast, true
+	}
+	return 0, false
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -60,6 +61,7 @@ type exitMark struct {
 
 type walker struct {
 	run   trace.Run
+	costs []algo.Cost // the algorithm's, for the seeds' figures
 	st    Stats
 	procs []*pstate
 	n     int // processes: Run.Nodes or as seen
@@ -403,7 +405,7 @@ func (w *walker) finish(end analyze.End) *Stats {
 			multicasts = max(multicasts, ps.deliveries)
 		}
 	}
-	th := theory(w.run, st.Nodes, csBy)
+	th := theory(w.run, w.costs, st.Nodes, csBy)
 	total := float64(st.Messages.Total)
 
 	if w.requests > 0 || w.cs > 0 {

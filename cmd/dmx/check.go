@@ -1,10 +1,9 @@
 package main
 
 import (
-	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,17 +13,6 @@ import (
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 )
-
-// report is the checks of one run of one trace file.
-type report struct {
-	File    string           `json:"file"`
-	Run     int64            `json:"run"`
-	Algo    string           `json:"algorithm"`
-	Mode    string           `json:"mode"`
-	Status  string           `json:"status"`
-	Verdict analyze.Verdict  `json:"verdict"`
-	Results []analyze.Result `json:"results"`
-}
 
 func newCheckCmd() *cobra.Command {
 	var format, only string
@@ -47,32 +35,18 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
   dmx check --checks mutex-causal,liveness --run 2 run.db`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format, "table", "json", "junit"); err != nil {
+			if err := checkFormat(format, render.ReportFormats...); err != nil {
 				return &exitError{exitUsage, err}
 			}
 			checks, err := selectChecks(only) // nil: those that apply to each run
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			var all []report
+			var all []render.Report
 			for _, path := range args {
-				st, err := trace.Open(path)
+				st, runs, err := openRuns(path, runID)
 				if err != nil {
 					return &exitError{exitUsage, err}
-				}
-				runs, err := st.Runs()
-				if err == nil && runID != 0 {
-					var r trace.Run
-					r, err = st.Run(runID)
-					runs = []trace.Run{r}
-				}
-				if err != nil {
-					st.Close()
-					return &exitError{exitUsage, fmt.Errorf("%s: %w", path, err)}
-				}
-				if len(runs) == 0 {
-					st.Close()
-					return &exitError{exitUsage, fmt.Errorf("%s: the trace holds no runs", path)}
 				}
 				reps, err := checkRuns(st, runs, checks)
 				st.Close()
@@ -135,8 +109,8 @@ func checksFor(run trace.Run) ([]*analyze.Check, error) {
 
 // checkRuns runs checks (nil: those that apply to each run) over runs of
 // the open trace st.
-func checkRuns(st *trace.Store, runs []trace.Run, only []*analyze.Check) ([]report, error) {
-	var out []report
+func checkRuns(st *trace.Store, runs []trace.Run, only []*analyze.Check) ([]render.Report, error) {
+	var out []render.Report
 	for _, run := range runs {
 		checks := only
 		if checks == nil {
@@ -154,150 +128,51 @@ func checkRuns(st *trace.Store, runs []trace.Run, only []*analyze.Check) ([]repo
 		if err != nil {
 			return nil, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)
 		}
-		out = append(out, report{File: st.Path(), Run: run.ID, Algo: run.Algorithm, Mode: run.Mode, Status: run.Status,
+		out = append(out, render.Report{File: st.Path(), Run: run.ID, Algo: run.Algorithm, Mode: run.Mode, Status: run.Status,
 			Verdict: analyze.Summarize(results), Results: results})
 	}
 	return out, nil
 }
 
-// printReports prints reports and returns the exit code of their verdict.
-func printReports(w io.Writer, format string, reps []report, maxShown int) int {
-	var vs []analyze.Verdict
-	for _, r := range reps {
-		vs = append(vs, r.Verdict)
+// printReports renders reps in format and returns the exit code of their
+// verdict; a report that could not be written (stdout closed) is exit 2.
+func printReports(w io.Writer, format string, reps []render.Report, maxShown int) int {
+	if err := render.Reports(w, format, reps, maxShown); err != nil {
+		return exitUsage
 	}
-	overall := worst(vs)
-	if format == "junit" {
-		writeJUnit(w, reps)
-		return exitCode(overall)
-	}
-	if format == "json" {
-		render.JSON(w, struct {
-			Verdict analyze.Verdict `json:"verdict"`
-			Runs    []report        `json:"runs"`
-		}{overall, reps})
-		return exitCode(overall)
-	}
-	multi := len(reps) > 1
-	var rows [][]string
-	for _, rep := range reps {
-		for _, res := range rep.Results {
-			row := []string{res.Check, string(res.Verdict), strconv.Itoa(len(res.Findings)), res.Note}
-			if res.Err != nil {
-				row[3] = "error: " + res.Err.Error()
-			}
-			if multi {
-				row = append([]string{fmt.Sprintf("%s#%d", rep.File, rep.Run)}, row...)
-			}
-			rows = append(rows, row)
-		}
-	}
-	header := []string{"check", "verdict", "findings", "note"}
-	if multi {
-		header = append([]string{"run"}, header...)
-	}
-	render.Table(w, header, rows)
-	for _, rep := range reps {
-		for _, res := range rep.Results {
-			for i, f := range res.Findings {
-				if i == maxShown {
-					fmt.Fprintf(w, "  ... and %d more %s findings (--format json shows all)\n", len(res.Findings)-maxShown, res.Check)
-					break
-				}
-				where := ""
-				if multi {
-					where = fmt.Sprintf("%s#%d ", rep.File, rep.Run)
-				}
-				fmt.Fprintf(w, "%s%s: %s\n", where, res.Check, f.Message)
-			}
-		}
-	}
-	fmt.Fprintf(w, "verdict: %s\n", overall)
-	return exitCode(overall)
-}
-
-func worst(vs []analyze.Verdict) analyze.Verdict {
-	out := analyze.Verdict("ok")
-	for _, v := range vs {
-		switch v {
-		case "violated":
-			out = v
-		case "unknown":
-			if out != "violated" {
-				out = v
-			}
-		}
-	}
-	return out
+	return exitCode(render.Verdict(reps))
 }
 
 func exitCode(v analyze.Verdict) int {
 	switch v {
-	case "violated":
+	case analyze.Violated:
 		return exitViolated
-	case "unknown":
+	case analyze.Unknown:
 		return exitInconclusive
 	}
 	return exitOK
 }
 
-// writeJUnit writes the reports as JUnit XML: one test suite per run, one
-// test case per check; a violation is a failure, an unknown verdict is
-// skipped, a check that could not run is an error.
-func writeJUnit(w io.Writer, reps []report) {
-	type failure struct {
-		Message string `xml:"message,attr"`
-		Text    string `xml:",chardata"`
+// openRuns opens the trace at path and lists its runs, or only run runID
+// when it is not 0. A trace without runs is an error: there is nothing to
+// report on. The caller closes the store.
+func openRuns(path string, runID int64) (*trace.Store, []trace.Run, error) {
+	st, err := trace.Open(path)
+	if err != nil {
+		return nil, nil, err
 	}
-	type testcase struct {
-		Name      string   `xml:"name,attr"`
-		Classname string   `xml:"classname,attr"`
-		Failure   *failure `xml:"failure,omitempty"`
-		Error     *failure `xml:"error,omitempty"`
-		Skipped   *failure `xml:"skipped,omitempty"`
+	runs, err := st.Runs()
+	if err == nil && runID != 0 {
+		var r trace.Run
+		r, err = st.Run(runID)
+		runs = []trace.Run{r}
 	}
-	type suite struct {
-		Name     string     `xml:"name,attr"`
-		Tests    int        `xml:"tests,attr"`
-		Failures int        `xml:"failures,attr"`
-		Errors   int        `xml:"errors,attr"`
-		Skipped  int        `xml:"skipped,attr"`
-		Cases    []testcase `xml:"testcase"`
+	if err == nil && len(runs) == 0 {
+		err = errors.New("the trace holds no runs")
 	}
-	type suites struct {
-		XMLName xml.Name `xml:"testsuites"`
-		Suites  []suite  `xml:"testsuite"`
+	if err != nil {
+		st.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var out suites
-	for _, rep := range reps {
-		name := fmt.Sprintf("%s run %d (%s)", rep.File, rep.Run, rep.Algo)
-		s := suite{Name: name}
-		for _, res := range rep.Results {
-			tc := testcase{Name: res.Check, Classname: name}
-			var msgs []string
-			for _, f := range res.Findings {
-				msgs = append(msgs, f.Message)
-			}
-			text := strings.Join(msgs, "\n")
-			switch {
-			case res.Err != nil:
-				tc.Error = &failure{Message: res.Err.Error()}
-				s.Errors++
-			case res.Verdict == analyze.Violated:
-				tc.Failure = &failure{Message: fmt.Sprintf("%d findings", len(res.Findings)), Text: text}
-				s.Failures++
-			case res.Verdict == analyze.Unknown:
-				tc.Skipped = &failure{Message: res.Note}
-				s.Skipped++
-			}
-			s.Cases = append(s.Cases, tc)
-			s.Tests++
-		}
-		out.Suites = append(out.Suites, s)
-	}
-	io.WriteString(w, xml.Header)
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	enc.Encode(out)
-	io.WriteString(w, "\n")
+	return st, runs, nil
 }

@@ -152,12 +152,9 @@ func TestCheckVerdictExitCodes(t *testing.T) {
 			t.Errorf("check --format %s of an incomplete run: exit %d\n%s", format, code, out)
 		}
 	}
-	_, out, _ := dmx(t, "check", "--format", "junit", dead)
-	if !strings.Contains(out, "<testsuites>") || !strings.Contains(out, `<failure message=`) {
-		t.Errorf("junit output:\n%s", out)
-	}
-	_, out, _ = dmx(t, "check", "--format", "json", dead, short)
-	if !strings.Contains(out, `"verdict": "violated"`) || !strings.Contains(out, `"unknown"`) {
-		t.Errorf("json output:\n%s", out)
+	// Several traces: the worst verdict (render's golden files show the
+	// reports themselves).
+	if code, out, _ := dmx(t, "check", "--format", "json", dead, short); code != 1 {
+		t.Errorf("check of a violation and an incomplete run: exit %d\n%s", code, out)
 	}
 }

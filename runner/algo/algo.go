@@ -163,7 +163,7 @@ type Spec struct {
 	Seeds      []string // the course notes it follows, e.g. "003 [RA1]-[RH1]"
 	MsgTypes   []string // the message types it sends
 	Properties []string // the checks that apply to its traces
-	Complexity string   // the seeds' figures, e.g. "2(N-1) per CS, sync delay 1"
+	Costs      []Cost   // what it costs: the seeds' figures (dmx stats compares runs with them) and dmx's own counts
 	Params     []Param  // parameters it accepts
 	// Variants are the configurations worth testing besides the defaults:
 	// the variants the seeds name and the options that change the protocol

@@ -28,4 +28,13 @@
 //
 // Machines are single-resource: the runtime keeps one instance per resource
 // and routes messages by Msg.Resource.
+//
+// Besides its machines, a Spec carries what the algorithm costs (Costs):
+// each Cost is a formula as the course notes write it ("2(N-1)"), the
+// measure it counts, the seed it comes from ("" for dmx's own count of an
+// extension such as failover) and Eval, its value in a run's Setting (N,
+// parameters, critical sections per process). dmx list shows the formulas;
+// analyze/stats, handed the Costs, puts the seeds' values beside what a
+// run measured. An algorithm's figures live next to its rules, so that
+// neither stats nor list knows any algorithm by name.
 package algo

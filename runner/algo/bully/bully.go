@@ -49,10 +49,15 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgElection, MsgAnswer, MsgCoordinator, fd.MsgHeartbeat},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
-	Complexity: "best N-2 (second highest detects the failure), worst O(N^2): N(N-1)/2 elections + N(N-1)/2 answers + N-1 coordinators = N^2-1 when the lowest id starts",
-	Params:     params,
-	Variants:   variants,
-	New:        New,
+	Costs: []algo.Cost{
+		{Measure: algo.MessagesPerElection, Formula: "best N-2, worst O(N^2) (N^2-1 when the lowest id starts)",
+			Note: "best: the second highest id detects the failure; worst: N(N-1)/2 elections + N(N-1)/2 answers + N-1 coordinators",
+			Seed: "001 the bully algorithm: analysis; 004 bully algorithm",
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Between(n-2, n*n-1) })},
+	},
+	Params:   params,
+	Variants: variants,
+	New:      New,
 }
 
 type phase int

@@ -3,6 +3,7 @@ package central
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/bully"
@@ -48,10 +49,43 @@ var Spec = algo.Spec{
 		MsgStateQuery, MsgStateIdle, MsgStateRequesting, MsgStateHolding, MsgNack,
 		bully.MsgElection, bully.MsgAnswer, bully.MsgCoordinator, fd.MsgHeartbeat},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
-	Complexity: "3 messages per CS of a client (request, grant, release), 0 for the coordinator's own; sync delay 2; failover: + an election + 2(N-1) (state query and reply) per new coordinator, + heartbeats",
-	Params:     params,
-	Variants:   variants,
-	New:        New,
+	Costs: []algo.Cost{
+		{Measure: algo.MessagesPerCS, Formula: "3 per CS of a client, 0 for the coordinator's own", Note: "request, grant, release",
+			Seed: "003 central coordinator: three messages per use of a CS", Eval: messagesPerCS},
+		{Measure: algo.SyncDelay, Formula: "2 between clients (1 when the coordinator exits or enters)", Note: "release + grant",
+			Seed: "004 centralized algorithm, properties", Eval: algo.Const(algo.Typical(2, 1, 2))},
+		{Measure: algo.ClientDelay, Formula: "2 for a client (request + grant), 0 for the coordinator",
+			Seed: "004 centralized algorithm, properties", Eval: algo.Const(algo.Typical(2, 0, 2))},
+		{Measure: algo.Bandwidth, Formula: "3", Seed: "004 centralized algorithm, properties", Eval: algo.Const(algo.Exact(3))},
+		{Measure: algo.MessagesPerRecovery, Formula: "an election + 2(N-1)",
+			Note: "failover: per new coordinator, a state query to each other process and its reply; heartbeats apart"},
+	},
+	Params:   params,
+	Variants: variants,
+	New:      New,
+}
+
+// messagesPerCS is seed 003's three messages for a critical section of a
+// client and none for one of the coordinator, averaged over the run's
+// critical sections.
+func messagesPerCS(s algo.Setting) algo.Estimate {
+	coord := 0
+	if c, err := strconv.Atoi(s.Params["coordinator"]); err == nil {
+		coord = c
+	}
+	var cs, own float64
+	for p, c := range s.CS {
+		cs += float64(c)
+		if p == coord {
+			own = float64(c)
+		}
+	}
+	var e algo.Estimate
+	if cs > 0 {
+		e = algo.Exact(3 * (cs - own) / cs)
+	}
+	e.Formula = fmt.Sprintf("3 per CS of a client, 0 for the coordinator P%d's own", coord)
+	return e
 }
 
 type state int

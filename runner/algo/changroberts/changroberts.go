@@ -43,7 +43,7 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgElection, MsgElected, fd.MsgHeartbeat},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
-	Complexity: "best 2N (the would-be leader initiates), worst 3N-1 (its successor initiates), avg 2.5N; exactly 2N+(N-1-i) when P_i alone initiates",
+	Costs:      election.RingCosts("best: the would-be leader initiates; worst: its successor does; 2N+(N-1-i) when P_i alone initiates"),
 	Params:     params,
 	Variants:   variants,
 	New:        New,

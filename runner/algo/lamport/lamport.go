@@ -22,8 +22,12 @@ var Spec = algo.Spec{
 	Seeds:      []string{"000 Lamport's mutual exclusion", "002 Lamport mutual exclusion"},
 	MsgTypes:   []string{MsgRequest, MsgAck, MsgRelease},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
-	Complexity: "3(N-1) messages per CS (request, ack, release to each other process); sync delay 1; needs FIFO channels",
-	New:        New,
+	Costs: []algo.Cost{
+		{Measure: algo.MessagesPerCS, Formula: "3(N-1)", Note: "request, ack and release to each other process",
+			Seed: "000 Lamport's mutual exclusion, counted from its rules", Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(3 * (n - 1)) })},
+		{Measure: algo.SyncDelay, Formula: "1", Note: "the release", Eval: algo.Const(algo.Exact(1))},
+	},
+	New: New,
 }
 
 // req is a queued request (T, id).

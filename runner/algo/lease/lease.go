@@ -44,9 +44,14 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgVoteRequest, MsgVote, MsgRenew, MsgRenewAck},
 	Properties: []string{"agreement", "split-brain", "termination"}, // not validity: any live server may win
-	Complexity: "2(N-1) per uncontested election (requests, votes), 2(N-1) per renewal round (renews, acks)",
-	Params:     params,
-	New:        New,
+	Costs: []algo.Cost{
+		{Measure: algo.MessagesPerElection, Formula: "2(N-1)", Note: "uncontested: a vote request to each other server and its vote",
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) })},
+		{Measure: algo.MessagesPerRenewal, Formula: "2(N-1)", Note: "a renew to each other server and its ack, per round",
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) })},
+	},
+	Params: params,
+	New:    New,
 }
 
 type role int

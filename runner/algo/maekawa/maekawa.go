@@ -2,6 +2,7 @@ package maekawa
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -37,10 +38,46 @@ var Spec = algo.Spec{
 	Seeds:      []string{"001 Maekawa's algorithm: voting sets, actions, safety, liveness", "004 Maekawa's algorithm"},
 	MsgTypes:   []string{MsgRequest, MsgReply, MsgRelease, MsgInquire, MsgRelinquish, MsgFailed},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
-	Complexity: "3(K-1) messages per CS for a voting set of K = 2√N-1 (about 3√N), more with variant=inquire; sync delay 2",
-	Params:     params,
-	Variants:   variants,
-	New:        New,
+	Costs: []algo.Cost{
+		{Measure: algo.MessagesPerCS, Formula: "3(K-1), K = 2*sqrt(N)-1 on a square grid (about 3*sqrt(N))",
+			Note: "request, vote and release to each other member of the voting set; more with variant=inquire",
+			Seed: "001 Maekawa's algorithm: voting sets; 004 overview", Eval: messagesPerCS},
+		{Measure: algo.SyncDelay, Formula: "2 (1 when the process that leaves is the common voter)", Note: "release to the common voter, its vote",
+			Seed: "004 Maekawa's algorithm, properties", Eval: algo.Const(algo.Typical(2, 1, 2))},
+		{Measure: algo.ClientDelay, Formula: "2 (multicast + votes)", Seed: "004 Maekawa's algorithm, properties", Eval: algo.Const(algo.Exact(2))},
+		{Measure: algo.Bandwidth, Formula: "3*sqrt(N)", Note: "without hardware multicast", Seed: "004 Maekawa's algorithm, properties",
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(3 * math.Sqrt(n)) })},
+	},
+	Params:   params,
+	Variants: variants,
+	New:      New,
+}
+
+// messagesPerCS is 3(K-1) for a critical section of a process whose
+// voting set has K members (itself included: its own vote costs no
+// message), averaged over the run's critical sections: the sets differ in
+// size when N is not a square.
+func messagesPerCS(s algo.Setting) algo.Estimate {
+	if len(s.CS) == 0 {
+		return algo.Estimate{}
+	}
+	var msgs, cs float64
+	lo, hi := s.N, 0
+	for p, c := range s.CS {
+		k := len(VotingSet(p, s.N))
+		lo, hi = min(lo, k), max(hi, k)
+		msgs += float64(c) * 3 * float64(k-1)
+		cs += float64(c)
+	}
+	var e algo.Estimate
+	if cs > 0 {
+		e = algo.Exact(msgs / cs)
+	}
+	e.Formula = fmt.Sprintf("3(K-1), K = %d", lo)
+	if lo != hi {
+		e.Formula = fmt.Sprintf("3(K-1), K = %d..%d by voting set, averaged", lo, hi)
+	}
+	return e
 }
 
 // VotingSet returns V_i for the grid of seed 001: P_i's row plus its column

@@ -47,10 +47,37 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgRequest, MsgGrant, MsgDeny, MsgRelease},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
-	Complexity: "3k' messages per uncontended CS (k' coordinators other than the requester: request, answer, release; 3(N-1) by default), up to 3k' more per failed attempt; sync delay 2",
-	Params:     params,
-	Variants:   variants,
-	New:        New,
+	Costs: []algo.Cost{
+		{Measure: algo.MessagesPerCS, Formula: "3k'", Note: "uncontended: request, answer and release to each of the k' coordinators other than the requester (3(N-1) by default); up to 3k' more per failed attempt",
+			Eval: messagesPerCS},
+		{Measure: algo.SyncDelay, Formula: "2", Note: "release to a coordinator, its grant", Eval: algo.Const(algo.Exact(2))},
+	},
+	Params:   params,
+	Variants: variants,
+	New:      New,
+}
+
+// messagesPerCS is 3k' for an uncontended critical section, k' the
+// coordinators other than the requester, averaged over the run's critical
+// sections: a coordinator that requests asks one coordinator fewer.
+func messagesPerCS(s algo.Setting) algo.Estimate {
+	k := s.N
+	if v, err := strconv.Atoi(s.Params["coordinators"]); err == nil {
+		k = v
+	}
+	var msgs, cs float64
+	for p, c := range s.CS {
+		others := k
+		if p < k {
+			others--
+		}
+		msgs += float64(c) * 3 * float64(others)
+		cs += float64(c)
+	}
+	if cs == 0 {
+		return algo.Estimate{}
+	}
+	return algo.Exact(msgs / cs)
 }
 
 // Quorum is m, the number of grants a request needs out of k coordinators:

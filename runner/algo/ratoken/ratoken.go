@@ -25,9 +25,14 @@ var Spec = algo.Spec{
 	Seeds:      []string{"001 [RI1] [RI2] [RA1] [RH1] [RH2] [RR1] [RR2]"},
 	MsgTypes:   []string{MsgRequest, MsgToken},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness"},
-	Complexity: "N messages per CS (N-1 requests, 1 token), 0 if the process holds the token; sync delay 1",
-	Params:     params,
-	New:        New,
+	Costs: []algo.Cost{
+		{Measure: algo.MessagesPerCS, Formula: "N, or 0 when it holds the token", Note: "N-1 requests, 1 token",
+			Seed: "001 Ricart-Agrawala second algorithm: n messages for entering a CS",
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Between(0, n) })},
+		{Measure: algo.SyncDelay, Formula: "1", Note: "the token, straight to the next requester", Eval: algo.Const(algo.Exact(1))},
+	},
+	Params: params,
+	New:    New,
 }
 
 type state int

@@ -26,8 +26,15 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgRequest, MsgReply},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
-	Complexity: "2(N-1) messages per CS (N-1 requests, N-1 replies); sync delay 1",
-	New:        New,
+	Costs: []algo.Cost{
+		{Measure: algo.MessagesPerCS, Formula: "2(N-1)", Note: "N-1 requests, N-1 replies", Seed: "003 Ricart-Agrawala; 004 overview",
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) })},
+		{Measure: algo.SyncDelay, Formula: "1", Note: "the deferred reply", Seed: "004 Ricart and Agrawala, properties", Eval: algo.Const(algo.Exact(1))},
+		{Measure: algo.ClientDelay, Formula: "2 (multicast + replies)", Seed: "004 Ricart and Agrawala, properties", Eval: algo.Const(algo.Exact(2))},
+		{Measure: algo.Bandwidth, Formula: "2(N-1)", Note: "without hardware multicast", Seed: "004 Ricart and Agrawala, properties",
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) })},
+	},
+	New: New,
 }
 
 type state int

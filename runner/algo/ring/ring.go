@@ -44,10 +44,12 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgElection, MsgCoordinator, fd.MsgHeartbeat},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
-	Complexity: "2N per initiator whoever it is (N election + N coordinator); k initiators 2kN; seed 001's best 2N, worst 3N-1, avg 2.5N are the single-id ring's (chang-roberts)",
-	Params:     params,
-	Variants:   variants,
-	New:        New,
+	Costs: append(election.RingCosts("seed 001's figures are those of the single-id ring, chang-roberts; this ring sends 2N per initiator"),
+		algo.Cost{Measure: algo.MessagesPerElection, Formula: "2N per initiator (2kN for k)", Note: "N election + N coordinator, whoever initiates",
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * n) })}),
+	Params:   params,
+	Variants: variants,
+	New:      New,
 }
 
 // Machine is one process of the ring election.

@@ -48,10 +48,19 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgToken, MsgProbe, changroberts.MsgElection, changroberts.MsgElected, ring.MsgCoordinator, fd.MsgHeartbeat},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
-	Complexity: "1..inf messages per CS, N/2 on average under load; sync delay 1..N-1; regenerate: + an election + N (probe) per suspected loss, + heartbeats",
-	Params:     params,
-	Variants:   variants,
-	New:        New,
+	Costs: []algo.Cost{
+		{Measure: algo.MessagesPerCS, Formula: "1..inf", Note: "N/2 on average under load; the token circulates when nobody wants it too",
+			Seed: "004 token ring algorithm, overview; 001 token ring algorithm", Eval: algo.Const(algo.AtLeast(1))},
+		{Measure: algo.SyncDelay, Formula: "avg N/2, worst N-1", Seed: "004 token ring algorithm, properties",
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Typical(n/2, 1, n-1) })},
+		{Measure: algo.ClientDelay, Formula: "avg N/2 token hops, worst N-1", Seed: "004 token ring algorithm, properties",
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Typical(n/2, 0, n-1) })},
+		{Measure: algo.Bandwidth, Formula: "inf", Seed: "004 token ring algorithm, properties"},
+		{Measure: algo.MessagesPerRecovery, Formula: "an election + N", Note: "regenerate: per suspected loss, a probe round the ring; heartbeats apart"},
+	},
+	Params:   params,
+	Variants: variants,
+	New:      New,
 }
 
 // Machine is one process of the token ring.

@@ -24,8 +24,11 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgMsg, MsgAck},
 	Properties: []string{"total-order", "clocks"},
-	Complexity: "per multicast N + N² sends, N²-1 of them between processes ((N-1) copies + N(N-1) acks) and N+1 to oneself; needs FIFO channels",
-	New:        New,
+	Costs: []algo.Cost{
+		{Measure: algo.MessagesPerMulticast, Formula: "N+N^2", Note: "N^2-1 between processes ((N-1) copies + N(N-1) acks) and N+1 to oneself",
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(n + n*n) })},
+	},
+	New: New,
 }
 
 // key names a multicast: its timestamp and its origin. Keys are totally

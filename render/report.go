@@ -1,0 +1,185 @@
+package render
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/dmxlab/dmx/analyze"
+)
+
+// Report is the checks of one run of one trace file, as dmx check and dmx
+// run report them. Its JSON form is the stable one of dmx check --format
+// json (see Reports).
+type Report struct {
+	File    string           `json:"file"`
+	Run     int64            `json:"run"`
+	Algo    string           `json:"algorithm"`
+	Mode    string           `json:"mode"`
+	Status  string           `json:"status"`
+	Verdict analyze.Verdict  `json:"verdict"`
+	Results []analyze.Result `json:"results"`
+}
+
+// ReportFormats are the formats Reports writes, the default first.
+var ReportFormats = []string{"table", "json", "junit"}
+
+// Verdict is the verdict of reps taken together: violated if one run's is,
+// else unknown if one run's is, else ok.
+func Verdict(reps []Report) analyze.Verdict {
+	out := analyze.OK
+	for _, r := range reps {
+		switch r.Verdict {
+		case analyze.Violated:
+			out = analyze.Violated
+		case analyze.Unknown:
+			if out != analyze.Violated {
+				out = analyze.Unknown
+			}
+		}
+	}
+	return out
+}
+
+// Reports writes reps in format, one of ReportFormats: a table then the
+// findings (at most maxShown per check) and the overall verdict; JSON,
+// {"verdict": V, "runs": [REPORT...]}; or JUnit XML.
+func Reports(w io.Writer, format string, reps []Report, maxShown int) error {
+	switch format {
+	case "table":
+		return reportTable(w, reps, maxShown)
+	case "json":
+		return reportJSON(w, reps)
+	case "junit":
+		return reportJUnit(w, reps)
+	}
+	return unknownFormat(format, ReportFormats)
+}
+
+func unknownFormat(format string, known []string) error {
+	return fmt.Errorf("format %q: want one of %s", format, strings.Join(known, ", "))
+}
+
+// reportJSON writes reps and their overall verdict as JSON.
+func reportJSON(w io.Writer, reps []Report) error {
+	return JSON(w, struct {
+		Verdict analyze.Verdict `json:"verdict"`
+		Runs    []Report        `json:"runs"`
+	}{Verdict(reps), reps})
+}
+
+// reportTable writes one row per check of each run (the runs named by a
+// first column when there are several), then each check's findings, at
+// most maxShown of them (JSON shows them all), then the overall verdict.
+func reportTable(w io.Writer, reps []Report, maxShown int) error {
+	multi := len(reps) > 1
+	where := func(rep Report) string { return fmt.Sprintf("%s#%d", rep.File, rep.Run) }
+	var rows [][]string
+	for _, rep := range reps {
+		for _, res := range rep.Results {
+			row := []string{res.Check, string(res.Verdict), strconv.Itoa(len(res.Findings)), res.Note}
+			if res.Err != nil {
+				row[3] = "error: " + res.Err.Error()
+			}
+			if multi {
+				row = append([]string{where(rep)}, row...)
+			}
+			rows = append(rows, row)
+		}
+	}
+	header := []string{"check", "verdict", "findings", "note"}
+	if multi {
+		header = append([]string{"run"}, header...)
+	}
+	if err := Table(w, header, rows); err != nil {
+		return err
+	}
+	for _, rep := range reps {
+		prefix := ""
+		if multi {
+			prefix = where(rep) + " "
+		}
+		for _, res := range rep.Results {
+			for i, f := range res.Findings {
+				if i == maxShown {
+					fmt.Fprintf(w, "  ... and %d more %s findings (--format json shows all)\n", len(res.Findings)-maxShown, res.Check)
+					break
+				}
+				fmt.Fprintf(w, "%s%s: %s\n", prefix, res.Check, f.Message)
+			}
+		}
+	}
+	_, err := fmt.Fprintf(w, "verdict: %s\n", Verdict(reps))
+	return err
+}
+
+// The JUnit XML schema, as CI test-report viewers read it.
+type (
+	junitSuites struct {
+		XMLName xml.Name     `xml:"testsuites"`
+		Suites  []junitSuite `xml:"testsuite"`
+	}
+	junitSuite struct {
+		Name     string      `xml:"name,attr"`
+		Tests    int         `xml:"tests,attr"`
+		Failures int         `xml:"failures,attr"`
+		Errors   int         `xml:"errors,attr"`
+		Skipped  int         `xml:"skipped,attr"`
+		Cases    []junitCase `xml:"testcase"`
+	}
+	junitCase struct {
+		Name      string        `xml:"name,attr"`
+		Classname string        `xml:"classname,attr"`
+		Failure   *junitFailure `xml:"failure,omitempty"`
+		Error     *junitFailure `xml:"error,omitempty"`
+		Skipped   *junitFailure `xml:"skipped,omitempty"`
+	}
+	junitFailure struct {
+		Message string `xml:"message,attr"`
+		Text    string `xml:",chardata"`
+	}
+)
+
+// reportJUnit writes reps as JUnit XML: one test suite per run, one test
+// case per check; a violation is a failure, an unknown verdict is skipped,
+// a check that could not run is an error.
+func reportJUnit(w io.Writer, reps []Report) error {
+	var out junitSuites
+	for _, rep := range reps {
+		name := fmt.Sprintf("%s run %d (%s)", rep.File, rep.Run, rep.Algo)
+		s := junitSuite{Name: name}
+		for _, res := range rep.Results {
+			tc := junitCase{Name: res.Check, Classname: name}
+			switch {
+			case res.Err != nil:
+				tc.Error = &junitFailure{Message: res.Err.Error()}
+				s.Errors++
+			case res.Verdict == analyze.Violated:
+				msgs := make([]string, len(res.Findings))
+				for i, f := range res.Findings {
+					msgs[i] = f.Message
+				}
+				tc.Failure = &junitFailure{Message: fmt.Sprintf("%d findings", len(res.Findings)), Text: strings.Join(msgs, "\n")}
+				s.Failures++
+			case res.Verdict == analyze.Unknown:
+				tc.Skipped = &junitFailure{Message: res.Note}
+				s.Skipped++
+			}
+			s.Cases = append(s.Cases, tc)
+			s.Tests++
+		}
+		out.Suites = append(out.Suites, s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

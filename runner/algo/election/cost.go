@@ -1,0 +1,16 @@
+package election
+
+import "github.com/dmxlab/dmx/runner/algo"
+
+// RingCosts are seed 001's figures for an election round a ring: messages
+// and completion time, best 2N (the would-be leader initiates), worst 3N-1
+// (its successor does), 2.5N on average. note says how they apply to the
+// algorithm, for dmx list.
+func RingCosts(note string) []algo.Cost {
+	const seed = "001 ring election: worst, best and average case analysis"
+	cases := algo.InN(func(n float64) algo.Estimate { return algo.Typical(2.5*n, 2*n, 3*n-1) })
+	return []algo.Cost{
+		{Measure: algo.MessagesPerElection, Formula: "best 2N, avg 2.5N, worst 3N-1", Note: note, Seed: seed, Eval: cases},
+		{Measure: algo.Completion, Formula: "best 2N, avg 2.5N, worst 3N-1 message transmission times", Seed: seed, Eval: cases},
+	}
+}
