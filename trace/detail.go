@@ -326,8 +326,14 @@ func (m Message) appendFull(b []byte) []byte {
 	return append(m.appendFields(b, -1), '}') // -1: a comma before the first, type came first
 }
 
-// decode reads a message's members; Type and Resource only if full.
+// decode reads a message's members; Type and Resource only if full. Empty
+// Vals are nil: a message has them or not, as its encoding does.
 func (m *Message) decode(detail []byte, full bool) error {
+	defer func() {
+		if len(m.Vals) == 0 {
+			m.Vals = nil
+		}
+	}()
 	return fields(detail, func(k, v []byte) (err error) {
 		switch string(k) {
 		case "stamp":

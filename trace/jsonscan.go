@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -278,19 +279,25 @@ func elements(v []byte, f func(val []byte) error) error {
 }
 
 // unquote returns the contents of the JSON string s (quotes included, syntax
-// already checked). Without escapes it is s's own bytes.
+// already checked). Without escapes it is s's own bytes. Invalid UTF-8
+// becomes U+FFFD, as encoding/json has it (and writes it).
 func unquote(s []byte) ([]byte, error) {
 	in := s[1 : len(s)-1]
+	plain := true
 	for _, c := range in {
-		if c == '\\' {
-			var str string
-			if err := json.Unmarshal(s, &str); err != nil {
-				return nil, err
-			}
-			return []byte(str), nil
+		if c == '\\' || c >= utf8.RuneSelf {
+			plain = false
+			break
 		}
 	}
-	return in, nil
+	if plain || utf8.Valid(in) && bytes.IndexByte(in, '\\') < 0 {
+		return in, nil
+	}
+	var str string
+	if err := json.Unmarshal(s, &str); err != nil {
+		return nil, err
+	}
+	return []byte(str), nil
 }
 
 // isNull reports whether v, a value's text, is JSON null. A null member is

@@ -103,7 +103,7 @@ func ParseWire(line []byte, ev *Event) error {
 		case "vc":
 			ev.VC = nil
 			if !isNull(v) {
-				ev.VC, err = ParseVC(nil, v)
+				ev.VC, err = ParseVC(VC{}, v) // [] stays an empty clock, not nil
 			}
 		case "w":
 			ev.Wall, err = jsonInt(v)
