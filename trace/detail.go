@@ -83,7 +83,7 @@ func (d *Start) decode(detail []byte) error {
 		case "n":
 			d.N, err = jsonIntN(v)
 		case "resources":
-			d.Resources, err = jsonStrings(v)
+			d.Resources, err = jsonArray(v, jsonString)
 		}
 		return err
 	})
@@ -343,7 +343,7 @@ func (m *Message) decode(detail []byte, full bool) error {
 		case "term":
 			m.Term, err = jsonUint(v)
 		case "vals":
-			m.Vals, err = jsonUints(v)
+			m.Vals, err = jsonArray(v, jsonUint)
 		case "type":
 			if full {
 				m.Type, err = jsonString(v)
@@ -534,27 +534,11 @@ func (e *Event) Details() (Detail, error) {
 func detail[T Detail](d T, err error) (Detail, error) { return d, err }
 
 // Start returns the detail of a start event.
-func (e *Event) Start() (Start, error) {
-	var d Start
-	if e.Kind != KindStart {
-		return d, e.notKind("a start")
-	}
-	if err := d.decode(e.Detail); err != nil {
-		return Start{}, e.badDetail(err)
-	}
-	return d, nil
-}
+func (e *Event) Start() (Start, error) { return read[Start](e, e.Kind == KindStart, "a start") }
 
 // Crash returns the detail of a crash or recover event.
 func (e *Event) Crash() (Crash, error) {
-	var d Crash
-	if e.Kind != KindCrash && e.Kind != KindRecover {
-		return d, e.notKind("a crash or recover")
-	}
-	if err := d.decode(e.Detail); err != nil {
-		return Crash{}, e.badDetail(err)
-	}
-	return d, nil
+	return read[Crash](e, e.Kind == KindCrash || e.Kind == KindRecover, "a crash or recover")
 }
 
 // ElectionStart returns the detail of an election_start event. Its Term is
@@ -609,7 +593,7 @@ func (e *Event) Wait() (Wait, error) {
 	}
 	err := fields(e.Detail, func(k, v []byte) (err error) {
 		if string(k) == "waiting_for" {
-			d.WaitingFor, err = jsonInts(v)
+			d.WaitingFor, err = jsonArray(v, jsonIntN)
 		}
 		return err
 	})
@@ -625,27 +609,13 @@ func (e *Event) Wait() (Wait, error) {
 
 // Timeout returns the detail of a timeout event.
 func (e *Event) Timeout() (Timeout, error) {
-	var d Timeout
-	if e.Kind != KindTimeout {
-		return d, e.notKind("a timeout")
-	}
-	if err := d.decode(e.Detail); err != nil {
-		return Timeout{}, e.badDetail(err)
-	}
-	return d, nil
+	return read[Timeout](e, e.Kind == KindTimeout, "a timeout")
 }
 
 // Delivery returns the detail of a deliver event. A deliver event must have
 // one: without it, it does not say which multicast was delivered.
 func (e *Event) Delivery() (Delivery, error) {
-	var d Delivery
-	if e.Kind != KindDeliver {
-		return d, e.notKind("a deliver")
-	}
-	if err := d.decode(e.Detail); err != nil {
-		return Delivery{}, e.badDetail(err)
-	}
-	return d, nil
+	return read[Delivery](e, e.Kind == KindDeliver, "a deliver")
 }
 
 // Message returns the message of a send, receive or drop event: Type and
@@ -659,6 +629,23 @@ func (e *Event) Message() (Message, error) {
 		return Message{Type: e.MsgType, Resource: e.Resource}, e.badDetail(err)
 	}
 	return m, nil
+}
+
+// read decodes the detail of e into a T if ok (e is of T's kind), and
+// otherwise says that e is not want.
+func read[T any, P interface {
+	*T
+	decode([]byte) error
+}](e *Event, ok bool, want string) (T, error) {
+	var d T
+	if !ok {
+		return d, e.notKind(want)
+	}
+	if err := P(&d).decode(e.Detail); err != nil {
+		var zero T
+		return zero, e.badDetail(err)
+	}
+	return d, nil
 }
 
 func (e *Event) notKind(want string) error {

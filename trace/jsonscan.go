@@ -57,7 +57,7 @@ func skipValue(b []byte, i, depth int) (int, error) {
 		if depth >= maxDepth {
 			return i, fmt.Errorf("values nested more than %d deep", maxDepth)
 		}
-		return skipComposite(b, i, depth+1)
+		return composite(b, i, depth+1, nil)
 	}
 	for _, lit := range [...]string{"true", "false", "null"} {
 		if len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit {
@@ -67,8 +67,10 @@ func skipValue(b []byte, i, depth int) (int, error) {
 	return i, fmt.Errorf("unexpected %q at offset %d", b[i], i)
 }
 
-// skipComposite skips the object or array that starts at b[i].
-func skipComposite(b []byte, i, depth int) (int, error) {
+// composite walks the object or array that starts at b[i] and returns the
+// offset just past it. If f is not nil it is called with each member's
+// key, unescaped (nil in an array), and value text, in order.
+func composite(b []byte, i, depth int, f func(key, val []byte) error) (int, error) {
 	obj := b[i] == '{'
 	end := byte(']')
 	if obj {
@@ -79,22 +81,35 @@ func skipComposite(b []byte, i, depth int) (int, error) {
 		return i + 1, nil
 	}
 	for {
+		var key []byte
 		var err error
 		if obj {
 			if i >= len(b) || b[i] != '"' {
 				return i, errAt(b, i, "a string key")
 			}
-			if i, err = skipString(b, i); err != nil {
+			kend, err := skipString(b, i)
+			if err != nil {
 				return i, err
 			}
-			i = skipSpace(b, i)
+			if f != nil {
+				if key, err = unquote(b[i:kend]); err != nil {
+					return i, err
+				}
+			}
+			i = skipSpace(b, kend)
 			if i >= len(b) || b[i] != ':' {
 				return i, errAt(b, i, "':'")
 			}
 			i = skipSpace(b, i+1)
 		}
+		start := i
 		if i, err = skipValue(b, i, depth); err != nil {
 			return i, err
+		}
+		if f != nil {
+			if err := f(key, b[start:i]); err != nil {
+				return i, err
+			}
 		}
 		i = skipSpace(b, i)
 		if i < len(b) && b[i] == ',' {
@@ -200,44 +215,11 @@ func members(b []byte, f func(key, val []byte) error) error {
 	if i >= len(b) || b[i] != '{' {
 		return fmt.Errorf("want a JSON object, got %s", describe(b))
 	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return trailing(b, i+1)
+	i, err := composite(b, i, 1, f)
+	if err != nil {
+		return err
 	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return errAt(b, i, "a string key")
-		}
-		end, err := skipString(b, i)
-		if err != nil {
-			return err
-		}
-		key, err := unquote(b[i:end])
-		if err != nil {
-			return err
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return errAt(b, i, "':'")
-		}
-		i = skipSpace(b, i+1)
-		vstart := i
-		if i, err = skipValue(b, i, 1); err != nil {
-			return err
-		}
-		if err := f(key, b[vstart:i]); err != nil {
-			return err
-		}
-		i = skipSpace(b, i)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-			continue
-		}
-		if i < len(b) && b[i] == '}' {
-			return trailing(b, i+1)
-		}
-		return errAt(b, i, "',' or '}'")
-	}
+	return trailing(b, i)
 }
 
 func trailing(b []byte, i int) error {
@@ -253,29 +235,8 @@ func elements(v []byte, f func(val []byte) error) error {
 	if len(v) == 0 || v[0] != '[' {
 		return fmt.Errorf("want an array, got %s", describe(v))
 	}
-	i := skipSpace(v, 1)
-	if i < len(v) && v[i] == ']' {
-		return nil
-	}
-	for {
-		start := i
-		var err error
-		if i, err = skipValue(v, i, 1); err != nil {
-			return err
-		}
-		if err := f(v[start:i]); err != nil {
-			return err
-		}
-		i = skipSpace(v, i)
-		if i < len(v) && v[i] == ',' {
-			i = skipSpace(v, i+1)
-			continue
-		}
-		if i < len(v) && v[i] == ']' {
-			return nil
-		}
-		return errAt(v, i, "',' or ']'")
-	}
+	_, err := composite(v, 0, 1, func(_, e []byte) error { return f(e) })
+	return err
 }
 
 // unquote returns the contents of the JSON string s (quotes included, syntax
@@ -440,52 +401,19 @@ func jsonString(v []byte) (string, error) {
 	return "", fmt.Errorf("want a string, got %s", describe(v))
 }
 
-// jsonInts reads an array of integers; null is a nil slice, [] an empty one.
-func jsonInts(v []byte) ([]int, error) {
+// jsonArray reads an array whose elements elem reads; null is a nil
+// slice, [] an empty one.
+func jsonArray[T any](v []byte, elem func([]byte) (T, error)) ([]T, error) {
 	if isNull(v) {
 		return nil, nil
 	}
-	out := []int{}
+	out := []T{}
 	err := elements(v, func(e []byte) error {
-		x, err := jsonIntN(e)
+		x, err := elem(e)
 		if err != nil {
 			return fmt.Errorf("element %d: %w", len(out), err)
 		}
 		out = append(out, x)
-		return nil
-	})
-	return out, err
-}
-
-// jsonUints reads an array of non-negative integers, as jsonInts does.
-func jsonUints(v []byte) ([]uint64, error) {
-	if isNull(v) {
-		return nil, nil
-	}
-	out := []uint64{}
-	err := elements(v, func(e []byte) error {
-		x, err := jsonUint(e)
-		if err != nil {
-			return fmt.Errorf("element %d: %w", len(out), err)
-		}
-		out = append(out, x)
-		return nil
-	})
-	return out, err
-}
-
-// jsonStrings reads an array of strings, as jsonInts does.
-func jsonStrings(v []byte) ([]string, error) {
-	if isNull(v) {
-		return nil, nil
-	}
-	out := []string{}
-	err := elements(v, func(e []byte) error {
-		s, err := jsonString(e)
-		if err != nil {
-			return fmt.Errorf("element %d: %w", len(out), err)
-		}
-		out = append(out, s)
 		return nil
 	})
 	return out, err
