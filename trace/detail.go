@@ -27,20 +27,27 @@ import (
 // Detail is the typed detail of an event. Its dynamic type is one of
 // Start, Crash, ElectionStart, Leader, Wait, Timeout, Delivery, Message,
 // Persist, Multicast, Note and Failure; Event.Details returns the one that
-// the event's kind (and, for internal events, its keys) calls for.
+// the event's kind (and, for internal events, its keys) calls for. The set
+// is closed: a detail of another shape (an importer's, say) is written to
+// Event.Detail as JSON directly, and read from there.
 type Detail interface {
 	appendDetail(b []byte) []byte
 }
 
 // AppendDetail appends the JSON encoding of d, as the events table's detail
 // column holds it, to b. A detail with nothing to say (a Message without
-// fields) appends nothing: such an event has no detail.
-func AppendDetail(b []byte, d Detail) []byte { return d.appendDetail(b) }
+// fields, or nil) appends nothing: such an event has no detail.
+func AppendDetail(b []byte, d Detail) []byte {
+	if d == nil {
+		return b
+	}
+	return d.appendDetail(b)
+}
 
 // EncodeDetail returns the JSON encoding of d, or nil if d has nothing to
 // say. The result is what Event.Detail holds.
 func EncodeDetail(d Detail) json.RawMessage {
-	b := d.appendDetail(nil)
+	b := AppendDetail(nil, d)
 	if len(b) == 0 {
 		return nil
 	}
@@ -154,17 +161,16 @@ type term struct {
 	hasElection    bool
 }
 
-func (t *term) read(key, v []byte) (ok bool, err error) {
+// read reads key if it is one of the two.
+func (t *term) read(key, v []byte) (err error) {
 	switch string(key) {
 	case "election":
 		t.election, err = jsonUint(v)
 		t.hasElection = true
 	case "term":
 		t.term, err = jsonUint(v)
-	default:
-		return false, nil
 	}
-	return true, err
+	return err
 }
 
 func (t *term) value() uint64 {
@@ -502,7 +508,8 @@ func decodeInternal(detail []byte) (Detail, error) {
 // events, whichever of Persist, Multicast, Failure and Note its keys name.
 // It returns nil and no error for kinds without a detail of their own
 // (cs_request, stop, kinds of an importer...) and for internal events that
-// are none of those four.
+// are none of those four. With an error, the detail is what the kind's
+// accessor returns with it.
 func (e *Event) Details() (Detail, error) {
 	switch e.Kind {
 	case KindStart:
@@ -548,10 +555,7 @@ func (e *Event) ElectionStart() (ElectionStart, error) {
 		return ElectionStart{}, e.notKind("an election_start")
 	}
 	var t term
-	err := fields(e.Detail, func(k, v []byte) error {
-		_, err := t.read(k, v)
-		return err
-	})
+	err := fields(e.Detail, t.read)
 	if err != nil {
 		return ElectionStart{}, e.badDetail(err)
 	}
@@ -573,8 +577,7 @@ func (e *Event) Leader() (Leader, error) {
 			d.Leader, err = jsonIntN(v)
 			return err
 		}
-		_, err = t.read(k, v)
-		return err
+		return t.read(k, v)
 	})
 	if err != nil {
 		return Leader{Leader: e.Peer}, e.badDetail(err)

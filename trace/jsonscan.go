@@ -12,10 +12,12 @@ import (
 
 // A small JSON reader for details and wire lines. It exists instead of
 // encoding/json for two reasons: details come from traces dmx did not write
-// (numbers written as 3.0 or "3", keys in another case, extra keys), and a
-// reader has to accept the harmless variants and name what is wrong with
-// the rest; and analyses decode a detail per event, where reflection would
-// cost more than the rest of the work on that event.
+// (numbers written as 3.0 or "3", extra keys), and a reader has to accept
+// the harmless variants and name what is wrong with the rest; and analyses
+// decode a detail per event, where reflection would cost more than the rest
+// of the work on that event. Keys match exactly, as SQLite's json_extract
+// (the schema's views) matches them, not case-insensitively as
+// encoding/json does.
 
 // maxDepth bounds the nesting of a value: a foreign detail nested a million
 // arrays deep must be refused, not exhaust the stack.
