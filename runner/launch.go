@@ -458,11 +458,7 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 						crash.Wall = st.last.Wall + 1
 					}
 					crash.Msg, crash.MsgType, crash.Peer, crash.Resource = 0, "", trace.NoPeer, ""
-					d := map[string]string{"reason": exitReason(p)}
-					if p.fault != "" {
-						d["fault"] = p.fault
-					}
-					crash.Detail, _ = json.Marshal(d)
+					crash.Detail = trace.EncodeDetail(trace.Crash{Reason: exitReason(p), Fault: p.fault})
 					record(&crash)
 					st.last = crash
 					if f := p.recoverAfter; f != nil {
@@ -474,7 +470,11 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 					}
 				}
 			case m.m.Ev != nil:
-				ev := m.m.Ev.event()
+				var ev trace.Event
+				if err := trace.ParseWire(m.m.Ev, &ev); err != nil {
+					fail(fmt.Errorf("node P%d: %w", p.id, err))
+					continue
+				}
 				if ev.Proc != p.id {
 					fail(fmt.Errorf("node P%d sent an event of P%d", p.id, ev.Proc))
 					continue
@@ -495,16 +495,13 @@ func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, 
 						leader = ev.Peer
 					}
 				case trace.KindInternal:
-					var d struct {
-						Persist   *algo.Msg `json:"persist"`
-						Multicast int       `json:"multicast"`
-						Resource  string    `json:"resource"`
-					}
-					if json.Unmarshal(ev.Detail, &d) == nil {
-						if d.Persist != nil {
-							st.saved[ev.Resource] = *d.Persist
-						}
-						if d.Multicast > 0 && cfg.Spec.Kind == algo.Multicast {
+					// Notes, errors and details the runner cannot read are
+					// recorded and not its business.
+					switch d, _ := ev.Details(); d := d.(type) {
+					case trace.Persist:
+						st.saved[ev.Resource] = algo.Msg(d.State)
+					case trace.Multicast:
+						if d.Entry > 0 && cfg.Spec.Kind == algo.Multicast {
 							// A multicast algorithm's entry is a multicast.
 							st.exits[d.Resource]++
 						}
