@@ -16,9 +16,9 @@ var Agreement = &Check{
 
 Seed 001: "All group members have to agree on the decision". An election
 is delimited in two ways, both checked:
-  - per term: when leader events carry a term (detail "term" > 0, as in
-    Raft- or Chubby-like algorithms), all decisions of one term, by any
-    process at any time, must name the same leader;
+  - per term: when leader events carry a term (detail "election", else
+    "term", > 0, as in Raft- or Chubby-like algorithms), all decisions of
+    one term, by any process at any time, must name the same leader;
   - at the end of the run: the live processes must believe in the same
     leader (a process's belief is its latest decision since it last
     recovered). Left out are the processes that are still electing (their

@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -123,38 +122,16 @@ func (c *deadlock) Event(ev *trace.Event, _ *HB) {
 			c.holders[r] = slices.DeleteFunc(hs, func(h dlHold) bool { return h.proc == ev.Proc })
 		}
 	case trace.KindWait:
-		set, ok := waitSet(ev)
-		if !ok {
+		w, err := ev.Wait() // "waiting_for", or Peer in a trace that names one target there
+		if err != nil {
 			if c.badWait == 0 {
 				c.badRef = ev.Ref()
 			}
 			c.badWait++
 			return
 		}
-		c.proc(ev.Proc).waits[ev.Resource] = dlWait{mark, set}
+		c.proc(ev.Proc).waits[ev.Resource] = dlWait{mark, w.WaitingFor}
 	}
-}
-
-// waitSet reads the waiting-for set of a wait event: its detail's
-// "waiting_for" (null or [] when no longer blocked), or, in a trace that
-// names one target in Peer instead, that one.
-func waitSet(ev *trace.Event) ([]int, bool) {
-	if len(ev.Detail) == 0 {
-		if ev.Peer != trace.NoPeer {
-			return []int{ev.Peer}, true
-		}
-		return nil, true
-	}
-	var d struct {
-		WaitingFor []int `json:"waiting_for"`
-	}
-	if err := json.Unmarshal(ev.Detail, &d); err != nil {
-		return nil, false
-	}
-	if d.WaitingFor == nil && ev.Peer != trace.NoPeer {
-		return []int{ev.Peer}, true
-	}
-	return d.WaitingFor, true
 }
 
 // dlEdge is one edge of the final wait-for graph with its reasons.

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -12,7 +11,7 @@ import (
 func (b *builder) Wait(p int, res string, set ...int) trace.Ref {
 	return b.emit(p, trace.KindWait, func(ev *trace.Event) {
 		ev.Resource = res
-		ev.Detail, _ = json.Marshal(map[string]any{"waiting_for": set})
+		ev.Detail = trace.EncodeDetail(trace.Wait{WaitingFor: set})
 	})
 }
 

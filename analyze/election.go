@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,22 +32,12 @@ import (
 //     single message never left that process and is dropped.
 
 // decision reads a leader event: the leader it names (negative: none) and
-// its term (0: the algorithm has no terms).
+// its term (0: the algorithm has no terms), as trace.Event.Leader defines
+// them. A detail that cannot be read leaves Peer as the leader, as the
+// elections view of the schema does.
 func decision(ev *trace.Event) (leader int, term uint64) {
-	leader = ev.Peer
-	if len(ev.Detail) > 0 {
-		var d struct {
-			Leader *int   `json:"leader"`
-			Term   uint64 `json:"term"`
-		}
-		if json.Unmarshal(ev.Detail, &d) == nil {
-			if d.Leader != nil {
-				leader = *d.Leader
-			}
-			term = d.Term
-		}
-	}
-	return leader, term
+	d, _ := ev.Leader()
+	return d.Leader, d.Term
 }
 
 // mark is an event kept by an election check: its reference, wall time and

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -10,7 +9,7 @@ import (
 
 func (b *builder) ElectionStart(p int, term uint64) trace.Ref {
 	return b.emit(p, trace.KindElectionStart, func(ev *trace.Event) {
-		ev.Detail, _ = json.Marshal(map[string]any{"term": term})
+		ev.Detail = trace.EncodeDetail(trace.ElectionStart{Term: term})
 	})
 }
 
@@ -19,7 +18,7 @@ func (b *builder) ElectionStart(p int, term uint64) trace.Ref {
 func (b *builder) Leader(p, leader int, term uint64) trace.Ref {
 	return b.emit(p, trace.KindLeader, func(ev *trace.Event) {
 		ev.Peer = leader
-		ev.Detail, _ = json.Marshal(map[string]any{"leader": leader, "term": term})
+		ev.Detail = trace.EncodeDetail(trace.Leader{Leader: leader, Term: term})
 	})
 }
 
@@ -154,6 +153,21 @@ func TestElectionChecks(t *testing.T) {
 			},
 			want:    want{"agreement": Violated, "validity": Violated},
 			finding: map[string]string{"agreement": "term 7 has two leaders: P0#1 leader(2) and P1#1 leader(1)"},
+		},
+		{
+			// A foreign trace numbers its elections in "election": the
+			// checks read the term as the elections view does, "election"
+			// before "term".
+			name: "two leaders in one election of a foreign trace", n: 3,
+			build: func(b *builder) {
+				lead := func(p, l int, detail string) {
+					b.emit(p, trace.KindLeader, func(ev *trace.Event) { ev.Peer, ev.Detail = l, []byte(detail) })
+				}
+				lead(0, 2, `{"leader":2,"election":4,"term":1}`)
+				lead(1, 1, `{"leader":1.0,"election":"4","term":2}`)
+			},
+			want:    want{"agreement": Violated, "validity": Violated},
+			finding: map[string]string{"agreement": "term 4 has two leaders: P0#1 leader(2) and P1#1 leader(1)"},
 		},
 		{
 			// P2 broadcasts and crashes; P0 gets the message afterwards.

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -30,7 +29,7 @@ unknown instead.`,
 type mcastKey struct {
 	from  int
 	stamp uint64
-	id    int64
+	id    int
 }
 
 func (k mcastKey) String() string {
@@ -51,12 +50,8 @@ type totalOrder struct {
 func (c *totalOrder) Event(ev *trace.Event, _ *HB) {
 	switch ev.Kind {
 	case trace.KindDeliver:
-		var d struct {
-			From  int    `json:"from"`
-			Stamp uint64 `json:"stamp"`
-			ID    int64  `json:"id"`
-		}
-		if err := json.Unmarshal(ev.Detail, &d); err != nil {
+		d, err := ev.Delivery()
+		if err != nil {
 			c.bad.add(fmt.Sprintf("%s: detail %q does not name the multicast delivered", ev, ev.Detail), ev.Ref())
 			return
 		}

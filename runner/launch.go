@@ -383,7 +383,12 @@ func (l *launcher) handle(m nodeMsg) {
 			l.died(p)
 		}
 	case m.m.Ev != nil:
-		l.event(p, m.m.Ev.event())
+		var ev trace.Event
+		if err := trace.ParseWire(m.m.Ev, &ev); err != nil {
+			l.fail(fmt.Errorf("node P%d: %w", p.id, err))
+			return
+		}
+		l.event(p, ev)
 	case m.m.Done:
 		st.done = true
 	case m.m.Hello != "":
@@ -424,16 +429,13 @@ func (l *launcher) event(p *nodeProc, ev trace.Event) {
 			l.leader = ev.Peer
 		}
 	case trace.KindInternal:
-		var d struct {
-			Persist   *algo.Msg `json:"persist"`
-			Multicast int       `json:"multicast"`
-			Resource  string    `json:"resource"`
-		}
-		if json.Unmarshal(ev.Detail, &d) == nil {
-			if d.Persist != nil {
-				st.saved[ev.Resource] = *d.Persist
-			}
-			if d.Multicast > 0 && l.plan.Spec.Kind == algo.Multicast {
+		// Notes, errors and details the runner cannot read are
+		// recorded and not its business.
+		switch d, _ := ev.Details(); d := d.(type) {
+		case trace.Persist:
+			st.saved[ev.Resource] = algo.Msg(d.State)
+		case trace.Multicast:
+			if d.Entry > 0 && l.plan.Spec.Kind == algo.Multicast {
 				// A multicast algorithm's entry is a multicast.
 				st.exits[d.Resource]++
 			}
@@ -477,11 +479,7 @@ func (l *launcher) died(p *nodeProc) {
 		crash.Wall = st.last.Wall + 1
 	}
 	crash.Msg, crash.MsgType, crash.Peer, crash.Resource = 0, "", trace.NoPeer, ""
-	d := map[string]string{"reason": exitReason(p)}
-	if p.fault != "" {
-		d["fault"] = p.fault
-	}
-	crash.Detail, _ = json.Marshal(d)
+	crash.Detail = trace.EncodeDetail(trace.Crash{Reason: exitReason(p), Fault: p.fault})
 	l.record(&crash)
 	st.last = crash
 	if f := p.recoverAfter; f != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
@@ -91,6 +90,7 @@ type Node struct {
 	plan    []string         // nested workloads: this entry's lock order
 	planIdx int              // nested workloads: index in plan of the resource asked for last
 	ev      trace.Event      // reused for every record
+	det     []byte           // reused for every record's detail
 
 	saved   map[string]algo.Msg // what each machine persisted last
 	resume  *Resume
@@ -200,7 +200,7 @@ func (n *Node) Start() {
 		return
 	}
 	n.record(trace.KindStart, "", func(ev *trace.Event) {
-		ev.Detail = mustJSON(map[string]any{"algorithm": n.spec.Name, "n": n.N, "resources": n.wl.Resources})
+		ev.Detail = n.detail(trace.Start{Algorithm: n.spec.Name, N: n.N, Resources: n.wl.Resources})
 	})
 	for _, r := range n.resources {
 		n.step(r, algo.Input{Kind: algo.Start})
@@ -255,7 +255,7 @@ func (n *Node) Crash(reason string) {
 		return
 	}
 	n.record(trace.KindCrash, "", func(ev *trace.Event) {
-		ev.Detail = mustJSON(map[string]any{"reason": reason})
+		ev.Detail = n.detail(trace.Crash{Reason: reason})
 	})
 	n.crashed = true
 	n.gen++
@@ -302,7 +302,7 @@ func (n *Node) Receive(e *Envelope) {
 	if _, ok := n.machines[e.Msg.Resource]; !ok {
 		n.record(trace.KindInternal, e.Msg.Resource, func(ev *trace.Event) {
 			ev.Peer = e.From
-			ev.Detail = mustJSON(map[string]any{"note": "message for unknown resource ignored", "msg": e.ID})
+			ev.Detail = n.detail(trace.Note{Text: "message for unknown resource ignored", Msg: e.ID})
 		})
 		return
 	}
@@ -312,7 +312,7 @@ func (n *Node) Receive(e *Envelope) {
 	n.vc.Merge(e.VC)
 	n.record(trace.KindReceive, e.Msg.Resource, func(ev *trace.Event) {
 		ev.Msg, ev.MsgType, ev.Peer = e.ID, e.Msg.Type, e.From
-		ev.Detail = msgDetail(e.Msg)
+		ev.Detail = n.detail(trace.Message(e.Msg))
 	})
 	n.step(e.Msg.Resource, algo.Input{Kind: algo.Receive, From: e.From, Msg: e.Msg})
 }
@@ -398,7 +398,7 @@ func (n *Node) request(r string) {
 		// names it, so that a restarted process resumes its count).
 		m := n.resources[0]
 		n.record(trace.KindInternal, m, func(ev *trace.Event) {
-			ev.Detail = mustJSON(map[string]any{"multicast": n.wl.Entries - n.left[r] + 1, "resource": r})
+			ev.Detail = n.detail(trace.Multicast{Entry: n.wl.Entries - n.left[r] + 1, Resource: r})
 		})
 		n.step(m, algo.Input{Kind: algo.Request, Resource: m})
 		n.entryDone(r)
@@ -460,7 +460,7 @@ func (n *Node) fire(r, name string) {
 	}
 	delete(n.timers, r+"\x00"+name)
 	n.record(trace.KindTimeout, r, func(ev *trace.Event) {
-		ev.Detail = mustJSON(map[string]any{"timer": name})
+		ev.Detail = n.detail(trace.Timeout{Timer: name})
 	})
 	n.step(r, algo.Input{Kind: algo.Timer, TimerName: name})
 }
@@ -492,7 +492,7 @@ func (n *Node) apply(r string, o algo.Output) {
 		id := trace.MsgID(n.ID, n.sent)
 		ev := n.record(trace.KindSend, r, func(ev *trace.Event) {
 			ev.Msg, ev.MsgType, ev.Peer = id, m.Type, o.To
-			ev.Detail = msgDetail(m)
+			ev.Detail = n.detail(trace.Message(m))
 		})
 		n.env.Transmit(&Envelope{ID: id, From: n.ID, To: o.To, Lamport: ev.Lamport, VC: n.vc.Clone(), Msg: m})
 	case algo.SetTimer:
@@ -525,7 +525,7 @@ func (n *Node) apply(r string, o algo.Output) {
 	case algo.Leader:
 		n.record(trace.KindLeader, r, func(ev *trace.Event) {
 			ev.Peer = o.Leader
-			ev.Detail = mustJSON(map[string]any{"leader": o.Leader, "term": o.Msg.Term})
+			ev.Detail = n.detail(trace.Leader{Leader: o.Leader, Term: o.Msg.Term})
 		})
 		if n.OnLeader != nil {
 			n.OnLeader(o.Leader)
@@ -533,7 +533,7 @@ func (n *Node) apply(r string, o algo.Output) {
 	case algo.Persist:
 		n.saved[r] = o.Msg
 		n.record(trace.KindInternal, r, func(ev *trace.Event) {
-			ev.Detail = mustJSON(map[string]any{"persist": o.Msg})
+			ev.Detail = n.detail(trace.Persist{State: trace.Message(o.Msg)})
 		})
 	case algo.Suspect, algo.Trust:
 		kind := trace.KindSuspect
@@ -544,21 +544,21 @@ func (n *Node) apply(r string, o algo.Output) {
 	case algo.MulticastDelivered:
 		n.record(trace.KindDeliver, r, func(ev *trace.Event) {
 			ev.Peer = o.From
-			ev.Detail = mustJSON(map[string]any{"from": o.From, "stamp": o.Msg.Stamp, "id": o.Msg.ID})
+			ev.Detail = n.detail(trace.Delivery{From: o.From, Stamp: o.Msg.Stamp, ID: o.Msg.ID})
 		})
 	case algo.Wait:
 		set := append([]int(nil), o.Set...)
 		sort.Ints(set)
 		n.record(trace.KindWait, r, func(ev *trace.Event) {
-			ev.Detail = mustJSON(map[string]any{"waiting_for": set})
+			ev.Detail = n.detail(trace.Wait{WaitingFor: set})
 		})
 	case algo.Note:
 		n.record(trace.KindInternal, r, func(ev *trace.Event) {
-			ev.Detail = mustJSON(map[string]any{"note": o.Text})
+			ev.Detail = n.detail(trace.Note{Text: o.Text})
 		})
 	case algo.StartElection:
 		n.record(trace.KindElectionStart, r, func(ev *trace.Event) {
-			ev.Detail = mustJSON(map[string]any{"term": o.Msg.Term})
+			ev.Detail = n.detail(trace.ElectionStart{Term: o.Msg.Term})
 		})
 	default:
 		n.fail(fmt.Errorf("%s at P%d returned an output of unknown kind %d", n.spec.Name, n.ID, o.Kind))
@@ -570,7 +570,7 @@ func (n *Node) fail(err error) {
 		n.err = err
 	}
 	n.record(trace.KindInternal, "", func(ev *trace.Event) {
-		ev.Detail = mustJSON(map[string]any{"error": err.Error()})
+		ev.Detail = n.detail(trace.Failure{Text: err.Error()})
 	})
 }
 
@@ -592,45 +592,12 @@ func (n *Node) record(kind trace.Kind, r string, fill func(ev *trace.Event)) *tr
 	return ev
 }
 
-// msgDetail is the detail of a send or receive: the message's fields other
-// than its type and resource, which have columns of their own.
-func msgDetail(m algo.Msg) json.RawMessage {
-	if m.Stamp == 0 && m.ID == 0 && m.Term == 0 && len(m.Vals) == 0 {
-		return nil
+// detail encodes d into the node's detail buffer, which serves every event
+// in turn: Env.Record keeps neither the event nor its slices.
+func (n *Node) detail(d trace.Detail) json.RawMessage {
+	n.det = trace.AppendDetail(n.det[:0], d)
+	if len(n.det) == 0 {
+		return nil // a message without fields: no detail
 	}
-	b := make([]byte, 0, 48)
-	b = append(b, '{')
-	sep := func() {
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-	}
-	if m.Stamp != 0 {
-		b = append(b, `"stamp":`...)
-		b = strconv.AppendUint(b, m.Stamp, 10)
-	}
-	if m.ID != 0 {
-		sep()
-		b = append(b, `"id":`...)
-		b = strconv.AppendInt(b, int64(m.ID), 10)
-	}
-	if m.Term != 0 {
-		sep()
-		b = append(b, `"term":`...)
-		b = strconv.AppendUint(b, m.Term, 10)
-	}
-	if len(m.Vals) > 0 {
-		sep()
-		b = append(b, `"vals":`...)
-		b = trace.VC(m.Vals).AppendText(b)
-	}
-	return append(b, '}')
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("runner: marshal %T: %v", v, err)) // only plain maps of numbers and strings reach here
-	}
-	return b
+	return n.det
 }

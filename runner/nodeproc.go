@@ -53,34 +53,11 @@ type restarted struct {
 }
 
 type fromNode struct {
-	Hello string      `json:"hello,omitempty"`
-	Ev    *wireEvent  `json:"ev,omitempty"`
-	Done  bool        `json:"done,omitempty"`
-	Stats *Rejections `json:"stats,omitempty"`
-	Error string      `json:"error,omitempty"`
-}
-
-type wireEvent struct {
-	Proc     int             `json:"p"`
-	Seq      int64           `json:"s"`
-	Kind     trace.Kind      `json:"k"`
-	Lamport  uint64          `json:"l"`
-	VC       trace.VC        `json:"vc"`
-	Wall     int64           `json:"w"`
-	Msg      int64           `json:"m,omitempty"`
-	MsgType  string          `json:"mt,omitempty"`
-	Peer     int             `json:"pe"`
-	Resource string          `json:"r,omitempty"`
-	Detail   json.RawMessage `json:"d,omitempty"`
-}
-
-func toWire(ev *trace.Event) *wireEvent {
-	return &wireEvent{ev.Proc, ev.Seq, ev.Kind, ev.Lamport, ev.VC, ev.Wall, ev.Msg, ev.MsgType, ev.Peer, ev.Resource, ev.Detail}
-}
-
-func (w *wireEvent) event() trace.Event {
-	return trace.Event{Proc: w.Proc, Seq: w.Seq, Kind: w.Kind, Lamport: w.Lamport, VC: w.VC, Wall: w.Wall,
-		Msg: w.Msg, MsgType: w.MsgType, Peer: w.Peer, Resource: w.Resource, Detail: w.Detail}
+	Hello string          `json:"hello,omitempty"`
+	Ev    json.RawMessage `json:"ev,omitempty"` // an event in trace's wire encoding (trace.AppendWire)
+	Done  bool            `json:"done,omitempty"`
+	Stats *Rejections     `json:"stats,omitempty"`
+	Error string          `json:"error,omitempty"`
 }
 
 // NodeMain is the body of the hidden `dmx node` command: one node of a run,
@@ -265,7 +242,7 @@ func (e *udpEnv) Transmit(env *Envelope) {
 	e.tr.send(env)
 }
 
-func (e *udpEnv) Record(ev *trace.Event) { e.out.send(fromNode{Ev: toWire(ev)}) }
+func (e *udpEnv) Record(ev *trace.Event) { e.out.send(fromNode{Ev: trace.AppendWire(nil, ev)}) }
 
 // lineWriter writes one JSON object per line, each with a single write so
 // that what was written is in the pipe even if the process is killed next.

@@ -7,6 +7,17 @@
 // and only verify those recorded clocks, so traces of programs dmx did not
 // write (imported GoVector or ShiViz logs) are analyzed the same way.
 //
+// The package owns the event model: Event and its kinds, and the shape of
+// each kind's detail. Each shape is a Go type (Start, Leader, Wait, Crash,
+// Timeout, Delivery, Message, ...; detail.go); AppendDetail is the one
+// encoder, which the runtime records with, and the accessors on Event
+// (Leader, Wait, Delivery, ..., and Details for any kind) are the one
+// decoder, which checks, renderers and importers read with. The decoder
+// accepts what foreign traces write (extra keys, 3.0 or "3" for 3) and
+// names the event and the key when it cannot read a detail. The same goes
+// for an event on the pipe from a node process to the runner: AppendWire
+// and ParseWire are its only encoding.
+//
 // A trace is one SQLite file (see Store) holding one or more runs. Its schema
 // is public and versioned with PRAGMA user_version (Schema documents every
 // table and column; the README quotes it). Readers hand events out one at a

@@ -11,21 +11,21 @@ type Kind string
 
 // The event kinds dmx itself records (DESIGN.md, "Event kinds").
 const (
-	KindStart         Kind = "start"          // a process began (detail: its configuration)
-	KindSend          Kind = "send"           // a message left; Msg, Peer (receiver) and MsgType are set
-	KindReceive       Kind = "receive"        // a message was delivered to the algorithm; Msg and Peer (sender) set
+	KindStart         Kind = "start"          // a process began (detail: Start)
+	KindSend          Kind = "send"           // a message left; Msg, Peer (receiver), MsgType set (detail: Message)
+	KindReceive       Kind = "receive"        // a message was delivered to the algorithm; Msg, Peer (sender) set
 	KindDrop          Kind = "drop"           // a message was discarded by fault injection; Msg and Peer set
-	KindInternal      Kind = "internal"       // anything else worth recording (detail says what)
+	KindInternal      Kind = "internal"       // anything else worth recording (detail: Persist, Multicast, Note, Failure)
 	KindCSRequest     Kind = "cs_request"     // the workload asked for Resource
 	KindCSEnter       Kind = "cs_enter"       // the algorithm let the process into Resource
 	KindCSExit        Kind = "cs_exit"        // the process left Resource
-	KindElectionStart Kind = "election_start" // the process started an election
-	KindLeader        Kind = "leader"         // the process decided who leads (detail: {"leader": id})
-	KindCrash         Kind = "crash"          // the process crashed (recorded by the runner)
+	KindElectionStart Kind = "election_start" // the process started an election (detail: ElectionStart)
+	KindLeader        Kind = "leader"         // the process decided who leads (detail: Leader)
+	KindCrash         Kind = "crash"          // the process crashed (detail: Crash)
 	KindRecover       Kind = "recover"        // the process came back
-	KindTimeout       Kind = "timeout"        // a timer of the algorithm fired (detail: {"timer": name})
-	KindDeliver       Kind = "deliver"        // a totally-ordered multicast was delivered
-	KindWait          Kind = "wait"           // the waiting-for set changed (detail: {"waiting_for": [...]})
+	KindTimeout       Kind = "timeout"        // a timer of the algorithm fired (detail: Timeout)
+	KindDeliver       Kind = "deliver"        // a totally-ordered multicast was delivered (detail: Delivery)
+	KindWait          Kind = "wait"           // the waiting-for set changed (detail: Wait)
 	KindStop          Kind = "stop"           // the process ended normally
 	KindSuspect       Kind = "suspect"        // the failure detector began to suspect Peer
 	KindTrust         Kind = "trust"          // the failure detector stopped suspecting Peer
@@ -49,7 +49,9 @@ type Event struct {
 	MsgType  string // message type, for send/receive/drop
 	Peer     int    // the other process of a send/receive/drop, or a wait target; NoPeer if none
 	Resource string // resource name for cs_* and wait events
-	Detail   json.RawMessage
+	// Detail is the kind-specific JSON object (see Detail and the
+	// accessors, e.g. Leader); nil if none.
+	Detail json.RawMessage
 }
 
 // String formats the event the way findings and errors name events:

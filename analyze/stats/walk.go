@@ -1,8 +1,6 @@
 package stats
 
 import (
-	"encoding/json"
-
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
@@ -174,15 +172,8 @@ func (w *walker) event(ev *trace.Event, hb *analyze.HB) {
 	case trace.KindLeader:
 		w.decisions++
 		ps := w.proc(ev.Proc)
-		leader := ev.Peer
-		if len(ev.Detail) > 0 {
-			var d struct {
-				Leader *int `json:"leader"`
-			}
-			if json.Unmarshal(ev.Detail, &d) == nil && d.Leader != nil {
-				leader = *d.Leader
-			}
-		}
+		d, _ := ev.Leader() // an unreadable detail leaves Peer as the leader
+		leader := d.Leader
 		ps.belief, ps.beliefPos, ps.hasBelief = leader, w.pos, leader >= 0
 		w.closeRound(ev, ps)
 	}
