@@ -1,18 +1,51 @@
 package analyze
 
+import (
+	"fmt"
+	"strings"
+)
+
 // For returns the checks named by properties (an algorithm's claims, as
-// dmx list shows them), always with clocks first, in the order of All.
-// Unknown names are skipped.
-func For(properties []string) []*Check {
-	want := map[string]bool{Clocks.Name: true}
-	for _, p := range properties {
-		want[p] = true
+// dmx list shows them), always with clocks first, in the order of All. A
+// name that is no check is an error naming the known ones: a misspelled
+// claim must not silently check nothing.
+func For(properties []string) ([]*Check, error) {
+	named, err := Select(properties)
+	if err != nil {
+		return nil, err
+	}
+	want := map[*Check]bool{Clocks: true}
+	for _, c := range named {
+		want[c] = true
 	}
 	var out []*Check
 	for _, c := range All {
-		if want[c.Name] {
+		if want[c] {
 			out = append(out, c)
 		}
 	}
-	return out
+	return out, nil
+}
+
+// Select returns the checks called names, in that order (dmx check
+// --checks). A name that is no check is an error naming the known ones.
+func Select(names []string) ([]*Check, error) {
+	out := make([]*Check, 0, len(names))
+	for _, name := range names {
+		c := Lookup(name)
+		if c == nil {
+			return nil, fmt.Errorf("no check named %q (the checks are: %s)", name, strings.Join(Names(), ", "))
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Names returns the names of the checks, in the order of All.
+func Names() []string {
+	names := make([]string, len(All))
+	for i, c := range All {
+		names[i] = c.Name
+	}
+	return names
 }

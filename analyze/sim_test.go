@@ -62,8 +62,7 @@ func (s simRun) record(t testing.TB) (trace.Run, []trace.Event) {
 		wl.Think = runner.Dist{Max: 20 * time.Millisecond}
 	}
 	var c runner.Collector
-	res, err := runner.Simulate(runner.SimConfig{Spec: spec, N: s.n, Seed: s.seed, Params: s.params, Workload: wl,
-		Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}, Faults: s.faults, Duration: s.duration}, &c)
+	res, err := runner.Simulate(runner.Plan{Spec: spec, N: s.n, Seed: s.seed, Params: s.params, Workload: wl, Faults: s.faults, Duration: s.duration, Sim: runner.SimOptions{Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}}}, &c, nil)
 	if err != nil {
 		t.Fatalf("%s: %v", s.repro(), err)
 	}

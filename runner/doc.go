@@ -4,6 +4,36 @@
 // (Simulate), and real OS processes talking UDP on 127.0.0.1 (Launch on the
 // runner's side, NodeMain in each re-executed `dmx node` process).
 //
+// # A run's description
+//
+// A Plan is the one description of a run: the algorithm and its
+// parameters, the group size, the seed, the workload (with per-process
+// overrides), the faults, the duration, and the parts only one driver has
+// (SimOptions: delay, reorder, limit; UDPOptions: base port, stall). Its
+// defaults live in plan.go, side by side for the two drivers (NewPlan for
+// the values a command line starts from, WithDefaults for the zeros that
+// mean "the default"), and Validate makes every check a run needs before
+// anything starts, with *PlanError naming the part that is wrong. A plan
+// comes from flags (cmd/dmx maps them), from a scenario file
+// (Scenario.Apply) or from a recorded run (PlanFromRun); it gives the
+// trace's runs row (RunRow) and the command line that runs it again
+// (Args). Simulate and Launch each take one.
+//
+// # The launcher
+//
+// Launch runs a plan as one process per node. Its state is a launcher,
+// whose methods each do one duty: start the processes (startAll, spawn,
+// read), the hello phase that exchanges addresses (hello), watch the run
+// (watch, with handle and event for what the nodes send, and tick for
+// when the run is over), record (record), faults (scheduleFaults fires
+// them; inject dispatches to crash and recover), crash accounting (died
+// records a killed node's crash on its behalf), and stop (stopAll, fail,
+// killAll, abort). A new fault kind is a constant and a line in fault.go,
+// a case in sim.inject (sim.go) and a method of the launcher called from
+// launcher.inject (launch.go).
+//
+// # Clocks
+//
 // The runtime is the only place where clocks are stamped. For every input a
 // machine gets it records one event first (receive, timeout, cs_request,
 // cs_exit, recover) and for every output one more (send, cs_enter, leader,

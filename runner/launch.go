@@ -23,22 +23,9 @@ import (
 	"github.com/dmxlab/dmx/trace"
 )
 
-// LaunchConfig is a run of real OS processes talking UDP on 127.0.0.1.
-type LaunchConfig struct {
-	Spec     *algo.Spec
-	N        int
-	Seed     uint64
-	Params   map[string]string
-	Workload Workload
-	// BasePort, if not 0, makes node i listen on BasePort+i; otherwise each
-	// node takes a free port and the runner tells everyone.
-	BasePort int
-	// Stall ends the run when no event has arrived for this long while some
-	// workload is unfinished (a deadlock, or a starved request). Default 5s.
-	Stall time.Duration
-	// Linger is how long the runner waits, after every workload is done and
-	// the events have stopped, before it stops the nodes. Default 200ms.
-	Linger time.Duration
+// LaunchHooks connect a run of processes to its caller. None of them
+// changes what the run does: that is the Plan's.
+type LaunchHooks struct {
 	// Command starts one node process; by default the running executable
 	// with the argument "node".
 	Command func() *exec.Cmd
@@ -46,12 +33,6 @@ type LaunchConfig struct {
 	Stderr io.Writer
 	// Progress, if set, is called about every 200ms.
 	Progress func(Progress)
-	// Faults are injected at their times after the start: a crash is a
-	// SIGKILL, a recovery starts a new process for the id, which resumes
-	// from the trace.
-	Faults []Fault
-	// Duration is how long an election run lasts; zero means 2s.
-	Duration time.Duration
 }
 
 // Progress is how far a run has got.
@@ -66,6 +47,17 @@ type LaunchResult struct {
 	Status    string
 	Events    int64
 	Transport Rejections // summed over the nodes
+}
+
+// add sums a node's counts into r.
+func (r *Rejections) add(s Rejections) {
+	r.Malformed += s.Malformed
+	r.BadMAC += s.BadMAC
+	r.WrongPeer += s.WrongPeer
+	r.Stale += s.Stale
+	r.Duplicate += s.Duplicate
+	r.Retransmits += s.Retransmits
+	r.Abandoned += s.Abandoned
 }
 
 type nodeProc struct {
@@ -100,493 +92,586 @@ type nodeMsg struct {
 	err error // non-nil: the pipe ended (io.EOF) or broke
 }
 
-// Launch runs cfg as N node processes and records every event they emit
-// through rec, from one goroutine. It returns when the run is over: every
-// workload finished (and the network went quiet), an election run's
-// Duration passed, the run stalled, a node failed, or ctx was cancelled
-// (Ctrl-C, --duration), in which case the result is marked incomplete.
+// Launch carries out p (a DriverUDP plan; no Driver means one) as N node
+// processes and records every event they emit through rec, from one
+// goroutine. It returns when the run is over: every workload finished (and
+// the network went quiet), an election run's Duration passed, another
+// run's Duration cut it short, the run stalled, a node failed, or ctx was
+// cancelled (Ctrl-C), in which case the result is marked incomplete.
 // Events recorded before any of these are never lost.
-func Launch(ctx context.Context, cfg LaunchConfig, rec Recorder) (LaunchResult, error) {
-	if cfg.N < 1 {
-		return LaunchResult{}, fmt.Errorf("--nodes %d: need at least 1 node", cfg.N)
+func Launch(ctx context.Context, p Plan, rec Recorder, hooks LaunchHooks) (LaunchResult, error) {
+	if p.Driver == "" {
+		p.Driver = DriverUDP
 	}
-	if err := cfg.Workload.Validate(); err != nil {
+	if p.Driver != DriverUDP {
+		return LaunchResult{}, fmt.Errorf("launch a %s plan: processes carry out %s plans", p.Driver, DriverUDP)
+	}
+	if err := p.Validate(); err != nil {
 		return LaunchResult{}, err
 	}
-	if cfg.BasePort < 0 || cfg.BasePort+cfg.N-1 > 65535 {
-		return LaunchResult{}, fmt.Errorf("--port %d: nodes would listen on ports %d..%d, outside 1..65535", cfg.BasePort, cfg.BasePort, cfg.BasePort+cfg.N-1)
+	l, err := newLauncher(p.WithDefaults(), rec, hooks)
+	if err != nil {
+		return LaunchResult{}, err
 	}
-	for _, f := range cfg.Faults {
-		if f.Proc >= cfg.N {
-			return LaunchResult{}, fmt.Errorf("fault %s: process %d does not exist (N=%d)", f, f.Proc, cfg.N)
-		}
+	if err := l.startAll(); err != nil {
+		return LaunchResult{}, err
 	}
-	if cfg.Stall == 0 {
-		cfg.Stall = 5 * time.Second
+	if err := l.hello(ctx); err != nil {
+		return LaunchResult{Status: "failed: " + err.Error()}, err
 	}
-	if cfg.Linger == 0 {
-		cfg.Linger = 200 * time.Millisecond
+	l.watch(ctx)
+	return l.res, l.failure
+}
+
+// launcher is one run of processes. Its duties, one method each: start
+// (startAll, spawn, read), the hello phase (hello), watching the run
+// (watch, handle, event, tick), recording (record), faults (scheduleFaults,
+// inject, crash, recover), crash accounting (died), and stopping (stopAll,
+// fail, killAll, abort). Everything but the readers and the fault timer
+// runs on the goroutine of Launch, so the state needs no lock.
+type launcher struct {
+	plan     Plan     // with its defaults
+	wl       Workload // the plan's workload as the nodes get it
+	election bool
+	rec      Recorder
+	hooks    LaunchHooks
+	key      []byte // the run's datagram key
+
+	msgs    chan nodeMsg // the readers hand in every line of every node here
+	readers sync.WaitGroup
+	procs   []*nodeProc  // each process's current incarnation
+	state   []*procState // each process across its incarnations
+	incs    []int        // each process's current incarnation number
+	started int          // processes started, restarts included
+	ended   int          // of those, the ones whose output has ended
+
+	t0           time.Time // when the run started (after the hello phase)
+	res          LaunchResult
+	failure      error
+	prog         Progress
+	lastEvent    time.Time
+	allDoneSince time.Time // when every live node last became done
+	stopping     bool
+	stopDeadline <-chan time.Time // nodes still running then are killed
+	leader       int              // the leader most recently decided, or -1
+
+	faults        chan Fault // faults due, from scheduleFaults
+	pendingFaults int        // faults not yet carried out: the run waits for them
+}
+
+func newLauncher(p Plan, rec Recorder, hooks LaunchHooks) (*launcher, error) {
+	if hooks.Stderr == nil {
+		hooks.Stderr = io.Discard
 	}
-	if cfg.Stderr == nil {
-		cfg.Stderr = io.Discard
-	}
-	if cfg.Command == nil {
+	if hooks.Command == nil {
 		exe, err := os.Executable()
 		if err != nil {
-			return LaunchResult{}, fmt.Errorf("find dmx's own executable to start nodes: %w", err)
+			return nil, fmt.Errorf("find dmx's own executable to start nodes: %w", err)
 		}
-		cfg.Command = func() *exec.Cmd { return exec.Command(exe, "node") }
-	}
-	election := cfg.Spec.Kind == algo.Election
-	if election && cfg.Duration == 0 {
-		cfg.Duration = 2 * time.Second
+		hooks.Command = func() *exec.Cmd { return exec.Command(exe, "node") }
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
-		return LaunchResult{}, fmt.Errorf("make the run's key: %w", err)
+		return nil, fmt.Errorf("make the run's key: %w", err)
 	}
-	wl := cfg.Workload
+	wl := p.Workload
 	wl.normalize()
-	if wl.Contention == ContentionNone && wl.Slot == 0 {
-		// Loopback delivers in well under a millisecond; the margin is for
-		// the scheduler of a busy machine.
-		wl.Slot = 20*time.Millisecond + wl.Hold.Max
+	l := &launcher{
+		plan: p, wl: wl, election: p.Spec.Kind == algo.Election, rec: rec, hooks: hooks, key: key,
+		msgs:   make(chan nodeMsg, 4096),
+		procs:  make([]*nodeProc, p.N),
+		state:  make([]*procState, p.N),
+		incs:   make([]int, p.N),
+		leader: -1,
+		faults: make(chan Fault, len(p.Faults)),
 	}
+	for i := range l.state {
+		l.state[i] = &procState{exits: map[string]int{}, saved: map[string]algo.Msg{}}
+		l.state[i].last.Proc = i
+	}
+	return l, nil
+}
 
-	msgs := make(chan nodeMsg, 4096)
-	procs := make([]*nodeProc, cfg.N)
-	state := make([]*procState, cfg.N)
-	incs := make([]int, cfg.N)
-	var readers sync.WaitGroup
-	started, ended := 0, 0
-	killAll := func() {
-		for _, p := range procs {
-			if p != nil && p.cmd.Process != nil && !p.exited {
-				p.cmd.Process.Kill()
-			}
-		}
-	}
-	send := func(p *nodeProc, m toNode) {
-		b, _ := json.Marshal(m)
-		p.stdin.Write(append(b, '\n'))
-	}
-	// spawn starts incarnation inc of process i.
-	spawn := func(i, inc int, c *nodeConfig) error {
-		cmd := cfg.Command()
-		// Own process group: Ctrl-C reaches the runner only, which stops the
-		// nodes in order; Pdeathsig: nodes die with the runner.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		cmd.Stderr = &prefixWriter{w: cfg.Stderr, prefix: fmt.Sprintf("P%d: ", i)}
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
+// startAll starts every process; if one cannot start, the others are
+// killed and reaped.
+func (l *launcher) startAll() error {
+	for i := range l.procs {
+		if err := l.spawn(i, 0, l.config(i)); err != nil {
+			l.abort()
 			return err
 		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			return err
-		}
-		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("start node P%d: %w", i, err)
-		}
-		p := &nodeProc{id: i, inc: inc, cmd: cmd, stdin: stdin}
-		procs[i] = p
-		started++
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			sc := bufio.NewScanner(stdout)
-			sc.Buffer(make([]byte, 64<<10), 16<<20)
-			// A line that does not parse is held back one line: if it was
-			// the last, the node was killed while writing it (a write of
-			// one event is atomic below 4 KiB, but a kill can still land
-			// between two writes of a longer line), and what it emitted
-			// before is whole.
-			var bad error
-			for sc.Scan() {
-				if bad != nil {
-					msgs <- nodeMsg{p: p, m: &fromNode{Error: bad.Error()}}
-					bad = nil
-				}
-				var m fromNode
-				if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-					bad = fmt.Errorf("P%d sent a line the runner cannot read: %v", i, err)
-					continue
-				}
-				msgs <- nodeMsg{p: p, m: &m}
-			}
-			if bad != nil {
-				fmt.Fprintf(cfg.Stderr, "dmx: P%d's output ends in a cut line (killed while writing it); dropped\n", i)
-			}
-			err := sc.Err()
-			if err == nil {
-				err = io.EOF
-			}
-			msgs <- nodeMsg{p: p, err: err}
-		}()
-		send(p, toNode{Config: c})
-		return nil
 	}
-	config := func(i int) *nodeConfig {
-		port := 0
-		if cfg.BasePort != 0 {
-			port = cfg.BasePort + i
-		}
-		return &nodeConfig{ID: i, N: cfg.N, Algo: cfg.Spec.Name, Params: cfg.Params, Seed: cfg.Seed, Workload: wl, Key: key, Port: port}
-	}
-	handleEnd := func(p *nodeProc) {
-		if p.exited {
-			return
-		}
-		p.exited = true
-		ended++
-		p.waitErr = p.cmd.Wait()
-	}
-	// abort kills every node started so far and reaps it.
-	abort := func() {
-		killAll()
-		go func() { readers.Wait(); close(msgs) }()
-		for m := range msgs {
-			if m.err != nil {
-				handleEnd(m.p)
-			}
-		}
-	}
-	for i := range procs {
-		state[i] = &procState{exits: map[string]int{}, saved: map[string]algo.Msg{}}
-		state[i].last.Proc = i
-		if err := spawn(i, 0, config(i)); err != nil {
-			abort()
-			return LaunchResult{}, err
-		}
-	}
+	return nil
+}
 
-	res := LaunchResult{Complete: true}
-	var failure error
+// config is the configuration process i starts from.
+func (l *launcher) config(i int) *nodeConfig {
+	port := 0
+	if l.plan.UDP.BasePort != 0 {
+		port = l.plan.UDP.BasePort + i
+	}
+	return &nodeConfig{ID: i, N: l.plan.N, Algo: l.plan.Spec.Name, Params: l.plan.Params, Seed: l.plan.Seed, Workload: l.wl, Key: l.key, Port: port}
+}
 
-	// Phase 1: every node reports its address.
-	addrs := make([]string, cfg.N)
+// spawn starts incarnation inc of process i.
+func (l *launcher) spawn(i, inc int, c *nodeConfig) error {
+	cmd := l.hooks.Command()
+	// Own process group: Ctrl-C reaches the runner only, which stops the
+	// nodes in order; Pdeathsig: nodes die with the runner.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Stderr = &prefixWriter{w: l.hooks.Stderr, prefix: fmt.Sprintf("P%d: ", i)}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start node P%d: %w", i, err)
+	}
+	p := &nodeProc{id: i, inc: inc, cmd: cmd, stdin: stdin}
+	l.procs[i] = p
+	l.started++
+	l.readers.Add(1)
+	go l.read(p, stdout)
+	l.send(p, toNode{Config: c})
+	return nil
+}
+
+// read hands every line process p writes to the launcher's loop, then the
+// end of its output. It runs on its own goroutine.
+func (l *launcher) read(p *nodeProc, stdout io.Reader) {
+	defer l.readers.Done()
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	// A line that does not parse is held back one line: if it was
+	// the last, the node was killed while writing it (a write of
+	// one event is atomic below 4 KiB, but a kill can still land
+	// between two writes of a longer line), and what it emitted
+	// before is whole.
+	var bad error
+	for sc.Scan() {
+		if bad != nil {
+			l.msgs <- nodeMsg{p: p, m: &fromNode{Error: bad.Error()}}
+			bad = nil
+		}
+		var m fromNode
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			bad = fmt.Errorf("P%d sent a line the runner cannot read: %v", p.id, err)
+			continue
+		}
+		l.msgs <- nodeMsg{p: p, m: &m}
+	}
+	if bad != nil {
+		fmt.Fprintf(l.hooks.Stderr, "dmx: P%d's output ends in a cut line (killed while writing it); dropped\n", p.id)
+	}
+	err := sc.Err()
+	if err == nil {
+		err = io.EOF
+	}
+	l.msgs <- nodeMsg{p: p, err: err}
+}
+
+func (l *launcher) send(p *nodeProc, m toNode) {
+	b, _ := json.Marshal(m)
+	p.stdin.Write(append(b, '\n'))
+}
+
+// hello is the first phase: every node reports its address, then everyone
+// gets everyone's, and the run's clock starts. On failure every node is
+// killed and reaped.
+func (l *launcher) hello(ctx context.Context) error {
+	addrs := make([]string, l.plan.N)
 	got := 0
-	hello := time.NewTimer(15 * time.Second)
-	defer hello.Stop()
-	for got < cfg.N && failure == nil {
+	timeout := time.NewTimer(15 * time.Second)
+	defer timeout.Stop()
+	var failure error
+	for got < l.plan.N && failure == nil {
 		select {
-		case m := <-msgs:
+		case m := <-l.msgs:
 			switch {
 			case m.err != nil:
-				handleEnd(m.p)
+				l.reap(m.p)
 				failure = fmt.Errorf("node P%d ended before it was ready: %v", m.p.id, exitReason(m.p))
 			case m.m.Error != "":
 				failure = errors.New(m.m.Error)
 			case m.m.Hello != "":
 				addrs[m.p.id] = m.m.Hello
-				state[m.p.id].addr = m.m.Hello
+				l.state[m.p.id].addr = m.m.Hello
 				got++
 			}
-		case <-hello.C:
+		case <-timeout.C:
 			failure = errors.New("nodes did not report their UDP addresses within 15s")
 		case <-ctx.Done():
 			failure = fmt.Errorf("interrupted before the run started: %w", context.Cause(ctx))
 		}
 	}
 	if failure != nil {
-		abort()
-		return LaunchResult{Status: "failed: " + failure.Error()}, failure
+		l.abort()
+		return failure
 	}
-	t0 := time.Now()
-	for _, p := range procs {
-		send(p, toNode{Peers: addrs, T0: t0.UnixNano()})
+	l.t0 = time.Now()
+	for _, p := range l.procs {
+		l.send(p, toNode{Peers: addrs, T0: l.t0.UnixNano()})
 	}
+	return nil
+}
 
-	// Phase 2: the run. One goroutine (this one) records every event.
-	total := 0
-	for i := 0; i < cfg.N; i++ {
-		w := wl.For(i)
-		total += w.Entries * len(w.Resources)
-	}
-	if cfg.Spec.Kind != algo.MutualExclusion {
-		total = 0
-	}
-	prog := Progress{Total: total}
-	lastEvent := time.Now()
-	var allDoneSince time.Time // when every live node last became done
-	stopping := false
-	leader := -1
-	stopAll := func(status string, complete bool) {
-		if stopping {
-			return
-		}
-		stopping = true
-		if res.Status == "" {
-			res.Status, res.Complete = status, complete
-		}
-		for _, p := range procs {
-			if !p.exited && !p.stopSent {
-				p.stopSent = true
-				send(p, toNode{Stop: true})
-			}
+// watch is the run: one goroutine (this one) handles what the nodes send,
+// records every event, fires the faults and decides when the run ends. It
+// returns when every process has ended and no fault is still to come.
+func (l *launcher) watch(ctx context.Context) {
+	if l.plan.Spec.Kind == algo.MutualExclusion {
+		for i := 0; i < l.plan.N; i++ {
+			w := l.wl.For(i)
+			l.prog.Total += w.Entries * len(w.Resources)
 		}
 	}
-	fail := func(err error) {
-		if failure == nil {
-			failure = err
-		}
-		stopAll("failed: "+err.Error(), false)
-	}
-	record := func(ev *trace.Event) {
-		if err := rec.Record(ev); err != nil {
-			fail(err)
-		}
-		res.Events++
-		prog.Events = res.Events
-		lastEvent = time.Now()
-	}
-
-	// Faults fire from timers into this loop.
-	type firing struct{ f Fault }
-	faults := make(chan firing, len(cfg.Faults))
-	pendingFaults := len(cfg.Faults)
-	// One goroutine fires them in time order, and those due at the same
-	// time in the order given (as the simulator does): separate timers
-	// could fire a recover:1@T before the crash:1@T it follows.
-	sorted := append([]Fault(nil), cfg.Faults...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].At < sorted[j].At })
+	l.lastEvent = time.Now()
 	quitFaults := make(chan struct{})
 	defer close(quitFaults)
-	go func() {
-		for _, f := range sorted {
-			t := time.NewTimer(f.At - time.Since(t0))
-			select {
-			case <-t.C:
-				faults <- firing{f} // buffered for every fault: never blocks
-			case <-quitFaults:
-				t.Stop()
-				return
-			}
-		}
-	}()
-	inject := func(f Fault) {
-		pendingFaults--
-		if stopping {
-			return
-		}
-		i := f.Proc
-		if i == Leader {
-			if i = leader; i < 0 {
-				fmt.Fprintf(cfg.Stderr, "dmx: fault %s: no leader yet; nothing crashed\n", f)
-				return
-			}
-		}
-		p := procs[i]
-		switch f.Kind {
-		case FaultCrash:
-			if !p.exited && p.fault == "" {
-				p.fault = f.String()
-				p.killedAt = time.Now().UnixNano()
-				p.cmd.Process.Kill()
-			}
-		case FaultRecover:
-			if !p.exited {
-				if p.fault != "" && p.recoverAfter == nil {
-					// Killed, but its end is not in yet: recover it then.
-					p.recoverAfter = &f
-					pendingFaults++
-				}
-				return // otherwise it is up: nothing to recover
-			}
-			st := state[i]
-			incs[i]++
-			c := config(i)
-			if _, port, err := net.SplitHostPort(st.addr); err == nil {
-				// The same address, so that peers need no news of where.
-				fmt.Sscan(port, &c.Port)
-			}
-			c.Inc, c.Incs = incs[i], append([]int(nil), incs...)
-			left := map[string]int{}
-			own := wl.For(i)
-			for _, r := range own.Resources {
-				left[r] = own.Entries - st.exits[r]
-			}
-			c.Resume = &Resume{Seq: st.last.Seq, Lamport: st.last.Lamport, VC: st.last.VC.Clone(), Sent: st.sent, Saved: st.saved, Left: left}
-			st.done = false
-			if err := spawn(i, incs[i], c); err != nil {
-				fail(err)
-				return
-			}
-			for _, q := range procs {
-				if q.id != i && !q.exited {
-					send(q, toNode{Restarted: &restarted{Proc: i, Inc: incs[i]}})
-				}
-			}
-		}
-	}
+	l.pendingFaults = len(l.plan.Faults)
+	go l.scheduleFaults(quitFaults)
 
-	var stopDeadline <-chan time.Time
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	lastProgress := time.Time{}
 	ctxDone := ctx.Done()
-	for ended < started || (pendingFaults > 0 && !stopping) {
+	for l.ended < l.started || (l.pendingFaults > 0 && !l.stopping) {
 		select {
-		case m := <-msgs:
-			p, st := m.p, state[m.p.id]
-			switch {
-			case m.err != nil:
-				handleEnd(p)
-				if !p.stopSent || p.fault != "" {
-					// Not asked to stop, or killed by a fault before it was:
-					// the node died. Its crash is recorded on its behalf,
-					// after its last event.
-					crash := st.last
-					crash.Seq++
-					crash.Kind = trace.KindCrash
-					crash.Lamport++
-					crash.VC = crash.VC.Clone()
-					if len(crash.VC) == cfg.N {
-						crash.VC[p.id]++
-					} else {
-						crash.VC = nil
-					}
-					// A fault's crash happened when the SIGKILL was sent;
-					// an unexpected death is known when its pipe ends,
-					// which on a loaded machine can be much later. Either
-					// way it comes after the process's last event.
-					crash.Wall = time.Now().UnixNano()
-					if p.killedAt != 0 {
-						crash.Wall = p.killedAt
-					}
-					if crash.Wall <= st.last.Wall {
-						crash.Wall = st.last.Wall + 1
-					}
-					crash.Msg, crash.MsgType, crash.Peer, crash.Resource = 0, "", trace.NoPeer, ""
-					crash.Detail = trace.EncodeDetail(trace.Crash{Reason: exitReason(p), Fault: p.fault})
-					record(&crash)
-					st.last = crash
-					if f := p.recoverAfter; f != nil {
-						p.recoverAfter = nil
-						inject(*f)
-					}
-					if p.fault == "" && res.Status == "" {
-						res.Status = fmt.Sprintf("node P%d died: %s", p.id, exitReason(p))
-					}
-				}
-			case m.m.Ev != nil:
-				var ev trace.Event
-				if err := trace.ParseWire(m.m.Ev, &ev); err != nil {
-					fail(fmt.Errorf("node P%d: %w", p.id, err))
-					continue
-				}
-				if ev.Proc != p.id {
-					fail(fmt.Errorf("node P%d sent an event of P%d", p.id, ev.Proc))
-					continue
-				}
-				record(&ev)
-				st.last = ev
-				st.last.VC = ev.VC.Clone()
-				switch ev.Kind {
-				case trace.KindCSExit:
-					prog.Entries++
-					st.exits[ev.Resource]++
-				case trace.KindSend:
-					if k := ev.Msg & 0xffffffff; k > st.sent {
-						st.sent = k
-					}
-				case trace.KindLeader:
-					if ev.Peer >= 0 {
-						leader = ev.Peer
-					}
-				case trace.KindInternal:
-					// Notes, errors and details the runner cannot read are
-					// recorded and not its business.
-					switch d, _ := ev.Details(); d := d.(type) {
-					case trace.Persist:
-						st.saved[ev.Resource] = algo.Msg(d.State)
-					case trace.Multicast:
-						if d.Entry > 0 && cfg.Spec.Kind == algo.Multicast {
-							// A multicast algorithm's entry is a multicast.
-							st.exits[d.Resource]++
-						}
-					}
-				}
-			case m.m.Done:
-				st.done = true
-			case m.m.Hello != "":
-				st.addr = m.m.Hello // a restarted node
-				addrsNow := make([]string, cfg.N)
-				for i := range addrsNow {
-					addrsNow[i] = state[i].addr
-				}
-				send(p, toNode{Peers: addrsNow, T0: t0.UnixNano()})
-			case m.m.Stats != nil:
-				s := m.m.Stats
-				res.Transport.Malformed += s.Malformed
-				res.Transport.BadMAC += s.BadMAC
-				res.Transport.WrongPeer += s.WrongPeer
-				res.Transport.Stale += s.Stale
-				res.Transport.Duplicate += s.Duplicate
-				res.Transport.Retransmits += s.Retransmits
-				res.Transport.Abandoned += s.Abandoned
-			case m.m.Error != "":
-				fail(fmt.Errorf("node P%d: %s", p.id, m.m.Error))
-			}
-		case fi := <-faults:
-			inject(fi.f)
+		case m := <-l.msgs:
+			l.handle(m)
+		case f := <-l.faults:
+			l.inject(f)
 		case <-ctxDone:
 			ctxDone = nil
 			status := "interrupted"
 			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 				status = "cut short: " + cause.Error()
 			}
-			stopAll(status, false)
+			l.stopAll(status, false)
 		case now := <-tick.C:
-			if cfg.Progress != nil && now.Sub(lastProgress) >= 200*time.Millisecond {
+			if l.hooks.Progress != nil && now.Sub(lastProgress) >= 200*time.Millisecond {
 				lastProgress = now
-				cfg.Progress(prog)
+				l.hooks.Progress(l.prog)
 			}
-			quiet := now.Sub(lastEvent)
-			live, done := 0, 0
-			for i, p := range procs {
-				if !p.exited {
-					live++
-					if state[i].done {
-						done++
-					}
-				}
-			}
-			if done >= live && live > 0 {
-				if allDoneSince.IsZero() {
-					allDoneSince = now
-				}
-			} else {
-				allDoneSince = time.Time{}
-			}
-			switch {
-			case stopping:
-			case election && now.Sub(t0) >= cfg.Duration:
-				stopAll(fmt.Sprintf("ran for %v", cfg.Duration), true)
-			case election:
-			case pendingFaults > 0:
-			case done >= live && (quiet >= cfg.Linger || now.Sub(allDoneSince) >= 5*cfg.Linger):
-				// Quiet, or as quiet as it gets: a token ring's token
-				// circulates for ever.
-				stopAll("every workload finished", true)
-			case quiet >= cfg.Stall:
-				stopAll(fmt.Sprintf("stalled: no event for %v while %d of %d nodes had not finished", cfg.Stall, live-done, cfg.N), true)
-			}
-			if stopping && stopDeadline == nil {
-				stopDeadline = time.After(5 * time.Second)
-			}
-		case <-stopDeadline:
+			l.tick(now)
+		case <-l.stopDeadline:
 			// Nodes that do not stop when told are killed; what they
 			// recorded so far is kept.
-			killAll()
-			stopDeadline = nil
+			l.killAll()
+			l.stopDeadline = nil
 		}
 	}
-	readers.Wait()
-	if cfg.Progress != nil {
-		cfg.Progress(prog)
+	l.readers.Wait()
+	if l.hooks.Progress != nil {
+		l.hooks.Progress(l.prog)
 	}
-	return res, failure
+}
+
+// handle acts on one message from a node.
+func (l *launcher) handle(m nodeMsg) {
+	p, st := m.p, l.state[m.p.id]
+	switch {
+	case m.err != nil:
+		l.reap(p)
+		if !p.stopSent || p.fault != "" {
+			// Not asked to stop, or killed by a fault before it was: the
+			// node died.
+			l.died(p)
+		}
+	case m.m.Ev != nil:
+		var ev trace.Event
+		if err := trace.ParseWire(m.m.Ev, &ev); err != nil {
+			l.fail(fmt.Errorf("node P%d: %w", p.id, err))
+			return
+		}
+		l.event(p, ev)
+	case m.m.Done:
+		st.done = true
+	case m.m.Hello != "":
+		st.addr = m.m.Hello // a restarted node
+		addrs := make([]string, l.plan.N)
+		for i := range addrs {
+			addrs[i] = l.state[i].addr
+		}
+		l.send(p, toNode{Peers: addrs, T0: l.t0.UnixNano()})
+	case m.m.Stats != nil:
+		l.res.Transport.add(*m.m.Stats)
+	case m.m.Error != "":
+		l.fail(fmt.Errorf("node P%d: %s", p.id, m.m.Error))
+	}
+}
+
+// event records an event of process p and keeps what a restart or the
+// record of its crash will need.
+func (l *launcher) event(p *nodeProc, ev trace.Event) {
+	if ev.Proc != p.id {
+		l.fail(fmt.Errorf("node P%d sent an event of P%d", p.id, ev.Proc))
+		return
+	}
+	st := l.state[p.id]
+	l.record(&ev)
+	st.last = ev
+	st.last.VC = ev.VC.Clone()
+	switch ev.Kind {
+	case trace.KindCSExit:
+		l.prog.Entries++
+		st.exits[ev.Resource]++
+	case trace.KindSend:
+		if k := ev.Msg & 0xffffffff; k > st.sent {
+			st.sent = k
+		}
+	case trace.KindLeader:
+		if ev.Peer >= 0 {
+			l.leader = ev.Peer
+		}
+	case trace.KindInternal:
+		// Notes, errors and details the runner cannot read are
+		// recorded and not its business.
+		switch d, _ := ev.Details(); d := d.(type) {
+		case trace.Persist:
+			st.saved[ev.Resource] = algo.Msg(d.State)
+		case trace.Multicast:
+			if d.Entry > 0 && l.plan.Spec.Kind == algo.Multicast {
+				// A multicast algorithm's entry is a multicast.
+				st.exits[d.Resource]++
+			}
+		}
+	}
+}
+
+// record hands ev to the recorder.
+func (l *launcher) record(ev *trace.Event) {
+	if err := l.rec.Record(ev); err != nil {
+		l.fail(err)
+	}
+	l.res.Events++
+	l.prog.Events = l.res.Events
+	l.lastEvent = time.Now()
+}
+
+// died is the crash accounting of a process that died (killed by a fault,
+// or of its own): its crash is recorded on its behalf, after its last
+// event, and a recovery that waited for its end is carried out.
+func (l *launcher) died(p *nodeProc) {
+	st := l.state[p.id]
+	crash := st.last
+	crash.Seq++
+	crash.Kind = trace.KindCrash
+	crash.Lamport++
+	crash.VC = crash.VC.Clone()
+	if len(crash.VC) == l.plan.N {
+		crash.VC[p.id]++
+	} else {
+		crash.VC = nil
+	}
+	// A fault's crash happened when the SIGKILL was sent; an unexpected
+	// death is known when its pipe ends, which on a loaded machine can be
+	// much later. Either way it comes after the process's last event.
+	crash.Wall = time.Now().UnixNano()
+	if p.killedAt != 0 {
+		crash.Wall = p.killedAt
+	}
+	if crash.Wall <= st.last.Wall {
+		crash.Wall = st.last.Wall + 1
+	}
+	crash.Msg, crash.MsgType, crash.Peer, crash.Resource = 0, "", trace.NoPeer, ""
+	crash.Detail = trace.EncodeDetail(trace.Crash{Reason: exitReason(p), Fault: p.fault})
+	l.record(&crash)
+	st.last = crash
+	if f := p.recoverAfter; f != nil {
+		p.recoverAfter = nil
+		l.inject(*f)
+	}
+	if p.fault == "" && l.res.Status == "" {
+		l.res.Status = fmt.Sprintf("node P%d died: %s", p.id, exitReason(p))
+	}
+}
+
+// tick decides, every 50ms, whether the run is over.
+func (l *launcher) tick(now time.Time) {
+	quiet := now.Sub(l.lastEvent)
+	live, done := 0, 0
+	for i, p := range l.procs {
+		if !p.exited {
+			live++
+			if l.state[i].done {
+				done++
+			}
+		}
+	}
+	if done >= live && live > 0 {
+		if l.allDoneSince.IsZero() {
+			l.allDoneSince = now
+		}
+	} else {
+		l.allDoneSince = time.Time{}
+	}
+	linger := l.plan.UDP.Linger
+	switch {
+	case l.stopping:
+	case l.election && now.Sub(l.t0) >= l.plan.Duration:
+		l.stopAll(fmt.Sprintf("ran for %v", l.plan.Duration), true)
+	case l.election:
+	case now.Sub(l.t0) >= l.plan.Duration:
+		l.stopAll(fmt.Sprintf("cut short: duration %v reached", l.plan.Duration), false)
+	case l.pendingFaults > 0:
+	case done >= live && (quiet >= linger || now.Sub(l.allDoneSince) >= 5*linger):
+		// Quiet, or as quiet as it gets: a token ring's token
+		// circulates for ever.
+		l.stopAll("every workload finished", true)
+	case quiet >= l.plan.UDP.Stall:
+		l.stopAll(fmt.Sprintf("stalled: no event for %v while %d of %d nodes had not finished", l.plan.UDP.Stall, live-done, l.plan.N), true)
+	}
+	if l.stopping && l.stopDeadline == nil {
+		l.stopDeadline = time.After(5 * time.Second)
+	}
+}
+
+// scheduleFaults fires the plan's faults into the loop at their times. One
+// goroutine fires them in time order, and those due at the same time in
+// the order given (as the simulator does): separate timers could fire a
+// recover:1@T before the crash:1@T it follows.
+func (l *launcher) scheduleFaults(quit <-chan struct{}) {
+	sorted := append([]Fault(nil), l.plan.Faults...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].At < sorted[j].At })
+	for _, f := range sorted {
+		t := time.NewTimer(f.At - time.Since(l.t0))
+		select {
+		case <-t.C:
+			l.faults <- f // buffered for every fault: never blocks
+		case <-quit:
+			t.Stop()
+			return
+		}
+	}
+}
+
+// inject carries out a fault that is due.
+func (l *launcher) inject(f Fault) {
+	l.pendingFaults--
+	if l.stopping {
+		return
+	}
+	i := f.Proc
+	if i == Leader {
+		if i = l.leader; i < 0 {
+			fmt.Fprintf(l.hooks.Stderr, "dmx: fault %s: no leader yet; nothing crashed\n", f)
+			return
+		}
+	}
+	switch f.Kind {
+	case FaultCrash:
+		l.crash(l.procs[i], f)
+	case FaultRecover:
+		l.recover(l.procs[i], f)
+	}
+}
+
+// crash SIGKILLs p, unless it is already down. Its crash is recorded when
+// its end is seen (died).
+func (l *launcher) crash(p *nodeProc, f Fault) {
+	if !p.exited && p.fault == "" {
+		p.fault = f.String()
+		p.killedAt = time.Now().UnixNano()
+		p.cmd.Process.Kill()
+	}
+}
+
+// recover restarts a crashed process as a new incarnation on the same
+// address, resuming from what the trace says of it; the others learn of
+// the new incarnation.
+func (l *launcher) recover(p *nodeProc, f Fault) {
+	if !p.exited {
+		if p.fault != "" && p.recoverAfter == nil {
+			// Killed, but its end is not in yet: recover it then.
+			p.recoverAfter = &f
+			l.pendingFaults++
+		}
+		return // otherwise it is up: nothing to recover
+	}
+	i := p.id
+	st := l.state[i]
+	l.incs[i]++
+	c := l.config(i)
+	if _, port, err := net.SplitHostPort(st.addr); err == nil {
+		// The same address, so that peers need no news of where.
+		fmt.Sscan(port, &c.Port)
+	}
+	c.Inc, c.Incs = l.incs[i], append([]int(nil), l.incs...)
+	left := map[string]int{}
+	own := l.wl.For(i)
+	for _, r := range own.Resources {
+		left[r] = own.Entries - st.exits[r]
+	}
+	c.Resume = &Resume{Seq: st.last.Seq, Lamport: st.last.Lamport, VC: st.last.VC.Clone(), Sent: st.sent, Saved: st.saved, Left: left}
+	st.done = false
+	if err := l.spawn(i, l.incs[i], c); err != nil {
+		l.fail(err)
+		return
+	}
+	for _, q := range l.procs {
+		if q.id != i && !q.exited {
+			l.send(q, toNode{Restarted: &restarted{Proc: i, Inc: l.incs[i]}})
+		}
+	}
+}
+
+// stopAll tells every node to stop; the first status set is the run's.
+func (l *launcher) stopAll(status string, complete bool) {
+	if l.stopping {
+		return
+	}
+	l.stopping = true
+	if l.res.Status == "" {
+		l.res.Status, l.res.Complete = status, complete
+	}
+	for _, p := range l.procs {
+		if !p.exited && !p.stopSent {
+			p.stopSent = true
+			l.send(p, toNode{Stop: true})
+		}
+	}
+}
+
+// fail stops the run because of err; the first failure is Launch's error.
+func (l *launcher) fail(err error) {
+	if l.failure == nil {
+		l.failure = err
+	}
+	l.stopAll("failed: "+err.Error(), false)
+}
+
+// reap notes that p's output has ended and collects its exit status.
+func (l *launcher) reap(p *nodeProc) {
+	if p.exited {
+		return
+	}
+	p.exited = true
+	l.ended++
+	p.waitErr = p.cmd.Wait()
+}
+
+func (l *launcher) killAll() {
+	for _, p := range l.procs {
+		if p != nil && p.cmd.Process != nil && !p.exited {
+			p.cmd.Process.Kill()
+		}
+	}
+}
+
+// abort kills every node started so far and reaps it.
+func (l *launcher) abort() {
+	l.killAll()
+	go func() { l.readers.Wait(); close(l.msgs) }()
+	for m := range l.msgs {
+		if m.err != nil {
+			l.reap(m.p)
+		}
+	}
 }
 
 func exitReason(p *nodeProc) string {

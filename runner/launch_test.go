@@ -67,10 +67,7 @@ func launch(t *testing.T, ctx context.Context, name string, n int, wl runner.Wor
 		p = &procs{}
 	}
 	var stderr strings.Builder
-	res, err := runner.Launch(ctx, runner.LaunchConfig{
-		Spec: registry.Lookup(name), N: n, Seed: 1, Workload: wl, BasePort: port,
-		Stall: 2 * time.Second, Command: p.command, Stderr: &lockedWriter{w: &stderr},
-	}, rec)
+	res, err := runner.Launch(ctx, runner.Plan{Spec: registry.Lookup(name), N: n, Seed: 1, Workload: wl, UDP: runner.UDPOptions{BasePort: port, Stall: 2 * time.Second}}, rec, runner.LaunchHooks{Command: p.command, Stderr: &lockedWriter{w: &stderr}})
 	if s := stderr.String(); s != "" {
 		t.Logf("nodes' stderr:\n%s", s)
 	}
@@ -279,10 +276,7 @@ func TestLaunchCrashRecover(t *testing.T) {
 	// time slots (P1 asks at 60ms, 240ms, ...) crashes P1 while it is idle,
 	// with room for a slow, loaded machine.
 	wl := runner.Workload{Entries: 4, Hold: runner.Fixed(time.Millisecond), Contention: runner.ContentionNone, Slot: 60 * time.Millisecond}
-	res, err := runner.Launch(context.Background(), runner.LaunchConfig{
-		Spec: spec, N: 3, Seed: 1, Workload: wl, Stall: 3 * time.Second, Command: p.command,
-		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 140 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 170 * time.Millisecond}},
-	}, &c)
+	res, err := runner.Launch(context.Background(), runner.Plan{Spec: spec, N: 3, Seed: 1, Workload: wl, Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 140 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 170 * time.Millisecond}}, UDP: runner.UDPOptions{Stall: 3 * time.Second}}, &c, runner.LaunchHooks{Command: p.command})
 	if err != nil || !res.Complete {
 		t.Fatalf("launch: %v %+v", err, res)
 	}
@@ -323,10 +317,7 @@ func TestLaunchRecoverAtCrashTime(t *testing.T) {
 	var c syncCollector
 	p := &procs{}
 	wl := runner.Workload{Entries: 4, Hold: runner.Fixed(time.Millisecond), Contention: runner.ContentionNone, Slot: 30 * time.Millisecond}
-	res, err := runner.Launch(context.Background(), runner.LaunchConfig{
-		Spec: registry.Lookup("central"), N: 3, Seed: 1, Workload: wl, Stall: 3 * time.Second, Command: p.command,
-		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 70 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 70 * time.Millisecond}},
-	}, &c)
+	res, err := runner.Launch(context.Background(), runner.Plan{Spec: registry.Lookup("central"), N: 3, Seed: 1, Workload: wl, Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 70 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 70 * time.Millisecond}}, UDP: runner.UDPOptions{Stall: 3 * time.Second}}, &c, runner.LaunchHooks{Command: p.command})
 	if err != nil || !res.Complete {
 		t.Fatalf("launch: %v %+v", err, res)
 	}
@@ -366,10 +357,7 @@ func TestLaunchKilledThenStopped(t *testing.T) {
 	stopper := time.AfterFunc(time.Second, cancel)
 	defer stopper.Stop()
 	wl := runner.Workload{Entries: 1_000_000, Hold: runner.Fixed(time.Millisecond)}
-	res, err := runner.Launch(ctx, runner.LaunchConfig{
-		Spec: registry.Lookup("central"), N: 3, Seed: 1, Workload: wl, Command: command,
-		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 200 * time.Millisecond}},
-	}, &c)
+	res, err := runner.Launch(ctx, runner.Plan{Spec: registry.Lookup("central"), N: 3, Seed: 1, Workload: wl, Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 200 * time.Millisecond}}}, &c, runner.LaunchHooks{Command: command})
 	if err != nil || res.Complete {
 		t.Fatalf("launch: %v %+v", err, res)
 	}
@@ -392,10 +380,7 @@ func TestLaunchMulticastRecover(t *testing.T) {
 	p := &procs{}
 	const entries = 10
 	wl := runner.Workload{Entries: entries, Think: runner.Fixed(20 * time.Millisecond)}
-	res, err := runner.Launch(context.Background(), runner.LaunchConfig{
-		Spec: registry.Lookup("tomcast"), N: 3, Seed: 1, Workload: wl, Stall: 3 * time.Second, Command: p.command,
-		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 140 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 170 * time.Millisecond}},
-	}, &c)
+	res, err := runner.Launch(context.Background(), runner.Plan{Spec: registry.Lookup("tomcast"), N: 3, Seed: 1, Workload: wl, Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 140 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 170 * time.Millisecond}}, UDP: runner.UDPOptions{Stall: 3 * time.Second}}, &c, runner.LaunchHooks{Command: p.command})
 	if err != nil || !res.Complete {
 		t.Fatalf("launch: %v %+v", err, res)
 	}
@@ -434,9 +419,7 @@ func TestLaunchSpawnFailureReaps(t *testing.T) {
 		}
 		return p.command()
 	}
-	_, err := runner.Launch(context.Background(), runner.LaunchConfig{
-		Spec: registry.Lookup("central"), N: 3, Seed: 1, Workload: runner.Workload{Entries: 1}, Command: command,
-	}, &runner.Collector{})
+	_, err := runner.Launch(context.Background(), runner.Plan{Spec: registry.Lookup("central"), N: 3, Seed: 1, Workload: runner.Workload{Entries: 1}}, &runner.Collector{}, runner.LaunchHooks{Command: command})
 	if err == nil {
 		t.Fatal("launch with a node that cannot start: no error")
 	}
@@ -475,17 +458,14 @@ func TestLaunchEveryAlgorithm(t *testing.T) {
 			var c syncCollector
 			p := &procs{}
 			wl := runner.Workload{Entries: 3, Think: runner.Dist{Max: 3 * time.Millisecond}, Hold: runner.Fixed(time.Millisecond)}
-			res, err := runner.Launch(context.Background(), runner.LaunchConfig{
-				Spec: spec, N: 4, Seed: 1, Params: udpParams[spec.Name], Workload: wl,
-				Stall: 3 * time.Second, Duration: 1500 * time.Millisecond, Command: p.command,
-			}, &c)
+			res, err := runner.Launch(context.Background(), runner.Plan{Spec: spec, N: 4, Seed: 1, Params: udpParams[spec.Name], Workload: wl, Duration: 1500 * time.Millisecond, UDP: runner.UDPOptions{Stall: 3 * time.Second}}, &c, runner.LaunchHooks{Command: p.command})
 			if err != nil || !res.Complete {
 				t.Fatalf("launch: %v %+v", err, res)
 			}
 			if len(c.Events) < 10 {
 				t.Fatalf("only %d events", len(c.Events))
 			}
-			results, err := analyze.Evaluate(trace.Run{Nodes: 4, Complete: true}, &trace.SliceReader{Events: c.Events}, analyze.For(spec.Properties))
+			results, err := analyze.Evaluate(trace.Run{Nodes: 4, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -512,11 +492,8 @@ func TestLaunchElectionsKillLeader(t *testing.T) {
 			t.Parallel() // mostly idle processes: heartbeats
 			var c syncCollector
 			p := &procs{}
-			res, err := runner.Launch(context.Background(), runner.LaunchConfig{
-				Spec: spec, N: 5, Seed: 1, Params: udpParams[spec.Name], Duration: 5 * time.Second, Command: p.command,
-				Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: runner.Leader, At: 1500 * time.Millisecond},
-					{Kind: runner.FaultCrash, Proc: runner.Leader, At: 3000 * time.Millisecond}},
-			}, &c)
+			res, err := runner.Launch(context.Background(), runner.Plan{Spec: spec, N: 5, Seed: 1, Params: udpParams[spec.Name], Duration: 5 * time.Second, Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: runner.Leader, At: 1500 * time.Millisecond},
+				{Kind: runner.FaultCrash, Proc: runner.Leader, At: 3000 * time.Millisecond}}}, &c, runner.LaunchHooks{Command: p.command})
 			if err != nil || !res.Complete {
 				t.Fatalf("launch: %v %+v", err, res)
 			}
@@ -532,7 +509,7 @@ func TestLaunchElectionsKillLeader(t *testing.T) {
 			if len(killed) != 2 || killed[0] == killed[1] {
 				t.Fatalf("killed %v, want two different leaders", killed)
 			}
-			results, err := analyze.Evaluate(trace.Run{Nodes: 5, Complete: true}, &trace.SliceReader{Events: c.Events}, analyze.For(spec.Properties))
+			results, err := analyze.Evaluate(trace.Run{Nodes: 5, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -569,9 +546,7 @@ func TestLaunchFailover(t *testing.T) {
 			p := &procs{}
 			spec := registry.Lookup(c.algo)
 			wl := runner.Workload{Entries: 20, Think: runner.Dist{Max: 20 * time.Millisecond}, Hold: runner.Fixed(10 * time.Millisecond)}
-			res, err := runner.Launch(context.Background(), runner.LaunchConfig{
-				Spec: spec, N: 5, Seed: 1, Params: c.params, Workload: wl, Stall: 5 * time.Second, Command: p.command, Faults: c.faults,
-			}, &col)
+			res, err := runner.Launch(context.Background(), runner.Plan{Spec: spec, N: 5, Seed: 1, Params: c.params, Workload: wl, Faults: c.faults, UDP: runner.UDPOptions{Stall: 5 * time.Second}}, &col, runner.LaunchHooks{Command: p.command})
 			if err != nil || !res.Complete || res.Status != "every workload finished" {
 				t.Fatalf("launch: %v %+v", err, res)
 			}
@@ -579,7 +554,7 @@ func TestLaunchFailover(t *testing.T) {
 			if crashes != len(c.faults) {
 				t.Fatalf("%d crashes recorded, want %d", crashes, len(c.faults))
 			}
-			results, err := analyze.Evaluate(trace.Run{Nodes: 5, Complete: true}, &trace.SliceReader{Events: col.Events}, analyze.For(spec.Properties))
+			results, err := analyze.Evaluate(trace.Run{Nodes: 5, Complete: true}, &trace.SliceReader{Events: col.Events}, mustChecks(t, spec.Properties))
 			if err != nil {
 				t.Fatal(err)
 			}

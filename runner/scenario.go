@@ -8,11 +8,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Scenario is a run described in a file (dmx run/sim --scenario FILE), so
 // that it can be kept in a repository, reviewed and replayed. Every field is
-// optional; flags given on the command line win over the file. Example:
+// optional; Apply puts the file's values into a Plan, where flags given on
+// the command line win over the file. Example:
 //
 //	{
 //	  "algorithm": "central",
@@ -48,6 +50,8 @@ type Scenario struct {
 	// and regression tests ("ok", or "violated" with the checks that find
 	// it). dmx itself does not act on it.
 	Expect *Expectation `json:"expect,omitempty"`
+	// Path is the file the scenario was read from (LoadScenario sets it).
+	Path string `json:"-"`
 }
 
 // Expectation is a scenario's expected verdict.
@@ -80,25 +84,92 @@ func LoadScenario(path string) (*Scenario, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("%s: more than one JSON value", path)
 	}
+	s.Path = path
 	return &s, nil
 }
 
-// ProcOverrides returns the scenario's per-process workloads keyed by id,
-// checking ids against n.
-func (s *Scenario) ProcOverrides(n int) (map[int]ProcWorkload, error) {
-	if len(s.Procs) == 0 {
-		return nil, nil
+// Apply puts the scenario's values into p, except those given says the
+// command line gave (given is called with the scenario's JSON keys, which
+// are the flags' names; nil: none was given). Parameters merge key by key,
+// a given one winning. The simulator's delay and reorder apply to
+// simulator plans only. The algorithm is for the caller, who has the
+// registry. Apply records the scenario in p.Scenario; Plan.Validate checks
+// the result.
+func (s *Scenario) Apply(p *Plan, given func(key string) bool) error {
+	if given == nil {
+		given = func(string) bool { return false }
 	}
+	set := func(key string, has bool, do func() error) error {
+		if !has || given(key) {
+			return nil
+		}
+		if err := do(); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		return nil
+	}
+	sim := p.driver() == DriverSim
+	w := &p.Workload
+	err := errors.Join(
+		set("nodes", s.Nodes != 0, func() error { p.N = s.Nodes; return nil }),
+		set("seed", s.Seed != 0, func() error { p.Seed = s.Seed; return nil }),
+		set("entries", s.Entries != nil, func() error { w.Entries = *s.Entries; return nil }),
+		set("think", s.Think != "", func() error { return w.Think.Set(s.Think) }),
+		set("hold", s.Hold != "", func() error { return w.Hold.Set(s.Hold) }),
+		set("delay", sim && s.Delay != "", func() error { return p.Sim.Delay.Set(s.Delay) }),
+		set("contention", s.Contention != "", func() error { return w.Contention.Set(s.Contention) }),
+		set("resources", len(s.Resources) > 0, func() error { w.Resources = s.Resources; return nil }),
+		set("nested", s.Nested, func() error { w.Nested = true; return nil }),
+		set("order", s.Order != "", func() error { w.Order = s.Order; return nil }),
+		set("reorder", sim && s.Reorder, func() error { p.Sim.Reorder = true; return nil }),
+		set("faults", len(s.Faults) > 0, func() error {
+			var all []Fault
+			for _, spec := range s.Faults {
+				fl, err := ParseFaults(spec)
+				if err != nil {
+					return err
+				}
+				all = append(all, fl...)
+			}
+			p.Faults = all
+			return nil
+		}),
+		set("duration", s.Duration != "", func() (err error) { p.Duration, err = time.ParseDuration(s.Duration); return }),
+		set("procs", len(s.Procs) > 0, func() (err error) { w.Procs, err = s.procs(); return }),
+	)
+	if err != nil {
+		if s.Path != "" {
+			return fmt.Errorf("%s: %w", s.Path, err)
+		}
+		return err
+	}
+	if len(s.Params) > 0 {
+		params := make(map[string]string, len(s.Params)+len(p.Params))
+		for k, v := range s.Params {
+			params[k] = v
+		}
+		for k, v := range p.Params {
+			params[k] = v
+		}
+		p.Params = params
+	}
+	p.Scenario = s
+	return nil
+}
+
+// procs returns the scenario's per-process workloads keyed by id; whether
+// the ids are in the group is for Plan.Validate.
+func (s *Scenario) procs() (map[int]ProcWorkload, error) {
 	out := map[int]ProcWorkload{}
 	for k, v := range s.Procs {
 		id, err := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(k, "P"), "p"))
-		if err != nil || id < 0 || id >= n {
-			return nil, fmt.Errorf("scenario procs: %q is not a process of this run (0..%d)", k, n-1)
+		if err != nil || id < 0 {
+			return nil, fmt.Errorf("%q is not a process id (want 2 or P2)", k)
 		}
 		if _, dup := out[id]; dup {
 			// "2" and "P2" name the same process: which one won would
 			// depend on map order, and the seed would not reproduce the run.
-			return nil, fmt.Errorf("scenario procs: process %d is named twice", id)
+			return nil, fmt.Errorf("process %d is named twice", id)
 		}
 		out[id] = v
 	}

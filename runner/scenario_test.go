@@ -17,12 +17,12 @@ func TestScenarioProcNamedTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 50; i++ {
-		_, err := sc.ProcOverrides(3)
+		_, err := sc.procs()
 		if err == nil || !strings.Contains(err.Error(), "process 1 is named twice") {
-			t.Fatalf("ProcOverrides: %v, want process 1 is named twice", err)
+			t.Fatalf("procs: %v, want process 1 is named twice", err)
 		}
 	}
-	if m, err := (&Scenario{Procs: map[string]ProcWorkload{"0": {}, "P1": {}, "p2": {}}}).ProcOverrides(3); err != nil || len(m) != 3 {
+	if m, err := (&Scenario{Procs: map[string]ProcWorkload{"0": {}, "P1": {}, "p2": {}}}).procs(); err != nil || len(m) != 3 {
 		t.Fatalf("distinct processes: %v, %v", m, err)
 	}
 }

@@ -32,35 +32,6 @@ func (c *Collector) Record(ev *trace.Event) error {
 	return nil
 }
 
-// SimConfig is a simulated run.
-type SimConfig struct {
-	Spec     *algo.Spec
-	N        int
-	Seed     uint64
-	Params   map[string]string
-	Workload Workload
-	// Delay is the one-way network delay of each message, drawn per message.
-	Delay Dist
-	// Reorder lets messages between two processes overtake each other; by
-	// default channels are FIFO like dmx's UDP transport.
-	Reorder bool
-	// Limit is the simulated time after which the run is cut short (and
-	// marked incomplete). Zero means 10 minutes.
-	Limit time.Duration
-	// Linger is how long the simulation goes on after every workload is done,
-	// so that the last messages arrive. Zero means 4 x Delay.Max.
-	Linger time.Duration
-	// Duration is how long an election run lasts (elections have no
-	// workload that ends); zero means 2s. Mutual-exclusion and multicast
-	// runs end when their workloads are done.
-	Duration time.Duration
-	// Faults are injected at their times.
-	Faults []Fault
-	// Stop, if not nil, cuts the run short (marked incomplete) once it is
-	// closed: Ctrl-C under dmx sim.
-	Stop <-chan struct{}
-}
-
 // SimResult says how a simulated run ended.
 type SimResult struct {
 	Complete bool   // the run ended by itself, not by the time limit
@@ -69,38 +40,24 @@ type SimResult struct {
 	End      time.Duration
 }
 
-// Simulate runs cfg on a deterministic simulated network: the same seed gives
-// the same events in the same order. Time is simulated: a run of an hour takes
-// milliseconds.
-func Simulate(cfg SimConfig, rec Recorder) (SimResult, error) {
-	if cfg.N < 1 {
-		return SimResult{}, fmt.Errorf("--nodes %d: need at least 1 node", cfg.N)
+// Simulate carries out p (a DriverSim plan; no Driver means one) on a
+// deterministic simulated network: the same seed gives the same events in
+// the same order. Time is simulated: a run of an hour takes milliseconds.
+// stop, if not nil, cuts the run short (marked incomplete) once it is
+// closed: Ctrl-C under dmx sim.
+func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
+	if p.driver() != DriverSim {
+		return SimResult{}, fmt.Errorf("simulate a %s plan: the simulator carries out %s plans", p.Driver, DriverSim)
 	}
-	if err := cfg.Workload.Validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return SimResult{}, err
 	}
-	if cfg.Delay.Max > MaxDuration {
-		return SimResult{}, fmt.Errorf("--delay %v: at most %v (simulated time would overflow)", cfg.Delay, MaxDuration)
-	}
-	if cfg.Limit == 0 {
-		cfg.Limit = 10 * time.Minute
-	}
-	if cfg.Linger == 0 {
-		cfg.Linger = 4 * cfg.Delay.Max
-		if cfg.Linger == 0 {
-			cfg.Linger = time.Millisecond
-		}
-	}
-	if cfg.Workload.Contention == ContentionNone && cfg.Workload.Slot == 0 {
-		// A request is served within a few message delays (the slowest
-		// algorithm here needs request, grant and release in turn).
-		cfg.Workload.Slot = 6*cfg.Delay.Max + cfg.Workload.Hold.Max + time.Millisecond
-	}
-	s := &sim{cfg: cfg, rec: rec, net: rand.New(rand.NewPCG(cfg.Seed, streamNet)), leader: -1}
-	s.lastArrival = make([]int64, cfg.N*cfg.N)
-	for i := 0; i < cfg.N; i++ {
+	p = p.WithDefaults()
+	s := &sim{plan: p, rec: rec, net: rand.New(rand.NewPCG(p.Seed, streamNet)), leader: -1}
+	s.lastArrival = make([]int64, p.N*p.N)
+	for i := 0; i < p.N; i++ {
 		env := &simEnv{s: s, id: i}
-		nd, err := NewNode(NodeSetup{ID: i, N: cfg.N, Spec: cfg.Spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload}, env)
+		nd, err := NewNode(NodeSetup{ID: i, N: p.N, Spec: p.Spec, Params: p.Params, Seed: p.Seed, Workload: p.Workload}, env)
 		if err != nil {
 			return SimResult{}, err
 		}
@@ -108,28 +65,21 @@ func Simulate(cfg SimConfig, rec Recorder) (SimResult, error) {
 		nd.OnLeader = func(l int) { s.leader = l }
 		s.nodes = append(s.nodes, nd)
 	}
-	for _, f := range cfg.Faults {
-		if f.Proc >= cfg.N {
-			return SimResult{}, fmt.Errorf("fault %s: process %d does not exist (N=%d)", f, f.Proc, cfg.N)
-		}
+	for _, f := range p.Faults {
 		s.pendingFaults++
 		s.push(&simItem{at: int64(f.At), f: func() { s.inject(f) }})
 	}
-	if cfg.Spec.Kind == algo.Election {
-		d := cfg.Duration
-		if d == 0 {
-			d = 2 * time.Second
-		}
-		s.push(&simItem{at: int64(d), stop: true})
+	if p.Spec.Kind == algo.Election {
+		s.push(&simItem{at: int64(p.Duration), stop: true})
 	}
 	for _, nd := range s.nodes {
 		nd.Start()
 	}
 	res := SimResult{Complete: true}
 	for steps := 0; s.q.Len() > 0 && s.err == nil; steps++ {
-		if cfg.Stop != nil && steps%256 == 0 {
+		if stop != nil && steps%256 == 0 {
 			select {
-			case <-cfg.Stop:
+			case <-stop:
 				res.Complete = false
 				res.Status = "interrupted"
 			default:
@@ -142,10 +92,10 @@ func Simulate(cfg SimConfig, rec Recorder) (SimResult, error) {
 		if it.dead {
 			continue
 		}
-		if it.at > int64(cfg.Limit) {
+		if it.at > int64(p.Sim.Limit) {
 			res.Complete = false
-			res.Status = fmt.Sprintf("cut short: simulated time limit %v reached", cfg.Limit)
-			s.now = int64(cfg.Limit)
+			res.Status = fmt.Sprintf("cut short: simulated time limit %v reached", p.Sim.Limit)
+			s.now = int64(p.Sim.Limit)
 			break
 		}
 		s.now = it.at
@@ -176,7 +126,7 @@ func Simulate(cfg SimConfig, rec Recorder) (SimResult, error) {
 			}
 		}
 		switch {
-		case cfg.Spec.Kind == algo.Election:
+		case p.Spec.Kind == algo.Election:
 			res.Status = fmt.Sprintf("ran for %v", time.Duration(s.now))
 		case unfinished == 0:
 			res.Status = "every workload finished"
@@ -189,7 +139,7 @@ func Simulate(cfg SimConfig, rec Recorder) (SimResult, error) {
 }
 
 type sim struct {
-	cfg         SimConfig
+	plan        Plan // with its defaults
 	rec         Recorder
 	net         *rand.Rand
 	nodes       []*Node
@@ -209,7 +159,7 @@ type sim struct {
 // progress ends the run (after the linger) once every node is done or down
 // and no fault is still to come.
 func (s *sim) progress() {
-	if s.stopping || s.pendingFaults > 0 || s.cfg.Spec.Kind == algo.Election {
+	if s.stopping || s.pendingFaults > 0 || s.plan.Spec.Kind == algo.Election {
 		return
 	}
 	for _, nd := range s.nodes {
@@ -218,9 +168,11 @@ func (s *sim) progress() {
 		}
 	}
 	s.stopping = true
-	s.push(&simItem{at: s.now + int64(s.cfg.Linger), stop: true})
+	s.push(&simItem{at: s.now + int64(s.plan.Sim.Linger), stop: true})
 }
 
+// inject carries out a fault that is due: a case per fault kind (see
+// fault.go). A fault aimed at the leader before there is one does nothing.
 func (s *sim) inject(f Fault) {
 	s.pendingFaults--
 	p := f.Proc
@@ -260,9 +212,9 @@ func (e *simEnv) After(d time.Duration, f func()) Timer {
 
 func (e *simEnv) Transmit(env *Envelope) {
 	s := e.s
-	at := s.now + int64(s.cfg.Delay.Draw(s.net))
-	if !s.cfg.Reorder {
-		ch := env.From*s.cfg.N + env.To
+	at := s.now + int64(s.plan.Sim.Delay.Draw(s.net))
+	if !s.plan.Sim.Reorder {
+		ch := env.From*s.plan.N + env.To
 		if at < s.lastArrival[ch] {
 			at = s.lastArrival[ch]
 		}

@@ -19,10 +19,7 @@ func simulate(t testing.TB, name string, n int, seed uint64, wl runner.Workload)
 		t.Fatalf("no algorithm %q", name)
 	}
 	var c runner.Collector
-	res, err := runner.Simulate(runner.SimConfig{
-		Spec: spec, N: n, Seed: seed, Workload: wl,
-		Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond},
-	}, &c)
+	res, err := runner.Simulate(runner.Plan{Spec: spec, N: n, Seed: seed, Workload: wl, Sim: runner.SimOptions{Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond}}}, &c, nil)
 	if err != nil {
 		t.Fatalf("seed %d: %s N=%d: %v", seed, name, n, err)
 	}
@@ -89,11 +86,7 @@ func TestSimCrashRecover(t *testing.T) {
 	// (central deadlocks if a client crashes holding or awaiting the grant).
 	wl := runner.Workload{Entries: 5, Hold: runner.Fixed(time.Millisecond), Contention: runner.ContentionNone, Slot: 20 * time.Millisecond}
 	var c runner.Collector
-	res, err := runner.Simulate(runner.SimConfig{
-		Spec: registry.Lookup("central"), N: 4, Seed: 3, Workload: wl,
-		Delay:  runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond},
-		Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 2, At: 60 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 2, At: 100 * time.Millisecond}},
-	}, &c)
+	res, err := runner.Simulate(runner.Plan{Spec: registry.Lookup("central"), N: 4, Seed: 3, Workload: wl, Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 2, At: 60 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 2, At: 100 * time.Millisecond}}, Sim: runner.SimOptions{Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond}}}, &c, nil)
 	if err != nil || !res.Complete {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -183,11 +176,7 @@ func TestSimStop(t *testing.T) {
 	stop := make(chan struct{})
 	close(stop)
 	var c runner.Collector
-	res, err := runner.Simulate(runner.SimConfig{
-		Spec: registry.Lookup("central"), N: 3, Seed: 1,
-		Workload: runner.Workload{Entries: 1_000_000, Hold: runner.Fixed(time.Millisecond)},
-		Delay:    runner.Fixed(time.Millisecond), Stop: stop,
-	}, &c)
+	res, err := runner.Simulate(runner.Plan{Spec: registry.Lookup("central"), N: 3, Seed: 1, Workload: runner.Workload{Entries: 1_000_000, Hold: runner.Fixed(time.Millisecond)}, Sim: runner.SimOptions{Delay: runner.Fixed(time.Millisecond)}}, &c, stop)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,73 +14,122 @@ import (
 	"github.com/dmxlab/dmx/trace"
 )
 
-// sweepAlgos are the mutual-exclusion algorithms whose correct variants must
-// pass every check under any schedule, with their parameters.
-var sweepAlgos = []struct {
-	name   string
+// sweepCase is one configuration of an algorithm a sweep runs.
+type sweepCase struct {
+	spec   *algo.Spec
 	params map[string]string
-}{
-	{"central", nil},
-	{"ricart-agrawala", nil},
-	{"token-ring", nil},
-	{"ra-token", nil},
-	{"lamport", nil},
-	{"maekawa", map[string]string{"variant": "inquire"}},
-	{"majority", nil},
+	first  bool // the first configuration of its algorithm the sweep runs
 }
 
-// TestSweep runs every mutual-exclusion algorithm (the deadlock-free variant
-// where the seeds give one) over 300 seeds for each N in {1,2,3,5,8,9},
-// with random delays and high contention (everyone asks again at once), and
+// seeds is how many seeds a sweep runs c over: all of them for the first
+// configuration of an algorithm (its defaults, or basic Maekawa's fix), a
+// third for each further variant: the code they share is swept already,
+// and the suite's time stays near what it was before variants were swept.
+func (c sweepCase) seeds() uint64 {
+	n := 300
+	if testing.Short() {
+		n = 30
+	}
+	if !c.first {
+		n /= 3
+	}
+	return uint64(n)
+}
+
+func (c sweepCase) String() string {
+	keys := make([]string, 0, len(c.params))
+	for k := range c.params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := c.spec.Name
+	for _, k := range keys {
+		s += "/" + k + "=" + c.params[k]
+	}
+	return s
+}
+
+// sweepCases are the configurations of every algorithm of kind in the
+// registry (algo.Spec.Configurations) that claim to keep every property
+// with no fault injected: the flawed ones (basic Maekawa's deadlock) fail
+// on some schedule by design, and the examples show them.
+func sweepCases(kind algo.Kind) []sweepCase {
+	var out []sweepCase
+	for _, spec := range registry.All() {
+		if spec.Kind != kind {
+			continue
+		}
+		first := true
+		for _, v := range spec.Configurations() {
+			if v.Flawed == "" {
+				out = append(out, sweepCase{spec, v.Params, first})
+				first = false
+			}
+		}
+	}
+	return out
+}
+
+// mustChecks returns the checks an algorithm claims.
+func mustChecks(t *testing.T, properties []string) []*analyze.Check {
+	t.Helper()
+	checks, err := analyze.For(properties)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return checks
+}
+
+// repro is the command line that reproduces p.
+func repro(p runner.Plan) string {
+	args, err := p.Args()
+	if err != nil {
+		return fmt.Sprintf("dmx %s (and %v)", strings.Join(args, " "), err)
+	}
+	return "dmx " + strings.Join(args, " ")
+}
+
+// TestSweep runs every mutual-exclusion algorithm in every configuration
+// that claims its properties (not basic Maekawa, which deadlocks) over 300
+// seeds (100 for a further variant) for each N in {1,2,3,5,8,9}, with
+// random delays and high contention (everyone asks again at once), and
 // checks every trace: clocks, mutual exclusion (causal and real time) and
 // liveness must all hold. A failure prints the command that reproduces it.
 func TestSweep(t *testing.T) {
-	seeds := 300
-	if testing.Short() {
-		seeds = 30
-	}
-	for _, a := range sweepAlgos {
+	for _, a := range sweepCases(algo.MutualExclusion) {
 		for _, n := range []int{1, 2, 3, 5, 8, 9} {
-			t.Run(fmt.Sprintf("%s/N=%d", a.name, n), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/N=%d", a, n), func(t *testing.T) {
 				t.Parallel()
-				spec := registry.Lookup(a.name)
-				for seed := uint64(1); seed <= uint64(seeds); seed++ {
-					wl := runner.Workload{Entries: 3, Think: runner.Fixed(0), Hold: runner.Dist{Max: 2 * time.Millisecond}}
+				for seed := uint64(1); seed <= a.seeds(); seed++ {
+					p := runner.NewPlan(runner.DriverSim)
+					p.Spec, p.N, p.Seed, p.Params = a.spec, n, seed, a.params
+					p.Workload.Entries, p.Workload.Contention, p.Workload.Hold = 3, runner.ContentionHigh, runner.Dist{Max: 2 * time.Millisecond}
+					p.Sim.Delay = runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond}
 					var c runner.Collector
-					res, err := runner.Simulate(runner.SimConfig{Spec: spec, N: n, Seed: seed, Params: a.params, Workload: wl,
-						Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond}}, &c)
-					repro := fmt.Sprintf("dmx sim %s -n %d --seed %d --entries 3 --contention high --hold 0s-2ms --delay 100us-3ms%s", a.name, n, seed, paramFlags(a.params))
+					res, err := runner.Simulate(p, &c, nil)
 					if err != nil {
-						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
+						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro(p))
 					}
 					if !res.Complete {
-						t.Fatalf("seed %d: run cut short: %s (reproduce: %s)", seed, res.Status, repro)
+						t.Fatalf("seed %d: run cut short: %s (reproduce: %s)", seed, res.Status, repro(p))
 					}
-					run := trace.Run{Algorithm: a.name, Nodes: n, Seed: seed, Mode: "sim", Complete: true}
+					run := trace.Run{Algorithm: a.spec.Name, Nodes: n, Seed: seed, Mode: "sim", Complete: true}
 					results, err := analyze.Evaluate(run, &trace.SliceReader{Events: c.Events}, analyze.All)
 					if err != nil {
-						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
+						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro(p))
 					}
 					for _, r := range results {
 						if r.Verdict != analyze.OK {
-							t.Fatalf("seed %d: %s %s: %v (reproduce: %s)", seed, r.Check, r.Verdict, r.Findings, repro)
+							t.Fatalf("seed %d: %s %s: %v (reproduce: %s)", seed, r.Check, r.Verdict, r.Findings, repro(p))
 						}
 					}
 					if enters := count(c.Events, trace.KindCSEnter, -1); enters != 3*n {
-						t.Fatalf("seed %d: %d critical sections, want %d (reproduce: %s)", seed, enters, 3*n, repro)
+						t.Fatalf("seed %d: %d critical sections, want %d (reproduce: %s)", seed, enters, 3*n, repro(p))
 					}
 				}
 			})
 		}
 	}
-}
-
-func paramFlags(p map[string]string) string {
-	s := ""
-	for k, v := range p {
-		s += fmt.Sprintf(" --param %s=%s", k, v)
-	}
-	return s
 }
 
 // TestMessageCounts: without contention, Ricart-Agrawala sends exactly
@@ -136,15 +187,17 @@ func TestSweepMulticast(t *testing.T) {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
 			t.Parallel()
 			for seed := uint64(1); seed <= uint64(seeds); seed++ {
-				wl := runner.Workload{Entries: 3, Think: runner.Dist{Max: time.Millisecond}}
+				p := runner.NewPlan(runner.DriverSim)
+				p.Spec, p.N, p.Seed = spec, n, seed
+				p.Workload.Entries, p.Workload.Think, p.Workload.Hold = 3, runner.Dist{Max: time.Millisecond}, runner.Dist{}
+				p.Sim.Delay = runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond}
 				var c runner.Collector
-				res, err := runner.Simulate(runner.SimConfig{Spec: spec, N: n, Seed: seed, Workload: wl,
-					Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond}}, &c)
-				repro := fmt.Sprintf("dmx sim tomcast -n %d --seed %d --entries 3 --think 0s-1ms --delay 100us-3ms", n, seed)
+				res, err := runner.Simulate(p, &c, nil)
+				repro := repro(p)
 				if err != nil || !res.Complete {
 					t.Fatalf("seed %d: %v %s (reproduce: %s)", seed, err, res.Status, repro)
 				}
-				results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, analyze.For(spec.Properties))
+				results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties))
 				if err != nil {
 					t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
 				}
@@ -174,8 +227,9 @@ func TestSweepMulticast(t *testing.T) {
 	}
 }
 
-// TestSweepElections runs every election algorithm through the runtime and
-// the simulator over 300 seeds for each N in {2,3,5,8}, with random delays
+// TestSweepElections runs every election algorithm, in every configuration
+// it declares, through the runtime and the simulator over 300 seeds (100
+// for a further variant) for each N in {2,3,5,8}, with random delays
 // and the leader crashed once (and, for N >= 5, twice, leaving a majority;
 // lease with N=2 not at all, since one crash leaves no majority),
 // and checks every trace with the checks the algorithm claims: agreement,
@@ -183,16 +237,10 @@ func TestSweepMulticast(t *testing.T) {
 // and termination. Crashed processes stay down: a recovered id reappearing
 // breaks bully's safety (seed 004), which the examples show.
 func TestSweepElections(t *testing.T) {
-	seeds := 300
-	if testing.Short() {
-		seeds = 30
-	}
-	for _, spec := range registry.All() {
-		if spec.Kind != algo.Election {
-			continue
-		}
+	for _, a := range sweepCases(algo.Election) {
+		spec := a.spec
 		for _, n := range []int{2, 3, 5, 8} {
-			t.Run(fmt.Sprintf("%s/N=%d", spec.Name, n), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/N=%d", a, n), func(t *testing.T) {
 				t.Parallel()
 				faults := []runner.Fault{{Kind: runner.FaultCrash, Proc: runner.Leader, At: 300 * time.Millisecond}}
 				if n >= 5 {
@@ -201,21 +249,20 @@ func TestSweepElections(t *testing.T) {
 				if spec.Name == "lease" && n == 2 {
 					faults = nil // one crash would leave no majority: Chubby cannot elect then
 				}
-				for seed := uint64(1); seed <= uint64(seeds); seed++ {
+				for seed := uint64(1); seed <= a.seeds(); seed++ {
+					p := runner.NewPlan(runner.DriverSim)
+					p.Spec, p.N, p.Seed, p.Params, p.Faults, p.Duration = spec, n, seed, a.params, faults, 1500*time.Millisecond
+					p.Sim.Delay = runner.Dist{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}
 					var c runner.Collector
-					res, err := runner.Simulate(runner.SimConfig{Spec: spec, N: n, Seed: seed, Duration: 1500 * time.Millisecond,
-						Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}, Faults: faults}, &c)
-					repro := fmt.Sprintf("dmx sim %s -n %d --seed %d --duration 1500ms", spec.Name, n, seed)
-					for i, f := range faults {
-						repro += map[bool]string{true: " --faults ", false: ","}[i == 0] + f.String()
-					}
+					res, err := runner.Simulate(p, &c, nil)
+					repro := repro(p)
 					if err != nil || !res.Complete {
 						t.Fatalf("seed %d: %v %s (reproduce: %s)", seed, err, res.Status, repro)
 					}
 					if got := count(c.Events, trace.KindCrash, -1); got != len(faults) {
 						t.Fatalf("seed %d: %d crashes, want %d: no leader to crash? (reproduce: %s)", seed, got, len(faults), repro)
 					}
-					results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, analyze.For(spec.Properties))
+					results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties))
 					if err != nil {
 						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
 					}

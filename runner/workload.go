@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -174,7 +176,32 @@ type Contention int
 const (
 	ContentionRandom Contention = iota // think times as Think says
 	ContentionNone                     // one request at a time in the whole system
+	ContentionHigh                     // no think time: everyone asks again at once
 )
+
+var contentionNames = []string{ContentionRandom: "random", ContentionNone: "none", ContentionHigh: "high"}
+
+// String returns the contention's name: random, none or high.
+func (c Contention) String() string {
+	if c < 0 || int(c) >= len(contentionNames) {
+		return "contention(" + strconv.Itoa(int(c)) + ")"
+	}
+	return contentionNames[c]
+}
+
+// Set implements pflag.Value: it reads random, none or high.
+func (c *Contention) Set(s string) error {
+	for i, n := range contentionNames {
+		if s == n {
+			*c = Contention(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("want random, none or high")
+}
+
+// Type implements pflag.Value.
+func (c *Contention) Type() string { return "random|none|high" }
 
 // DefaultResource is the resource a workload uses when none is named.
 const DefaultResource = "cs"
@@ -182,6 +209,9 @@ const DefaultResource = "cs"
 func (w *Workload) normalize() {
 	if len(w.Resources) == 0 {
 		w.Resources = []string{DefaultResource}
+	}
+	if w.Contention == ContentionHigh {
+		w.Think = Fixed(0) // per-process think times still apply (For)
 	}
 	w.ThinkS, w.HoldS = w.Think.String(), w.Hold.String()
 }
@@ -196,49 +226,55 @@ func (w *Workload) fromWire() error {
 	return err
 }
 
-// Validate checks the workload's numbers.
+// Validate checks the workload's numbers. A *PlanError names the part
+// that is wrong.
 func (w *Workload) Validate() error {
 	if w.Entries < 0 {
-		return fmt.Errorf("--entries %d: must be 0 or more", w.Entries)
+		return planErr("entries", w.Entries, "must be 0 or more")
 	}
 	for _, d := range []struct {
 		name string
 		v    Dist
-	}{{"--think", w.Think}, {"--hold", w.Hold}} {
+	}{{"think", w.Think}, {"hold", w.Hold}} {
 		if d.v.Max > MaxDuration {
-			return fmt.Errorf("%s %v: at most %v (simulated time would overflow)", d.name, d.v, MaxDuration)
+			return planErr(d.name, d.v, "at most %v (simulated time would overflow)", MaxDuration)
 		}
 	}
 	seen := map[string]bool{}
 	for _, r := range w.Resources {
 		if r == "" {
-			return fmt.Errorf("--resources: empty resource name")
+			return &PlanError{Field: "resources", Err: errors.New("empty resource name")}
 		}
 		if seen[r] {
-			return fmt.Errorf("--resources: %q named twice", r)
+			return &PlanError{Field: "resources", Err: fmt.Errorf("%q named twice", r)}
 		}
 		seen[r] = true
 	}
 	switch w.Order {
 	case "", OrderSame, OrderReverseOdd, OrderRandom:
 	default:
-		return fmt.Errorf("--order %q: want %s, %s or %s", w.Order, OrderSame, OrderReverseOdd, OrderRandom)
+		return planErr("order", fmt.Sprintf("%q", w.Order), "want %s, %s or %s", OrderSame, OrderReverseOdd, OrderRandom)
 	}
-	for id, p := range w.Procs {
+	if w.Contention < 0 || int(w.Contention) >= len(contentionNames) {
+		return planErr("contention", int(w.Contention), "want random, none or high")
+	}
+	for _, id := range sortedProcs(w.Procs) {
+		p := w.Procs[id]
+		proc := fmt.Sprintf("P%d", id)
 		if p.Entries != nil && *p.Entries < 0 {
-			return fmt.Errorf("process %d: entries %d: must be 0 or more", id, *p.Entries)
+			return planErr("procs", proc, "entries %d: must be 0 or more", *p.Entries)
 		}
 		for _, d := range []string{p.Think, p.Hold} {
 			if d != "" {
 				if _, err := ParseDist(d); err != nil {
-					return fmt.Errorf("process %d: %w", id, err)
+					return &PlanError{Field: "procs", Value: proc, Err: err}
 				}
 			}
 		}
 		seen := map[string]bool{}
 		for _, r := range p.Resources {
 			if r == "" || seen[r] {
-				return fmt.Errorf("process %d: resources %q: empty or repeated name", id, p.Resources)
+				return planErr("procs", proc, "resources %q: empty or repeated name", p.Resources)
 			}
 			seen[r] = true
 		}

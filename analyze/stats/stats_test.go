@@ -183,8 +183,7 @@ func TestMulticastAndHeartbeats(t *testing.T) {
 func simulate(t *testing.T, spec *algo.Spec, n int, seed uint64, params map[string]string, wl runner.Workload) *Stats {
 	t.Helper()
 	var c runner.Collector
-	res, err := runner.Simulate(runner.SimConfig{Spec: spec, N: n, Seed: seed, Params: params, Workload: wl,
-		Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}}, &c)
+	res, err := runner.Simulate(runner.Plan{Spec: spec, N: n, Seed: seed, Params: params, Workload: wl, Sim: runner.SimOptions{Delay: runner.Dist{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}}}, &c, nil)
 	if err != nil || !res.Complete {
 		t.Fatalf("%s N=%d seed %d: %v %s", spec.Name, n, seed, err, res.Status)
 	}

@@ -81,30 +81,30 @@ func selectChecks(only string) ([]*analyze.Check, error) {
 	if only == "" {
 		return nil, nil
 	}
-	var out []*analyze.Check
-	for _, name := range strings.Split(only, ",") {
-		c := analyze.Lookup(strings.TrimSpace(name))
-		if c == nil {
-			var names []string
-			for _, c := range analyze.All {
-				names = append(names, c.Name)
-			}
-			return nil, fmt.Errorf("--checks: no check named %q (the checks are: %s)", name, strings.Join(names, ", "))
-		}
-		out = append(out, c)
+	names := strings.Split(only, ",")
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
 	}
-	return out, nil
+	checks, err := analyze.Select(names)
+	if err != nil {
+		return nil, fmt.Errorf("--checks: %w", err)
+	}
+	return checks, nil
 }
 
 // checksFor returns the checks that apply to run: those its algorithm
 // claims (dmx list shows them) plus clocks, or every check for a trace dmx
 // did not record or an algorithm it does not know.
-func checksFor(run trace.Run) []*analyze.Check {
+func checksFor(run trace.Run) ([]*analyze.Check, error) {
 	spec := registry.Lookup(run.Algorithm)
 	if spec == nil || run.Mode == "import" {
-		return analyze.All
+		return analyze.All, nil
 	}
-	return analyze.For(spec.Properties)
+	checks, err := analyze.For(spec.Properties)
+	if err != nil {
+		return nil, fmt.Errorf("%s's properties: %w", spec.Name, err)
+	}
+	return checks, nil
 }
 
 // checkRuns runs checks (nil: those that apply to each run) over runs of
@@ -114,7 +114,10 @@ func checkRuns(st *trace.Store, runs []trace.Run, only []*analyze.Check) ([]rend
 	for _, run := range runs {
 		checks := only
 		if checks == nil {
-			checks = checksFor(run)
+			var err error
+			if checks, err = checksFor(run); err != nil {
+				return nil, err
+			}
 		}
 		r, err := st.Events(run.ID)
 		if err != nil {

@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -24,73 +21,97 @@ import (
 	"github.com/dmxlab/dmx/trace"
 )
 
-// runFlags are the flags run and sim share (DESIGN.md, "Common flags").
+// runFlags are the flags run and sim share (DESIGN.md, "Common flags"):
+// most of them write straight into the run's plan, the rest say where the
+// trace goes and how the verdict is shown.
 type runFlags struct {
-	nodes      int
-	seed       uint64
-	entries    int
-	think      runner.Dist
-	hold       runner.Dist
-	contention string
-	resources  []string
-	params     []string
-	out        string
-	format     string
-	noCheck    bool
-	scenario   string
-	nested     bool
-	order      string
-	faults     []string
-	faultList  []runner.Fault
-
-	// run only
-	port     int
-	duration time.Duration
-	stall    time.Duration
-
-	// sim only
-	delay   runner.Dist
-	reorder bool
-	limit   time.Duration
+	plan     runner.Plan
+	scenario string
+	out      string
+	format   string
+	noCheck  bool
 }
 
-func (f *runFlags) register(cmd *cobra.Command, sim bool) {
+func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
+	f.plan = runner.NewPlan(d)
+	p, w := &f.plan, &f.plan.Workload
 	fs := cmd.Flags()
-	fs.IntVarP(&f.nodes, "nodes", "n", 5, "number of processes")
-	fs.Uint64Var(&f.seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
-	fs.IntVar(&f.entries, "entries", 10, "critical-section entries per process")
-	f.think = runner.Dist{Min: 0, Max: 20 * time.Millisecond}
-	f.hold = runner.Dist{Min: 1 * time.Millisecond, Max: 5 * time.Millisecond}
-	fs.Var(&f.think, "think", "time between leaving the critical section and the next request: fixed (5ms) or uniform (0ms-20ms)")
-	fs.Var(&f.hold, "hold", "time spent inside the critical section: fixed or uniform range")
-	fs.StringVar(&f.contention, "contention", "random", "random: requests when --think says; none: one request at a time in the whole system (time slots); high: everyone asks again at once")
-	fs.StringSliceVar(&f.resources, "resources", []string{runner.DefaultResource}, "resources each process locks (each has its own instance of the algorithm)")
+	fs.IntVarP(&p.N, "nodes", "n", p.N, "number of processes")
+	fs.Uint64Var(&p.Seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
+	fs.IntVar(&w.Entries, "entries", w.Entries, "critical-section entries per process")
+	fs.Var(&w.Think, "think", "time between leaving the critical section and the next request: fixed (5ms) or uniform (0ms-20ms)")
+	fs.Var(&w.Hold, "hold", "time spent inside the critical section: fixed or uniform range")
+	fs.Var(&w.Contention, "contention", "random: requests when --think says; none: one request at a time in the whole system (time slots); high: everyone asks again at once")
+	fs.StringSliceVar(&w.Resources, "resources", w.Resources, "resources each process locks (each has its own instance of the algorithm)")
 	fs.StringVar(&f.scenario, "scenario", "", "read the run from a scenario file (JSON; see examples/); flags given too win")
-	fs.BoolVar(&f.nested, "nested", false, "each entry takes every resource, one inside the other (nested locks; see --order)")
-	fs.StringVar(&f.order, "order", runner.OrderSame, "lock order of --nested entries: same, reverse-odd (odd processes reverse it: can deadlock) or random")
-	fs.StringArrayVar(&f.params, "param", nil, "algorithm parameter KEY=VALUE (see dmx list)")
+	fs.BoolVar(&w.Nested, "nested", false, "each entry takes every resource, one inside the other (nested locks; see --order)")
+	fs.StringVar(&w.Order, "order", w.Order, "lock order of --nested entries: same, reverse-odd (odd processes reverse it: can deadlock) or random")
+	fs.Var(&paramsFlag{&p.Params}, "param", "algorithm parameter KEY=VALUE (repeatable; see dmx list)")
 	fs.StringVarP(&f.out, "out", "o", "", "trace file to record into (default dmx-ALGO-SEED.db; an existing trace gets one more run)")
 	fs.StringVar(&f.format, "format", "table", "verdict output: table or json")
 	fs.BoolVar(&f.noCheck, "no-check", false, "record only; do not check the trace")
-	fs.StringArrayVar(&f.faults, "faults", nil, "inject faults: crash:P@TIME, recover:P@TIME, crash:leader@TIME (repeatable, or comma-separated)")
-	if sim {
-		f.delay = runner.Dist{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}
-		fs.Var(&f.delay, "delay", "one-way message delay: fixed or uniform range")
-		fs.BoolVar(&f.reorder, "reorder", false, "let messages between two processes overtake each other (channels are FIFO by default)")
-		fs.DurationVar(&f.limit, "limit", 10*time.Minute, "simulated time after which the run is cut short")
-		fs.DurationVar(&f.duration, "duration", 0, "how long an election run lasts in simulated time (default 2s)")
+	fs.Var(&faultsFlag{&p.Faults}, "faults", "inject faults: crash:P@TIME, recover:P@TIME, crash:leader@TIME (repeatable, or comma-separated)")
+	if d == runner.DriverSim {
+		fs.Var(&p.Sim.Delay, "delay", "one-way message delay: fixed or uniform range")
+		fs.BoolVar(&p.Sim.Reorder, "reorder", false, "let messages between two processes overtake each other (channels are FIFO by default)")
+		fs.DurationVar(&p.Sim.Limit, "limit", p.Sim.Limit, "simulated time after which the run is cut short")
+		fs.DurationVar(&p.Duration, "duration", 0, "how long an election run lasts in simulated time (default 2s)")
 	} else {
-		fs.IntVar(&f.port, "port", 0, "node i listens on UDP port PORT+i on 127.0.0.1 (0: free ports)")
-		fs.DurationVar(&f.duration, "duration", 0, "mutual exclusion: cut the run short after this long (default 2m); elections: how long the run lasts (default 2s)")
-		fs.DurationVar(&f.stall, "stall", 5*time.Second, "end the run when no event happened for this long (a deadlock or starvation)")
+		fs.IntVar(&p.UDP.BasePort, "port", 0, "node i listens on UDP port PORT+i on 127.0.0.1 (0: free ports)")
+		fs.DurationVar(&p.Duration, "duration", 0, "mutual exclusion: cut the run short after this long (default 2m); elections: how long the run lasts (default 2s)")
+		fs.DurationVar(&p.UDP.Stall, "stall", p.UDP.Stall, "end the run when no event happened for this long (a deadlock or starvation)")
 	}
 }
 
-// setup validates the flags and returns the algorithm, parameters and
-// workload. Errors are usage errors.
-func (f *runFlags) setup(cmd *cobra.Command, args []string) (*algo.Spec, map[string]string, runner.Workload, error) {
-	var procs map[int]runner.ProcWorkload
-	var scenarioParams map[string]string
+// paramsFlag is --param KEY=VALUE, repeatable.
+type paramsFlag struct{ m *map[string]string }
+
+func (v *paramsFlag) Set(s string) error {
+	k, val, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want KEY=VALUE")
+	}
+	if *v.m == nil {
+		*v.m = map[string]string{}
+	}
+	(*v.m)[k] = val
+	return nil
+}
+
+func (v *paramsFlag) String() string {
+	var kv []string
+	for k, val := range *v.m {
+		kv = append(kv, k+"="+val)
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, ",")
+}
+
+func (v *paramsFlag) Type() string { return "KEY=VALUE" }
+
+// faultsFlag is --faults SPEC, repeatable.
+type faultsFlag struct{ fs *[]runner.Fault }
+
+func (v *faultsFlag) Set(s string) error {
+	fl, err := runner.ParseFaults(s)
+	*v.fs = append(*v.fs, fl...)
+	return err
+}
+
+func (v *faultsFlag) String() string {
+	var out []string
+	for _, f := range *v.fs {
+		out = append(out, f.String())
+	}
+	return strings.Join(out, ",")
+}
+
+func (v *faultsFlag) Type() string { return "faults" }
+
+// setup returns the plan the flags, the scenario file and the algorithm
+// named on the command line describe, validated. Errors are usage errors.
+func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error) {
+	p := f.plan
 	name := ""
 	if len(args) > 0 {
 		name = args[0]
@@ -98,165 +119,61 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (*algo.Spec, map[str
 	if f.scenario != "" {
 		sc, err := runner.LoadScenario(f.scenario)
 		if err != nil {
-			return nil, nil, runner.Workload{}, err
+			return p, err
 		}
-		if err := f.apply(cmd, sc); err != nil {
-			return nil, nil, runner.Workload{}, fmt.Errorf("%s: %w", f.scenario, err)
+		if err := sc.Apply(&p, cmd.Flags().Changed); err != nil {
+			return p, err
 		}
 		if name == "" {
 			name = sc.Algorithm
 		}
-		if procs, err = sc.ProcOverrides(f.nodes); err != nil {
-			return nil, nil, runner.Workload{}, fmt.Errorf("%s: %w", f.scenario, err)
-		}
-		scenarioParams = sc.Params
 	}
 	if name == "" {
-		return nil, nil, runner.Workload{}, fmt.Errorf("no algorithm: name one (dmx %s ALGO) or give a --scenario that does", cmd.Name())
+		return p, fmt.Errorf("no algorithm: name one (dmx %s ALGO) or give a --scenario that does", cmd.Name())
 	}
-	spec := registry.Lookup(name)
-	if spec == nil {
-		return nil, nil, runner.Workload{}, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", name, strings.Join(registry.Names(), ", "))
-	}
-	if f.nodes < 1 {
-		return nil, nil, runner.Workload{}, fmt.Errorf("--nodes %d: need at least 1 node", f.nodes)
-	}
-	if f.nodes > 1000 {
-		return nil, nil, runner.Workload{}, fmt.Errorf("--nodes %d: at most 1000 nodes", f.nodes)
+	if p.Spec = registry.Lookup(name); p.Spec == nil {
+		return p, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", name, strings.Join(registry.Names(), ", "))
 	}
 	if err := checkFormat(f.format, "table", "json"); err != nil {
-		return nil, nil, runner.Workload{}, err
+		return p, err
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"--duration", f.duration}, {"--stall", f.stall}, {"--limit", f.limit}} {
-		if d.v < 0 {
-			return nil, nil, runner.Workload{}, fmt.Errorf("%s %v: must not be negative", d.name, d.v)
-		}
+	if err := p.Validate(); err != nil {
+		return p, f.flagError(cmd, err)
 	}
-	if f.delay.Max > runner.MaxDuration {
-		// Checked here too, so that no trace is created for it.
-		return nil, nil, runner.Workload{}, fmt.Errorf("--delay %v: at most %v (simulated time would overflow)", f.delay, runner.MaxDuration)
-	}
-	params := map[string]string{}
-	for k, v := range scenarioParams {
-		f.params = append([]string{k + "=" + v}, f.params...)
-	}
-	for _, p := range f.params {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok || k == "" {
-			return nil, nil, runner.Workload{}, fmt.Errorf("--param %q: want KEY=VALUE", p)
-		}
-		known := false
-		for _, sp := range spec.Params {
-			known = known || sp.Name == k
-		}
-		if !known {
-			var names []string
-			for _, sp := range spec.Params {
-				names = append(names, sp.Name)
-			}
-			if len(names) == 0 {
-				return nil, nil, runner.Workload{}, fmt.Errorf("--param %s: %s takes no parameters", k, spec.Name)
-			}
-			return nil, nil, runner.Workload{}, fmt.Errorf("--param %s: %s has no such parameter (it has: %s)", k, spec.Name, strings.Join(names, ", "))
-		}
-		params[k] = v
-	}
-	// A machine validates its parameters when it is built: build one now so
-	// that a bad value is a usage error here, not a failure in every node.
-	if _, err := spec.New(algo.Config{ID: 0, N: f.nodes, Resource: runner.DefaultResource, Params: params}); err != nil {
-		return nil, nil, runner.Workload{}, fmt.Errorf("%s: %w", spec.Name, err)
-	}
-	wl := runner.Workload{Entries: f.entries, Resources: f.resources, Think: f.think, Hold: f.hold, Nested: f.nested, Order: f.order, Procs: procs}
-	switch f.contention {
-	case "random":
-	case "high":
-		wl.Think = runner.Fixed(0)
-	case "none":
-		wl.Contention = runner.ContentionNone
-	default:
-		return nil, nil, runner.Workload{}, fmt.Errorf("--contention %q: want random, none or high", f.contention)
-	}
-	if err := wl.Validate(); err != nil {
-		return nil, nil, runner.Workload{}, err
-	}
-	f.faultList = nil
-	for _, spec := range f.faults {
-		fl, err := runner.ParseFaults(spec, f.nodes)
-		if err != nil {
-			return nil, nil, runner.Workload{}, err
-		}
-		f.faultList = append(f.faultList, fl...)
-	}
-	if f.seed == 0 {
-		var b [8]byte
-		rand.Read(b[:])
-		f.seed = uint64(binary.LittleEndian.Uint32(b[:]))%1_000_000_000 + 1
-	}
+	p.PickSeed()
 	if f.out == "" {
-		f.out = fmt.Sprintf("dmx-%s-%d.db", spec.Name, f.seed)
+		f.out = fmt.Sprintf("dmx-%s-%d.db", p.Spec.Name, p.Seed)
 	}
-	return spec, params, wl, nil
+	return p, nil
 }
 
-// apply takes the scenario's values for every flag not given on the
-// command line.
-func (f *runFlags) apply(cmd *cobra.Command, sc *runner.Scenario) error {
+// flagError names where the wrong part of a plan came from: the flag
+// ("--nodes 0: need at least 1", where the library says "nodes 0: ..."),
+// or else the scenario file.
+func (f *runFlags) flagError(cmd *cobra.Command, err error) error {
+	var pe *runner.PlanError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	name := pe.Field
+	switch name {
+	case "parameter":
+		name = "param"
+	case "fault":
+		name = "faults"
+	case "base port":
+		name = "port"
+	}
 	fs := cmd.Flags()
-	set := func(name string, has bool, do func() error) error {
-		if !has || fs.Lookup(name) == nil || fs.Changed(name) {
-			return nil
-		}
-		if err := do(); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		return nil
+	if f.scenario != "" && (fs.Lookup(name) == nil || !fs.Changed(name)) {
+		return fmt.Errorf("%s: %w", f.scenario, err)
 	}
-	dist := func(d *runner.Dist, v string) func() error { return func() error { return d.Set(v) } }
-	return errors.Join(
-		set("nodes", sc.Nodes != 0, func() error { f.nodes = sc.Nodes; return nil }),
-		set("seed", sc.Seed != 0, func() error { f.seed = sc.Seed; return nil }),
-		set("entries", sc.Entries != nil, func() error { f.entries = *sc.Entries; return nil }),
-		set("think", sc.Think != "", dist(&f.think, sc.Think)),
-		set("hold", sc.Hold != "", dist(&f.hold, sc.Hold)),
-		set("delay", sc.Delay != "", dist(&f.delay, sc.Delay)),
-		set("contention", sc.Contention != "", func() error { f.contention = sc.Contention; return nil }),
-		set("resources", len(sc.Resources) > 0, func() error { f.resources = sc.Resources; return nil }),
-		set("nested", sc.Nested, func() error { f.nested = true; return nil }),
-		set("order", sc.Order != "", func() error { f.order = sc.Order; return nil }),
-		set("reorder", sc.Reorder, func() error { f.reorder = true; return nil }),
-		set("faults", len(sc.Faults) > 0, func() error { f.faults = append(sc.Faults, f.faults...); return nil }),
-		set("duration", sc.Duration != "", func() (err error) { f.duration, err = time.ParseDuration(sc.Duration); return }),
-	)
-}
-
-func (f *runFlags) runRow(spec *algo.Spec, params map[string]string, wl runner.Workload, mode string) trace.Run {
-	p := map[string]any{"procs": wl.Procs, "entries": wl.Entries, "resources": wl.Resources, "think": f.think.String(), "hold": f.hold.String(), "contention": f.contention}
-	if wl.Nested {
-		p["nested"], p["order"] = true, wl.Order
+	if fs.Lookup(name) == nil {
+		return err
 	}
-	if len(params) > 0 {
-		p["algorithm"] = params
-	}
-	if mode == "sim" {
-		p["delay"] = f.delay.String()
-		p["reorder"] = f.reorder
-	} else {
-		p["port"] = f.port
-	}
-	pj, _ := json.Marshal(p)
-	fl := []string{}
-	for _, x := range f.faultList {
-		fl = append(fl, x.String())
-	}
-	fj, _ := json.Marshal(fl)
-	return trace.Run{
-		Algorithm: spec.Name, Nodes: f.nodes, Seed: f.seed, Mode: mode,
-		Params: pj, Faults: fj, ToolVersion: toolVersion(),
-		Started: time.Now().UnixNano(),
-	}
+	e := *pe
+	e.Field = "--" + name
+	return &e
 }
 
 func newRunCmd() *cobra.Command {
@@ -278,16 +195,12 @@ The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec, params, wl, err := f.setup(cmd, args)
+			p, err := f.setup(cmd, args)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			return recordAndCheck(cmd, f, spec, f.runRow(spec, params, wl, "udp"), func(ctx context.Context, rec runner.Recorder, progress func(runner.Progress)) (bool, string, error) {
-				res, err := runner.Launch(ctx, runner.LaunchConfig{
-					Spec: spec, N: f.nodes, Seed: f.seed, Params: params, Workload: wl,
-					BasePort: f.port, Stall: f.stall, Stderr: cmd.ErrOrStderr(), Progress: progress,
-					Faults: f.faultList, Duration: f.duration,
-				}, rec)
+			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder, progress func(runner.Progress)) (bool, string, error) {
+				res, err := runner.Launch(ctx, p, rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr(), Progress: progress})
 				status := res.Status
 				if t := res.Transport; t.Total() > 0 {
 					status += fmt.Sprintf("; transport rejected %d datagrams (%d bad key, %d malformed, %d wrong peer)", t.Total(), t.BadMAC, t.Malformed, t.WrongPeer)
@@ -302,7 +215,7 @@ The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
 			})
 		},
 	}
-	f.register(cmd, false)
+	f.register(cmd, runner.DriverUDP)
 	return cmd
 }
 
@@ -321,21 +234,17 @@ gives the same trace, event for event; wall_ns in its trace is simulated time.`,
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec, params, wl, err := f.setup(cmd, args)
+			p, err := f.setup(cmd, args)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			return recordAndCheck(cmd, f, spec, f.runRow(spec, params, wl, "sim"), func(ctx context.Context, rec runner.Recorder, _ func(runner.Progress)) (bool, string, error) {
-				res, err := runner.Simulate(runner.SimConfig{
-					Spec: spec, N: f.nodes, Seed: f.seed, Params: params, Workload: wl,
-					Delay: f.delay, Reorder: f.reorder, Limit: f.limit,
-					Faults: f.faultList, Duration: f.duration, Stop: ctx.Done(),
-				}, rec)
+			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder, _ func(runner.Progress)) (bool, string, error) {
+				res, err := runner.Simulate(p, rec, ctx.Done())
 				return res.Complete, res.Status, err
 			})
 		},
 	}
-	f.register(cmd, true)
+	f.register(cmd, runner.DriverSim)
 	return cmd
 }
 
@@ -343,9 +252,9 @@ type recorderFunc func(*trace.Event) error
 
 func (r recorderFunc) Record(ev *trace.Event) error { return r(ev) }
 
-// recordAndCheck records one run into the trace f.out with do, then checks
-// it and prints the verdict.
-func recordAndCheck(cmd *cobra.Command, f *runFlags, spec *algo.Spec, row trace.Run,
+// recordAndCheck records the run of p into the trace f.out with do, then
+// checks it and prints the verdict.
+func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 	do func(context.Context, runner.Recorder, func(runner.Progress)) (complete bool, status string, err error)) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	st, err := trace.Create(f.out)
@@ -353,41 +262,33 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, spec *algo.Spec, row trace.
 		return &exitError{exitUsage, err}
 	}
 	defer st.Close()
+	row := p.RunRow()
+	row.ToolVersion, row.Started = toolVersion(), time.Now().UnixNano()
 	runID, err := st.BeginRun(row)
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	row.ID = runID
-	what := fmt.Sprintf("%d entries each", f.entries)
-	if spec.Kind == algo.Election {
-		d := f.duration
-		if d == 0 {
-			d = 2 * time.Second
-		}
-		what = fmt.Sprintf("for %v", d)
+	what := fmt.Sprintf("%d entries each", p.Workload.Entries)
+	if p.Spec.Kind == algo.Election {
+		what = fmt.Sprintf("for %v", p.WithDefaults().Duration)
 	}
-	if len(f.faultList) > 0 {
+	if len(p.Faults) > 0 {
 		var fs []string
-		for _, x := range f.faultList {
+		for _, x := range p.Faults {
 			fs = append(fs, x.String())
 		}
 		what += ", faults " + strings.Join(fs, ",")
 	}
-	fmt.Fprintf(stderr, "dmx %s %s: %d nodes, %s, seed %d\n", cmd.Name(), spec.Name, f.nodes, what, f.seed)
+	fmt.Fprintf(stderr, "dmx %s %s: %d nodes, %s, seed %d\n", cmd.Name(), p.Spec.Name, p.N, what, p.Seed)
+	if args, err := p.Args(); err == nil {
+		for i, a := range args {
+			args[i] = shellQuote(a)
+		}
+		fmt.Fprintf(stderr, "rerun: dmx %s\n", strings.Join(args, " "))
+	}
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	if cmd.Name() == "run" && spec.Kind != algo.Election {
-		// For mutual exclusion and multicast the workload ends the run;
-		// --duration only caps it (an election run lasts --duration).
-		limit := f.duration
-		if limit == 0 {
-			limit = 2 * time.Minute
-		}
-		var c2 context.CancelFunc
-		ctx, c2 = context.WithTimeoutCause(ctx, limit, fmt.Errorf("--duration %v reached", limit))
-		defer c2()
-	}
 	w := st.NewWriter(runID)
 	var progress func(runner.Progress)
 	if fd, ok := stderr.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(fd.Fd()) {
@@ -431,7 +332,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, spec *algo.Spec, row trace.
 	code := printReports(stdout, f.format, reports, defaultMaxShown)
 	if f.format == "table" {
 		q := fmt.Sprintf("SELECT proc, resource, wait_ns, hold_ns FROM cs_intervals WHERE run = %d", runID)
-		switch spec.Kind {
+		switch p.Spec.Kind {
 		case algo.Election:
 			q = fmt.Sprintf("SELECT proc, kind, leader, term, wall_ns FROM elections WHERE run = %d", runID)
 		case algo.Multicast:
@@ -444,9 +345,10 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, spec *algo.Spec, row trace.
 	return verdictExit(code)
 }
 
+// shellQuote quotes s for a POSIX shell, unless it needs none.
 func shellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == '/' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+		return !(strings.ContainsRune("-_./,:=@+", r) || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
 	}) < 0 {
 		return s
 	}

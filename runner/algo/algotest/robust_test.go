@@ -11,21 +11,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 
 	"github.com/dmxlab/dmx/runner/algo"
-	"github.com/dmxlab/dmx/runner/algo/bully"
-	"github.com/dmxlab/dmx/runner/algo/central"
-	"github.com/dmxlab/dmx/runner/algo/changroberts"
-	"github.com/dmxlab/dmx/runner/algo/lamport"
-	"github.com/dmxlab/dmx/runner/algo/lease"
-	"github.com/dmxlab/dmx/runner/algo/maekawa"
-	"github.com/dmxlab/dmx/runner/algo/majority"
-	"github.com/dmxlab/dmx/runner/algo/ratoken"
-	"github.com/dmxlab/dmx/runner/algo/ricart"
-	"github.com/dmxlab/dmx/runner/algo/ring"
-	"github.com/dmxlab/dmx/runner/algo/tokenring"
-	"github.com/dmxlab/dmx/runner/algo/tomcast"
+	"github.com/dmxlab/dmx/runner/algo/registry"
 )
 
 type robustCase struct {
@@ -33,29 +23,17 @@ type robustCase struct {
 	params map[string]string
 }
 
+// robustCases are every algorithm of the registry in every configuration
+// it declares (algo.Spec.Configurations), flawed ones too: a deadlock is no
+// excuse for a panic.
 func robustCases() []robustCase {
-	return []robustCase{
-		{&central.Spec, nil},
-		{&central.Spec, map[string]string{"failover": "bully"}},
-		{&central.Spec, map[string]string{"failover": "bully", "revoke": "true", "initiators": "all"}},
-		{&central.Spec, map[string]string{"failover": "ring", "initiators": "all"}},
-		{&ricart.Spec, nil},
-		{&tokenring.Spec, nil},
-		{&tokenring.Spec, map[string]string{"regenerate": "true"}},
-		{&tokenring.Spec, map[string]string{"regenerate": "true", "election": "ring"}},
-		{&ratoken.Spec, nil},
-		{&lamport.Spec, nil},
-		{&maekawa.Spec, nil},
-		{&maekawa.Spec, map[string]string{"variant": "inquire"}},
-		{&majority.Spec, nil},
-		{&majority.Spec, map[string]string{"forget": "true", "coordinators": "1"}},
-		{&tomcast.Spec, nil},
-		{&bully.Spec, nil},
-		{&bully.Spec, map[string]string{"initiators": "all"}},
-		{&ring.Spec, map[string]string{"initiators": "all"}},
-		{&changroberts.Spec, map[string]string{"initiators": "all"}},
-		{&lease.Spec, nil},
+	var out []robustCase
+	for _, spec := range registry.All() {
+		for _, v := range spec.Configurations() {
+			out = append(out, robustCase{spec, v.Params})
+		}
 	}
+	return out
 }
 
 // robustRun steps one machine (id of n) through steps random inputs drawn
@@ -202,11 +180,14 @@ func TestMachinesRobust(t *testing.T) {
 }
 
 func fmtParams(p map[string]string) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
 	s := ""
-	for _, k := range []string{"failover", "revoke", "initiators", "regenerate", "election", "variant", "forget", "coordinators"} {
-		if v, ok := p[k]; ok {
-			s += "/" + k + "=" + v
-		}
+	for _, k := range keys {
+		s += "/" + k + "=" + p[k]
 	}
 	return s
 }

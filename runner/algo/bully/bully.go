@@ -31,6 +31,11 @@ var params = append([]algo.Param{
 	election.InitiatorsParam,
 }, fd.Params...)
 
+// variants are the configurations tests run besides the defaults.
+var variants = []algo.Variant{
+	{Params: map[string]string{"initiators": "all"}, Doc: "every process starts an election at once"},
+}
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
 	Name:    "bully",
@@ -50,8 +55,9 @@ var Spec = algo.Spec{
 			Seed: "001 the bully algorithm: analysis; 004 bully algorithm",
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Between(n-2, n*n-1) })},
 	},
-	Params: params,
-	New:    New,
+	Params:   params,
+	Variants: variants,
+	New:      New,
 }
 
 type phase int

@@ -27,6 +27,13 @@ var params = []algo.Param{
 	{Name: "fd-allowance", Default: "20ms", Doc: "failover: suspect a process silent for T+D (seed 004); a D below the delay spread makes false suspicions, which can break mutual exclusion here"},
 }
 
+// variants are the configurations tests run besides the defaults.
+var variants = []algo.Variant{
+	{Params: map[string]string{"failover": FailoverBully}, Doc: "the coordinator elected with bully (seed 004 failover)"},
+	{Params: map[string]string{"failover": FailoverBully, "revoke": "true", "initiators": "all"}, Doc: "grants of suspected holders revoked; every process starts the first election"},
+	{Params: map[string]string{"failover": FailoverRing, "initiators": "all"}, Doc: "the coordinator elected with the ring election"},
+}
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
 	Name:    "central",
@@ -53,8 +60,9 @@ var Spec = algo.Spec{
 		{Measure: algo.MessagesPerRecovery, Formula: "an election + 2(N-1)",
 			Note: "failover: per new coordinator, a state query to each other process and its reply; heartbeats apart"},
 	},
-	Params: params,
-	New:    New,
+	Params:   params,
+	Variants: variants,
+	New:      New,
 }
 
 // messagesPerCS is seed 003's three messages for a critical section of a

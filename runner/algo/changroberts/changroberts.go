@@ -26,6 +26,11 @@ var params = append([]algo.Param{
 	election.InitiatorsParam,
 }, fd.Params...)
 
+// variants are the configurations tests run besides the defaults.
+var variants = []algo.Variant{
+	{Params: map[string]string{"initiators": "all"}, Doc: "every process starts an election at once (seed 001: multiple initiators)"},
+}
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
 	Name:    "chang-roberts",
@@ -40,6 +45,7 @@ var Spec = algo.Spec{
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
 	Costs:      election.RingCosts("best: the would-be leader initiates; worst: its successor does; 2N+(N-1-i) when P_i alone initiates"),
 	Params:     params,
+	Variants:   variants,
 	New:        New,
 }
 

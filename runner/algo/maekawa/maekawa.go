@@ -23,6 +23,13 @@ var params = []algo.Param{
 	{Name: "variant", Default: "basic", Doc: "basic: seed 001's actions, which can deadlock; inquire: the deadlock-free version with Lamport timestamps, inquire, relinquish and failed (needs FIFO channels)"},
 }
 
+// variants are the configurations tests run: basic (the defaults) and
+// the deadlock-free version.
+var variants = []algo.Variant{
+	{Doc: "basic: seed 001's actions", Flawed: "two requests can each hold votes the other needs: a deadlock (seed 001)"},
+	{Params: map[string]string{"variant": "inquire"}, Doc: "the deadlock-free version with inquire, relinquish and failed"},
+}
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
 	Name:       "maekawa",
@@ -41,8 +48,9 @@ var Spec = algo.Spec{
 		{Measure: algo.Bandwidth, Formula: "3*sqrt(N)", Note: "without hardware multicast", Seed: "004 Maekawa's algorithm, properties",
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(3 * math.Sqrt(n)) })},
 	},
-	Params: params,
-	New:    New,
+	Params:   params,
+	Variants: variants,
+	New:      New,
 }
 
 // messagesPerCS is 3(K-1) for a critical section of a process whose

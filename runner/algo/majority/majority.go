@@ -31,6 +31,11 @@ var params = []algo.Param{
 	{Name: "backoff", Default: "1ms-10ms", Doc: "back-off before a retry (seed 002 point 5): MIN-MAX drawn uniformly from the seeded source, or one duration for a fixed back-off; not 0"},
 }
 
+// variants are the configurations tests run besides the defaults.
+var variants = []algo.Variant{
+	{Params: map[string]string{"forget": "true", "coordinators": "1"}, Doc: "one coordinator that forgets its vote on restart (seed 002 point 4)"},
+}
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
 	Name:    "majority",
@@ -47,8 +52,9 @@ var Spec = algo.Spec{
 			Eval: messagesPerCS},
 		{Measure: algo.SyncDelay, Formula: "2", Note: "release to a coordinator, its grant", Eval: algo.Const(algo.Exact(2))},
 	},
-	Params: params,
-	New:    New,
+	Params:   params,
+	Variants: variants,
+	New:      New,
 }
 
 // messagesPerCS is 3k' for an uncontended critical section, k' the

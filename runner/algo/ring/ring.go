@@ -28,6 +28,11 @@ var params = append([]algo.Param{
 	election.InitiatorsParam,
 }, fd.Params...)
 
+// variants are the configurations tests run besides the defaults.
+var variants = []algo.Variant{
+	{Params: map[string]string{"initiators": "all"}, Doc: "every process starts an election at once"},
+}
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
 	Name:    "ring",
@@ -42,8 +47,9 @@ var Spec = algo.Spec{
 	Costs: append(election.RingCosts("seed 001's figures are those of the single-id ring, chang-roberts; this ring sends 2N per initiator"),
 		algo.Cost{Measure: algo.MessagesPerElection, Formula: "2N per initiator (2kN for k)", Note: "N election + N coordinator, whoever initiates",
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * n) })}),
-	Params: params,
-	New:    New,
+	Params:   params,
+	Variants: variants,
+	New:      New,
 }
 
 // Machine is one process of the ring election.

@@ -29,6 +29,12 @@ var params = []algo.Param{
 	{Name: "fd-allowance", Default: "20ms", Doc: "regenerate: suspect a process silent for T+D (seed 004); false suspicions can make two tokens"},
 }
 
+// variants are the configurations tests run besides the defaults.
+var variants = []algo.Variant{
+	{Params: map[string]string{"regenerate": "true"}, Doc: "a lost token regenerated after a chang-roberts election"},
+	{Params: map[string]string{"regenerate": "true", "election": ElectionRing}, Doc: "a lost token regenerated after a ring election"},
+}
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
 	Name:    "token-ring",
@@ -52,8 +58,9 @@ var Spec = algo.Spec{
 		{Measure: algo.Bandwidth, Formula: "inf", Seed: "004 token ring algorithm, properties"},
 		{Measure: algo.MessagesPerRecovery, Formula: "an election + N", Note: "regenerate: per suspected loss, a probe round the ring; heartbeats apart"},
 	},
-	Params: params,
-	New:    New,
+	Params:   params,
+	Variants: variants,
+	New:      New,
 }
 
 // Machine is one process of the token ring.

@@ -1,0 +1,549 @@
+package runner
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/trace"
+)
+
+// Driver is what carries a plan out. Its value is the trace's runs.mode.
+type Driver string
+
+// The drivers.
+const (
+	DriverSim Driver = "sim" // the deterministic simulator: Simulate, dmx sim
+	DriverUDP Driver = "udp" // one OS process per node over UDP: Launch, dmx run
+)
+
+// Plan is the description of one run: everything that decides what a run
+// does. dmx run and dmx sim map their flags and scenario file onto a Plan
+// (Scenario.Apply), Simulate and Launch carry one out, the trace's runs row
+// is made from one (RunRow) and read back into one (PlanFromRun), and Args
+// gives the command line that runs it again.
+//
+// A zero duration field means its default (see WithDefaults); NewPlan
+// gives the values dmx run and dmx sim start from.
+type Plan struct {
+	Driver Driver     // zero means DriverSim
+	Spec   *algo.Spec // the algorithm; its name is Spec.Name
+	N      int        // processes, 0..N-1
+	Seed   uint64     // every random choice of the run comes from it
+	Params map[string]string
+	// Workload is what each process's user does, with per-process
+	// overrides in Workload.Procs.
+	Workload Workload
+	// Faults are injected at their times after the start.
+	Faults []Fault
+	// Duration is how long an election run lasts (elections have no
+	// workload that ends). Under DriverUDP it also cuts other runs short;
+	// the simulator has Sim.Limit for that.
+	Duration time.Duration
+	Sim      SimOptions // DriverSim only
+	UDP      UDPOptions // DriverUDP only
+	// Scenario is the file the plan was read from, if any (Scenario.Apply
+	// sets it): Args then reruns the plan with --scenario, for what no flag
+	// can say (per-process workloads).
+	Scenario *Scenario
+}
+
+// SimOptions are the parts of a plan only the simulator has.
+type SimOptions struct {
+	// Delay is the one-way network delay of each message, drawn per message.
+	Delay Dist
+	// Reorder lets messages between two processes overtake each other; by
+	// default channels are FIFO like dmx's UDP transport.
+	Reorder bool
+	// Limit is the simulated time after which the run is cut short (and
+	// marked incomplete).
+	Limit time.Duration
+	// Linger is how long the simulation goes on after every workload is
+	// done, so that the last messages arrive.
+	Linger time.Duration
+}
+
+// UDPOptions are the parts of a plan only real processes have.
+type UDPOptions struct {
+	// BasePort, if not 0, makes node i listen on BasePort+i; otherwise each
+	// node takes a free port and the runner tells everyone.
+	BasePort int
+	// Stall ends the run when no event has arrived for this long while some
+	// workload is unfinished (a deadlock, or a starved request).
+	Stall time.Duration
+	// Linger is how long the runner waits, after every workload is done and
+	// the events have stopped, before it stops the nodes.
+	Linger time.Duration
+}
+
+// Defaults. Where the two drivers differ they are side by side: simulated
+// time is exact and cheap, real time is neither.
+const (
+	DefaultNodes   = 5
+	DefaultEntries = 10
+
+	// An election run lasts this long, under both drivers.
+	defaultElection = 2 * time.Second
+	// Other runs end when their workloads are done; under udp a run that
+	// does not is cut short after defaultUDPCap of real time, in the
+	// simulator after defaultSimLimit of simulated time.
+	defaultUDPCap   = 2 * time.Minute
+	defaultSimLimit = 10 * time.Minute
+	// udp: no event for this long while work is left ends the run.
+	defaultStall = 5 * time.Second
+	// udp: quiet time after the workloads are done before the nodes are
+	// stopped. The simulator lingers 4 x Delay.Max (at least 1ms).
+	defaultUDPLinger = 200 * time.Millisecond
+	// The time slot of contention none: a request must be served within
+	// one. Loopback delivers in well under a millisecond; the margin is for
+	// the scheduler of a busy machine: 20ms + Hold.Max. The simulator's
+	// slowest algorithm needs request, grant and release in turn:
+	// 6 x Delay.Max + Hold.Max + 1ms.
+	defaultUDPSlotMargin = 20 * time.Millisecond
+
+	maxNodes = 1000
+)
+
+// The default distributions of NewPlan.
+var (
+	defaultThink = Dist{Min: 0, Max: 20 * time.Millisecond}
+	defaultHold  = Dist{Min: time.Millisecond, Max: 5 * time.Millisecond}
+	defaultDelay = Dist{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}
+)
+
+// NewPlan returns the plan dmx run (DriverUDP) or dmx sim (DriverSim) starts
+// from before its flags and scenario: DefaultNodes processes making
+// DefaultEntries entries each on DefaultResource, the default think, hold
+// and network delay, the simulator's time limit and the stall time of
+// real runs. What depends on other fields (Duration, linger, slot) stays
+// zero for WithDefaults. Spec and Seed are left for the caller.
+func NewPlan(d Driver) Plan {
+	p := Plan{
+		Driver: d,
+		N:      DefaultNodes,
+		Workload: Workload{
+			Entries:   DefaultEntries,
+			Resources: []string{DefaultResource},
+			Think:     defaultThink,
+			Hold:      defaultHold,
+			Order:     OrderSame,
+		},
+	}
+	switch d {
+	case DriverSim:
+		p.Sim.Delay, p.Sim.Limit = defaultDelay, defaultSimLimit
+	case DriverUDP:
+		p.UDP.Stall = defaultStall
+	}
+	return p
+}
+
+// WithDefaults returns p with every zero that means "the default" replaced
+// by it: Duration, the driver's limit, stall and linger, and the slot of a
+// workload without contention. The drivers call it; so does Args, so that
+// a default given explicitly is not repeated on the command line.
+func (p Plan) WithDefaults() Plan {
+	p.Driver = p.driver()
+	election := p.Spec != nil && p.Spec.Kind == algo.Election
+	if p.Duration == 0 {
+		switch {
+		case election:
+			p.Duration = defaultElection
+		case p.Driver == DriverUDP:
+			p.Duration = defaultUDPCap
+		}
+	}
+	slot := time.Duration(0)
+	switch p.Driver {
+	case DriverSim:
+		if p.Sim.Limit == 0 {
+			p.Sim.Limit = defaultSimLimit
+		}
+		if p.Sim.Linger == 0 {
+			p.Sim.Linger = 4 * p.Sim.Delay.Max
+			if p.Sim.Linger == 0 {
+				p.Sim.Linger = time.Millisecond
+			}
+		}
+		slot = 6*p.Sim.Delay.Max + p.Workload.Hold.Max + time.Millisecond
+	case DriverUDP:
+		if p.UDP.Stall == 0 {
+			p.UDP.Stall = defaultStall
+		}
+		if p.UDP.Linger == 0 {
+			p.UDP.Linger = defaultUDPLinger
+		}
+		slot = defaultUDPSlotMargin + p.Workload.Hold.Max
+	}
+	if p.Workload.Contention == ContentionNone && p.Workload.Slot == 0 {
+		p.Workload.Slot = slot
+	}
+	return p
+}
+
+// PickSeed gives p a random seed if it has none (0), to be printed so that
+// the run can be reproduced.
+func (p *Plan) PickSeed() {
+	if p.Seed != 0 {
+		return
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	p.Seed = uint64(binary.LittleEndian.Uint32(b[:]))%1_000_000_000 + 1
+}
+
+// PlanError says which part of a plan is wrong: Field names it as a
+// scenario file does ("nodes", "duration", "parameter", "fault", ...),
+// Value is the value given.
+type PlanError struct {
+	Field string
+	Value string
+	Err   error
+}
+
+// Error says "field value: what is wrong", e.g. "nodes 0: need at least 1".
+func (e *PlanError) Error() string {
+	if e.Value == "" {
+		return e.Field + ": " + e.Err.Error()
+	}
+	return e.Field + " " + e.Value + ": " + e.Err.Error()
+}
+
+// Unwrap returns what is wrong.
+func (e *PlanError) Unwrap() error { return e.Err }
+
+func planErr(field string, value any, format string, args ...any) *PlanError {
+	return &PlanError{Field: field, Value: fmt.Sprint(value), Err: fmt.Errorf(format, args...)}
+}
+
+// Validate checks everything a run needs of p before anything is started
+// or recorded: the algorithm and its parameters (the algorithm builds a
+// machine, so that a bad value is found here, not in every node), the
+// group size, durations, the workload, the faults' processes and the
+// driver's options. A *PlanError names the part that is wrong.
+func (p Plan) Validate() error {
+	if p.Spec == nil {
+		return errors.New("no algorithm")
+	}
+	switch p.Driver {
+	case "", DriverSim, DriverUDP:
+	default:
+		return planErr("driver", fmt.Sprintf("%q", p.Driver), "want %s or %s", DriverSim, DriverUDP)
+	}
+	if p.N < 1 {
+		return planErr("nodes", p.N, "need at least 1")
+	}
+	if p.N > maxNodes {
+		return planErr("nodes", p.N, "at most %d", maxNodes)
+	}
+	type named struct {
+		name string
+		v    time.Duration
+	}
+	durations := []named{{"duration", p.Duration}}
+	if p.driver() == DriverSim {
+		durations = append(durations, named{"limit", p.Sim.Limit}, named{"linger", p.Sim.Linger})
+	} else {
+		durations = append(durations, named{"stall", p.UDP.Stall}, named{"linger", p.UDP.Linger})
+	}
+	for _, d := range durations {
+		if d.v < 0 {
+			return planErr(d.name, d.v, "must not be negative")
+		}
+	}
+	if p.driver() == DriverSim && p.Sim.Delay.Max > MaxDuration {
+		return planErr("delay", p.Sim.Delay, "at most %v (simulated time would overflow)", MaxDuration)
+	}
+	if err := p.Workload.Validate(); err != nil {
+		return err
+	}
+	for _, id := range sortedProcs(p.Workload.Procs) {
+		if id < 0 || id >= p.N {
+			return planErr("procs", fmt.Sprintf("P%d", id), "not a process of this run (0..%d)", p.N-1)
+		}
+	}
+	if err := p.validateParams(); err != nil {
+		return err
+	}
+	for _, f := range p.Faults {
+		if err := f.validate(p.N); err != nil {
+			return &PlanError{Field: "fault", Value: f.String(), Err: err}
+		}
+	}
+	if p.Driver == DriverUDP && (p.UDP.BasePort < 0 || p.UDP.BasePort+p.N-1 > 65535) {
+		return planErr("base port", p.UDP.BasePort, "nodes would listen on ports %d..%d, outside 1..65535", p.UDP.BasePort, p.UDP.BasePort+p.N-1)
+	}
+	return nil
+}
+
+// validateParams builds the machine of node 0: the algorithm checks its
+// parameters' names and values itself (algo.Config.Validate and New).
+func (p Plan) validateParams() error {
+	_, err := p.Spec.New(algo.Config{ID: 0, N: p.N, Resource: DefaultResource, Params: p.Params})
+	var unknown *algo.UnknownParamError
+	if errors.As(err, &unknown) {
+		if len(unknown.Known) == 0 {
+			return planErr("parameter", unknown.Name, "%s takes no parameters", p.Spec.Name)
+		}
+		return planErr("parameter", unknown.Name, "%s has no such parameter (it has: %s)", p.Spec.Name, strings.Join(unknown.Known, ", "))
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.Spec.Name, err)
+	}
+	return nil
+}
+
+// runParams is the JSON of runs.params. Its fields are in alphabetical
+// order and the driver's own are pointers, so that it encodes exactly as
+// the map dmx first wrote it did (the checksums of recorded traces cover
+// it).
+type runParams struct {
+	Algorithm  map[string]string    `json:"algorithm,omitempty"`
+	Contention string               `json:"contention"`
+	Delay      *string              `json:"delay,omitempty"` // sim
+	Entries    int                  `json:"entries"`
+	Hold       string               `json:"hold"`
+	Nested     bool                 `json:"nested,omitempty"`
+	Order      *string              `json:"order,omitempty"` // nested only
+	Port       *int                 `json:"port,omitempty"`  // udp
+	Procs      map[int]ProcWorkload `json:"procs"`
+	Reorder    *bool                `json:"reorder,omitempty"` // sim
+	Resources  []string             `json:"resources"`
+	Think      string               `json:"think"`
+}
+
+// RunRow returns the trace's runs row for p: algorithm, nodes, seed, mode,
+// params and faults. The caller sets the tool version and start time.
+// runs.params holds neither Duration nor the driver's limit, stall and
+// linger: a run's events say how long it lasted.
+func (p Plan) RunRow() trace.Run {
+	w := p.Workload
+	rp := runParams{
+		Procs: w.Procs, Entries: w.Entries, Resources: w.Resources,
+		Think: w.Think.String(), Hold: w.Hold.String(), Contention: w.Contention.String(),
+		Algorithm: p.Params,
+	}
+	if w.Nested {
+		rp.Nested, rp.Order = true, &w.Order
+	}
+	if p.driver() == DriverSim {
+		delay := p.Sim.Delay.String()
+		rp.Delay, rp.Reorder = &delay, &p.Sim.Reorder
+	} else {
+		rp.Port = &p.UDP.BasePort
+	}
+	params, _ := json.Marshal(rp)
+	fl := []string{}
+	for _, f := range p.Faults {
+		fl = append(fl, f.String())
+	}
+	faults, _ := json.Marshal(fl)
+	row := trace.Run{Nodes: p.N, Seed: p.Seed, Mode: string(p.driver()), Params: params, Faults: faults}
+	if p.Spec != nil {
+		row.Algorithm = p.Spec.Name
+	}
+	return row
+}
+
+// PlanFromRun reads a recorded runs row back into the plan that made it;
+// lookup finds the algorithm by name. The fields runs.params does not hold
+// (Duration, the driver's limit, stall and linger) have their defaults.
+func PlanFromRun(run trace.Run, lookup func(name string) *algo.Spec) (Plan, error) {
+	d := Driver(run.Mode)
+	if d != DriverSim && d != DriverUDP {
+		return Plan{}, fmt.Errorf("run %d: mode %q: not a run dmx made (want %s or %s)", run.ID, run.Mode, DriverSim, DriverUDP)
+	}
+	p := Plan{Driver: d, N: run.Nodes, Seed: run.Seed, Spec: lookup(run.Algorithm)}
+	if p.Spec == nil {
+		return Plan{}, fmt.Errorf("run %d: unknown algorithm %q", run.ID, run.Algorithm)
+	}
+	var rp runParams
+	if err := json.Unmarshal(run.Params, &rp); err != nil {
+		return Plan{}, fmt.Errorf("run %d: params: %w", run.ID, err)
+	}
+	var err error
+	p.Params = rp.Algorithm
+	p.Workload = Workload{Entries: rp.Entries, Resources: rp.Resources, Procs: rp.Procs, Nested: rp.Nested}
+	p.Workload.Order = OrderSame // recorded for nested workloads only, where it matters
+	if rp.Order != nil {
+		p.Workload.Order = *rp.Order
+	}
+	for _, f := range []struct {
+		name string
+		into func(string) error
+		v    string
+	}{
+		{"think", p.Workload.Think.Set, rp.Think},
+		{"hold", p.Workload.Hold.Set, rp.Hold},
+		{"contention", p.Workload.Contention.Set, rp.Contention},
+	} {
+		if err = f.into(f.v); err != nil {
+			return Plan{}, fmt.Errorf("run %d: params: %s: %w", run.ID, f.name, err)
+		}
+	}
+	if rp.Delay != nil {
+		if err := p.Sim.Delay.Set(*rp.Delay); err != nil {
+			return Plan{}, fmt.Errorf("run %d: params: delay: %w", run.ID, err)
+		}
+	}
+	if rp.Reorder != nil {
+		p.Sim.Reorder = *rp.Reorder
+	}
+	if rp.Port != nil {
+		p.UDP.BasePort = *rp.Port
+	}
+	var faults []string
+	if len(run.Faults) > 0 {
+		if err := json.Unmarshal(run.Faults, &faults); err != nil {
+			return Plan{}, fmt.Errorf("run %d: faults: %w", run.ID, err)
+		}
+	}
+	for _, s := range faults {
+		fl, err := ParseFaults(s)
+		if err != nil {
+			return Plan{}, fmt.Errorf("run %d: %w", run.ID, err)
+		}
+		p.Faults = append(p.Faults, fl...)
+	}
+	return p.WithDefaults(), nil
+}
+
+// Command returns the dmx command (without "dmx") for a driver: the
+// simulator is dmx sim, real processes dmx run.
+func (d Driver) Command() string {
+	if d == DriverUDP {
+		return "run"
+	}
+	return "sim"
+}
+
+// Args returns the arguments of the dmx command line that carries p out
+// again, e.g. [sim central --seed 42 -n 4 --faults crash:1@20ms]. It names
+// only what differs from NewPlan (or, for a plan read from a scenario file,
+// from that file), and always the seed. Its error says what of p no
+// command line can say: per-process workloads outside a scenario file, a
+// linger or slot of the library's own.
+func (p Plan) Args() ([]string, error) {
+	if p.Spec == nil {
+		return nil, errors.New("no algorithm")
+	}
+	p.Driver = p.driver()
+	base := NewPlan(p.Driver)
+	base.Spec = p.Spec
+	args := []string{p.Driver.Command(), p.Spec.Name}
+	if p.Scenario != nil && p.Scenario.Path != "" {
+		if err := p.Scenario.Apply(&base, nil); err != nil {
+			return nil, err
+		}
+		args = append(args, "--scenario", p.Scenario.Path)
+	}
+	raw := p
+	p, base = p.WithDefaults(), base.WithDefaults()
+	flag := func(name string, differs bool, value string) {
+		if differs {
+			args = append(args, name, value)
+		}
+	}
+	// A bool flag takes no separate value: --nested, or --nested=false
+	// against a scenario that sets it.
+	boolFlag := func(name string, v, base bool) {
+		switch {
+		case v && !base:
+			args = append(args, "--"+name)
+		case !v && base:
+			args = append(args, "--"+name+"=false")
+		}
+	}
+	w, bw := p.Workload, base.Workload
+	flag("--seed", true, strconv.FormatUint(p.Seed, 10))
+	flag("-n", p.N != base.N, strconv.Itoa(p.N))
+	flag("--entries", w.Entries != bw.Entries, strconv.Itoa(w.Entries))
+	flag("--think", w.Think != bw.Think, w.Think.String())
+	flag("--hold", w.Hold != bw.Hold, w.Hold.String())
+	flag("--contention", w.Contention != bw.Contention, w.Contention.String())
+	// No resources means the default one, no order the same order.
+	resources := func(w Workload) []string {
+		if len(w.Resources) == 0 {
+			return []string{DefaultResource}
+		}
+		return w.Resources
+	}
+	order := func(w Workload) string {
+		if w.Order == "" {
+			return OrderSame
+		}
+		return w.Order
+	}
+	flag("--resources", !slices.Equal(resources(w), resources(bw)), strings.Join(resources(w), ","))
+	boolFlag("nested", w.Nested, bw.Nested)
+	flag("--order", order(w) != order(bw), order(w))
+	keys := make([]string, 0, len(p.Params))
+	for k := range p.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		bv, ok := base.Params[k]
+		flag("--param", !ok || bv != p.Params[k], k+"="+p.Params[k])
+	}
+	var fs, bfs []string
+	for _, f := range p.Faults {
+		fs = append(fs, f.String())
+	}
+	for _, f := range base.Faults {
+		bfs = append(bfs, f.String())
+	}
+	flag("--faults", !slices.Equal(fs, bfs), strings.Join(fs, ","))
+	flag("--duration", p.Duration != base.Duration, p.Duration.String())
+	if p.Driver == DriverSim {
+		flag("--delay", p.Sim.Delay != base.Sim.Delay, p.Sim.Delay.String())
+		boolFlag("reorder", p.Sim.Reorder, base.Sim.Reorder)
+		flag("--limit", p.Sim.Limit != base.Sim.Limit, p.Sim.Limit.String())
+	} else {
+		flag("--port", p.UDP.BasePort != base.UDP.BasePort, strconv.Itoa(p.UDP.BasePort))
+		flag("--stall", p.UDP.Stall != base.UDP.Stall, p.UDP.Stall.String())
+	}
+	// Linger and slot have no flag: they must be what the rest of the plan
+	// makes them by default.
+	var unsaid []string
+	d := raw
+	d.Sim.Linger, d.UDP.Linger, d.Workload.Slot = 0, 0, 0
+	if d = d.WithDefaults(); d.Sim.Linger != p.Sim.Linger || d.UDP.Linger != p.UDP.Linger {
+		unsaid = append(unsaid, "linger")
+	}
+	if d.Workload.Slot != w.Slot {
+		unsaid = append(unsaid, "slot")
+	}
+	if !reflect.DeepEqual(w.Procs, bw.Procs) {
+		unsaid = append(unsaid, "per-process workloads (a scenario file's procs)")
+	}
+	if len(unsaid) > 0 {
+		return args, fmt.Errorf("no flag says the plan's %s", strings.Join(unsaid, ", "))
+	}
+	return args, nil
+}
+
+func (p Plan) driver() Driver {
+	if p.Driver == "" {
+		return DriverSim
+	}
+	return p.Driver
+}
+
+func sortedProcs(m map[int]ProcWorkload) []int {
+	ids := make([]int, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return ids
+}
