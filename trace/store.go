@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -119,7 +120,10 @@ func dsn(path, opts string) string {
 // returns how much is missing, for an error that SQLite's own report
 // completes.
 func inspect(path string, create bool) (truncated string, err error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+	// writer, for ever. It changes nothing for a regular file, and the
+	// descriptor's own Stat below refuses everything else.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if create {

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	_ "github.com/mattn/go-sqlite3"
 )
@@ -97,5 +99,48 @@ func TestHugeDurations(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, flag) {
 			t.Errorf("%s 1000h: exit %d, stderr %q", flag, code, errs)
 		}
+	}
+}
+
+// TestNotRegularFile: a FIFO (or a device, a socket) given as a trace is
+// refused at once by every command that reads or records one: opening a
+// FIFO would block until a writer comes, for ever.
+func TestNotRegularFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "f.db")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, args := range [][]string{
+		{"check", fifo},
+		{"stats", fifo},
+		{"sql", fifo, "SELECT 1"},
+		{"sim", "central", "-n", "2", "--entries", "1", "-o", fifo},
+		{"run", "central", "-n", "2", "--entries", "1", "-o", fifo},
+		{"check", "/dev/null"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			type result struct {
+				code int
+				errs string
+			}
+			done := make(chan result, 1)
+			go func() {
+				code, _, errs := dmx(t, args...)
+				done <- result{code, errs}
+			}()
+			select {
+			case r := <-done:
+				if r.code != 2 || !strings.Contains(r.errs, "not a regular file") {
+					t.Fatalf("dmx %v: exit %d, stderr %q; want exit 2 and \"not a regular file\"", args, r.code, r.errs)
+				}
+			case <-time.After(5 * time.Second):
+				// Unblock the command (it waits for a writer) so the test
+				// binary can end.
+				if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					f.Close()
+				}
+				t.Fatalf("dmx %v still blocked after 5s", args)
+			}
+		})
 	}
 }
