@@ -88,8 +88,8 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	rdsn := dsn(path, "mode=ro&_mutex=no")
-	db, err := sql.Open("sqlite3", rdsn)
+	rdsn := dsn(path, "mode=ro&_query_only=1&_mutex=no")
+	db, err := sql.Open(readDriverName, rdsn)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -221,6 +221,9 @@ func (s *Store) wrap(err error) error {
 	var se sqlite3.Error
 	if errors.As(err, &se) && (se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB) {
 		return &damagedError{path: s.path, err: err}
+	}
+	if !s.writable && refused(err) {
+		return s.readOnlyError(err)
 	}
 	return fmt.Errorf("%s: %w", s.path, err)
 }

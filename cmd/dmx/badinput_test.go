@@ -63,7 +63,7 @@ func TestBadInput(t *testing.T) {
 		{"truncated", []string{"check", truncated}, "truncated.db"},
 		{"newer schema", []string{"check", newer}, "newer than this dmx"},
 		{"bad query", []string{"sql", good, "SELEC 1"}, "syntax error"},
-		{"write query", []string{"sql", good, "DELETE FROM events"}, "readonly"},
+		{"write query", []string{"sql", good, "DELETE FROM events"}, "read-only"},
 		{"no such check", []string{"check", "--checks", "speed", good}, `no check named "speed"`},
 		{"no such run", []string{"check", "--run", "42", good}, "42"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
