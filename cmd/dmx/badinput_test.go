@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"database/sql"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,5 +144,43 @@ func TestNotRegularFile(t *testing.T) {
 				t.Fatalf("dmx %v still blocked after 5s", args)
 			}
 		})
+	}
+}
+
+// TestDamagedIndex: a trace whose only damage is in an index (the
+// structure of the file is sound; PRAGMA quick_check finds nothing) is
+// refused by check, stats and sql as damaged, unless told not to check.
+func TestDamagedIndex(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "10", "--seed", "2", "-o", path, "--no-check"); code != 0 {
+		t.Fatalf("sim: %s", errs)
+	}
+	b, _ := os.ReadFile(path)
+	// The first cell of a leaf page of the events_cs index (page type 10;
+	// its entries start with a critical-section kind): "cs_exit" becomes
+	// "cs_exiu", an entry for no row.
+	damaged := false
+	for pg := 4096; pg+4096 <= len(b) && !damaged; pg += 4096 {
+		if b[pg] != 10 {
+			continue
+		}
+		cell := pg + int(binary.BigEndian.Uint16(b[pg+8:]))
+		if i := bytes.Index(b[cell:min(cell+64, pg+4096)], []byte("cs_exit")); i >= 0 {
+			b[cell+i+6] = 'u'
+			damaged = true
+		}
+	}
+	if !damaged {
+		t.Fatal("no entry of events_cs found")
+	}
+	os.WriteFile(path, b, 0o644)
+	for _, args := range [][]string{{"check", path}, {"stats", path}, {"sql", path, "SELECT 1"}} {
+		code, _, errs := dmx(t, args...)
+		if code != 2 || !strings.Contains(errs, "trace is damaged") || !strings.Contains(errs, "events_cs") {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2, damaged, naming the index", args[0], code, errs)
+		}
+		if code, _, errs := dmx(t, append(args, "--no-integrity-check")...); code != 0 {
+			t.Errorf("%s --no-integrity-check: exit %d: %s", args[0], code, errs)
+		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/trace"
 )
 
 // defaultSQLTimeout bounds a query typed at a terminal: long enough for
@@ -21,6 +20,7 @@ func newSQLCmd() *cobra.Command {
 	var format string
 	var limit int64
 	var timeout time.Duration
+	var open openFlags
 	cmd := &cobra.Command{
 		Use:   "sql TRACE QUERY",
 		Short: "Run an SQL query over a trace and print the rows",
@@ -50,7 +50,7 @@ stops a query that runs too long (exit 2).`,
 			if timeout < 0 {
 				return &exitError{exitUsage, fmt.Errorf("--timeout %v: want 0 (none) or more", timeout)}
 			}
-			st, err := trace.Open(args[0])
+			st, err := open.open(args[0])
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -95,6 +95,7 @@ stops a query that runs too long (exit 2).`,
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, csv or json")
 	cmd.Flags().Int64Var(&limit, "limit", 0, "print at most this many rows (0: all)")
 	cmd.Flags().DurationVar(&timeout, "timeout", defaultSQLTimeout, "stop the query after this long (0: no limit)")
+	open.register(cmd)
 	return cmd
 }
 
