@@ -77,7 +77,7 @@ var (
 			{Check: "mutex-causal", Verdict: analyze.OK, Note: "4 critical sections on 1 resource"},
 			{Check: "mutex-realtime", Verdict: analyze.Unknown, Err: errors.New("check mutex-realtime requires \"wall\", which dmx does not know")},
 		}}
-	short = Report{File: "short.db", Run: 1, Algo: "central", Mode: "sim", Status: "cut short at 5ms", Verdict: analyze.Unknown,
+	short = Report{File: "short.db", Run: 1, Algo: "central", Mode: "sim", Status: "cut short at 5ms", Incomplete: true, Verdict: analyze.Unknown,
 		Results: []analyze.Result{
 			{Check: "mutex-causal", Verdict: analyze.OK, Note: "2 critical sections on 1 resource"},
 			{Check: "liveness", Verdict: analyze.Unknown, Note: "the run was cut short with 2 requests pending"},

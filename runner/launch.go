@@ -33,6 +33,11 @@ type LaunchHooks struct {
 	Stderr io.Writer
 	// Progress, if set, is called about every 200ms.
 	Progress func(Progress)
+	// Hurry, if set, is closed when the caller wants the run over at once
+	// (a second Ctrl-C), not in the few seconds nodes take to stop when
+	// ctx is cancelled: the nodes still running are killed. What they
+	// recorded so far is kept.
+	Hurry <-chan struct{}
 }
 
 // Progress is how far a run has got.
@@ -117,6 +122,10 @@ func Launch(ctx context.Context, p Plan, rec Recorder, hooks LaunchHooks) (Launc
 		return LaunchResult{}, err
 	}
 	if err := l.hello(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Interrupted: not a failure of the run, which never began.
+			return LaunchResult{Status: "interrupted before the run started"}, nil
+		}
 		return LaunchResult{Status: "failed: " + err.Error()}, err
 	}
 	l.watch(ctx)
@@ -339,8 +348,13 @@ func (l *launcher) watch(ctx context.Context) {
 	defer tick.Stop()
 	lastProgress := time.Time{}
 	ctxDone := ctx.Done()
+	hurry := l.hooks.Hurry
 	for l.ended < l.started || (l.pendingFaults > 0 && !l.stopping) {
 		select {
+		case <-hurry:
+			hurry = nil
+			l.stopAll("interrupted", false)
+			l.killAll()
 		case m := <-l.msgs:
 			l.handle(m)
 		case f := <-l.faults:

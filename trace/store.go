@@ -32,6 +32,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	writers map[*Writer]struct{}
+	locks   map[int64]*os.File // the runs this store records: their locks (lock_linux.go)
 	closed  bool
 }
 
@@ -47,10 +48,20 @@ const sqliteMagic = "SQLite format 3\x00"
 // schema if they are missing. Appending runs to an existing trace is allowed,
 // also from several processes at once. Create refuses a file that is not a
 // dmx trace rather than write to it. The file is in WAL mode until Close.
+//
+// A new trace is made whole under another name in the same directory and
+// then linked into place, so that path never names a half-made file: a
+// reader, or a process killed at any moment, sees no file or a trace with
+// its schema.
 func Create(path string) (*Store, error) {
 	truncated, err := inspect(path, true)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := createWhole(path); err != nil {
+			return nil, err
+		}
 	}
 	// Options of every writing connection: wait for other writers,
 	// synchronous=NORMAL (in WAL mode a commit survives the process being
@@ -78,6 +89,35 @@ func Create(path string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// createWhole makes an empty trace at path, which does not exist yet: the
+// schema is written into a new file beside it, which is then hard-linked
+// to path (link, unlike rename, fails rather than replace a trace that
+// another process made meanwhile: then that one is used). Where links are
+// not supported, the schema is made in place, as Create does with an
+// existing empty file.
+func createWhole(path string) error {
+	dir, base := filepath.Split(path)
+	// SQLite makes the file, with the permissions it gives any trace.
+	name := filepath.Join(dir, fmt.Sprintf(".%s.dmx-new-%016x", base, rand.Uint64()))
+	defer os.Remove(name)
+	db, err := sql.Open("sqlite3", dsn(name, "_journal_mode=DELETE&_mutex=no"))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	_, err = db.Exec(Schema)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: create trace schema: %w", path, err)
+	}
+	// An error is no failure: the file exists (another process made the
+	// trace meanwhile: it is used), or the file system has no hard links
+	// (Create makes the schema in place).
+	os.Link(name, path)
+	return nil
 }
 
 // Open opens the trace at path read-only, for analysis. It checks that the
@@ -440,11 +480,19 @@ func (s *Store) DB() *sql.DB { return s.db }
 func (s *Store) Path() string { return s.path }
 
 // Close closes the store. For a store opened with Create it first closes the
-// Writers still open, then checkpoints the WAL and switches the file back to
-// rollback-journal mode, so that no -wal or -shm file remains and the trace
-// opens read-only anywhere. If another process still has the file open for
-// writing, the switch is left to whichever closes last. Close the store's
+// Writers still open, then checkpoints the WAL into the file and switches
+// the file back to rollback-journal mode, so that no -wal or -shm file
+// remains and the trace opens read-only anywhere. Close the store's
 // EventReaders first: an open reader keeps the WAL too.
+//
+// Another process that has the file open can prevent either step. When
+// the file holds everything but the switch was not possible (another
+// process has it open, a reader or an appender, which settles it when it
+// closes last), Close returns a *SideFilesError: the trace is complete in
+// its file, and -wal and -shm remain beside it for now. When even the
+// checkpoint was not possible for settleTimeout (a reader kept a query
+// open all that time), the file is not complete without its -wal, and
+// Close says so in its error.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -461,6 +509,7 @@ func (s *Store) Close() error {
 	for _, w := range ws {
 		errs = append(errs, w.Close())
 	}
+	s.unlockRuns()
 	errs = append(errs, s.db.Close())
 	if s.writable {
 		errs = append(errs, s.settle())
@@ -468,52 +517,91 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
+// SideFilesError says that a trace's file holds all of it, but that its
+// -wal and -shm files remain beside it: another process had it open when
+// the recorder closed it. They go when the last writer closes the file;
+// the file alone, copied anywhere, is the whole trace.
+type SideFilesError struct{ Path string }
+
+func (e *SideFilesError) Error() string {
+	return fmt.Sprintf("%s: the trace is whole in this file; its -wal and -shm files remain beside it while another process has it open", e.Path)
+}
+
+// settleTimeout bounds how long Close waits for other processes to let it
+// checkpoint the WAL: a reader in the middle of a query holds the WAL's
+// frames that are newer than its snapshot.
+var settleTimeout = 5 * time.Second
+
 // settle checkpoints the WAL into the file and switches the file to
-// rollback-journal mode. SQLite can only do that when no other connection
+// rollback-journal mode. SQLite can only switch when no other connection
 // has the file open; when two appenders close at the same moment each sees
-// the other, so a failed attempt closes its connection and tries again a
-// few times after a random pause.
+// the other, so a failed attempt closes its connection and tries again
+// after a random pause, for a second once the checkpoint is done (after
+// that, whoever closes last settles the file), for settleTimeout until it
+// is.
 func (s *Store) settle() error {
-	for attempt := 0; attempt < 8; attempt++ {
+	start := time.Now()
+	checkpointed := time.Time{}
+	var last error
+	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			time.Sleep(time.Duration(10+rand.IntN(40)) * time.Millisecond)
 		}
-		done, err := s.settleOnce()
+		done, whole, err := s.settleOnce()
 		if done {
 			return nil
 		}
 		if err != nil && !isBusy(err) {
 			return s.wrap(err)
 		}
+		if err != nil {
+			last = err
+		}
+		if whole && checkpointed.IsZero() {
+			checkpointed = time.Now()
+		}
+		switch {
+		case !checkpointed.IsZero() && time.Since(checkpointed) >= time.Second:
+			return &SideFilesError{Path: s.path}
+		case checkpointed.IsZero() && time.Since(start) >= settleTimeout:
+			if last == nil {
+				last = errors.New("a reader holds an older snapshot")
+			}
+			return fmt.Errorf("%s: the trace is NOT complete without %s-wal: another process (a reader: dmx sql, sqlite3...) kept it busy for %v, so its last changes could not be copied into it (%v); keep both files together (the next dmx that records into it completes it)",
+				s.path, s.path, settleTimeout, last)
+		}
 	}
-	// Another process keeps the file open (an appender, or a reader): the
-	// last appender to close settles the file. Nothing is lost meanwhile:
-	// the WAL is part of the database.
-	return nil
 }
 
-func (s *Store) settleOnce() (bool, error) {
+// settleOnce tries to settle the file once. done: the file is in
+// rollback-journal mode (nothing beside it); whole: the WAL's frames are
+// all in the file.
+func (s *Store) settleOnce() (done, whole bool, err error) {
 	db, err := sql.Open("sqlite3", dsn(s.path, "_busy_timeout=200"))
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	var mode string
 	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
-		return false, err
+		return false, false, err
 	}
 	if !strings.EqualFold(mode, "wal") {
-		return true, nil
+		return true, true, nil
 	}
-	var busy, logFrames, done int
-	if err := db.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
-		return false, err
+	// TRUNCATE waits (busy_timeout) for readers of older snapshots and for
+	// a writer, copies every frame into the file and empties the WAL;
+	// busy = 1 if it could not finish.
+	var busy, logFrames, copied int
+	if err := db.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &copied); err != nil {
+		return false, false, err
 	}
+	whole = busy == 0
 	if err := db.QueryRow(`PRAGMA journal_mode = DELETE`).Scan(&mode); err != nil {
-		return false, err
+		return false, whole, err
 	}
-	return strings.EqualFold(mode, "delete"), nil
+	return strings.EqualFold(mode, "delete"), whole, nil
 }
 
 func (s *Store) checkWritable() error {
@@ -545,7 +633,7 @@ func (s *Store) BeginRun(r Run) (int64, error) {
 	}
 	status := r.Status
 	if status == "" {
-		status = "running"
+		status = StatusRunning
 	}
 	ctx := context.Background()
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -568,10 +656,76 @@ func (s *Store) BeginRun(r Run) (int64, error) {
 	if err := insertNames(ctx, tx, id, r.Names); err != nil {
 		return 0, s.wrap(err)
 	}
+	// The run's lock, taken before the row is visible: a reader never sees
+	// the run running without it.
+	var lock *os.File
+	if status == StatusRunning {
+		if lock, err = lockRun(s.path, id); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET status = ? WHERE id = ?`, StatusUnwatched, id); err != nil {
+				return 0, s.wrap(err)
+			}
+		}
+	}
 	if err := tx.Commit(); err != nil {
+		if lock != nil {
+			lock.Close()
+		}
 		return 0, s.wrap(err)
 	}
+	if lock != nil {
+		s.mu.Lock()
+		if s.locks == nil {
+			s.locks = map[int64]*os.File{}
+		}
+		s.locks[id] = lock
+		s.mu.Unlock()
+	}
 	return id, nil
+}
+
+// Statuses of a run that has not ended, as Runs and Run report them.
+const (
+	// StatusRunning is the status of a run being recorded.
+	StatusRunning = "running"
+	// StatusAbandoned is what readers report of a run whose status is
+	// still "running" but whose recorder is gone: it was killed, or
+	// crashed, before it could end the run, which can then never end.
+	StatusAbandoned = "abandoned: its recorder died before ending the run; the trace holds what it recorded until then"
+	// StatusUnwatched is the stored status of a run being recorded where
+	// the recorder cannot hold a lock on the file for readers to watch:
+	// readers cannot tell whether its recorder is still alive.
+	StatusUnwatched = "running (its recorder cannot be watched: no file locks)"
+)
+
+// unlockRun releases run's lock: it has ended.
+func (s *Store) unlockRun(run int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.locks[run]; f != nil {
+		f.Close()
+		delete(s.locks, run)
+	}
+}
+
+// unlockRuns releases the locks of the runs this store began and did not
+// end: they stay "running" in the file, and readers see them abandoned.
+func (s *Store) unlockRuns() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for run, f := range s.locks {
+		f.Close()
+		delete(s.locks, run)
+	}
+}
+
+// watch reports a run whose recorder is gone as abandoned.
+func (s *Store) watch(r *Run) {
+	if r.Complete || r.Ended != 0 || r.Status != StatusRunning {
+		return
+	}
+	if held, err := runLocked(s.path, r.ID); err == nil && !held {
+		r.Status = StatusAbandoned
+	}
 }
 
 func jsonOr(raw json.RawMessage, empty string) (string, error) {
@@ -655,7 +809,11 @@ func (s *Store) EndRun(id int64, ended int64, complete bool, status string) erro
 		id); err != nil {
 		return s.wrap(err)
 	}
-	return s.wrap(tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return s.wrap(err)
+	}
+	s.unlockRun(id)
+	return nil
 }
 
 const runColumns = `id, algorithm, nodes, seed, mode, params, faults, tool_version,
@@ -700,6 +858,7 @@ func (s *Store) Runs() ([]Run, error) {
 		if runs[i].Names, err = s.names(runs[i].ID); err != nil {
 			return nil, err
 		}
+		s.watch(&runs[i])
 	}
 	return runs, nil
 }
@@ -714,6 +873,7 @@ func (s *Store) Run(id int64) (Run, error) {
 		return r, s.wrap(err)
 	}
 	r.Names, err = s.names(id)
+	s.watch(&r)
 	return r, err
 }
 

@@ -134,7 +134,7 @@ func checkRuns(st *trace.Store, runs []trace.Run, only []*analyze.Check) ([]rend
 			return nil, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)
 		}
 		out = append(out, render.Report{File: st.Path(), Run: run.ID, Algo: run.Algorithm, Mode: run.Mode, Status: run.Status,
-			Verdict: analyze.Summarize(results), Results: results})
+			Incomplete: !run.Complete, Verdict: analyze.Summarize(results), Results: results})
 	}
 	return out, nil
 }

@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/dmxlab/dmx/render"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
@@ -199,8 +197,8 @@ The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder, progress func(runner.Progress)) (bool, string, error) {
-				res, err := runner.Launch(ctx, p, rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr(), Progress: progress})
+			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, error) {
+				res, err := runner.Launch(r.ctx, p, r.rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr(), Progress: r.progress, Hurry: r.hurry})
 				status := res.Status
 				if t := res.Transport; t.Total() > 0 {
 					status += fmt.Sprintf("; transport rejected %d datagrams (%d bad key, %d malformed, %d wrong peer)", t.Total(), t.BadMAC, t.Malformed, t.WrongPeer)
@@ -238,8 +236,8 @@ gives the same trace, event for event; wall_ns in its trace is simulated time.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder, _ func(runner.Progress)) (bool, string, error) {
-				res, err := runner.Simulate(p, rec, ctx.Done())
+			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, error) {
+				res, err := runner.Simulate(p, r.rec, r.ctx.Done())
 				return res.Complete, res.Status, err
 			})
 		},
@@ -252,20 +250,48 @@ type recorderFunc func(*trace.Event) error
 
 func (r recorderFunc) Record(ev *trace.Event) error { return r(ev) }
 
+// recording is what a driver (run, sim) gets from recordAndCheck.
+type recording struct {
+	ctx      context.Context // cancelled by the first interrupt: stop the run, keep what was recorded
+	hurry    <-chan struct{} // closed by the second: stop at once
+	rec      runner.Recorder
+	progress func(runner.Progress) // nil when stderr is not a terminal
+}
+
 // recordAndCheck records the run of p into the trace f.out with do, then
 // checks it and prints the verdict.
-func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
-	do func(context.Context, runner.Recorder, func(runner.Progress)) (complete bool, status string, err error)) error {
+//
+// The order matters for the trace, which must be whole whenever dmx stops:
+// interrupts are handled before the file exists; the run is ended (its
+// row says how) and the store closed, which copies the WAL into the file,
+// before anything is printed on stdout, so that a reader gone from a pipe
+// cannot kill dmx with the trace half-settled; the check then reads the
+// closed trace like any reader.
+func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(recording) (complete bool, status string, err error)) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	it := catchInterrupts()
+	defer it.stop()
+	if it.interrupted() {
+		return &exitError{exitInconclusive, fmt.Errorf("%s: interrupted before the trace was made", cmd.Name())}
+	}
 	st, err := trace.Create(f.out)
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	defer st.Close()
+	closeStore := func() error {
+		err := st.Close()
+		var side *trace.SideFilesError
+		if errors.As(err, &side) {
+			fmt.Fprintf(stderr, "dmx: note: %v\n", err)
+			return nil
+		}
+		return err
+	}
 	row := p.RunRow()
 	row.ToolVersion, row.Started = toolVersion(), time.Now().UnixNano()
 	runID, err := st.BeginRun(row)
 	if err != nil {
+		closeStore()
 		return &exitError{exitUsage, err}
 	}
 	what := fmt.Sprintf("%d entries each", p.Workload.Entries)
@@ -287,19 +313,23 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		fmt.Fprintf(stderr, "rerun: dmx %s\n", strings.Join(args, " "))
 	}
 
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
 	w := st.NewWriter(runID)
-	var progress func(runner.Progress)
+	r := recording{ctx: it.ctx, hurry: it.hurry, rec: recorderFunc(w.Add)}
 	if fd, ok := stderr.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(fd.Fd()) {
-		progress = func(p runner.Progress) {
+		r.progress = func(p runner.Progress) {
 			fmt.Fprintf(stderr, "\r  entries %d/%d  events %d ", p.Entries, p.Total, p.Events)
 		}
 	}
 	start := time.Now()
-	complete, status, runErr := do(ctx, recorderFunc(w.Add), progress)
-	if progress != nil {
+	complete, status, runErr := do(r)
+	took := time.Since(start)
+	if r.progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
+	}
+	// An interrupt that came while the run was stopping on its own still
+	// marks it.
+	if it.interrupted() && complete {
+		complete, status = false, "interrupted"
 	}
 	werr := w.Close()
 	if runErr == nil && werr != nil {
@@ -313,19 +343,30 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 	if err := st.EndRun(runID, time.Now().UnixNano(), complete, status); err != nil && runErr == nil {
 		runErr = err
 	}
-	fmt.Fprintf(stderr, "recorded run %d: %d events in %v (%s)\n", runID, w.Count(), time.Since(start).Round(time.Millisecond), status)
+	if err := closeStore(); err != nil && runErr == nil {
+		runErr = err
+	}
+	fmt.Fprintf(stderr, "recorded run %d: %d events in %v (%s)\n", runID, w.Count(), took.Round(time.Millisecond), status)
 	if runErr != nil {
 		return &exitError{exitUsage, fmt.Errorf("%s: %w (what was recorded is in %s, run %d)", cmd.Name(), runErr, f.out, runID)}
+	}
+	if it.hurried() {
+		return &exitError{exitInconclusive, fmt.Errorf("stopped at once (second interrupt): run %d of %s is marked interrupted; not checked", runID, f.out)}
 	}
 	if f.noCheck {
 		fmt.Fprintf(stdout, "trace: %s\n", f.out)
 		return nil
 	}
-	run, err := st.Run(runID)
-	if err != nil {
-		return &exitError{exitUsage, err}
+	// The check stops at the second interrupt, or at the first if it comes
+	// only now that the run is over.
+	var stop <-chan struct{} = it.hurry
+	if !it.interrupted() {
+		stop = it.ctx.Done()
 	}
-	reports, err := checkRuns(st, []trace.Run{run}, nil)
+	reports, err := checkRecorded(f.out, runID, stop)
+	if errors.Is(err, errStopped) {
+		return &exitError{exitInconclusive, fmt.Errorf("interrupted: run %d of %s is recorded; not checked", runID, f.out)}
+	}
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
@@ -343,6 +384,42 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		fmt.Fprintf(stdout, "look further:\n  dmx check %s\n  dmx stats %s\n  dmx sql %s \"%s\"\n", p, p, p, q)
 	}
 	return verdictExit(code)
+}
+
+// errStopped: the check was stopped by an interrupt.
+var errStopped = errors.New("stopped")
+
+// checkRecorded checks run of the trace at path, which this dmx has just
+// recorded and closed (so it skips the integrity check), unless stop is
+// closed first: then it returns errStopped at once, leaving the check to
+// die with the process.
+func checkRecorded(path string, run int64, stop <-chan struct{}) ([]render.Report, error) {
+	type result struct {
+		reps []render.Report
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		st, err := trace.OpenWith(path, trace.OpenOptions{NoIntegrityCheck: true})
+		if err != nil {
+			done <- result{nil, err}
+			return
+		}
+		defer st.Close()
+		r, err := st.Run(run)
+		if err != nil {
+			done <- result{nil, err}
+			return
+		}
+		reps, err := checkRuns(st, []trace.Run{r}, nil)
+		done <- result{reps, err}
+	}()
+	select {
+	case r := <-done:
+		return r.reps, r.err
+	case <-stop:
+		return nil, errStopped
+	}
 }
 
 // shellQuote quotes s for a POSIX shell, unless it needs none.
