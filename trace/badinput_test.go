@@ -2,8 +2,8 @@ package trace
 
 import (
 	"bytes"
-	"encoding/binary"
 	"database/sql"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strconv"
