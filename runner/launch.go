@@ -219,8 +219,11 @@ func (l *launcher) config(i int) *nodeConfig {
 	if l.plan.UDP.BasePort != 0 {
 		port = l.plan.UDP.BasePort + i
 	}
-	return &nodeConfig{ID: i, N: l.plan.N, Algo: l.plan.Spec.Name, Params: l.plan.Params, Seed: l.plan.Seed, Workload: l.wl, Key: l.key, Port: port}
+	return &nodeConfig{ID: i, N: l.plan.N, Algo: l.plan.Spec.Name, Params: l.plan.Params, Seed: l.plan.Seed, Workload: l.wl, Key: l.key, Port: port, MaxRTO: testMaxRTO}
 }
+
+// testMaxRTO, if set, is the nodes' maxRTO: a hook for tests (export_test.go).
+var testMaxRTO time.Duration
 
 // spawn starts incarnation inc of process i.
 func (l *launcher) spawn(i, inc int, c *nodeConfig) error {
@@ -496,6 +499,13 @@ func (l *launcher) died(p *nodeProc) {
 	crash.Detail = trace.EncodeDetail(trace.Crash{Reason: exitReason(p), Fault: p.fault})
 	l.record(&crash)
 	st.last = crash
+	// Only now may the others give up on what they sent it: it is down,
+	// not just silent (see transport.go).
+	for _, q := range l.procs {
+		if q.id != p.id && !q.exited && !q.stopSent {
+			l.send(q, toNode{Down: &restarted{Proc: p.id, Inc: p.inc}})
+		}
+	}
 	if f := p.recoverAfter; f != nil {
 		p.recoverAfter = nil
 		l.inject(*f)

@@ -24,6 +24,19 @@ import (
 // counted by reason, never obeyed.
 //
 // Datagram layout: magic "DMX1", 32-byte MAC of the body, body (JSON).
+//
+// A channel never gives up on a peer that is alive, however long it stays
+// silent (paused by SIGSTOP, starved on a loaded machine): its datagrams
+// are retransmitted, the timeout doubling up to maxRTO, the oldest
+// retransmitWindow at a time, until it acknowledges them; then the rest
+// follows at once, paced by its acknowledgements. Giving up after
+// a while would leave a gap that the receiver, which delivers in order,
+// can never fill: it would hold every later message for ever. Only the
+// runner, which starts and reaps the processes, knows that a peer is down
+// (its process has ended): then what was not acknowledged, and what is sent
+// to it until it comes back as a new incarnation, is abandoned. The trace
+// says why: the peer's crash event, which makes those messages
+// lost_to_crash.
 
 var packetMagic = []byte("DMX1")
 
@@ -48,7 +61,7 @@ type Rejections struct {
 	Stale       int64 `json:"stale"`       // from or for an earlier incarnation of a restarted process
 	Duplicate   int64 `json:"duplicate"`   // a retransmission of something already delivered
 	Retransmits int64 `json:"retransmits"` // datagrams this node sent again
-	Abandoned   int64 `json:"abandoned"`   // datagrams given up on after maxTries unacknowledged sends (the peer is down)
+	Abandoned   int64 `json:"abandoned"`   // datagrams not sent or not retransmitted because their receiver was down (its process had ended)
 }
 
 // Total is the number of datagrams rejected (duplicates are not rejections).
@@ -60,20 +73,21 @@ type outChan struct {
 }
 
 type pending struct {
-	seq   uint64
-	data  []byte
-	sent  time.Time
-	rto   time.Duration
-	tries int
+	seq  uint64
+	data []byte
+	sent time.Time
+	rto  time.Duration
 }
 
-// maxTries bounds the retransmissions of one datagram: with the RTO
-// doubling from 30ms until it passes a second (1.92s), the first send and 12
-// retransmissions span about 13s, far beyond any delay on loopback, so the
-// peer is down (killed, and maybe restarted as a new incarnation, which
-// resets the channel anyway). Giving up keeps a dead peer from costing
-// memory and retransmissions for the rest of the run.
-const maxTries = 12
+// maxRTO is where the retransmission timeout stops doubling: a peer
+// silent for long gets a retransmission a second.
+const maxRTO = time.Second
+
+// retransmitWindow is the most datagrams of one channel retransmitted in
+// one round: to a peer that acknowledges nothing, the oldest are enough
+// (it keeps later ones it gets out of order, and acknowledges all it has
+// in order at once), and the rest would be a storm after a long pause.
+const retransmitWindow = 64
 
 type inChan struct {
 	expect uint64 // next sequence number to deliver
@@ -84,24 +98,27 @@ type inChan struct {
 // reader goroutine hands datagrams over through the loop.
 type transport struct {
 	id, n   int
-	inc     int   // this process's incarnation
-	peerInc []int // the incarnation of each peer, as far as known
+	inc     int    // this process's incarnation
+	peerInc []int  // the incarnation of each peer, as far as known
+	down    []bool // the runner said that this incarnation of the peer is down
 	key     []byte
 	conn    *net.UDPConn
 	peers   []*net.UDPAddr
 	out     []outChan
 	in      []inChan
 	deliver func(*Envelope)
-	rto     time.Duration
+	rto     time.Duration // the first retransmission timeout
+	maxRTO  time.Duration // the RTO doubles up to it
 	stats   Rejections
 	scratch bytes.Buffer
 }
 
 func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr, deliver func(*Envelope)) *transport {
-	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: 30 * time.Millisecond}
+	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: 30 * time.Millisecond, maxRTO: maxRTO}
 	t.out = make([]outChan, n)
 	t.in = make([]inChan, n)
 	t.peerInc = make([]int, n)
+	t.down = make([]bool, n)
 	for i := range t.in {
 		t.resetChan(i)
 	}
@@ -122,7 +139,21 @@ func (t *transport) peerRestarted(peer, inc int) {
 		return
 	}
 	t.peerInc[peer] = inc
+	t.down[peer] = false
 	t.resetChan(peer)
+}
+
+// peerDown records that incarnation inc of peer is down: its process
+// ended (the runner saw it). What it did not acknowledge is abandoned, and
+// so is what is sent to it until it comes back. News of an incarnation
+// older than the one known is ignored.
+func (t *transport) peerDown(peer, inc int) {
+	if peer < 0 || peer >= t.n || peer == t.id || inc != t.peerInc[peer] || t.down[peer] {
+		return
+	}
+	t.down[peer] = true
+	t.stats.Abandoned += int64(len(t.out[peer].unacked))
+	t.out[peer].unacked = nil
 }
 
 func seal(key []byte, p *packet) ([]byte, error) {
@@ -167,6 +198,10 @@ func (t *transport) send(e *Envelope) error {
 	if e.To == t.id {
 		// A message to oneself (a multicast that includes the sender) never
 		// touches the network, but is still delivered later, not inside Step.
+		return nil
+	}
+	if t.down[e.To] {
+		t.stats.Abandoned++
 		return nil
 	}
 	oc := &t.out[e.To]
@@ -216,6 +251,15 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 			k++
 		}
 		oc.unacked = oc.unacked[k:]
+		if k > 0 && len(oc.unacked) > 0 {
+			// The peer answers again: what backed off while it was
+			// silent goes at once, one datagram per one acknowledged,
+			// instead of at the next retransmission a second later.
+			for _, u := range oc.unacked[:min(len(oc.unacked), retransmitWindow)] {
+				u.rto = t.rto
+			}
+			t.resend(p.From, time.Now())
+		}
 	case "d":
 		if p.Env == nil || p.Env.From != p.From || p.Env.To != t.id || p.Seq == 0 {
 			t.stats.Malformed++
@@ -258,32 +302,28 @@ func (t *transport) ack(to int) {
 	t.conn.WriteToUDP(data, t.peers[to])
 }
 
-// retransmit sends again what has waited for its ack longer than its RTO,
-// doubling the RTO each time up to a second.
+// retransmit sends again, on every channel, what has waited for its ack
+// longer than its RTO (see resend). Nothing is given up here: see
+// peerDown.
 func (t *transport) retransmit(now time.Time) {
 	for to := range t.out {
-		oc := &t.out[to]
-		for _, p := range oc.unacked {
-			if now.Sub(p.sent) < p.rto {
-				continue
-			}
-			t.conn.WriteToUDP(p.data, t.peers[to])
-			t.stats.Retransmits++
-			p.sent = now
-			p.tries++
-			if p.rto < time.Second {
-				p.rto *= 2
-			}
+		t.resend(to, now)
+	}
+}
+
+// resend sends again those of the oldest retransmitWindow datagrams to
+// peer that have waited for their ack longer than their RTO, and doubles
+// their RTO up to maxRTO.
+func (t *transport) resend(peer int, now time.Time) {
+	oc := &t.out[peer]
+	for _, p := range oc.unacked[:min(len(oc.unacked), retransmitWindow)] {
+		if now.Sub(p.sent) < p.rto {
+			continue
 		}
-		// Give up, oldest first, on what was sent maxTries times.
-		k := 0
-		for k < len(oc.unacked) && oc.unacked[k].tries >= maxTries {
-			k++
-		}
-		if k > 0 {
-			t.stats.Abandoned += int64(k)
-			oc.unacked = oc.unacked[k:]
-		}
+		t.conn.WriteToUDP(p.data, t.peers[peer])
+		t.stats.Retransmits++
+		p.sent = now
+		p.rto = min(2*p.rto, t.maxRTO)
 	}
 }
 
