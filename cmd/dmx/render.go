@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/analyze"
-	"github.com/dmxlab/dmx/render"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
@@ -262,4 +261,60 @@ func diagramPath(tracePath string, runID int64) string {
 	return base + ".svg"
 }
 
-var _ = render.Verdict
+// The diagram run and sim draw: the whole run up to autoWhole events, else
+// a window around the first finding, else the first autoFirst events;
+// never more than autoMax events, so that drawing stays a fraction of a
+// second whatever the size of the run.
+const (
+	autoWhole  = 1300
+	autoFirst  = 400
+	autoRadius = 20
+	autoMax    = 1500
+)
+
+// drawRun draws the diagram of a run just recorded (unless --no-diagram)
+// and returns the line that points to it, or to why there is none. A
+// failure to draw does not fail the run: the line says what went wrong.
+func (f *runFlags) drawRun(st *trace.Store, run trace.Run, results []analyze.Result, events int64) string {
+	if f.noDiag {
+		return ""
+	}
+	path := f.diagram
+	if path == "" {
+		path = diagramPath(f.out, run.ID)
+	}
+	format, err := spacetime.FormatOf(path)
+	if err != nil {
+		return "diagram: none: " + err.Error()
+	}
+	findings := findingsOf(results)
+	opts := spacetime.Options{Findings: findings, MaxEvents: autoMax}
+	what := "whole run"
+	switch {
+	case events <= autoWhole:
+	case len(findings) > 0:
+		opts.Finding, opts.Radius = 1, autoRadius
+		what = "around finding 1"
+	default:
+		opts.First = autoFirst
+		what = fmt.Sprintf("the first %d events", autoFirst)
+	}
+	d, err := buildDiagram(st, run, opts)
+	var big *spacetime.TooBigError
+	if errors.As(err, &big) && opts.Finding > 0 && len(findings[0].Events) > 0 {
+		// The finding's events are far apart: the window around its first.
+		opts.Finding, opts.Around = 0, &findings[0].Events[0]
+		what = fmt.Sprintf("around %v, of finding 1", findings[0].Events[0])
+		d, err = buildDiagram(st, run, opts)
+	}
+	if err == nil {
+		err = writeDiagram(path, format, d, opts)
+	}
+	if err != nil {
+		return "diagram: none: " + err.Error()
+	}
+	if !d.Whole {
+		what = fmt.Sprintf("%s: %d of %d events, %s; dmx render draws any window", what, len(d.Events), d.Total, d.Window())
+	}
+	return fmt.Sprintf("diagram: %s (%s)", path, what)
+}

@@ -1,6 +1,7 @@
 package spacetime
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -93,8 +94,8 @@ type Overlay struct {
 	N       int // 1-based, in the order of Options.Findings
 	Check   string
 	Message string
-	Events  []int       // the finding's events, -1 outside the window
-	Parts   []OverPart  // its structure, if the check gave one
+	Events  []int      // the finding's events, -1 outside the window
+	Parts   []OverPart // its structure, if the check gave one
 }
 
 // OverPart is an analyze.Part with its events as indices.
@@ -392,7 +393,7 @@ func (b *builder) event(ev *trace.Event) error {
 	case trace.KindCSExit:
 		b.closeCS(csKey{ev.Proc, ev.Resource}, k, idx, false)
 	case trace.KindCrash:
-		for ck := range b.open {
+		for _, ck := range b.openKeys() {
 			if ck.proc == ev.Proc {
 				b.closeCS(ck, k, idx, true)
 			}
@@ -430,6 +431,17 @@ func (b *builder) cs(proc int, res string) *openCS {
 	return c
 }
 
+// openKeys returns the keys of b.open in order, so that sections are
+// drawn in the same order every time.
+func (b *builder) openKeys() []csKey {
+	keys := make([]csKey, 0, len(b.open))
+	for k := range b.open {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, c csKey) int { return cmp.Or(cmp.Compare(a.proc, c.proc), strings.Compare(a.res, c.res)) })
+	return keys
+}
+
 // closeCS ends the section open on k at key (exit or crash), adding it to
 // the diagram if it overlaps the window.
 func (b *builder) closeCS(k csKey, key int64, exit int, crashed bool) {
@@ -451,18 +463,7 @@ func (b *builder) closeCS(k csKey, key int64, exit int, crashed bool) {
 // findings.
 func (b *builder) finish() {
 	d := b.d
-	for _, k := range slices.SortedFunc(func(yield func(csKey) bool) {
-		for k := range b.open {
-			if !yield(k) {
-				return
-			}
-		}
-	}, func(a, c csKey) int {
-		if a.proc != c.proc {
-			return a.proc - c.proc
-		}
-		return strings.Compare(a.res, c.res)
-	}) {
+	for _, k := range b.openKeys() {
 		c := b.open[k]
 		if c.enterKey != math.MaxInt64 && c.enterKey <= d.Hi {
 			d.Sections = append(d.Sections, Section{Lane: b.lane[k.proc], Resource: k.res, Request: c.request,
@@ -504,7 +505,7 @@ func (b *builder) finish() {
 		d.Msgs = append(d.Msgs, m)
 	}
 	slices.SortFunc(d.Msgs, func(a, c Msg) int {
-		return cmpInts(first(a), first(c), int(a.ID-c.ID))
+		return cmp.Or(cmp.Compare(first(a), first(c)), cmp.Compare(a.ID, c.ID), cmp.Compare(a.Recv, c.Recv))
 	})
 	// Findings.
 	for i, f := range b.opts.Findings {
@@ -544,14 +545,6 @@ func first(m Msg) int {
 	return m.Recv
 }
 
-func cmpInts(xs ...int) int {
-	for _, x := range xs {
-		if x != 0 {
-			return x
-		}
-	}
-	return 0
-}
 
 // describe makes the window's record of ev.
 func (b *builder) describe(ev *trace.Event, k int64, lane int) Event {

@@ -74,6 +74,16 @@ func nodeDOT(b []byte, i int, n *Node, h float64) []byte {
 		}
 		size(n.W, n.Size*1.2)
 	default:
+		// go-graphviz passes an empty label as none, which Graphviz
+		// replaces by the node's name: a dot is a point (which has no
+		// label), other shapes get a label of one space.
+		if n.Shape == Dot && n.Stroke == "" {
+			b = append(b, " shape=point color=\""...)
+			b = append(b, n.Fill...)
+			b = append(b, '"')
+		} else {
+			b = append(b, " label=\"\\ \""...)
+		}
 		switch n.Shape {
 		case Ring, Dot:
 		case Square:
