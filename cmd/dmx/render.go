@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/render"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
@@ -317,4 +318,44 @@ func (f *runFlags) drawRun(st *trace.Store, run trace.Run, results []analyze.Res
 		what = fmt.Sprintf("%s: %d of %d events, %s; dmx render draws any window", what, len(d.Events), d.Total, d.Window())
 	}
 	return fmt.Sprintf("diagram: %s (%s)", path, what)
+}
+
+// drawFindings writes one picture per finding of each report into dir
+// (dmx check --diagram): a window around the finding, or around its first
+// event if the finding's events lie too far apart. It returns the files
+// written.
+func drawFindings(st *trace.Store, reps []render.Report, dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var paths []string
+	base := strings.TrimSuffix(filepath.Base(st.Path()), filepath.Ext(st.Path()))
+	for _, rep := range reps {
+		findings := findingsOf(rep.Results)
+		if len(findings) == 0 {
+			continue
+		}
+		run, err := st.Run(rep.Run)
+		if err != nil {
+			return paths, err
+		}
+		for i, f := range findings {
+			opts := spacetime.Options{Findings: findings, Finding: i + 1}
+			d, err := buildDiagram(st, run, opts)
+			var big *spacetime.TooBigError
+			if errors.As(err, &big) && len(f.Events) > 0 {
+				opts.Finding, opts.Around = 0, &f.Events[0]
+				d, err = buildDiagram(st, run, opts)
+			}
+			if err != nil {
+				return paths, err
+			}
+			path := filepath.Join(dir, fmt.Sprintf("%s-run%d-finding%d-%s.svg", base, run.ID, i+1, f.Check))
+			if err := writeDiagram(path, "svg", d, opts); err != nil {
+				return paths, err
+			}
+			paths = append(paths, path)
+		}
+	}
+	return paths, nil
 }

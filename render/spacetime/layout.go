@@ -124,7 +124,7 @@ func Layout(d *Diagram, collapse bool) *Picture {
 	l.right += edgePad
 	if n := l.waitParts(); n > 0 {
 		l.waitX = l.right
-		l.right += float64(n) * waitGap
+		l.right += float64(n)*waitGap + 80 // the last edge's label
 	}
 	bottom := l.top + float64(max(len(d.Lanes)-1, 0))*laneGap + 26
 
@@ -835,7 +835,7 @@ func (l *layout) findings() {
 		if br.label != "" {
 			lab += " " + br.label
 		}
-		l.text(br.a, br.y+15, lab, fontMark, true, colFinding, "start")
+		l.text(br.a+14, br.y+16, lab, fontMark, true, colFinding, "start")
 	}
 }
 
