@@ -545,7 +545,6 @@ func first(m Msg) int {
 	return m.Recv
 }
 
-
 // describe makes the window's record of ev.
 func (b *builder) describe(ev *trace.Event, k int64, lane int) Event {
 	e := Event{Ref: ev.Ref(), Kind: ev.Kind, Key: k, Lamport: ev.Lamport, Wall: ev.Wall, Lane: lane, Peer: ev.Peer,
