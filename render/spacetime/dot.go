@@ -62,6 +62,13 @@ func nodeDOT(b []byte, i int, n *Node, h float64) []byte {
 	case Text:
 		b = append(b, " shape=plaintext fixedsize=false style=\"\" label="...)
 		b = quote(b, n.Label)
+		if n.Align != 0 {
+			// "\l" ("\r") ends a line justified left (right): Graphviz
+			// then writes text-anchor="start" ("end") at the end we
+			// measured, so the text keeps its place in any font the
+			// viewer has.
+			b = append(b[:len(b)-1], '\\', n.Align, '"')
+		}
 		b = append(b, " fontsize="...)
 		b = num(b, n.Size)
 		if n.Bold {

@@ -330,13 +330,16 @@ func (l *layout) curve(a, b int, bow float64, e Edge) {
 // ("middle") or right end ("end").
 func (l *layout) text(x, y float64, s string, size float64, bold bool, col, anchor string) int {
 	w := textWidth(s, size, bold)
+	var align byte
 	switch anchor {
 	case "start":
 		x += w / 2
+		align = 'l'
 	case "end":
 		x -= w / 2
+		align = 'r'
 	}
-	return l.node(Node{X: x, Y: y, Shape: Text, Label: s, Size: size, Bold: bold, Color: col, W: w, Class: "text"})
+	return l.node(Node{X: x, Y: y, Shape: Text, Label: s, Size: size, Bold: bold, Color: col, W: w, Align: align, Class: "text"})
 }
 
 func (l *layout) lanes() {

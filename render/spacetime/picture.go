@@ -54,6 +54,7 @@ type Node struct {
 	Size     float64 // Text: font size in points
 	Bold     bool
 	Color    string // Text: its colour
+	Align    byte   // Text: 'l' its left end at X-W/2, 'r' its right end at X+W/2; 0 centred
 	Tip      string // tooltip (SVG), e.g. "P2#17 send request to P3, Lamport 45"
 	Class    string // SVG class: what the node shows ("event", "crash", "finding"...)
 	external bool   // id: "x" + index instead of an event's name
