@@ -234,9 +234,9 @@ func cases() []drawCase {
 	}
 	return []drawCase{
 		{name: "clean", run: sim("ricart-agrawala", 1, small(3, 2)),
-			dot: []string{`label="request"`, `label="reply"`, `class="section"`, `label="P2\\r"`}},
+			dot: []string{`label="request"`, `label="reply"`, `class="section"`, `label="P2\r"`}},
 		{name: "roles", run: sim("central", 4, small(3, 1)),
-			dot: []string{`label="coordinator\\r"`, `label="grant"`}},
+			dot: []string{`label="coordinator\r"`, `label="grant"`}},
 		{name: "crash-restart", run: sim("central", 3, func(p *runner.Plan) {
 			small(3, 3)(p)
 			f, err := runner.ParseFaults("crash:1@20ms,recover:1@60ms")
