@@ -19,23 +19,13 @@ func TestParts(t *testing.T) {
 	}{
 		{
 			name: "concurrent sections", n: 2, check: MutexCausal,
-			build: func(b *builder) {
-				b.Enter(0, "cs")
-				b.Enter(1, "cs")
-				b.Exit(0, "cs")
-				b.Exit(1, "cs")
-			},
-			want: "section[P0#1 P0#2] section[P1#1 P1#2] not-before[P0#2 P1#1]",
+			build: concurrentSections,
+			want:  "section[P0#1 P0#2] section[P1#1 P1#2] not-before[P0#2 P1#1]",
 		},
 		{
 			name: "overlap in wall time", n: 2, check: MutexRealtime,
-			build: func(b *builder) {
-				b.Enter(0, "cs")
-				b.Enter(1, "cs")
-				b.Exit(0, "cs")
-				b.Exit(1, "cs")
-			},
-			want: "section[P0#1 P0#2] section[P1#1 P1#2](overlap 1ms)",
+			build: concurrentSections,
+			want:  "section[P0#1 P0#2] section[P1#1 P1#2](overlap 1ms)",
 		},
 		{
 			name: "resource deadlock", n: 2, check: Deadlock, build: nestedDeadlock,
@@ -101,4 +91,13 @@ func formatParts(parts []Part) string {
 		}
 	}
 	return s
+}
+
+// concurrentSections: P0 and P1 in the critical section at once, neither
+// knowing of the other.
+func concurrentSections(b *builder) {
+	b.Enter(0, "cs")
+	b.Enter(1, "cs")
+	b.Exit(0, "cs")
+	b.Exit(1, "cs")
 }

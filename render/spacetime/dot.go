@@ -123,13 +123,19 @@ func nodeDOT(b []byte, i int, n *Node, h float64) []byte {
 			b = num(b, n.Pen)
 		}
 	}
-	if n.Tip != "" {
+	return end(b, n.Tip, n.Class)
+}
+
+// end appends the tooltip and SVG class of a node or edge and closes its
+// attribute list.
+func end(b []byte, tip, class string) []byte {
+	if tip != "" {
 		b = append(b, " tooltip="...)
-		b = quote(b, n.Tip)
+		b = quote(b, tip)
 	}
-	if n.Class != "" {
+	if class != "" {
 		b = append(b, " class=\""...)
-		b = append(b, n.Class...)
+		b = append(b, class...)
 		b = append(b, '"')
 	}
 	return append(b, "];\n"...)
@@ -190,16 +196,7 @@ func edgeDOT(b []byte, e *Edge, h float64) []byte {
 			b = append(b, '"')
 		}
 	}
-	if e.Tip != "" {
-		b = append(b, " tooltip="...)
-		b = quote(b, e.Tip)
-	}
-	if e.Class != "" {
-		b = append(b, " class=\""...)
-		b = append(b, e.Class...)
-		b = append(b, '"')
-	}
-	return append(b, "];\n"...)
+	return end(b, e.Tip, e.Class)
 }
 
 // num appends x with at most two decimals, without trailing zeros.
