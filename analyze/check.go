@@ -22,6 +22,10 @@ type Finding struct {
 	Check   string
 	Message string      // names the events, e.g. "concurrent critical sections on r: ..."
 	Events  []trace.Ref // the events involved, most important first
+	// Parts give the structure of the finding where the check knows one
+	// (the two sections of a mutual-exclusion violation and the missing
+	// ordering, the edges of a deadlock); nil otherwise. See Role.
+	Parts []Part
 }
 
 // String formats the finding as "check: message".

@@ -121,6 +121,7 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		newSQLCmd(),
 		newListCmd(),
 		newStatsCmd(),
+		newRenderCmd(),
 		newNodeCmd(),
 	)
 	return root

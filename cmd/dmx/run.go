@@ -28,6 +28,8 @@ type runFlags struct {
 	out      string
 	format   string
 	noCheck  bool
+	diagram  string // --diagram FILE; "" beside the trace
+	noDiag   bool
 }
 
 func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
@@ -48,6 +50,8 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	fs.StringVarP(&f.out, "out", "o", "", "trace file to record into (default dmx-ALGO-SEED.db; an existing trace gets one more run)")
 	fs.StringVar(&f.format, "format", "table", "verdict output: table or json")
 	fs.BoolVar(&f.noCheck, "no-check", false, "record only; do not check the trace")
+	fs.StringVar(&f.diagram, "diagram", "", "write the run's space-time diagram here (.svg, .png, .dot, .md; default: beside the trace, as .svg)")
+	fs.BoolVar(&f.noDiag, "no-diagram", false, "do not draw the run's diagram")
 	fs.Var(&faultsFlag{&p.Faults}, "faults", "inject faults: crash:P@TIME, recover:P@TIME, crash:leader@TIME (repeatable, or comma-separated)")
 	if d == runner.DriverSim {
 		fs.Var(&p.Sim.Delay, "delay", "one-way message delay: fixed or uniform range")
@@ -353,8 +357,22 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	if it.hurried() {
 		return &exitError{exitInconclusive, fmt.Errorf("stopped at once (second interrupt): run %d of %s is marked interrupted; not checked", runID, f.out)}
 	}
+	// From here on the trace is read like any reader reads it.
+	rd, err := trace.OpenWith(f.out, trace.OpenOptions{NoIntegrityCheck: true}) // just written: no need
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	run, err := rd.Run(runID)
+	if err != nil {
+		rd.Close()
+		return &exitError{exitUsage, err}
+	}
 	if f.noCheck {
+		defer rd.Close()
 		fmt.Fprintf(stdout, "trace: %s\n", f.out)
+		if line := f.drawRun(rd, run, nil, w.Count()); line != "" {
+			fmt.Fprintln(stdout, line)
+		}
 		return nil
 	}
 	// The check stops at the second interrupt, or at the first if it comes
@@ -363,14 +381,20 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	if !it.interrupted() {
 		stop = it.ctx.Done()
 	}
-	reports, err := checkRecorded(f.out, runID, stop)
+	reports, err := checkRecorded(rd, run, stop)
 	if errors.Is(err, errStopped) {
+		// rd stays open: the abandoned check may still be reading it.
 		return &exitError{exitInconclusive, fmt.Errorf("interrupted: run %d of %s is recorded; not checked", runID, f.out)}
 	}
+	defer rd.Close()
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
 	code := printReports(stdout, f.format, reports, defaultMaxShown)
+	diag := f.drawRun(rd, run, reports[0].Results, w.Count())
+	if diag != "" && f.format != "table" {
+		fmt.Fprintln(stderr, diag) // stdout holds the JSON report
+	}
 	if f.format == "table" {
 		q := fmt.Sprintf("SELECT proc, resource, wait_ns, hold_ns FROM cs_intervals WHERE run = %d", runID)
 		switch p.Spec.Kind {
@@ -381,6 +405,9 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		}
 		p := shellQuote(f.out)
 		fmt.Fprintf(stdout, "\ntrace: %s (run %d)\n", f.out, runID)
+		if diag != "" {
+			fmt.Fprintln(stdout, diag)
+		}
 		fmt.Fprintf(stdout, "look further:\n  dmx check %s\n  dmx stats %s\n  dmx sql %s \"%s\"\n", p, p, p, q)
 	}
 	return verdictExit(code)
@@ -389,29 +416,16 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 // errStopped: the check was stopped by an interrupt.
 var errStopped = errors.New("stopped")
 
-// checkRecorded checks run of the trace at path, which this dmx has just
-// recorded and closed (so it skips the integrity check), unless stop is
-// closed first: then it returns errStopped at once, leaving the check to
-// die with the process.
-func checkRecorded(path string, run int64, stop <-chan struct{}) ([]render.Report, error) {
+// checkRecorded checks run of st, unless stop is closed first: then it
+// returns errStopped at once, leaving the check to die with the process.
+func checkRecorded(st *trace.Store, run trace.Run, stop <-chan struct{}) ([]render.Report, error) {
 	type result struct {
 		reps []render.Report
 		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
-		st, err := trace.OpenWith(path, trace.OpenOptions{NoIntegrityCheck: true})
-		if err != nil {
-			done <- result{nil, err}
-			return
-		}
-		defer st.Close()
-		r, err := st.Run(run)
-		if err != nil {
-			done <- result{nil, err}
-			return
-		}
-		reps, err := checkRuns(st, []trace.Run{r}, nil)
+		reps, err := checkRuns(st, []trace.Run{run}, nil)
 		done <- result{reps, err}
 	}()
 	select {

@@ -117,8 +117,10 @@ func recordingInto(t *testing.T, p *proc, path string) {
 	})
 }
 
-// sideFiles lists the files beside the trace at path: what SQLite leaves
-// of an unfinished transaction or WAL, and anything else in its directory.
+// sideFiles lists the files beside the trace at path that are made of its
+// name: what SQLite leaves of an unfinished transaction or WAL (-journal,
+// -wal, -shm), and the trace being made (.NAME.dmx-new-*). (The run's
+// diagram, NAME without .db plus .svg, is no part of the trace.)
 func sideFiles(t *testing.T, path string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(filepath.Dir(path))
@@ -127,7 +129,7 @@ func sideFiles(t *testing.T, path string) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if e.Name() != filepath.Base(path) {
+		if e.Name() != filepath.Base(path) && strings.Contains(e.Name(), filepath.Base(path)) {
 			out = append(out, e.Name())
 		}
 	}

@@ -171,7 +171,11 @@ type Spec struct {
 	// defaults and with each of these, so that a new variant is tested by
 	// adding it here.
 	Variants []Variant
-	New      func(Config) (Machine, error)
+	// Roles, if set, names the processes that start the run in a role of
+	// their own (the coordinator, the holder of the token), given the
+	// group size and the run's parameters; diagrams label their lanes so.
+	Roles func(n int, params map[string]string) map[int]string
+	New   func(Config) (Machine, error)
 }
 
 // Variant is one configuration of an algorithm: the parameters that differ

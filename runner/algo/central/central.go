@@ -49,6 +49,7 @@ var Spec = algo.Spec{
 		MsgStateQuery, MsgStateIdle, MsgStateRequesting, MsgStateHolding, MsgNack,
 		bully.MsgElection, bully.MsgAnswer, bully.MsgCoordinator, fd.MsgHeartbeat},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	Roles:      roles,
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerCS, Formula: "3 per CS of a client, 0 for the coordinator's own", Note: "request, grant, release",
 			Seed: "003 central coordinator: three messages per use of a CS", Eval: messagesPerCS},
@@ -305,4 +306,20 @@ func (m *Machine) String() string {
 		s += fmt.Sprintf(" coordinator holder=%s queue=%v", h, m.queue)
 	}
 	return s
+}
+
+// roles names the fixed coordinator; with failover the first one is
+// elected, so nobody starts as coordinator.
+func roles(n int, params map[string]string) map[int]string {
+	if f := params["failover"]; f != "" && f != FailoverNone {
+		return nil
+	}
+	c, err := strconv.Atoi(params["coordinator"])
+	if params["coordinator"] == "" {
+		c, err = 0, nil
+	}
+	if err != nil || c < 0 || c >= n {
+		return nil
+	}
+	return map[int]string{c: "coordinator"}
 }
