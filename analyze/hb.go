@@ -38,6 +38,11 @@ type End struct {
 	Procs     int   // processes seen (Run.Nodes when it is set)
 	HasWall   bool  // some event carried a wall time
 	HasClocks bool  // some event carried a recorded Lamport or vector clock
+	// Cut counts the events of an abandoned run (its recorder died, see
+	// trace.StatusAbandoned) that could not be placed: receives whose send
+	// was never written, and what followed them in their process. The
+	// trace ends in a cut there, not in a break.
+	Cut int64
 }
 
 // Message is what HB.Send tells about the message of the current receive.
@@ -89,6 +94,7 @@ type HB struct {
 
 	minWall, maxWall   int64
 	delivered          int64
+	cut                int64
 	hasWall, hasClocks bool
 
 	visit func(*trace.Event, *HB)
@@ -158,7 +164,8 @@ func Walk(run trace.Run, r trace.Reader, visit func(ev *trace.Event, hb *HB)) (E
 			return h.end(), err
 		}
 	}
-	return h.end(), h.close()
+	err := h.close() // first: it counts the cut
+	return h.end(), err
 }
 
 // Current returns the event being visited.
@@ -249,6 +256,7 @@ func (h *HB) end() End {
 		Procs:     len(h.procs),
 		HasWall:   h.hasWall,
 		HasClocks: h.hasClocks,
+		Cut:       h.cut,
 	}
 	if h.hasWall {
 		// The events' own clock, not the runner's: a simulated run
@@ -457,7 +465,9 @@ func (p *proc) enqueue(ev *trace.Event) {
 
 // close reports the processes still parked at the end of the trace: their
 // receive has no send, or the send comes after the receive in the send's
-// own program order (a causal cycle).
+// own program order (a causal cycle). In an abandoned run a receive without
+// its send is the cut its dead recorder left (it wrote the receive, and
+// died before writing the send): the parked events are counted in End.Cut.
 func (h *HB) close() error {
 	later := make(map[int64]trace.Ref)
 	for _, p := range h.procs {
@@ -478,6 +488,8 @@ func (h *HB) close() error {
 		ev := &p.queue[p.head]
 		if ref, ok := later[ev.Msg]; ok {
 			errs = append(errs, broken(ev, "waits for message %d, sent at %v, which cannot happen before it (causal cycle)", ev.Msg, ref))
+		} else if h.run.Status == trace.StatusAbandoned {
+			h.cut += int64(len(p.queue) - p.head)
 		} else {
 			errs = append(errs, broken(ev, "receives message %d, which was never sent", ev.Msg))
 		}
