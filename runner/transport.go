@@ -27,9 +27,8 @@ import (
 //
 // A channel never gives up on a peer that is alive, however long it stays
 // silent (paused by SIGSTOP, starved on a loaded machine): its datagrams
-// are retransmitted, the timeout doubling up to maxRTO, the oldest
-// retransmitWindow at a time, until it acknowledges them; then the rest
-// follows at once, paced by its acknowledgements. Giving up after
+// are retransmitted, the timeout doubling up to maxRTO (only the oldest
+// retransmitWindow while it stays silent), until it acknowledges them. Giving up after
 // a while would leave a gap that the receiver, which delivers in order,
 // can never fill: it would hold every later message for ever. Only the
 // runner, which starts and reaps the processes, knows that a peer is down
@@ -70,6 +69,7 @@ func (r Rejections) Total() int64 { return r.Malformed + r.BadMAC + r.WrongPeer 
 type outChan struct {
 	next    uint64
 	unacked []*pending // ascending seq
+	heard   time.Time  // when the peer last acknowledged anything, or the first send
 }
 
 type pending struct {
@@ -205,6 +205,10 @@ func (t *transport) send(e *Envelope) error {
 		return nil
 	}
 	oc := &t.out[e.To]
+	if len(oc.unacked) == 0 {
+		// Nothing was waiting: the peer's silence counts from now.
+		oc.heard = time.Now()
+	}
 	p := &packet{Kind: "d", From: t.id, To: e.To, Inc: t.inc, RInc: t.peerInc[e.To], Seq: oc.next, Env: e}
 	data, err := seal(t.key, p)
 	if err != nil {
@@ -251,15 +255,7 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 			k++
 		}
 		oc.unacked = oc.unacked[k:]
-		if k > 0 && len(oc.unacked) > 0 {
-			// The peer answers again: what backed off while it was
-			// silent goes at once, one datagram per one acknowledged,
-			// instead of at the next retransmission a second later.
-			for _, u := range oc.unacked[:min(len(oc.unacked), retransmitWindow)] {
-				u.rto = t.rto
-			}
-			t.resend(p.From, time.Now())
-		}
+		oc.heard = time.Now()
 	case "d":
 		if p.Env == nil || p.Env.From != p.From || p.Env.To != t.id || p.Seq == 0 {
 			t.stats.Malformed++
@@ -311,12 +307,19 @@ func (t *transport) retransmit(now time.Time) {
 	}
 }
 
-// resend sends again those of the oldest retransmitWindow datagrams to
-// peer that have waited for their ack longer than their RTO, and doubles
-// their RTO up to maxRTO.
+// resend sends again the datagrams to peer that have waited for their ack
+// longer than their RTO, and doubles their RTO up to maxRTO. To a peer
+// silent for longer than maxRTO (paused, or down and not known to be),
+// only the oldest retransmitWindow are sent: probes, while a pause lasts,
+// not the whole backlog once a second; as soon as it acknowledges again
+// the rest goes.
 func (t *transport) resend(peer int, now time.Time) {
 	oc := &t.out[peer]
-	for _, p := range oc.unacked[:min(len(oc.unacked), retransmitWindow)] {
+	n := len(oc.unacked)
+	if now.Sub(oc.heard) > t.maxRTO {
+		n = min(n, retransmitWindow)
+	}
+	for _, p := range oc.unacked[:n] {
 		if now.Sub(p.sent) < p.rto {
 			continue
 		}

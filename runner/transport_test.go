@@ -126,6 +126,24 @@ func TestTransportRejects(t *testing.T) {
 	}
 }
 
+// heartbeats sends messages from..to (their ids) from tr's process to
+// P1.
+func heartbeats(tr *transport, from, to int) {
+	for i := from; i <= to; i++ {
+		tr.send(&Envelope{ID: int64(i), From: tr.id, To: 1, Msg: algo.Msg{Type: "heartbeat"}})
+	}
+}
+
+// inOrder checks that got holds the messages 1, 2, 3... in this order.
+func inOrder(t *testing.T, got []*Envelope) {
+	t.Helper()
+	for i, e := range got {
+		if e.ID != int64(i+1) {
+			t.Fatalf("delivered %d at position %d", e.ID, i)
+		}
+	}
+}
+
 // TestTransportNeverGivesUpOnALivePeer: what a peer does not acknowledge
 // for a long time (it is paused, or its machine is loaded) is retransmitted
 // with back-off for as long as it takes, never given up: once the peer
@@ -133,9 +151,7 @@ func TestTransportRejects(t *testing.T) {
 func TestTransportNeverGivesUpOnALivePeer(t *testing.T) {
 	var got []*Envelope
 	trs, conns := pair(t, []byte("k"), &got)
-	for i := 1; i <= 3; i++ {
-		trs[0].send(&Envelope{ID: int64(i), From: 0, To: 1, Msg: algo.Msg{Type: "heartbeat"}})
-	}
+	heartbeats(trs[0], 1, 3)
 	// An hour of silence, one retransmission round a second.
 	now := time.Now()
 	for i := 0; i < 3600; i++ {
@@ -149,25 +165,19 @@ func TestTransportNeverGivesUpOnALivePeer(t *testing.T) {
 	// the next retransmissions come.
 	trs[0].out[1].unacked[0].sent = time.Time{}
 	pump(t, trs, conns, &got, 3, nil)
-	for i, e := range got {
-		if e.ID != int64(i+1) {
-			t.Fatalf("delivered %d at position %d", e.ID, i)
-		}
-	}
+	inOrder(t, got)
 }
 
-// TestTransportRetransmitsAWindow: to a peer that acknowledges nothing,
-// only the oldest retransmitWindow datagrams are retransmitted, however
-// long it stays silent: a long pause does not turn into a storm. Once it
-// acknowledges again, the rest follows at once, without waiting for
-// backed-off timeouts.
+// TestTransportRetransmitsAWindow: to a peer silent for longer than
+// maxRTO, only the oldest retransmitWindow datagrams are retransmitted,
+// however long it stays silent: a long pause does not turn into a storm.
+// Once it acknowledges again, the rest follows at once, without waiting
+// for the backed-off timeouts.
 func TestTransportRetransmitsAWindow(t *testing.T) {
 	var got []*Envelope
 	trs, conns := pair(t, []byte("k"), &got)
 	const n = 5 * retransmitWindow
-	for i := 1; i <= n; i++ {
-		trs[0].send(&Envelope{ID: int64(i), From: 0, To: 1, Msg: algo.Msg{Type: "heartbeat"}})
-	}
+	heartbeats(trs[0], 1, n)
 	now := time.Now()
 	for i := 0; i < 600; i++ { // ten minutes, a round a second
 		now = now.Add(time.Second)
@@ -183,11 +193,7 @@ func TestTransportRetransmitsAWindow(t *testing.T) {
 	if d := time.Since(start); d > 800*time.Millisecond {
 		t.Errorf("catching up took %v", d)
 	}
-	for i, e := range got {
-		if e.ID != int64(i+1) {
-			t.Fatalf("delivered %d at position %d", e.ID, i)
-		}
-	}
+	inOrder(t, got)
 }
 
 // TestTransportAbandonsDownPeer: only a peer the runner reports down (its
@@ -198,11 +204,9 @@ func TestTransportRetransmitsAWindow(t *testing.T) {
 func TestTransportAbandonsDownPeer(t *testing.T) {
 	var got []*Envelope
 	trs, conns := pair(t, []byte("k"), &got)
-	for i := 1; i <= 3; i++ {
-		trs[0].send(&Envelope{ID: int64(i), From: 0, To: 1, Msg: algo.Msg{Type: "heartbeat"}})
-	}
+	heartbeats(trs[0], 1, 3)
 	trs[0].peerDown(1, 0)
-	trs[0].send(&Envelope{ID: 4, From: 0, To: 1, Msg: algo.Msg{Type: "heartbeat"}})
+	heartbeats(trs[0], 4, 4)
 	if s := trs[0].stats; len(trs[0].out[1].unacked) != 0 || s.Abandoned != 4 {
 		t.Fatalf("unacked %d, stats %+v: want 4 abandoned", len(trs[0].out[1].unacked), s)
 	}
@@ -211,7 +215,7 @@ func TestTransportAbandonsDownPeer(t *testing.T) {
 	trs[0].peerRestarted(1, 1)
 	trs[1].inc = 1
 	trs[0].peerDown(1, 0)
-	trs[0].send(&Envelope{ID: 5, From: 0, To: 1, Msg: algo.Msg{Type: "heartbeat"}})
+	heartbeats(trs[0], 5, 5)
 	pump(t, trs, conns, &got, 1, nil)
 	if got[0].ID != 5 || trs[0].stats.Abandoned != 4 {
 		t.Fatalf("delivered %d, stats %+v", got[0].ID, trs[0].stats)

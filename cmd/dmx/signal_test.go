@@ -152,6 +152,18 @@ func runRow(t *testing.T, path string) trace.Run {
 	return runs[0]
 }
 
+// interruptedTrace checks that the trace at path is whole, nothing left
+// beside it, and holds one run marked interrupted.
+func interruptedTrace(t *testing.T, path string) {
+	t.Helper()
+	if side := sideFiles(t, path); len(side) > 0 {
+		t.Errorf("files left beside the trace: %v", side)
+	}
+	if r := runRow(t, path); r.Complete || r.Status != "interrupted" {
+		t.Errorf("run: complete %v, status %q; want an interrupted run", r.Complete, r.Status)
+	}
+}
+
 // TestSignalFromTheFirstMoment: Ctrl-C, SIGTERM or SIGHUP at any moment of
 // dmx run's start leaves either no trace at all or a whole one, never a
 // file with a hot journal or a WAL beside it that readers cannot open,
@@ -213,12 +225,7 @@ func TestHangupIsInterrupt(t *testing.T) {
 	if code, sig := p.wait(t, 30*time.Second); code != exitOK && code != exitInconclusive {
 		t.Fatalf("exit %d (signal %v), want 0 or 3\nstderr:\n%s", code, sig, p.stderr.String())
 	}
-	if side := sideFiles(t, path); len(side) > 0 {
-		t.Errorf("files left beside the trace: %v", side)
-	}
-	if r := runRow(t, path); r.Complete || r.Status != "interrupted" {
-		t.Errorf("run: complete %v, status %q; want an interrupted run", r.Complete, r.Status)
-	}
+	interruptedTrace(t, path)
 }
 
 // TestSecondInterrupt: a second Ctrl-C stops at once, without checking
@@ -244,12 +251,7 @@ func TestSecondInterrupt(t *testing.T) {
 	if took > 10*time.Second {
 		t.Errorf("a second Ctrl-C took %v to stop dmx", took)
 	}
-	if side := sideFiles(t, path); len(side) > 0 {
-		t.Errorf("files left beside the trace: %v", side)
-	}
-	if r := runRow(t, path); r.Complete || r.Status != "interrupted" {
-		t.Errorf("run: complete %v, status %q; want an interrupted run", r.Complete, r.Status)
-	}
+	interruptedTrace(t, path)
 }
 
 // TestRecorderKilled: readers tell a run whose recorder was SIGKILLed
