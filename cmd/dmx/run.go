@@ -391,7 +391,12 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		return &exitError{exitUsage, err}
 	}
 	code := printReports(stdout, f.format, reports, defaultMaxShown)
-	diag := f.drawRun(rd, run, reports[0].Results, w.Count())
+	diag := "diagram: none: the run was interrupted (dmx render draws one)"
+	if !it.interrupted() {
+		// Drawing reads the trace again: after Ctrl-C, which asks dmx
+		// to stop, the verdict is enough.
+		diag = f.drawRun(rd, run, reports[0].Results, w.Count())
+	}
 	if diag != "" && f.format != "table" {
 		fmt.Fprintln(stderr, diag) // stdout holds the JSON report
 	}
