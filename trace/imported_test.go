@@ -87,7 +87,7 @@ func TestBadLinks(t *testing.T) {
 	}
 }
 
-// TestNoSeed: an imported run has no seed; it is stored as ” and read back
+// TestNoSeed: an imported run has no seed; it is stored as an empty text and read back
 // as NoSeed, while a run of seed 0 keeps its seed.
 func TestNoSeed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
