@@ -121,6 +121,8 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		newSQLCmd(),
 		newListCmd(),
 		newStatsCmd(),
+		newImportCmd(),
+		newExportCmd(),
 		newNodeCmd(),
 	)
 	return root
