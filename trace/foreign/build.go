@@ -576,7 +576,7 @@ func (b *builder) event(n *node) trace.Event {
 			out = out[1:]
 		}
 		if ev.Kind != trace.KindInternal {
-			ev.MsgType = orDefault(g["type"], "msg")
+			ev.MsgType, ev.Resource = orDefault(g["type"], "msg"), g["resource"]
 		}
 	}
 	var links trace.Links

@@ -221,8 +221,8 @@ func messages(evs []ExportedEvent) []Message {
 // Text says what an event is in one line: for an imported event, the
 // text its log had; for dmx's own, a line that DMXRules reads back:
 //
-//	send request to P1 msg=4294967297 {"stamp":2,"id":4}
-//	receive request from P4 msg=17179869185 {"stamp":2,"id":4}
+//	send request to P1 msg=4294967297 on cs {"stamp":2,"id":4}
+//	receive request from P4 msg=17179869185 on cs {"stamp":2,"id":4}
 //	cs_request cs, cs_enter cs, cs_exit cs
 //	wait cs for P1,P3
 //	election_start term 3, leader P4 term 3 (with " on RESOURCE" if any)
@@ -247,11 +247,11 @@ func Text(ev *trace.Event, hosts []string) string {
 	var s string
 	switch ev.Kind {
 	case trace.KindSend:
-		s = fmt.Sprintf("send %s to %s msg=%d%s", typ, host(ev.Peer), ev.Msg, detail)
+		s = fmt.Sprintf("send %s to %s msg=%d%s%s", typ, host(ev.Peer), ev.Msg, on(ev.Resource), detail)
 	case trace.KindReceive:
-		s = fmt.Sprintf("receive %s from %s msg=%d%s", typ, host(ev.Peer), ev.Msg, detail)
+		s = fmt.Sprintf("receive %s from %s msg=%d%s%s", typ, host(ev.Peer), ev.Msg, on(ev.Resource), detail)
 	case trace.KindDrop:
-		s = fmt.Sprintf("drop %s msg=%d%s", typ, ev.Msg, detail)
+		s = fmt.Sprintf("drop %s msg=%d%s%s", typ, ev.Msg, on(ev.Resource), detail)
 	case trace.KindCSRequest, trace.KindCSEnter, trace.KindCSExit:
 		s = fmt.Sprintf("%s %s", ev.Kind, orDefault(ev.Resource, "cs"))
 	case trace.KindWait:

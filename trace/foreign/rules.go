@@ -16,8 +16,9 @@ import (
 // named groups capture:
 //
 //	resource     the resource of cs_request, cs_enter, cs_exit and wait,
-//	             the election instance of election_start and leader
-//	             (default for the cs kinds and wait: "cs")
+//	             the election instance of election_start and leader, the
+//	             algorithm instance of a send or receive (default for the
+//	             cs kinds and wait: "cs")
 //	leader       the host a leader event decided on (required)
 //	term         the election's number (election_start, leader)
 //	waiting_for  hosts a wait event waits for, separated by commas or
@@ -45,8 +46,8 @@ var ruleGroups = map[trace.Kind][]string{
 	trace.KindLeader:        {"leader", "term", "resource"},
 	trace.KindCrash:         {},
 	trace.KindRecover:       {},
-	trace.KindSend:          {"type", "msg"},
-	trace.KindReceive:       {"type", "msg"},
+	trace.KindSend:          {"type", "msg", "resource"},
+	trace.KindReceive:       {"type", "msg", "resource"},
 }
 
 // RuleKinds lists the kinds a rule may give, for help texts.
