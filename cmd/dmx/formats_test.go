@@ -19,7 +19,7 @@ import (
 // process, its events; the messages as (send, receive) pairs of events.
 type run struct {
 	events   map[string][]trace.Event // by process name, in seq order
-	messages map[[2]string]bool        // "P0#3" -> "P1#4"
+	messages map[[2]string]bool       // "P0#3" -> "P1#4"
 	names    []string
 }
 
