@@ -36,6 +36,7 @@ func Build(lg *Log, opt Options, ps *Problems) []Run {
 	for i := range lg.Executions {
 		var local Problems
 		r := build(&lg.Executions[i], opt, &local)
+		ps.list = append(ps.list, local.list...)
 		if len(r.Events) == 0 {
 			continue // an execution with nothing left is no run
 		}
@@ -51,7 +52,6 @@ func Build(lg *Log, opt Options, ps *Problems) []Run {
 		if skipped > 0 {
 			r.Run.Status = fmt.Sprintf("imported; %d problems skipped (--lenient)", skipped)
 		}
-		ps.list = append(ps.list, local.list...)
 		runs = append(runs, r)
 	}
 	return runs

@@ -64,7 +64,7 @@ func Parse(name string, data []byte, opt foreign.ParseOptions, ps *foreign.Probl
 		}
 		regexLine, sepLine = 1, 2
 	}
-	re, err := compile(name, regexLine, strings.TrimSpace(regex))
+	re, err := compile(name, regexLine, "parser regex", strings.TrimSpace(regex))
 	if err != nil {
 		return nil, err
 	}
@@ -96,13 +96,15 @@ func Parse(name string, data []byte, opt foreign.ParseOptions, ps *foreign.Probl
 	return lg, nil
 }
 
-func compile(name string, line int, js string) (*regexp.Regexp, error) {
+// compile compiles the parser regex or the separator (what says which).
+func compile(name string, line int, what, js string) (*regexp.Regexp, error) {
+	at := foreign.Pos{File: name, Line: line}
 	re, err := foreign.CompileJS(js)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", foreign.Pos{File: name, Line: line}, err)
+		return nil, fmt.Errorf("%s: %s: %w", at, what, err)
 	}
 	if re.MatchString("") {
-		return nil, fmt.Errorf("%s: regex %q matches the empty text, so it would find events everywhere", foreign.Pos{File: name, Line: line}, js)
+		return nil, fmt.Errorf("%s: %s %q matches the empty text, so it would match everywhere", at, what, js)
 	}
 	return re, nil
 }
@@ -132,9 +134,9 @@ func split(name string, sepLine int, sep, log string, off int, lines lineIndex, 
 	if sep == "" {
 		return []piece{{from: off, to: off + len(log)}}, nil
 	}
-	re, err := compile(name, sepLine, sep)
+	re, err := compile(name, sepLine, "separator", sep)
 	if err != nil {
-		return nil, fmt.Errorf("separator: %w", err)
+		return nil, err
 	}
 	ms := re.FindAllStringSubmatchIndex(log, -1)
 	if len(ms) == 0 {
