@@ -304,3 +304,174 @@ func TestExportPerfetto(t *testing.T) {
 		}
 	}
 }
+
+// writeFiles writes name -> contents into dir and returns the paths, in
+// the order of names.
+func writeFiles(t *testing.T, dir string, names []string, files map[string]string) []string {
+	t.Helper()
+	var out []string
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if err := os.WriteFile(p, []byte(files[n]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// lockRules read the lock logs of the tests below.
+var lockRules = []string{
+	"--rule", `cs_request=^want lock (?<resource>\w+)`,
+	"--rule", `cs_enter=^got lock (?<resource>\w+)`,
+	"--rule", `cs_exit=^released lock (?<resource>\w+)`,
+}
+
+// TestImportedLockViolations: a lock log with two processes inside at once
+// (GoVector's timestamps show it), or with two sections no message orders,
+// is found by dmx check, and the finding names the log's own lines.
+func TestImportedLockViolations(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"inside at once", map[string]string{
+			"a-Log.txt": "1000 a {\"a\":1}\nInitialization Complete\n2000 a {\"a\":2}\nINFO want lock printer\n3000 a {\"a\":3}\nINFO got lock printer\n9000 a {\"a\":4}\nINFO released lock printer\n",
+			"b-Log.txt": "1500 b {\"b\":1}\nInitialization Complete\n2500 b {\"b\":2}\nINFO want lock printer\n4000 b {\"b\":3}\nINFO got lock printer\n5000 b {\"b\":4}\nINFO released lock printer\n",
+		}, []string{
+			"mutex-realtime: critical sections on printer overlap in wall time",
+			"(in the log: P0#3 at ", "a-Log.txt:6, P0#4 at ", "a-Log.txt:8, P1#3 at ", "b-Log.txt:6, P1#4 at ", "b-Log.txt:8)",
+		}},
+		// a's section ends before b's begins in wall time, but no message
+		// tells b that a left: b's grant came before a's release.
+		{"no message orders them", map[string]string{
+			"a-Log.txt": "1000 a {\"a\":1}\nInitialization Complete\n2000 a {\"a\":2}\nINFO want lock printer\n3000 a {\"a\":3}\nINFO got lock printer\n4000 a {\"a\":4}\nINFO released lock printer\n",
+			"b-Log.txt": "1500 b {\"b\":1}\nInitialization Complete\n2500 b {\"b\":2, \"a\":2}\nINFO want lock printer\n5000 b {\"b\":3, \"a\":2}\nINFO got lock printer\n6000 b {\"b\":4, \"a\":2}\nINFO released lock printer\n",
+		}, []string{
+			"mutex-causal: concurrent critical sections on printer: P0 [P0#3..P0#4] and P1 [P1#3..P1#4]",
+			"a-Log.txt:6", "b-Log.txt:6",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := writeFiles(t, dir, []string{"a-Log.txt", "b-Log.txt"}, tc.files)
+			db := filepath.Join(dir, "lock.db")
+			args := append(append([]string{"import", "govector"}, files...), "-o", db)
+			if code, out, errs := dmx(t, append(args, lockRules...)...); code != 0 {
+				t.Fatalf("import: exit %d\n%s%s", code, out, errs)
+			}
+			code, out, errs := dmx(t, "check", db)
+			if code != exitViolated {
+				t.Errorf("check: exit %d, want %d\n%s%s", code, exitViolated, out, errs)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("check output lacks %q:\n%s", w, out)
+				}
+			}
+			code, out, _ = dmx(t, "check", "--format", "json", db)
+			if code != exitViolated || !strings.Contains(out, `"sources": [`) {
+				t.Errorf("check --format json: exit %d, no sources:\n%s", code, out)
+			}
+		})
+	}
+}
+
+// TestImportBadInput: each kind of bad input is an error naming the file
+// and line, exit 2; with --lenient, a trace of what could be read and a
+// count of what was skipped and why.
+func TestImportBadInput(t *testing.T) {
+	const gv = `(?<host>\S*) (?<clock>{.*})\n(?<event>.*)`
+	for _, tc := range []struct {
+		name    string
+		format  string
+		log     string
+		args    []string
+		want    string // in the error
+		lenient string // in the warning under --lenient; "" if the input cannot be read at all
+		events  int    // imported under --lenient
+	}{
+		{"truncated last event (govector)", "govector", "a {\"a\":1}\nInitialization Complete\na {\"a\":2}\nINFO send\na {\"a\":3}\n", nil,
+			"bad.log:5: the log ends after the clock line of an event, without its message", "truncated event (1)", 2},
+		{"truncated last event (shiviz)", "shiviz", "a {\"a\":1}\nInitialization Complete\na {\"a\":2}\nINFO send\na {\"a\":3, \"b", []string{"--regex", gv},
+			"bad.log:5: the log ends with text the regex does not match", "truncated event (1)", 2},
+		{"unknown host in a clock", "govector", "a {\"a\":1}\nx\na {\"a\":2, \"zz\":1}\ny\n", nil,
+			`bad.log:3: the clock names host "zz", which logged no event`, "unknown host in a clock (1)", 2},
+		{"clock going backwards", "govector", "a {\"a\":1}\nx\na {\"a\":2}\ny\na {\"a\":1}\nz\n", nil,
+			`bad.log:5: host "a"'s own clock entry is 1, as at bad.log:1`, "clock going backwards (1)", 2},
+		{"unmatched receive", "govector", "b {\"b\":1}\nx\na {\"a\":1, \"b\":3}\nrecv\n", nil,
+			`bad.log:3: the clock shows event 3 of host "b", which the log of "b" does not have`, "unmatched receive (1)", 2},
+		{"regex without the required groups", "shiviz", "a {\"a\":1}\nx\n", []string{"--regex", `(?<host>\S*) (?<clock>{.*})`},
+			`bad.log: the parser regex "(?<host>\\S*) (?<clock>{.*})" has no (?<event>...) group`, "", 0},
+		{"regex with a lookahead", "shiviz", "(?<host>\\S*)(?=x) (?<clock>{.*})\n\na {\"a\":1}\n", nil,
+			"bad.log:1: parser regex: regex \"(?<host>\\\\S*)(?=x) (?<clock>{.*})\": uses a lookahead", "", 0},
+		{"separator matching nothing", "shiviz", "a {\"a\":1}\nx\n", []string{"--regex", gv, "--separator", `^=== (?<trace>.*) ===$`},
+			`bad.log: the separator "^=== (?<trace>.*) ===$" matches nothing in the log`, "separator matching nothing (1)", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			log := writeFiles(t, dir, []string{"bad.log"}, map[string]string{"bad.log": tc.log})[0]
+			db := filepath.Join(dir, "t.db")
+			args := append([]string{"import", tc.format, log, "-o", db}, tc.args...)
+			code, out, errs := dmx(t, args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d\n%s%s", code, exitUsage, out, errs)
+			}
+			if want := strings.ReplaceAll(tc.want, "bad.log", log); !strings.Contains(errs, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, errs)
+			}
+			if _, err := os.Stat(db); err == nil {
+				t.Errorf("a failed import wrote %s", db)
+			}
+			code, out, errs = dmx(t, append(args, "--lenient")...)
+			if tc.lenient == "" {
+				if code != exitUsage {
+					t.Errorf("--lenient: exit %d, want %d", code, exitUsage)
+				}
+				return
+			}
+			if code != 0 {
+				t.Fatalf("--lenient: exit %d\n%s%s", code, out, errs)
+			}
+			if !strings.Contains(errs, "skipped 1 problem (--lenient): "+tc.lenient) {
+				t.Errorf("--lenient: stderr lacks %q:\n%s", tc.lenient, errs)
+			}
+			if !strings.Contains(out, fmt.Sprintf("run 1: %s,", counted(tc.events, "event"))) {
+				t.Errorf("--lenient: want %d events imported:\n%s", tc.events, out)
+			}
+			if code, out, errs := dmx(t, "check", db); code == exitUsage {
+				t.Errorf("check of the lenient import: exit %d\n%s%s", code, out, errs)
+			}
+		})
+	}
+}
+
+// TestImportUsage: the import and export commands' usage errors, and
+// their help with a rule for a lock and for an election.
+func TestImportUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import", "csv", "x.log", "-o", "t.db"}, `no format "csv" (formats: govector, shiviz)`},
+		{[]string{"import", "shiviz", "x.log"}, "-o TRACE is required"},
+		{[]string{"import", "shiviz", "x.log", "-o", "t.db", "--separator", "x"}, "--separator goes with --regex"},
+		{[]string{"import", "shiviz", "x.log", "-o", "t.db", "--rule", "enter=x"}, `no kind "enter"`},
+		{[]string{"import", "shiviz", "/nonexistent/x.log", "-o", "t.db"}, "no such file"},
+		{[]string{"export", "svg", "t.db"}, `no format "svg" (formats: shiviz, govector, perfetto)`},
+		{[]string{"export", "govector", "t.db"}, "-o DIR is required"},
+		{[]string{"export", "shiviz", "/nonexistent/t.db"}, "no such trace file"},
+	} {
+		code, out, errs := dmx(t, tc.args...)
+		if code != exitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("dmx %v: exit %d, stderr %q; want exit 2 and %q\n%s", tc.args, code, errs, tc.want, out)
+		}
+	}
+	_, out, _ := dmx(t, "import", "--help")
+	for _, want := range []string{"cs_enter=^got lock", "leader=^(?<leader>", "election_start=", "--lenient", "--dmx"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("import --help lacks %q", want)
+		}
+	}
+}

@@ -115,7 +115,7 @@ A finding of dmx check on an imported trace names the log's own lines.`,
 				if r.Label != "" {
 					label = fmt.Sprintf(" (%s)", r.Label)
 				}
-				fmt.Fprintf(w, "run %d%s: %d events, %d processes, %d messages\n", r.ID, label, r.Events, r.Hosts, r.Messages)
+				fmt.Fprintf(w, "run %d%s: %s, %s, %s\n", r.ID, label, counted(r.Events, "event"), counted(r.Hosts, "process"), counted(r.Messages, "message"))
 			}
 			if len(res.Problems) > 0 {
 				ew := cmd.ErrOrStderr()
@@ -126,7 +126,7 @@ A finding of dmx check on an imported trace names the log's own lines.`,
 					}
 					fmt.Fprintf(ew, "dmx import: skipped: %v\n", p)
 				}
-				fmt.Fprintf(ew, "dmx import: skipped %d problems (--lenient): %s\n", len(res.Problems), res.Summary)
+				fmt.Fprintf(ew, "dmx import: skipped %s (--lenient): %s\n", counted(len(res.Problems), "problem"), res.Summary)
 			}
 			fmt.Fprintf(w, "trace: %s\nlook further:\n  dmx check %s\n  dmx stats %s\n", out, out, out)
 			return nil
@@ -140,6 +140,17 @@ A finding of dmx check on an imported trace names the log's own lines.`,
 	cmd.Flags().BoolVar(&dmxText, "dmx", false, "read back the kinds of a log that dmx export wrote")
 	cmd.Flags().BoolVar(&lenient, "lenient", false, "import what can be read, skip what breaks the rules and count it")
 	return cmd
+}
+
+// counted formats n things: "1 event", "2 events", "3 processes".
+func counted(n int, thing string) string {
+	switch {
+	case n == 1:
+		return "1 " + thing
+	case strings.HasSuffix(thing, "s"):
+		return fmt.Sprintf("%d %ses", n, thing)
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func importerList() string {

@@ -102,8 +102,8 @@ func (ps *Problems) Err() error {
 	return errors.Join(errs...)
 }
 
-// Summary counts the problems by reason, most frequent first: "2 unknown
-// host, 1 truncated event".
+// Summary counts the problems by reason, most frequent first: "unknown
+// host in a clock (2), truncated event (1)".
 func (ps *Problems) Summary() string {
 	count := map[string]int{}
 	for _, p := range ps.list {
@@ -121,7 +121,7 @@ func (ps *Problems) Summary() string {
 	})
 	parts := make([]string, len(reasons))
 	for i, r := range reasons {
-		parts[i] = fmt.Sprintf("%d %s", count[r], r)
+		parts[i] = fmt.Sprintf("%s (%d)", r, count[r])
 	}
 	return strings.Join(parts, ", ")
 }
