@@ -13,14 +13,14 @@ func TestCompileJS(t *testing.T) {
 		js, text, want string // want: what the whole match is, or the error
 	}{
 		{`(?<host>\S*) (?<clock>{.*})\n(?<event>.*)`, "a {\"a\":1}\nhello\n", "a {\"a\":1}\nhello"},
-		{`a.b`, "a\rb a-b", "a-b"},                  // JavaScript's dot matches no line end
-		{`^x$`, "y\nx\nz", "x"},                       // multi-line, as ShiViz compiles
-		{`\u0041\u{42}\cJ`, "AB\n", "AB\n"},           // \u, \u{}, \c
-		{`a\/b\-c`, "a/b-c", "a/b-c"},                 // escaped punctuation
-		{`[^]x`, "\nx", "\nx"},                        // [^] is any character
-		{`[\b]`, "\b", "\b"},                          // a backspace in a class
-		{`\e`, "e", "e"},                              // an unknown escape is the letter
-		{`x(?=y)`, "", "lookahead"},                   // RE2 has no lookaround
+		{`a.b`, "a\rb a-b", "a-b"},          // JavaScript's dot matches no line end
+		{`^x$`, "y\nx\nz", "x"},             // multi-line, as ShiViz compiles
+		{`\u0041\u{42}\cJ`, "AB\n", "AB\n"}, // \u, \u{}, \c
+		{`a\/b\-c`, "a/b-c", "a/b-c"},       // escaped punctuation
+		{`[^]x`, "\nx", "\nx"},              // [^] is any character
+		{`[\b]`, "\b", "\b"},                // a backspace in a class
+		{`\e`, "e", "e"},                    // an unknown escape is the letter
+		{`x(?=y)`, "", "lookahead"},         // RE2 has no lookaround
 		{`(?<=y)x`, "", "lookbehind"},
 		{`(a)\1`, "", "back-reference"},
 		{`(?<n>a)\k<n>`, "", "named back-reference"},

@@ -1,6 +1,7 @@
 package perfetto
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,24 +36,37 @@ type event struct {
 	Args    map[string]any `json:"args,omitempty"`
 }
 
-// file is the JSON object format of a trace.
+// file is what the JSON object format of a trace holds.
 type file struct {
-	TraceEvents     []event           `json:"traceEvents"`
-	DisplayTimeUnit string            `json:"displayTimeUnit"`
-	OtherData       map[string]string `json:"otherData,omitempty"`
+	TraceEvents []event
 }
 
 // Write writes runs as one trace: each run's processes are processes of
 // the trace, named "P0" (with the run, "run 2 P0", when there are several
 // runs).
 func Write(w io.Writer, runs []foreign.Exported, _ foreign.ExportOptions) error {
-	out := file{DisplayTimeUnit: "ns", OtherData: map[string]string{"source": "dmx export perfetto"}}
+	var out file
 	x := &writer{out: &out}
 	for _, r := range runs {
 		x.run(&r, len(runs) > 1)
 	}
-	enc := json.NewEncoder(w)
-	return enc.Encode(out)
+	// One trace event a line: the file stays readable, and grep finds an
+	// event.
+	bw := bufio.NewWriter(w)
+	bw.WriteString(`{"displayTimeUnit":"ns","otherData":{"source":"dmx export perfetto"},"traceEvents":[`)
+	for i, e := range out.TraceEvents {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n")
+		bw.Write(b)
+	}
+	bw.WriteString("\n]}\n")
+	return bw.Flush()
 }
 
 type writer struct {
