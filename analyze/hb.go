@@ -53,7 +53,8 @@ type Message struct {
 // questions about the current event.
 //
 // Happens-before is the transitive closure of program order (P#k -> P#k+1)
-// and of send -> receive of one message id. HB computes its own vector
+// and of send -> receive of one message id (the Msg column, and the
+// trace.Links of imported events, which may send or receive several). HB computes its own vector
 // clock for every event (VC[p] = how many events of p happened before or
 // at it); the recorded clocks are not trusted, only verified (see Clocks).
 //

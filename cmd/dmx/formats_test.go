@@ -406,6 +406,8 @@ func TestImportBadInput(t *testing.T) {
 			`bad.log: the parser regex "(?<host>\\S*) (?<clock>{.*})" has no (?<event>...) group`, "", 0},
 		{"regex with a lookahead", "shiviz", "(?<host>\\S*)(?=x) (?<clock>{.*})\n\na {\"a\":1}\n", nil,
 			"bad.log:1: parser regex: regex \"(?<host>\\\\S*)(?=x) (?<clock>{.*})\": uses a lookahead", "", 0},
+		{"separator on line 2 matching nothing", "shiviz", "(?<host>\\S*) (?<clock>{.*})\\n(?<event>.*)\n^=== (?<trace>.*) ===$\na {\"a\":1}\nx\n", nil,
+			`bad.log:2: the separator "^=== (?<trace>.*) ===$" matches nothing in the log`, "separator matching nothing (1)", 1},
 		{"separator matching nothing", "shiviz", "a {\"a\":1}\nx\n", []string{"--regex", gv, "--separator", `^=== (?<trace>.*) ===$`},
 			`bad.log: the separator "^=== (?<trace>.*) ===$" matches nothing in the log`, "separator matching nothing (1)", 1},
 	} {
@@ -473,5 +475,54 @@ func TestImportUsage(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("import --help lacks %q", want)
 		}
+	}
+}
+
+// TestLogExamples: the logs of examples/logs import as the README says,
+// and dmx check finds what they show, naming the logs' lines.
+func TestLogExamples(t *testing.T) {
+	dir := t.TempDir()
+	lock, election := filepath.Join(dir, "lock.db"), filepath.Join(dir, "election.db")
+	for _, args := range [][]string{
+		{"import", "govector", "../../examples/logs/a-Log.txt", "../../examples/logs/b-Log.txt", "--rules", "../../examples/logs/lock.rules", "-o", lock},
+		{"import", "shiviz", "../../examples/logs/election.log", "--rules", "../../examples/logs/election.rules", "-o", election},
+	} {
+		if code, out, errs := dmx(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errs)
+		}
+	}
+	for _, tc := range []struct {
+		db   string
+		want []string
+	}{
+		{lock, []string{"mutex-causal: concurrent critical sections on printer", "mutex-realtime: critical sections on printer overlap",
+			"P0#3 at ../../examples/logs/a-Log.txt:6", "P1#3 at ../../examples/logs/b-Log.txt:6"}},
+		{election, []string{"agreement: term 1 has two leaders", "at ../../examples/logs/election.log:18"}},
+	} {
+		code, out, _ := dmx(t, "check", tc.db)
+		if code != exitViolated {
+			t.Errorf("check %s: exit %d, want %d\n%s", tc.db, code, exitViolated, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("check %s lacks %q:\n%s", tc.db, w, out)
+			}
+		}
+	}
+	// A round trip through GoVector with timestamps keeps the wall times:
+	// every check runs, and the run is as good as before.
+	ra, back, logs := filepath.Join(dir, "ra.db"), filepath.Join(dir, "back.db"), filepath.Join(dir, "logs")
+	if code, _, errs := dmx(t, "sim", "ricart-agrawala", "--seed", "42", "-n", "3", "--entries", "2", "-o", ra, "--no-check"); code != 0 {
+		t.Fatalf("sim: %s", errs)
+	}
+	if code, _, errs := dmx(t, "export", "govector", ra, "-o", logs, "--timestamps"); code != 0 {
+		t.Fatalf("export: %s", errs)
+	}
+	files := []string{filepath.Join(logs, "P0-Log.txt"), filepath.Join(logs, "P1-Log.txt"), filepath.Join(logs, "P2-Log.txt")}
+	if code, out, errs := dmx(t, append(append([]string{"import", "govector"}, files...), "--dmx", "-o", back)...); code != 0 || !strings.Contains(out, "run 1: 90 events, 3 processes, 24 messages") {
+		t.Fatalf("import: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, _ := dmx(t, "check", back); code != 0 || !strings.Contains(out, "verdict: ok") {
+		t.Errorf("check of the round trip: exit %d\n%s", code, out)
 	}
 }
