@@ -2,11 +2,13 @@ package shiviz
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
 	"strings"
 
+	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/foreign"
 )
 
@@ -15,7 +17,8 @@ import (
 const ExportRegex = `(?<host>\S*) (?<clock>{.*})\n(?<event>.*)`
 
 // ExportSeparator splits the executions of a file of several runs; each is
-// named by the line that starts it, "=== run 2: bully ===".
+// named by the line that starts it, "=== run 2: bully ===" (or, for a run
+// imported from an execution of a log, by that execution's label).
 const ExportSeparator = `^=== (?<trace>.*) ===$`
 
 // separatorLine is a line the separator would take for the start of an
@@ -39,7 +42,7 @@ func Write(w io.Writer, runs []foreign.Exported, _ foreign.ExportOptions) error 
 	fmt.Fprintf(bw, "%s\n%s\n", ExportRegex, sep)
 	for _, r := range runs {
 		if len(runs) > 1 {
-			fmt.Fprintf(bw, "=== run %d: %s ===\n", r.Run.ID, oneWord(r.Run.Algorithm))
+			fmt.Fprintf(bw, "=== run %d: %s ===\n", r.Run.ID, label(r.Run))
 		}
 		for i := range r.Events {
 			ev := &r.Events[i]
@@ -53,9 +56,16 @@ func Write(w io.Writer, runs []foreign.Exported, _ foreign.ExportOptions) error 
 	return bw.Flush()
 }
 
-func oneWord(s string) string {
-	if s == "" {
-		return "run"
+// label names a run in its execution's separator line: by the label of
+// the execution it was imported from, else by its algorithm.
+func label(r trace.Run) string {
+	var p struct {
+		Execution string `json:"execution"`
 	}
-	return strings.Join(strings.Fields(s), "_")
+	json.Unmarshal(r.Params, &p) // params without one leave it empty
+	s := strings.Join(strings.Fields(p.Execution), " ")
+	if s == "" {
+		s = r.Algorithm
+	}
+	return s
 }
