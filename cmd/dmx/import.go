@@ -48,7 +48,9 @@ named group), the first that matches wins, and named groups give what the
 kind needs: resource (cs_request, cs_enter, cs_exit, wait; default "cs"),
 leader (a host name) and term (leader, election_start), waiting_for (hosts,
 for wait), type and msg (send and receive: a message id pairs a send with its
-receive when the clocks cannot, e.g. a send nobody received). Kinds: ` + strings.Join(foreign.RuleKinds(), ", ") + `.
+receive when the clocks cannot, e.g. a send nobody received).
+Kinds: ` + strings.Join(foreign.RuleKinds(), ", ") + `.
+
 A lock log:
 
   --rule 'cs_request=^want lock (?<resource>\w+)'
@@ -63,7 +65,10 @@ an election log:
 or the same rules one a line in a file given with --rules (# comments).
 --dmx applies the rules that read back what dmx export writes.
 
-A finding of dmx check on an imported trace names the log's own lines.`,
+A ShiViz regex is JavaScript's, read by Go's regexp: named groups, classes
+and escapes carry over; lookaround and back-references are refused with
+the reason. A finding of dmx check on an imported trace names the log's
+own lines.`,
 		Example: `  dmx import govector p1-Log.txt p2-Log.txt -o run.db
   dmx import shiviz chord.log --regex '(?<host>\S*) (?<clock>{.*})\n(?<event>.*)' -o chord.db
   dmx import shiviz shiviz.log --rules lock.rules -o lock.db && dmx check lock.db
