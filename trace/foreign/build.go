@@ -104,18 +104,19 @@ func (n *node) pos() string { return n.ev.At.String() }
 
 // builder holds the state of building one execution.
 type builder struct {
-	ps      *Problems
-	hosts   map[string]int
-	names   []string
-	byHost  [][]*node // each host's events, in order
-	byOwn   []map[uint64]*node
-	nodes   []*node // in the order of the log
-	edges   []*edge
-	lenient bool
+	ps     *Problems
+	hosts  map[string]int
+	names  []string
+	byHost [][]*node // each host's events, in order
+	byOwn  []map[uint64]*node
+	nodes  []*node // in the order of the log
+	edges  []*edge
 }
 
 func build(ex *Execution, opt Options, ps *Problems) Run {
-	b := &builder{ps: ps, hosts: map[string]int{}, lenient: opt.Lenient}
+	// Build goes on past every problem the same way; whether problems
+	// fail the import is the caller's choice (Options.Lenient).
+	b := &builder{ps: ps, hosts: map[string]int{}}
 	b.keep(ex)
 	b.classify(opt.Rules)
 	b.clocks()
