@@ -122,6 +122,8 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		newListCmd(),
 		newStatsCmd(),
 		newRenderCmd(),
+		newImportCmd(),
+		newExportCmd(),
 		newNodeCmd(),
 	)
 	return root
