@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/render/plural"
 )
 
 // Report is the checks of one run of one trace file, as dmx check and dmx
@@ -104,7 +105,7 @@ func reportTable(w io.Writer, reps []Report, maxShown int) error {
 		for _, res := range rep.Results {
 			for i, f := range res.Findings {
 				if i == maxShown {
-					fmt.Fprintf(w, "  ... and %d more %s findings (--format json shows all)\n", len(res.Findings)-maxShown, res.Check)
+					fmt.Fprintf(w, "  ... and %s (--format json shows all)\n", plural.Count(len(res.Findings)-maxShown, "more "+res.Check+" finding"))
 					break
 				}
 				fmt.Fprintf(w, "%s%s: %s\n", prefix, res.Check, f.Text())
@@ -161,7 +162,7 @@ func reportJUnit(w io.Writer, reps []Report) error {
 				for i, f := range res.Findings {
 					msgs[i] = f.Text()
 				}
-				tc.Failure = &junitFailure{Message: fmt.Sprintf("%d findings", len(res.Findings)), Text: strings.Join(msgs, "\n")}
+				tc.Failure = &junitFailure{Message: plural.Count(len(res.Findings), "finding"), Text: strings.Join(msgs, "\n")}
 				s.Failures++
 			case res.Verdict == analyze.Unknown:
 				tc.Skipped = &junitFailure{Message: res.Note}

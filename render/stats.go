@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/analyze/stats"
+	"github.com/dmxlab/dmx/render/plural"
 )
 
 // StatsFormats are the formats Stats writes, the default first.
@@ -182,7 +183,7 @@ func statRows(s *stats.Stats) []statRow {
 }
 
 func mutexRows(m *stats.Mutex) []statRow {
-	contention := fmt.Sprintf("%d of %d requests", m.Contended, m.Requests)
+	contention := fmt.Sprintf("%d of %s", m.Contended, plural.Count(m.Requests, "request"))
 	if m.Contended == 0 {
 		contention += ": without contention, as the seeds' figures assume"
 	}
@@ -205,7 +206,7 @@ func mutexRows(m *stats.Mutex) []statRow {
 	}
 	slices.Sort(counts)
 	for _, k := range counts {
-		rows = append(rows, statRow{name: fmt.Sprintf("CSs that cost %d messages", k), unit: "count", value: float64(m.MessagesPerCS.Each[k])})
+		rows = append(rows, statRow{name: "CSs that cost " + plural.Count(k, "message"), unit: "count", value: float64(m.MessagesPerCS.Each[k])})
 	}
 	rows = append(rows,
 		statRow{name: "client delay (hops)", unit: "hops", dist: &m.ClientDelay.Hops, seeds: m.ClientDelay.Seeds},

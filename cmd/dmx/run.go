@@ -15,6 +15,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
@@ -207,10 +208,10 @@ The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
 				res, err := runner.Launch(ctx, p, rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr(), Progress: progress})
 				status := res.Status
 				if t := res.Transport; t.Total() > 0 {
-					status += fmt.Sprintf("; transport rejected %d datagrams (%d bad key, %d malformed, %d wrong peer)", t.Total(), t.BadMAC, t.Malformed, t.WrongPeer)
+					status += fmt.Sprintf("; transport rejected %s (%d bad key, %d malformed, %d wrong peer)", plural.Count(t.Total(), "datagram"), t.BadMAC, t.Malformed, t.WrongPeer)
 				}
 				if t := res.Transport; t.Retransmits > 0 {
-					status += fmt.Sprintf("; %d datagrams retransmitted", t.Retransmits)
+					status += fmt.Sprintf("; %s retransmitted", plural.Count(t.Retransmits, "datagram"))
 					if t.Abandoned > 0 {
 						status += fmt.Sprintf(", %d abandoned to processes that were down", t.Abandoned)
 					}
@@ -272,7 +273,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	what := fmt.Sprintf("%d entries each", p.Workload.Entries)
+	what := plural.Count(p.Workload.Entries, "entry") + " each"
 	if p.Spec.Kind == algo.Election {
 		what = fmt.Sprintf("for %v", p.WithDefaults().Duration)
 	}
@@ -283,7 +284,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		}
 		what += ", faults " + strings.Join(fs, ",")
 	}
-	fmt.Fprintf(stderr, "dmx %s %s: %d nodes, %s, seed %d\n", cmd.Name(), p.Spec.Name, p.N, what, p.Seed)
+	fmt.Fprintf(stderr, "dmx %s %s: %s, %s, seed %d\n", cmd.Name(), p.Spec.Name, plural.Count(p.N, "node"), what, p.Seed)
 	if args, err := p.Args(); err == nil {
 		for i, a := range args {
 			args[i] = shellQuote(a)
