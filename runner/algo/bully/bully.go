@@ -1,6 +1,7 @@
 package bully
 
 import (
+	_ "embed"
 	"fmt"
 	"strconv"
 
@@ -36,8 +37,14 @@ var variants = []algo.Variant{
 	{Params: map[string]string{"initiators": "all"}, Doc: "every process starts an election at once"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "bully",
 	Kind:    algo.Election,
 	Summary: "election messages to higher ids, answers, coordinator broadcast; time-outs; the highest live id wins",

@@ -1,6 +1,7 @@
 package central
 
 import (
+	_ "embed"
 	"fmt"
 	"slices"
 	"strconv"
@@ -34,8 +35,14 @@ var variants = []algo.Variant{
 	{Params: map[string]string{"failover": FailoverRing, "initiators": "all"}, Doc: "the coordinator elected with the ring election"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "central",
 	Kind:    algo.MutualExclusion,
 	Summary: "central coordinator with a FIFO queue: request, grant (the notes' OK), release",

@@ -1,6 +1,7 @@
 package changroberts
 
 import (
+	_ "embed"
 	"fmt"
 	"strconv"
 
@@ -31,8 +32,14 @@ var variants = []algo.Variant{
 	{Params: map[string]string{"initiators": "all"}, Doc: "every process starts an election at once (seed 001: multiple initiators)"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "chang-roberts",
 	Kind:    algo.Election,
 	Summary: "ring election with one id per message and a participant flag: lower ids are replaced or discarded, the id that comes back wins",

@@ -1,6 +1,7 @@
 package lease
 
 import (
+	_ "embed"
 	"fmt"
 	"strconv"
 	"time"
@@ -34,8 +35,14 @@ var params = []algo.Param{
 	{Name: "backoff", Default: "10ms", Doc: "a server whose promise ran out stands after (N - id) times this (the highest ids first)"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "lease",
 	Kind:    algo.Election,
 	Summary: "Chubby: a candidate needs a majority of votes, one vote per server per term; the master renews its lease while it keeps a majority",

@@ -1,6 +1,7 @@
 package ring
 
 import (
+	_ "embed"
 	"fmt"
 	"slices"
 	"strconv"
@@ -33,8 +34,14 @@ var variants = []algo.Variant{
 	{Params: map[string]string{"initiators": "all"}, Doc: "every process starts an election at once"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "ring",
 	Kind:    algo.Election,
 	Summary: "the election message collects ids around the ring; its originator picks the highest and circulates a coordinator message",

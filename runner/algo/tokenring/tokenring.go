@@ -1,6 +1,7 @@
 package tokenring
 
 import (
+	_ "embed"
 	"fmt"
 	"slices"
 
@@ -35,8 +36,14 @@ var variants = []algo.Variant{
 	{Params: map[string]string{"regenerate": "true", "election": ElectionRing}, Doc: "a lost token regenerated after a ring election"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "token-ring",
 	Kind:    algo.MutualExclusion,
 	Summary: "a token circulates from P_i to P_(i+1) mod N; whoever holds it may enter",
