@@ -79,20 +79,6 @@ func shortRows(specs []*algo.Spec) [][]string {
 	return rows
 }
 
-// clip shortens s to at most width runes, cutting at a word and marking
-// the cut with "...".
-func clip(s string, width int) string {
-	r := []rune(s)
-	if len(r) <= width {
-		return s
-	}
-	cut := string(r[:width-3])
-	if i := strings.LastIndexByte(cut, ' '); i > width/2 {
-		cut = cut[:i]
-	}
-	return strings.TrimRight(cut, " ,:;") + "..."
-}
-
 var listHeader = []string{"algorithm", "kind", "messages", "properties", "complexity (seeds)", "params"}
 
 func listRows(specs []*algo.Spec) [][]string {
