@@ -61,6 +61,7 @@ var Spec = algo.Spec{
 			Note: "best: the second highest id detects the failure; worst: N(N-1)/2 elections + N(N-1)/2 answers + N-1 coordinators",
 			Seed: "001 the bully algorithm: analysis; 004 bully algorithm",
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Between(n-2, n*n-1) })},
+		fd.Cost("", nil),
 	},
 	Params:   params,
 	Variants: variants,

@@ -1,6 +1,7 @@
 package central
 
 import (
+	"cmp"
 	_ "embed"
 	"fmt"
 	"slices"
@@ -67,6 +68,7 @@ var Spec = algo.Spec{
 		{Measure: algo.Bandwidth, Formula: "3", Seed: "004 centralized algorithm, properties", Eval: algo.Const(algo.Exact(3))},
 		{Measure: algo.MessagesPerRecovery, Formula: "an election + 2(N-1)",
 			Note: "failover: per new coordinator, a state query to each other process and its reply; heartbeats apart"},
+		fd.Cost("failover only", func(s algo.Setting) bool { return cmp.Or(s.Params["failover"], "none") != "none" }),
 	},
 	Params:   params,
 	Variants: variants,

@@ -50,10 +50,11 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgElection, MsgElected, fd.MsgHeartbeat},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
-	Costs:      election.RingCosts("best: the would-be leader initiates; worst: its successor does; 2N+(N-1-i) when P_i alone initiates"),
-	Params:     params,
-	Variants:   variants,
-	New:        New,
+	Costs: append(election.RingCosts("best: the would-be leader initiates; worst: its successor does; 2N+(N-1-i) when P_i alone initiates"),
+		fd.Cost("", nil)),
+	Params:   params,
+	Variants: variants,
+	New:      New,
 }
 
 // Machine is one process of Chang and Roberts.

@@ -54,8 +54,15 @@ var Spec = algo.Spec{
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerElection, Formula: "2(N-1)", Note: "uncontested: a vote request to each other server and its vote",
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) })},
-		{Measure: algo.MessagesPerRenewal, Formula: "2(N-1)", Note: "a renew to each other server and its ack, per round",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) })},
+		{Measure: algo.MessagesPerRenewal, Formula: "2(N-1) every L/3", Note: "a renew to each other server and its ack, per round",
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) }),
+			Every: func(s algo.Setting) time.Duration {
+				l, err := algo.Config{Params: s.Params}.DurationParam("lease", DefaultLease)
+				if err != nil {
+					l = DefaultLease
+				}
+				return time.Duration(l / 3)
+			}},
 	},
 	Params: params,
 	New:    New,

@@ -67,6 +67,7 @@ var Spec = algo.Spec{
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Typical(n/2, 0, n-1) })},
 		{Measure: algo.Bandwidth, Formula: "inf", Seed: "004 token ring algorithm, properties"},
 		{Measure: algo.MessagesPerRecovery, Formula: "an election + N", Note: "regenerate: per suspected loss, a probe round the ring; heartbeats apart"},
+		fd.Cost("regenerate only", func(s algo.Setting) bool { return s.Params["regenerate"] == "true" }),
 	},
 	Params:   params,
 	Variants: variants,
