@@ -53,6 +53,18 @@ func statsCSV(w io.Writer, runs []*stats.Stats) error {
 	return CSV(w, []string{"run", "measure", "unit", "count", "value", "p50", "p99", "max", "seeds", "seeds_value"}, rows)
 }
 
+// Clock names the time a run of mode (the trace's runs.mode) counts in:
+// "simulated time" for the simulator's runs, "wall-clock time" for real
+// ones and imports. dmx sim and dmx stats both say it, so that a
+// simulated run's duration is not taken for the seconds it took to
+// compute.
+func Clock(mode string) string {
+	if mode == "sim" {
+		return "simulated time"
+	}
+	return "wall-clock time"
+}
+
 // statsTable writes each run as a line that says what ran, then a table
 // of its measures beside the seeds' figures; a blank line separates runs.
 func statsTable(w io.Writer, runs []*stats.Stats) error {
@@ -64,7 +76,8 @@ func statsTable(w io.Writer, runs []*stats.Stats) error {
 		if !s.Complete {
 			status = "incomplete"
 		}
-		fmt.Fprintf(w, "run %d: %s, N=%d, %s, %d events in %v\n", s.Run, s.Algorithm, s.Nodes, status, s.Events, time.Duration(s.DurationNS))
+		fmt.Fprintf(w, "run %d: %s, N=%d, %s, %s in %v of %s (first to last event)\n",
+			s.Run, s.Algorithm, s.Nodes, status, plural.Count(s.Events, "event"), time.Duration(s.DurationNS), Clock(s.Mode))
 		var rows [][]string
 		for _, m := range statRows(s) {
 			rows = append(rows, []string{m.name, m.measured(), figure(m.seeds)})
