@@ -235,7 +235,10 @@ func newSimCmd() *cobra.Command {
 process, on a simulated network with seeded random delays. The same seed
 gives the same trace, event for event; wall_ns in its trace is simulated time.`,
 		Example: `  dmx sim ricart-agrawala --seed 7
-  dmx sim central -n 8 --entries 50 --delay 1ms-20ms --contention high`,
+  dmx sim central -n 8 --entries 50 --delay 1ms-20ms --contention high
+  dmx sim lamport --reorder --contention high --seed 1   # without FIFO channels: two in the CS
+  dmx sim --scenario examples/nested-deadlock.json       # nested locks in opposite orders deadlock
+  dmx sim ricart-agrawala -n 300 --entries 2 --yes       # a very large run, without asking`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
