@@ -41,7 +41,9 @@ func TestHelpExamples(t *testing.T) {
 func checkExample(t *testing.T, where, line string) {
 	t.Helper()
 	line, _, _ = strings.Cut(line, " # ")
-	for _, part := range strings.FieldsFunc(line, func(r rune) bool { return r == '|' || r == '&' || r == ';' || r == '(' || r == ')' || r == '>' || r == '<' }) {
+	for _, part := range strings.FieldsFunc(line, func(r rune) bool {
+		return r == '|' || r == '&' || r == ';' || r == '(' || r == ')' || r == '>' || r == '<'
+	}) {
 		words := shellWords(part)
 		if len(words) == 0 || words[0] != "dmx" {
 			continue
