@@ -236,7 +236,7 @@ func writeDiagram(path, format string, d *spacetime.Diagram, opts spacetime.Opti
 
 // describeDiagram says in a few words what a diagram shows.
 func describeDiagram(d *spacetime.Diagram) string {
-	s := fmt.Sprintf("%d events", len(d.Events))
+	s := plural.Count(len(d.Events), "event")
 	if !d.Whole {
 		s += fmt.Sprintf(" of %d (%s)", d.Total, d.Window())
 	}
