@@ -65,17 +65,24 @@ func checkExample(t *testing.T, where, line string) {
 }
 
 // shellWords splits s into words as a POSIX shell would for the simple
-// lines examples have: blanks separate words, quotes group them.
+// lines examples and rerun lines have: blanks separate words, quotes group
+// them, a backslash outside quotes takes the next character as it is
+// (shellQuote writes a quote inside quotes as '\”).
 func shellWords(s string) []string {
 	var words []string
 	var cur strings.Builder
-	in, quote := false, rune(0)
+	in, quote, escaped := false, rune(0), false
 	for _, r := range s {
 		switch {
+		case escaped:
+			cur.WriteRune(r)
+			escaped = false
 		case quote != 0 && r == quote:
 			quote = 0
 		case quote != 0:
 			cur.WriteRune(r)
+		case r == '\\':
+			escaped, in = true, true
 		case r == '"' || r == '\'':
 			quote, in = r, true
 		case r == ' ' || r == '\t':
@@ -93,4 +100,19 @@ func shellWords(s string) []string {
 		words = append(words, cur.String())
 	}
 	return words
+}
+
+func TestShellWords(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want []string
+	}{
+		{`dmx sim x --seed 1`, []string{"dmx", "sim", "x", "--seed", "1"}},
+		{`dmx sql t.db "SELECT 1 AS n"  --format csv`, []string{"dmx", "sql", "t.db", "SELECT 1 AS n", "--format", "csv"}},
+		{`-o 'it'\''s.db' ''`, []string{"-o", "it's.db", ""}},
+	} {
+		if got := shellWords(c.s); strings.Join(got, "|") != strings.Join(c.want, "|") || len(got) != len(c.want) {
+			t.Errorf("shellWords(%q) = %q, want %q", c.s, got, c.want)
+		}
+	}
 }

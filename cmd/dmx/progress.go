@@ -167,29 +167,29 @@ func isTerminal(f any) bool {
 
 // humanCount writes n as "950", "12.3k" or "4.5M".
 func humanCount(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1fG", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1e4:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
+	return scaled(n, fmt.Sprint(n), []scale{{1e9, 1e9, "%.1fG"}, {1e6, 1e6, "%.1fM"}, {1e4, 1e3, "%.1fk"}})
 }
 
 // humanBytes writes n bytes as "640 kB", "45 MB" or "14.2 GB" (decimal
 // units, as disks are sold and df -H shows them).
 func humanBytes(n int64) string {
-	switch {
-	case n >= 1e10:
-		return fmt.Sprintf("%.0f GB", float64(n)/1e9)
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.0f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.0f kB", float64(n)/1e3)
+	return scaled(n, plural.Count(n, "byte"),
+		[]scale{{1e10, 1e9, "%.0f GB"}, {1e9, 1e9, "%.1f GB"}, {1e6, 1e6, "%.0f MB"}, {1e3, 1e3, "%.0f kB"}})
+}
+
+// scale is a unit of a number written short: from how large, what to
+// divide by, and the format.
+type scale struct {
+	from, unit float64
+	format     string
+}
+
+// scaled writes n in the first of scales it reaches, else as small.
+func scaled(n int64, small string, scales []scale) string {
+	for _, s := range scales {
+		if float64(n) >= s.from {
+			return fmt.Sprintf(s.format, float64(n)/s.unit)
+		}
 	}
-	return plural.Count(n, "byte")
+	return small
 }

@@ -95,3 +95,17 @@ func TestQuietWhenNotATerminal(t *testing.T) {
 		t.Errorf("exit %d, output with a progress line:\n%q\n%q", code, out, errs)
 	}
 }
+
+func TestHuman(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+	}{
+		{humanCount(950), "950"}, {humanCount(12_345), "12.3k"}, {humanCount(4_500_000), "4.5M"},
+		{humanBytes(1), "1 byte"}, {humanBytes(640_000), "640 kB"}, {humanBytes(45e6), "45 MB"},
+		{humanBytes(1.42e9), "1.4 GB"}, {humanBytes(25.6e9), "26 GB"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%q, want %q", c.got, c.want)
+		}
+	}
+}
