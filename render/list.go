@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"go/doc/comment"
 	"io"
+	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -216,13 +218,32 @@ func algorithmText(w io.Writer, s *algo.Spec) error {
 	}
 
 	if s.Doc != "" {
-		b.WriteString("\nhow it works, rule by rule (its package documentation):\n\n")
+		fmt.Fprintf(&b, "\nhow it works, rule by rule (%s):\n\n", DocPath(s))
 		var p comment.Parser
 		pr := comment.Printer{TextWidth: textWidth - 2, TextPrefix: "  ", TextCodePrefix: "    "}
 		b.Write(pr.Text(p.Parse(s.Doc)))
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// DocPath is where s's package documentation is in dmx's source tree,
+// "runner/algo/ricart/doc.go": the package of its New, which is the
+// package whose doc.go Spec.Doc embeds. It is "its package
+// documentation" for a Spec built elsewhere (tests).
+func DocPath(s *algo.Spec) string {
+	const module = "github.com/dmxlab/dmx/"
+	if s.New != nil {
+		name := runtime.FuncForPC(reflect.ValueOf(s.New).Pointer()).Name()
+		if pkg, ok := strings.CutPrefix(name, module); ok {
+			if i := strings.LastIndexByte(pkg, '/'); i >= 0 {
+				if j := strings.IndexByte(pkg[i:], '.'); j >= 0 {
+					return pkg[:i+j] + "/doc.go"
+				}
+			}
+		}
+	}
+	return "its package documentation"
 }
 
 // paramArgs returns the --param flags of params, sorted by name.

@@ -3,12 +3,15 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 )
 
@@ -74,6 +77,12 @@ func TestAlgorithm(t *testing.T) {
 			if !strings.Contains(s.Doc, r) {
 				t.Errorf("%s: seeds cite %s, which its documentation does not quote", s.Name, r)
 			}
+		}
+
+		// The documentation shown is the file the path names.
+		src, err := os.ReadFile(filepath.Join("..", DocPath(s)))
+		if err != nil || algo.PackageDoc(string(src)) != s.Doc {
+			t.Errorf("%s: Doc is not the package documentation of %s (%v)", s.Name, DocPath(s), err)
 		}
 
 		var e listEntry
