@@ -31,19 +31,11 @@ type LaunchHooks struct {
 	Command func() *exec.Cmd
 	// Stderr receives the nodes' own diagnostics, each line prefixed "P3: ".
 	Stderr io.Writer
-	// Progress, if set, is called about every 200ms.
-	Progress func(Progress)
 	// Hurry, if set, is closed when the caller wants the run over at once
 	// (a second Ctrl-C), not in the few seconds nodes take to stop when
 	// ctx is cancelled: the nodes still running are killed. What they
 	// recorded so far is kept.
 	Hurry <-chan struct{}
-}
-
-// Progress is how far a run has got.
-type Progress struct {
-	Entries, Total int   // critical-section exits so far, and the workload's total
-	Events         int64 // events recorded
 }
 
 // LaunchResult says how a run of processes ended.
@@ -157,7 +149,6 @@ type launcher struct {
 	t0           time.Time // when the run started (after the hello phase)
 	res          LaunchResult
 	failure      error
-	prog         Progress
 	lastEvent    time.Time
 	allDoneSince time.Time // when every live node last became done
 	stopping     bool
@@ -335,12 +326,6 @@ func (l *launcher) hello(ctx context.Context) error {
 // records every event, fires the faults and decides when the run ends. It
 // returns when every process has ended and no fault is still to come.
 func (l *launcher) watch(ctx context.Context) {
-	if l.plan.Spec.Kind == algo.MutualExclusion {
-		for i := 0; i < l.plan.N; i++ {
-			w := l.wl.For(i)
-			l.prog.Total += w.Entries * len(w.Resources)
-		}
-	}
 	l.lastEvent = time.Now()
 	quitFaults := make(chan struct{})
 	defer close(quitFaults)
@@ -349,7 +334,6 @@ func (l *launcher) watch(ctx context.Context) {
 
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	lastProgress := time.Time{}
 	ctxDone := ctx.Done()
 	hurry := l.hooks.Hurry
 	for l.ended < l.started || (l.pendingFaults > 0 && !l.stopping) {
@@ -370,10 +354,6 @@ func (l *launcher) watch(ctx context.Context) {
 			}
 			l.stopAll(status, false)
 		case now := <-tick.C:
-			if l.hooks.Progress != nil && now.Sub(lastProgress) >= 200*time.Millisecond {
-				lastProgress = now
-				l.hooks.Progress(l.prog)
-			}
 			l.tick(now)
 		case <-l.stopDeadline:
 			// Nodes that do not stop when told are killed; what they
@@ -383,9 +363,6 @@ func (l *launcher) watch(ctx context.Context) {
 		}
 	}
 	l.readers.Wait()
-	if l.hooks.Progress != nil {
-		l.hooks.Progress(l.prog)
-	}
 }
 
 // handle acts on one message from a node.
@@ -435,7 +412,6 @@ func (l *launcher) event(p *nodeProc, ev trace.Event) {
 	st.last.VC = ev.VC.Clone()
 	switch ev.Kind {
 	case trace.KindCSExit:
-		l.prog.Entries++
 		st.exits[ev.Resource]++
 	case trace.KindSend:
 		if k := ev.Msg & 0xffffffff; k > st.sent {
@@ -466,7 +442,6 @@ func (l *launcher) record(ev *trace.Event) {
 		l.fail(err)
 	}
 	l.res.Events++
-	l.prog.Events = l.res.Events
 	l.lastEvent = time.Now()
 }
 

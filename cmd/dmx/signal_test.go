@@ -217,7 +217,7 @@ func TestSignalFromTheFirstMoment(t *testing.T) {
 // Ctrl-C does: a valid trace, marked interrupted, nothing beside it.
 func TestHangupIsInterrupt(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
-	p := start(t, "run", "central", "-n", "3", "--entries", "100000", "--duration", "2m", "--seed", "1", "-o", path)
+	p := start(t, "run", "central", "-n", "3", "--entries", "100000", "--duration", "2m", "--seed", "1", "--yes", "-o", path)
 	recordingInto(t, p, path)
 	p.cmd.Process.Signal(syscall.SIGHUP)
 	// The trace is checked, as after Ctrl-C: the verdict is the exit code
@@ -232,7 +232,7 @@ func TestHangupIsInterrupt(t *testing.T) {
 // the trace, and leaves it valid and marked interrupted.
 func TestSecondInterrupt(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
-	p := start(t, "sim", "ricart-agrawala", "-n", "150", "--entries", "100000", "--seed", "1", "-o", path)
+	p := start(t, "sim", "ricart-agrawala", "-n", "150", "--entries", "100000", "--seed", "1", "--yes", "-o", path)
 	recordingInto(t, p, path)
 	time.Sleep(2 * time.Second)
 	p.cmd.Process.Signal(syscall.SIGINT)
@@ -259,7 +259,7 @@ func TestSecondInterrupt(t *testing.T) {
 // incomplete: dmx check says why.
 func TestRecorderKilled(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
-	p := start(t, "run", "central", "-n", "3", "--entries", "100000", "--duration", "2m", "--seed", "1", "-o", path)
+	p := start(t, "run", "central", "-n", "3", "--entries", "100000", "--duration", "2m", "--seed", "1", "--yes", "-o", path)
 	recordingInto(t, p, path)
 	live := runRow(t, path)
 	if live.Status != "running" {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/render"
+	"github.com/dmxlab/dmx/render/plural"
 )
 
 // defaultSQLTimeout bounds a query typed at a terminal: long enough for
@@ -85,9 +86,9 @@ stops a query that runs too long (exit 2).`,
 			stderr := cmd.ErrOrStderr()
 			switch {
 			case cut:
-				fmt.Fprintf(stderr, "(%d rows shown; --limit %d reached, more rows not shown)\n", n, limit)
+				fmt.Fprintf(stderr, "(%s shown; --limit %d reached, more rows not shown)\n", plural.Count(int(n), "row"), limit)
 			case format == "table":
-				fmt.Fprintf(stderr, "(%d rows)\n", n)
+				fmt.Fprintf(stderr, "(%s)\n", plural.Count(int(n), "row"))
 			}
 			return nil
 		},

@@ -76,7 +76,7 @@ func TestSQLLimit(t *testing.T) {
 	}
 	// A result within the limit is not said to be cut.
 	code, _, errs := dmx(t, "sql", path, "SELECT 1", "--limit", "1")
-	if code != 0 || strings.Contains(errs, "limit") || !strings.Contains(errs, "(1 rows)") {
+	if code != 0 || strings.Contains(errs, "limit") || !strings.Contains(errs, "(1 row)") {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
