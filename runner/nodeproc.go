@@ -161,7 +161,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	// Catching up after a pause: the datagrams the reader has or gets
 	// within catchUpQuiet, for at most catchUpMax.
 	env.catchUp = func() {
-		const catchUpQuiet, catchUpMax = 20 * time.Millisecond, 500 * time.Millisecond
+		const catchUpQuiet, catchUpMax = 5 * time.Millisecond, 100 * time.Millisecond
 		quiet := time.NewTimer(catchUpQuiet)
 		defer quiet.Stop()
 		end := time.Now().Add(catchUpMax)
@@ -249,7 +249,7 @@ type udpEnv struct {
 
 // lateTimer is how late a timer must fire for the process to be taken as
 // having not run meanwhile (paused by SIGSTOP, or starved).
-const lateTimer = 100 * time.Millisecond
+const lateTimer = 250 * time.Millisecond
 
 func (e *udpEnv) Now() int64  { return int64(time.Since(e.start)) }
 func (e *udpEnv) Wall() int64 { return time.Now().UnixNano() }
