@@ -56,6 +56,11 @@ type SimConfig struct {
 	Duration time.Duration
 	// Faults are injected at their times.
 	Faults []Fault
+	// Aim, if not nil, picks the process a fault hits when it fires, in
+	// place of its Proc (a negative result skips the fault): tests aim
+	// crashes at a process chosen from the run's state, such as the holder
+	// of a token.
+	Aim func(f Fault) int
 	// Stop, if not nil, cuts the run short (marked incomplete) once it is
 	// closed: Ctrl-C under dmx sim.
 	Stop <-chan struct{}
@@ -224,7 +229,10 @@ func (s *sim) progress() {
 func (s *sim) inject(f Fault) {
 	s.pendingFaults--
 	p := f.Proc
-	if p == Leader {
+	switch {
+	case s.cfg.Aim != nil:
+		p = s.cfg.Aim(f)
+	case p == Leader:
 		p = s.leader
 	}
 	if p >= 0 {

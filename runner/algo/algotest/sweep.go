@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
 )
@@ -15,34 +16,22 @@ var (
 	flagSeeds = flag.Int("algotest.seeds", 0, "number of seeds per group size in algotest sweeps (0: the test's own)")
 )
 
-// Sweep runs spec on the in-memory network for every group size in ns and
-// every seed 1..seeds (flags: -algotest.seeds=K overrides the count,
-// -algotest.seed=S runs only S). base gives the other options; N, Seed and
-// Log are set by Sweep. After each successful run, check (if not nil) may
-// verify the Result further (message counts, entries...). On the first
-// failure Sweep reruns the seed with a log of its last steps and fails t,
-// printing the seed and how to rerun it.
-func Sweep(t testing.TB, spec algo.Spec, ns []int, seeds int, base Options, check func(*Result) error) {
-	t.Helper()
-	sweep(t, spec.Name, ns, seeds, 60, func(n int, seed uint64, logSteps int) (*Result, []string, error) {
-		opt := base
-		opt.N, opt.Seed, opt.Log = n, seed, logSteps
-		res, err := Run(spec, opt)
-		if res == nil {
-			return nil, nil, err
-		}
-		return res, res.Log, err
-	}, check, nil)
+// Seeds is the number of seeds per group size of a long sweep: n, or n/10
+// with go test -short.
+func Seeds(n int) int {
+	if testing.Short() {
+		return max(1, n/10)
+	}
+	return n
 }
 
-// sweep is the loop of Sweep, SweepMulticast, SweepFailover and
-// SweepElection over group sizes and seeds. run runs one seed keeping a log
-// of its last logSteps steps (0: none) and returns the result, that log and
-// the run's error; about (if not nil) adds lines on a failed run to the
-// report. The rerun of a failing seed is deterministic: it fails the same
-// way, and only its log is new.
-func sweep[R any](t testing.TB, name string, ns []int, seeds, logSteps int,
-	run func(n int, seed uint64, logSteps int) (R, []string, error), check func(R) error, about func(R) string) {
+// Sweep runs Run for every group size in ns and every seed 1..seeds (flags:
+// -algotest.seeds=K overrides the count, -algotest.seed=S runs only S).
+// opt gives the other options; N and Seed are set by Sweep. After each
+// successful run, check (if not nil) may verify the Result further (message
+// counts, entries...). On the first failure Sweep fails t with the seed, the
+// failure, the events up to it, and how to rerun it.
+func Sweep(t testing.TB, spec algo.Spec, ns []int, seeds int, opt Options, check func(*Result) error) {
 	t.Helper()
 	if *flagSeeds > 0 {
 		seeds = *flagSeeds
@@ -56,25 +45,26 @@ func sweep[R any](t testing.TB, name string, ns []int, seeds, logSteps int,
 				}
 				seed = *flagSeed
 			}
-			res, _, err := run(n, seed, 0)
+			o := opt
+			o.N, o.Seed = n, seed
+			res, err := Run(spec, o)
 			if err == nil && check != nil {
 				err = check(res)
 			}
 			if err == nil {
 				continue
 			}
-			// Rerun the same seed, deterministically, keeping a log.
-			_, log, err2 := run(n, seed, logSteps)
+			var log []string
 			var f *Failure
-			if errors.As(err2, &f) {
+			if errors.As(err, &f) {
 				log = f.Log
 			}
-			extra := ""
-			if about != nil {
-				extra = about(res)
+			faults := ""
+			if res != nil && len(res.Faults) > 0 {
+				faults = fmt.Sprintf("faults: %v\n", res.Faults)
 			}
-			t.Fatalf("%s n=%d seed: %d\n%v\n%slast steps:\n  %s\nrerun: go test -run '%s' -algotest.seed=%d",
-				name, n, seed, err, extra, strings.Join(log, "\n  "), t.Name(), seed)
+			t.Fatalf("%s n=%d seed: %d\n%v\n%sevents:\n  %s\nrerun: go test -run '%s' -algotest.seed=%d",
+				spec.Name, n, seed, err, faults, strings.Join(log, "\n  "), t.Name(), seed)
 		}
 	}
 }
@@ -94,5 +84,26 @@ func CountCheck(perEntry func(id, n int) int) func(*Result) error {
 			return fmt.Errorf("sent %d messages (%v) for entries %v, want %d", total, r.Sent, r.Entered, want)
 		}
 		return nil
+	}
+}
+
+// SweepInitiators runs Sweep with no failure for each N in ns and each way
+// of starting the election: the lowest id alone (the parameter
+// initiators=0), every process at once (all), and the would-be leader alone
+// (top: N-1), each in its own subtest. Seed 001: "Multiple processes are
+// allowed to call an election simultaneously. All of them together must
+// yield only a single leader", and "The result of an election should not
+// depend on which process calls for it".
+func SweepInitiators(t *testing.T, spec algo.Spec, ns []int, seeds int, settle time.Duration) {
+	for _, init := range []string{"0", "all", "top"} {
+		t.Run("initiators="+init, func(t *testing.T) {
+			for _, n := range ns {
+				p := map[string]string{"initiators": init}
+				if init == "top" {
+					p["initiators"] = fmt.Sprint(n - 1)
+				}
+				Sweep(t, spec, []int{n}, seeds, Options{Params: p, Settle: settle}, nil)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
@@ -65,7 +66,7 @@ func TestFIFOUnderLoad(t *testing.T) {
 			}
 			return m, err
 		}
-		if _, err := algotest.Run(spec, algotest.Options{N: 5, Seed: seed, Entries: 4, Hold: 5_000_000, Think: 1_000_000}); err != nil {
+		if _, err := algotest.Run(spec, algotest.Options{N: 5, Seed: seed, Entries: 4, Hold: 5 * time.Millisecond, Think: time.Millisecond}); err != nil {
 			t.Fatalf("seed: %d: %v", seed, err)
 		}
 		if r.err != "" {

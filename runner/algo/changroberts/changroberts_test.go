@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
@@ -12,22 +13,14 @@ import (
 // TestScripts runs the interaction scripts in testdata; each block cites the
 // rule it exercises. Rewrite with go test -rewrite.
 func TestScripts(t *testing.T) {
-	algotest.RunElectionScripts(t, Spec, "testdata")
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	algotest.RunScripts(t, Spec, "testdata")
 }
 
 func count(t *testing.T, n int, initiators string) (map[string]int, []int) {
 	t.Helper()
-	b, err := algotest.NewElectionBench(Spec, n, map[string]string{"fd-period": "0", "initiators": initiators})
-	must(t, err)
-	must(t, b.Start())
-	must(t, b.Stabilize())
+	b := algotest.NewBench(t, Spec, n, map[string]string{"fd-period": "0", "initiators": initiators})
+	b.Start()
+	b.Stabilize()
 	return b.Sent(), b.Leaders()
 }
 
@@ -110,7 +103,9 @@ func TestRH1(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("id=%d participant=%v", tc.id, tc.participant), func(t *testing.T) {
 			mm, err := New(algo.Config{ID: j, N: 5, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
-			must(t, err)
+			if err != nil {
+				t.Fatal(err)
+			}
 			m := mm.(*Machine)
 			m.Step(algo.Input{Kind: algo.Start})
 			m.participant = tc.participant
@@ -144,7 +139,9 @@ func TestRH1(t *testing.T) {
 // Reference: seed 001 [RD1].
 func TestRD1(t *testing.T) {
 	mm, err := New(algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "1"}})
-	must(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := mm.(*Machine)
 	m.Step(algo.Input{Kind: algo.Start})
 	if !m.participant {
@@ -169,7 +166,9 @@ func TestRD1(t *testing.T) {
 // Election message but times out waiting for an Elected message".
 func TestTimeoutRestarts(t *testing.T) {
 	mm, err := New(algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
-	must(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := mm.(*Machine)
 	m.Step(algo.Input{Kind: algo.Start})
 	m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgElection, ID: 0, Term: 1}})
@@ -187,7 +186,7 @@ var sizes = []int{2, 3, 5, 8}
 // never two leaders. Reference: seed 001 "Multiple Initiators ... All of
 // them together must yield only a single leader"; seed 004 "Safe, Live".
 func TestSweepNoFailure(t *testing.T) {
-	algotest.SweepInitiators(t, Spec, sizes, seeds(), 300e6)
+	algotest.SweepInitiators(t, Spec, sizes, algotest.Seeds(300), 300*time.Millisecond)
 }
 
 // TestSweepLeaderCrashes: the leader crashes once or twice and stays down;
@@ -197,8 +196,8 @@ func TestSweepNoFailure(t *testing.T) {
 func TestSweepLeaderCrashes(t *testing.T) {
 	for _, crashes := range []int{1, 2} {
 		t.Run(fmt.Sprintf("crashes=%d", crashes), func(t *testing.T) {
-			algotest.SweepElection(t, Spec, sizes, seeds(), algotest.ElectionOptions{
-				LeaderCrashes: crashes, CrashFrom: 0, CrashTo: 400e6, Settle: 800e6,
+			algotest.Sweep(t, Spec, sizes, algotest.Seeds(300), algotest.Options{
+				Random: crashes, Target: algotest.TargetLeader, CrashFrom: 0, CrashTo: 400 * time.Millisecond, Settle: 800 * time.Millisecond,
 			}, nil)
 		})
 	}
@@ -209,9 +208,10 @@ func TestSweepLeaderCrashes(t *testing.T) {
 // recovered process and the old leader may both lead for a moment (seed
 // 004 "process ID's reappear"): allowed here.
 func TestSweepLeaderCrashesAndRecovers(t *testing.T) {
-	algotest.SweepElection(t, Spec, sizes, seeds(), algotest.ElectionOptions{
-		LeaderCrashes: 2, CrashFrom: 0, CrashTo: 400e6, RecoverMin: 10e6, RecoverMax: 200e6,
-		Settle: 800e6, AllowSplitBrain: true,
+	algotest.Sweep(t, Spec, sizes, algotest.Seeds(300), algotest.Options{
+		Random: 2, Target: algotest.TargetLeader, CrashFrom: 0, CrashTo: 400 * time.Millisecond,
+		RecoverMin: 10 * time.Millisecond, RecoverMax: 200 * time.Millisecond,
+		Settle: 800 * time.Millisecond, Allow: []string{"split-brain"},
 	}, nil)
 }
 
@@ -223,13 +223,4 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("params %v accepted", p)
 		}
 	}
-}
-
-// seeds is the number of seeds per group size in the sweeps: 300, or 30
-// with go test -short.
-func seeds() int {
-	if testing.Short() {
-		return 30
-	}
-	return 300
 }

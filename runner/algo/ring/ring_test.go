@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
@@ -12,14 +13,7 @@ import (
 // TestScripts runs the interaction scripts in testdata; each block cites the
 // rule it exercises. Rewrite with go test -rewrite.
 func TestScripts(t *testing.T) {
-	algotest.RunElectionScripts(t, Spec, "testdata")
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	algotest.RunScripts(t, Spec, "testdata")
 }
 
 // count runs one failure-free election with the given initiators on the
@@ -27,10 +21,9 @@ func must(t *testing.T, err error) {
 // sent by type and the leaders.
 func count(t *testing.T, n int, initiators string) (map[string]int, []int) {
 	t.Helper()
-	b, err := algotest.NewElectionBench(Spec, n, map[string]string{"fd-period": "0", "initiators": initiators})
-	must(t, err)
-	must(t, b.Start())
-	must(t, b.Stabilize())
+	b := algotest.NewBench(t, Spec, n, map[string]string{"fd-period": "0", "initiators": initiators})
+	b.Start()
+	b.Stabilize()
 	return b.Sent(), b.Leaders()
 }
 
@@ -79,7 +72,9 @@ func TestCountAllInitiators(t *testing.T) {
 // Election message but times out waiting for an Elected message".
 func TestTimeoutRestarts(t *testing.T) {
 	mm, err := New(algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
-	must(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := mm.(*Machine)
 	m.Step(algo.Input{Kind: algo.Start})
 	out := m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgElection, Term: 1, Vals: []uint64{0}}})
@@ -107,7 +102,7 @@ var sizes = []int{2, 3, 5, 8}
 // Reference: seed 001 "The Leader Election Problem"; "Multiple processes
 // are allowed to call an election simultaneously".
 func TestSweepNoFailure(t *testing.T) {
-	algotest.SweepInitiators(t, Spec, sizes, seeds(), 300e6)
+	algotest.SweepInitiators(t, Spec, sizes, algotest.Seeds(300), 300*time.Millisecond)
 }
 
 // TestSweepLeaderCrashes: the leader crashes once or twice at random times
@@ -117,8 +112,8 @@ func TestSweepNoFailure(t *testing.T) {
 func TestSweepLeaderCrashes(t *testing.T) {
 	for _, crashes := range []int{1, 2} {
 		t.Run(fmt.Sprintf("crashes=%d", crashes), func(t *testing.T) {
-			algotest.SweepElection(t, Spec, sizes, seeds(), algotest.ElectionOptions{
-				LeaderCrashes: crashes, CrashFrom: 0, CrashTo: 400e6, Settle: 800e6,
+			algotest.Sweep(t, Spec, sizes, algotest.Seeds(300), algotest.Options{
+				Random: crashes, Target: algotest.TargetLeader, CrashFrom: 0, CrashTo: 400 * time.Millisecond, Settle: 800 * time.Millisecond,
 			}, nil)
 		})
 	}
@@ -130,9 +125,10 @@ func TestSweepLeaderCrashes(t *testing.T) {
 // coordinator message reaches it (seed 004 "process ID's reappear"): those
 // moments are allowed here.
 func TestSweepLeaderCrashesAndRecovers(t *testing.T) {
-	algotest.SweepElection(t, Spec, sizes, seeds(), algotest.ElectionOptions{
-		LeaderCrashes: 2, CrashFrom: 0, CrashTo: 400e6, RecoverMin: 10e6, RecoverMax: 200e6,
-		Settle: 800e6, AllowSplitBrain: true,
+	algotest.Sweep(t, Spec, sizes, algotest.Seeds(300), algotest.Options{
+		Random: 2, Target: algotest.TargetLeader, CrashFrom: 0, CrashTo: 400 * time.Millisecond,
+		RecoverMin: 10 * time.Millisecond, RecoverMax: 200 * time.Millisecond,
+		Settle: 800 * time.Millisecond, Allow: []string{"split-brain"},
 	}, nil)
 }
 
@@ -144,13 +140,4 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("params %v accepted", p)
 		}
 	}
-}
-
-// seeds is the number of seeds per group size in the sweeps: 300, or 30
-// with go test -short.
-func seeds() int {
-	if testing.Short() {
-		return 30
-	}
-	return 300
 }
