@@ -136,6 +136,9 @@ var Commands = map[string]Command{
 				for _, name := range slices.Sorted(maps.Keys(ts)) {
 					parts = append(parts, fmt.Sprintf("%s@%v", name, time.Duration(ts[name])))
 				}
+				if len(parts) == 0 {
+					return "none"
+				}
 				return strings.Join(parts, " ")
 			})
 			return nil
