@@ -115,9 +115,13 @@ const (
 	Invariant = "invariant" // Options.Invariant failed
 	// Settled: an election run whose algorithm claims termination ended
 	// with a live process that believes in no leader, or in one that is
-	// down. Check termination judges the elections that started; this is
+	// down, or (if the algorithm claims validity) in another than the
+	// highest live process. Checks termination and validity judge the
+	// elections that started and each decision when it is made; this is
 	// the end a run must settle to even if, say, nobody noticed the
-	// leader's crash and no election started.
+	// leader's crash and no election started, or a coordinator message
+	// arrived after its sender crashed (a decision validity reports, and a
+	// run with crashes therefore allows).
 	Settled = "settled"
 )
 
@@ -158,6 +162,9 @@ func (d Delivery) String() string { return fmt.Sprintf("P%d#%d@%d", d.From, d.ID
 type SplitBrainEpisode struct {
 	At      time.Duration
 	Leaders []int
+	// Wall says that the two led at once in wall time; else only causally
+	// (the end of one did not happen before the start of the other).
+	Wall bool
 }
 
 // Result is what a run did: its trace, the verdicts of the algorithm's
@@ -458,7 +465,7 @@ func (r *run) splitBrains() {
 			continue
 		}
 		for _, f := range c.Findings {
-			var ep SplitBrainEpisode
+			ep := SplitBrainEpisode{Wall: strings.Contains(f.Message, "in wall time: for")}
 			for _, e := range f.Events {
 				ep.At = max(ep.At, wall(e))
 				ep.Leaders = append(ep.Leaders, e.Proc)
@@ -617,10 +624,19 @@ func (r *run) stepped(id int, in algo.Input, outs []algo.Output) {
 func (r *run) endContract() *Failure {
 	if r.spec.Kind == algo.Election && slices.Contains(r.spec.Properties, analyze.Termination.Name) &&
 		!slices.Contains(r.opt.Allow, analyze.Termination.Name) {
+		highest := -1
 		for id, nd := range r.nodes {
-			if nd.up && (nd.belief < 0 || !r.nodes[nd.belief].up) {
-				return r.failure(Settled, "P%d ends believing in leader %d, which is not a live process (leaders %v, alive %v)",
-					id, nd.belief, r.res.Leaders, r.res.Alive)
+			if nd.up {
+				highest = id
+			}
+		}
+		for id, nd := range r.nodes {
+			switch {
+			case !nd.up:
+			case nd.belief < 0 || !r.nodes[nd.belief].up:
+				return r.failure(Settled, "P%d ends believing in leader %d, which is not a live process (leaders %v)", id, nd.belief, r.res.Leaders)
+			case nd.belief != highest && slices.Contains(r.spec.Properties, analyze.Validity.Name):
+				return r.failure(Settled, "P%d ends believing in leader %d, not in the highest live process P%d (leaders %v)", id, nd.belief, highest, r.res.Leaders)
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
@@ -106,4 +107,27 @@ func SweepInitiators(t *testing.T, spec algo.Spec, ns []int, seeds int, settle t
 			}
 		})
 	}
+}
+
+// LeaderCrashes returns the options of an election run in which whoever
+// leads crashes k times, at random times in the first 400ms, and which
+// goes on for settle after the last crash or recovery. A coordinator
+// message may still be on its way when its sender crashes: its receiver
+// then decides for a dead process, which check validity reports (seed 001
+// asks a non-faulty leader) and which no algorithm can prevent, so
+// validity is allowed; the run must still settle on the highest live
+// process (Settled). With recover, each crashed process comes back 10ms to
+// 200ms later and holds an election (seed 000): until its coordinator
+// message arrives, it leads beside the old leader, and the old leader's
+// decisions name a process that is no longer the highest live one (seed
+// 004 "Safety is broken if ... process ID's reappear"), so split-brain is
+// allowed too.
+func LeaderCrashes(k int, recover bool, settle time.Duration) Options {
+	o := Options{Random: k, Target: TargetLeader, CrashFrom: 0, CrashTo: 400 * time.Millisecond, Settle: settle,
+		Allow: []string{analyze.Validity.Name}}
+	if recover {
+		o.RecoverMin, o.RecoverMax = 10*time.Millisecond, 200*time.Millisecond
+		o.Allow = append(o.Allow, analyze.SplitBrain.Name)
+	}
+	return o
 }

@@ -196,9 +196,7 @@ func TestSweepNoFailure(t *testing.T) {
 func TestSweepLeaderCrashes(t *testing.T) {
 	for _, crashes := range []int{1, 2} {
 		t.Run(fmt.Sprintf("crashes=%d", crashes), func(t *testing.T) {
-			algotest.Sweep(t, Spec, sizes, algotest.Seeds(300), algotest.Options{
-				Random: crashes, Target: algotest.TargetLeader, CrashFrom: 0, CrashTo: 400 * time.Millisecond, Settle: 800 * time.Millisecond,
-			}, nil)
+			algotest.Sweep(t, Spec, sizes, algotest.Seeds(300), algotest.LeaderCrashes(crashes, false, 800*time.Millisecond), nil)
 		})
 	}
 }
@@ -208,11 +206,7 @@ func TestSweepLeaderCrashes(t *testing.T) {
 // recovered process and the old leader may both lead for a moment (seed
 // 004 "process ID's reappear"): allowed here.
 func TestSweepLeaderCrashesAndRecovers(t *testing.T) {
-	algotest.Sweep(t, Spec, sizes, algotest.Seeds(300), algotest.Options{
-		Random: 2, Target: algotest.TargetLeader, CrashFrom: 0, CrashTo: 400 * time.Millisecond,
-		RecoverMin: 10 * time.Millisecond, RecoverMax: 200 * time.Millisecond,
-		Settle: 800 * time.Millisecond, Allow: []string{"split-brain"},
-	}, nil)
+	algotest.Sweep(t, Spec, sizes, algotest.Seeds(300), algotest.LeaderCrashes(2, true, 800*time.Millisecond), nil)
 }
 
 func TestNewValidates(t *testing.T) {

@@ -1,13 +1,11 @@
 package lease
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
 )
@@ -121,9 +119,7 @@ func TestSweepNoFailure(t *testing.T) {
 // re-election on master failure"); never two masters at once.
 func TestSweepMasterCrashes(t *testing.T) {
 	for _, n := range []int{3, 5, 8} {
-		algotest.Sweep(t, Spec, []int{n}, algotest.Seeds(300), algotest.Options{
-			Random: crashable(n), Target: algotest.TargetLeader, CrashFrom: 0, CrashTo: 400 * time.Millisecond, Settle: 800 * time.Millisecond,
-		}, nil)
+		algotest.Sweep(t, Spec, []int{n}, algotest.Seeds(300), algotest.LeaderCrashes(crashable(n), false, 800*time.Millisecond), nil)
 	}
 }
 
@@ -131,35 +127,41 @@ func TestSweepMasterCrashes(t *testing.T) {
 // vote, without their promises, quiet for a lease). Unlike the bully and
 // ring elections, recoveries cause no split brain: the check stays on.
 func TestSweepMasterCrashesAndRecovers(t *testing.T) {
-	algotest.Sweep(t, Spec, []int{2, 3, 5, 8}, algotest.Seeds(300), algotest.Options{
-		Random: 2, Target: algotest.TargetLeader, CrashFrom: 0, CrashTo: 400 * time.Millisecond,
-		RecoverMin: 10 * time.Millisecond, RecoverMax: 200 * time.Millisecond, Settle: 800 * time.Millisecond,
-	}, nil)
+	opt := algotest.LeaderCrashes(2, true, 800*time.Millisecond)
+	opt.Allow = nil
+	algotest.Sweep(t, Spec, []int{2, 3, 5, 8}, algotest.Seeds(300), opt, nil)
 }
 
 // TestSafeButNotLive: with message delays up to more than half the lease,
 // renewals come too late and elections fail or repeat; the run may end
 // without an agreed master (seed 001: "Only eventually live!"), but never
 // do two servers lead at once ("Why safe? ... cannot have two leaders
-// elected simultaneously").
+// elected simultaneously"). The safety rests on time, not causality: a
+// master steps down when its lease runs out, and the voters' promises run
+// out by their own clocks, so check split-brain may find a master elected
+// concurrently with the step-down of the one before, which no message
+// orders; those are counted, not failed, and no two leaderships may
+// overlap in wall time.
 func TestSafeButNotLive(t *testing.T) {
-	live := 0
+	live, causal := 0, 0
 	for _, n := range []int{3, 5} {
 		for s := uint64(1); s <= 100; s++ {
-			_, err := algotest.Run(Spec, algotest.Options{N: n, Seed: s,
+			res, err := algotest.Run(Spec, algotest.Options{N: n, Seed: s,
 				MinDelay: time.Millisecond, MaxDelay: 60 * time.Millisecond, Random: 1, Target: algotest.TargetLeader,
 				CrashFrom: 0, CrashTo: 300 * time.Millisecond, RecoverMin: 10 * time.Millisecond, RecoverMax: 100 * time.Millisecond,
-				Settle: 500 * time.Millisecond})
-			var f *algotest.Failure
-			if errors.As(err, &f) && f.Violates(analyze.SplitBrain) {
-				t.Fatalf("N=%d seed %d: %v", n, s, err)
+				Settle: 500 * time.Millisecond, Allow: []string{"split-brain"}})
+			for _, e := range res.SplitBrains {
+				if e.Wall {
+					t.Fatalf("N=%d seed %d: P%d and P%d lead at once at %v", n, s, e.Leaders[0], e.Leaders[1], e.At)
+				}
+				causal++
 			}
 			if err == nil {
 				live++
 			}
 		}
 	}
-	t.Logf("%d of 200 runs ended with an agreed master", live)
+	t.Logf("%d of 200 runs ended with an agreed master; %d hand-overs unordered by messages", live, causal)
 }
 
 func TestNewValidates(t *testing.T) {
