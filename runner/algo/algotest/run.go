@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dmxlab/dmx/analyze"
@@ -219,28 +220,58 @@ func (r *Result) ElectionMessages(skip ...string) int {
 // doc.go) or opt.Invariant. An ordinary error says the run could not be
 // made (bad options, a machine that cannot be built).
 func Run(spec algo.Spec, opt Options) (*Result, error) {
+	// Size the buffers after the last run's: tests run the same kind of
+	// run many times, and growing the slices of a run of thousands of
+	// events costs more than simulating it.
+	k := int(lastEvents.Load())
+	k += k / 4
+	buf := &buffers{events: make([]trace.Event, 0, k), vcs: make([]uint64, 0, k*opt.N), detail: make([]byte, 0, 32*k)}
+	res, err := run1(spec, opt, buf)
+	if res != nil {
+		lastEvents.Store(int64(len(res.Events)))
+	}
+	return res, err
+}
+
+// lastEvents is the number of events of the last run of Run.
+var lastEvents atomic.Int64
+
+// buffers hold the events of a run. A sweep hands the buffers of a run it
+// is done with to the next one: runs of thousands of events each would
+// otherwise spend more time growing slices than simulating.
+type buffers struct {
+	events []trace.Event
+	vcs    []uint64 // the events' vector clocks, one after the other
+	detail []byte   // and their details
+}
+
+// reuse takes back the buffers of res, a Result nobody uses any more.
+func (b *buffers) reuse(res *Result) {
+	b.events, b.vcs, b.detail = res.Events[:0], b.vcs[:0], b.detail[:0]
+}
+
+func run1(spec algo.Spec, opt Options, buf *buffers) (*Result, error) {
 	opt.defaults()
 	r, err := newRun(spec, opt)
 	if err != nil {
 		return nil, err
 	}
+	r.buf, r.res.Events = buf, buf.events
 	return r.exec()
 }
 
 // run is one Run: what the machines' tap and the recorder keep.
 type run struct {
-	spec   algo.Spec
-	opt    Options
-	rnd    *rand.Rand
-	plan   []Crash // the crash schedule; runner.Fault.Proc -2-i names plan[i]
-	hit    []int   // the node plan[i] crashed, -1: none (yet)
-	nodes  []nodeState
-	res    *Result
-	vcs    []uint64 // backing store of the recorded events' vector clocks
-	detail []byte   // and of their details
-	sent   map[int64]bool
-	recvd  int
-	err    *Failure // the first broken contract or invariant
+	spec  algo.Spec
+	opt   Options
+	rnd   *rand.Rand
+	plan  []Crash // the crash schedule; runner.Fault.Proc -2-i names plan[i]
+	hit   []int   // the node plan[i] crashed, -1: none (yet)
+	nodes []nodeState
+	res   *Result
+	buf   *buffers // the recorded events and their slices' backing store
+	recvd int
+	err   *Failure // the first broken contract or invariant
 }
 
 // nodeState is what the bench knows of a node beside its trace.
@@ -261,7 +292,6 @@ func newRun(spec algo.Spec, opt Options) (*run, error) {
 		spec: spec, opt: opt,
 		rnd:   rand.New(rand.NewPCG(opt.Seed, 0x616c676f)),
 		nodes: make([]nodeState, opt.N),
-		sent:  map[int64]bool{},
 		res: &Result{
 			Seed: opt.Seed, Entered: make([]int, opt.N), Sent: map[string]int{}, SentBy: make([]int, opt.N),
 			Multicasts: make([]int, opt.N), Delivered: make([][]Delivery, opt.N),
@@ -560,11 +590,12 @@ func (r *run) Record(ev *trace.Event) error {
 		return r.err
 	}
 	e := *ev
-	r.vcs = append(r.vcs, ev.VC...)
-	e.VC = r.vcs[len(r.vcs)-len(ev.VC) : len(r.vcs) : len(r.vcs)]
+	b := r.buf
+	b.vcs = append(b.vcs, ev.VC...)
+	e.VC = b.vcs[len(b.vcs)-len(ev.VC) : len(b.vcs) : len(b.vcs)]
 	if ev.Detail != nil {
-		r.detail = append(r.detail, ev.Detail...)
-		e.Detail = r.detail[len(r.detail)-len(ev.Detail) : len(r.detail) : len(r.detail)]
+		b.detail = append(b.detail, ev.Detail...)
+		e.Detail = b.detail[len(b.detail)-len(ev.Detail) : len(b.detail) : len(b.detail)]
 	}
 	res := r.res
 	res.Events = append(res.Events, e)

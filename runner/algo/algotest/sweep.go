@@ -30,13 +30,15 @@ func Seeds(n int) int {
 // -algotest.seeds=K overrides the count, -algotest.seed=S runs only S).
 // opt gives the other options; N and Seed are set by Sweep. After each
 // successful run, check (if not nil) may verify the Result further (message
-// counts, entries...). On the first failure Sweep fails t with the seed, the
+// counts, entries...); it must not keep the Result, whose memory the next
+// run reuses. On the first failure Sweep fails t with the seed, the
 // failure, the events up to it, and how to rerun it.
 func Sweep(t testing.TB, spec algo.Spec, ns []int, seeds int, opt Options, check func(*Result) error) {
 	t.Helper()
 	if *flagSeeds > 0 {
 		seeds = *flagSeeds
 	}
+	buf := &buffers{}
 	for _, n := range ns {
 		for s := 1; s <= seeds; s++ {
 			seed := uint64(s)
@@ -48,11 +50,12 @@ func Sweep(t testing.TB, spec algo.Spec, ns []int, seeds int, opt Options, check
 			}
 			o := opt
 			o.N, o.Seed = n, seed
-			res, err := Run(spec, o)
+			res, err := run1(spec, o, buf)
 			if err == nil && check != nil {
 				err = check(res)
 			}
 			if err == nil {
+				buf.reuse(res)
 				continue
 			}
 			var log []string

@@ -156,7 +156,8 @@ func TestFalseSuspicions(t *testing.T) {
 	count := func(params map[string]string) (broken, falseSusp int, first uint64) {
 		for s := 1; s <= runs; s++ {
 			res, err := algotest.Run(Spec, algotest.Options{
-				N: 5, Seed: uint64(s), Entries: 12, MinDelay: time.Millisecond, MaxDelay: 15 * time.Millisecond, Params: params, Allow: byDetector})
+				N: 5, Seed: uint64(s), Entries: 12, MinDelay: time.Millisecond, MaxDelay: 15 * time.Millisecond, Params: params, Allow: byDetector,
+				Limit: 2 * time.Second})
 			var f *algotest.Failure
 			switch {
 			case errors.As(err, &f) && f.Violates(analyze.MutexRealtime):
