@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -65,7 +66,8 @@ type Options struct {
 	Allow []string
 	// Invariant, if set, is checked after every step of every machine with
 	// the current machines and which nodes are up (a down node's machine
-	// is its last incarnation's); an error fails the run.
+	// is its last incarnation's; the slices are reused: do not keep them);
+	// an error fails the run.
 	Invariant func(ms []algo.Machine, up []bool) error
 }
 
@@ -233,6 +235,21 @@ func Run(spec algo.Spec, opt Options) (*Result, error) {
 	return res, err
 }
 
+// lessGC raises the garbage collector's target to gcPercent, unless it is
+// higher or off already, and returns what restores it. A run allocates
+// much (every step of every machine, every recorded event) and keeps
+// little beside its trace; at the default target the collector would take
+// a third of a sweep's time. The bench trades memory for it.
+func lessGC() func() {
+	old := debug.SetGCPercent(gcPercent)
+	if old < 0 || old > gcPercent {
+		debug.SetGCPercent(old)
+	}
+	return func() { debug.SetGCPercent(old) }
+}
+
+const gcPercent = 400
+
 // lastEvents is the number of events of the last run of Run.
 var lastEvents atomic.Int64
 
@@ -251,27 +268,32 @@ func (b *buffers) reuse(res *Result) {
 }
 
 func run1(spec algo.Spec, opt Options, buf *buffers) (*Result, error) {
+	defer lessGC()()
 	opt.defaults()
 	r, err := newRun(spec, opt)
 	if err != nil {
 		return nil, err
 	}
 	r.buf, r.res.Events = buf, buf.events
+	r.clocks = slices.Contains(spec.Properties, analyze.Clocks.Name)
 	return r.exec()
 }
 
 // run is one Run: what the machines' tap and the recorder keep.
 type run struct {
-	spec  algo.Spec
-	opt   Options
-	rnd   *rand.Rand
-	plan  []Crash // the crash schedule; runner.Fault.Proc -2-i names plan[i]
-	hit   []int   // the node plan[i] crashed, -1: none (yet)
-	nodes []nodeState
-	res   *Result
-	buf   *buffers // the recorded events and their slices' backing store
-	recvd int
-	err   *Failure // the first broken contract or invariant
+	spec   algo.Spec
+	opt    Options
+	rnd    *rand.Rand
+	plan   []Crash // the crash schedule; runner.Fault.Proc -2-i names plan[i]
+	hit    []int   // the node plan[i] crashed, -1: none (yet)
+	nodes  []nodeState
+	res    *Result
+	buf    *buffers // the recorded events and their slices' backing store
+	clocks bool     // check clocks runs: keep the events' vector clocks
+	ms     []algo.Machine
+	ups    []bool
+	recvd  int
+	err    *Failure // the first broken contract or invariant
 }
 
 // nodeState is what the bench knows of a node beside its trace.
@@ -376,7 +398,7 @@ func (r *run) exec() (*Result, error) {
 		return res, r.failure(Contract, "%v", err)
 	}
 	run := trace.Run{Algorithm: r.spec.Name, Nodes: r.opt.N, Seed: r.opt.Seed, Mode: "sim", Complete: sim.Complete, Status: sim.Status}
-	res.Checks, err = analyze.Evaluate(run, &trace.SliceReader{Events: res.Events}, analyze.For(r.spec.Properties))
+	res.Checks, err = analyze.Evaluate(run, &trace.SliceReader{Events: res.Events}, r.checks())
 	if err != nil {
 		return res, fmt.Errorf("%s seed %d: the runtime recorded a broken trace: %w", r.spec.Name, r.opt.Seed, err)
 	}
@@ -385,6 +407,16 @@ func (r *run) exec() (*Result, error) {
 		return res, f
 	}
 	return res, nil
+}
+
+// checks are the checks of the algorithm's properties. Check clocks, which
+// analyze.For adds to every set, judges the runtime's stamps, not the
+// algorithm, and runner's tests check those: it runs only where the
+// algorithm names it (without it the recorder keeps no vector clocks).
+func (r *run) checks() []*analyze.Check {
+	return slices.DeleteFunc(analyze.For(r.spec.Properties), func(c *analyze.Check) bool {
+		return c == analyze.Clocks && !r.clocks
+	})
 }
 
 // finish takes the counts of the end from the nodes' states.
@@ -549,7 +581,7 @@ func (r *run) aim(f runner.Fault) int {
 	case TargetPick:
 		p = -1
 		if r.opt.Pick != nil {
-			p = r.opt.Pick(r.machines(), r.up())
+			p = r.opt.Pick(r.state())
 		}
 	}
 	if p < 0 || p >= len(r.nodes) || !r.nodes[p].up {
@@ -559,20 +591,16 @@ func (r *run) aim(f runner.Fault) int {
 	return p
 }
 
-func (r *run) machines() []algo.Machine {
-	ms := make([]algo.Machine, len(r.nodes))
-	for i, nd := range r.nodes {
-		ms[i] = nd.m
+// state returns the current machines and which nodes are up, for Pick
+// and Invariant, in slices it reuses (they are called after every step).
+func (r *run) state() ([]algo.Machine, []bool) {
+	if r.ms == nil {
+		r.ms, r.ups = make([]algo.Machine, len(r.nodes)), make([]bool, len(r.nodes))
 	}
-	return ms
-}
-
-func (r *run) up() []bool {
-	up := make([]bool, len(r.nodes))
 	for i, nd := range r.nodes {
-		up[i] = nd.up
+		r.ms[i], r.ups[i] = nd.m, nd.up
 	}
-	return up
+	return r.ms, r.ups
 }
 
 // built is told of every machine the runtime builds: a node's first, and a
@@ -591,8 +619,11 @@ func (r *run) Record(ev *trace.Event) error {
 	}
 	e := *ev
 	b := r.buf
-	b.vcs = append(b.vcs, ev.VC...)
-	e.VC = b.vcs[len(b.vcs)-len(ev.VC) : len(b.vcs) : len(b.vcs)]
+	e.VC = nil
+	if r.clocks {
+		b.vcs = append(b.vcs, ev.VC...)
+		e.VC = b.vcs[len(b.vcs)-len(ev.VC) : len(b.vcs) : len(b.vcs)]
+	}
 	if ev.Detail != nil {
 		b.detail = append(b.detail, ev.Detail...)
 		e.Detail = b.detail[len(b.detail)-len(ev.Detail) : len(b.detail) : len(b.detail)]
@@ -641,7 +672,7 @@ func (r *run) stepped(id int, in algo.Input, outs []algo.Output) {
 		return
 	}
 	if r.opt.Invariant != nil {
-		if err := r.opt.Invariant(r.machines(), r.up()); err != nil {
+		if err := r.opt.Invariant(r.state()); err != nil {
 			r.err = r.failure(Invariant, "%v", err)
 		}
 	}
