@@ -58,6 +58,18 @@ func NewBench(t testing.TB, spec algo.Spec, n int, params map[string]string) *Be
 	return b
 }
 
+// Elect builds n nodes of spec with params, starts them all and delivers
+// the messages in send order, and those their deliveries send, until none
+// is left; no timer fires: an election without failure, staged exactly,
+// whose messages Sent counts.
+func Elect(t testing.TB, spec algo.Spec, n int, params map[string]string) *Bench {
+	t.Helper()
+	b := NewBench(t, spec, n, params)
+	b.Start()
+	b.Stabilize()
+	return b
+}
+
 func newBench(spec algo.Spec, n int, params map[string]string) (*Bench, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("want n >= 1")

@@ -134,3 +134,47 @@ func LeaderCrashes(k int, recover bool, settle time.Duration) Options {
 	}
 	return o
 }
+
+// SweepLeaderCrashes runs Sweep for the group sizes ns under LeaderCrashes:
+// whoever leads crashes for good once (subtest crashes=1) or twice
+// (crashes=2), or twice and comes back each time (recover), and logs the
+// split-brain episodes the recoveries caused.
+func SweepLeaderCrashes(t *testing.T, spec algo.Spec, ns []int, seeds int, settle time.Duration) {
+	for _, k := range []int{1, 2} {
+		t.Run(fmt.Sprintf("crashes=%d", k), func(t *testing.T) {
+			Sweep(t, spec, ns, seeds, LeaderCrashes(k, false, settle), nil)
+		})
+	}
+	t.Run("recover", func(t *testing.T) {
+		seen := 0
+		Sweep(t, spec, ns, seeds, LeaderCrashes(2, true, settle), func(r *Result) error {
+			seen += len(r.SplitBrains)
+			return nil
+		})
+		t.Logf("split-brain episodes after recoveries: %d", seen)
+	})
+}
+
+// Expect runs opt, whose seed is the one a test's narrative tells about,
+// and returns its Result and Failure if check c failed in it. If c did not
+// fail, it fails t, naming a seed of 1..200 whose run fails c, if one does:
+// a change in the simulator's draws moves such runs, and the test's
+// constant (and its narrative) must follow.
+func Expect(t testing.TB, spec algo.Spec, opt Options, c *analyze.Check) (*Result, *Failure) {
+	t.Helper()
+	res, err := Run(spec, opt)
+	var f *Failure
+	if errors.As(err, &f) && f.Violates(c) {
+		t.Logf("seed %d: %v", opt.Seed, f)
+		return res, f
+	}
+	for s := uint64(1); s <= 200; s++ {
+		o := opt
+		o.Seed = s
+		if _, err2 := Run(spec, o); errors.As(err2, &f) && f.Violates(c) {
+			t.Fatalf("seed %d: %v, want %s violated; seed %d violates it: name that seed and tell its run", opt.Seed, err, c.Name, s)
+		}
+	}
+	t.Fatalf("seed %d: %v, want %s violated (and no seed of 1..200 violates it)", opt.Seed, err, c.Name)
+	return nil, nil
+}

@@ -16,7 +16,7 @@ func TestScripts(t *testing.T) {
 	algotest.RunScripts(t, Spec, "testdata")
 }
 
-// TestSweep runs the algorithm on the in-memory network for many seeds and
+// TestSweep runs the algorithm in the simulator for many seeds and
 // group sizes and checks mutual exclusion, that every request is granted
 // (seed 004: "Safe: Yes, Liveness: Yes"), and the message count: exactly 3
 // per entry of a client and 0 per entry of the coordinator (seed 003 slide 6

@@ -35,10 +35,10 @@ var byDetector = []string{"mutex-causal"}
 // TestFailoverCoordinatorCrashes: whoever is coordinator crashes, three
 // times in a row at random times while the workload runs (so later crashes
 // hit the coordinators elected after the first), with random delays. Run
-// by run the bench checks after every step that no two processes are in
-// the critical section, and at the end that every request of a live
-// process was entered; with recoveries the crashed ids come back (and hold
-// an election, seed 000).
+// by run the trace shows no two processes in the critical section at once
+// (mutex-realtime) and every request of a live process entered
+// (liveness); with recoveries the crashed ids come back (and hold an
+// election, seed 000).
 // Reference: seed 003 slide 6: "If the coordinator crashes, a new
 // coordinator must be created ... an election algorithm has to be run in
 // order to choose one and only one new coordinator"; seed 001 "Election
@@ -267,19 +267,7 @@ func TestFalseSuspicionLoneCoordinator(t *testing.T) {
 	opt := algotest.Options{N: 5, Seed: loneCoordinatorSeed, Entries: 12,
 		MinDelay: time.Millisecond, MaxDelay: 15 * time.Millisecond, Params: map[string]string{"failover": FailoverRing, "fd-allowance": "1ms"},
 		Allow: byDetector}
-	_, err := algotest.Run(Spec, opt)
-	var f *algotest.Failure
-	if !errors.As(err, &f) || !f.Violates(analyze.MutexRealtime) {
-		for s := uint64(1); s <= 200; s++ {
-			o := opt
-			o.Seed = s
-			if _, err2 := algotest.Run(Spec, o); errors.As(err2, &f) && f.Violates(analyze.MutexRealtime) {
-				t.Fatalf("seed %d: %v, want a safety violation; seed %d has one: set loneCoordinatorSeed", loneCoordinatorSeed, err, s)
-			}
-		}
-		t.Fatalf("seed %d: %v, want a safety violation", loneCoordinatorSeed, err)
-	}
-	t.Logf("seed %d: %v", loneCoordinatorSeed, f)
+	algotest.Expect(t, Spec, opt, analyze.MutexRealtime)
 	opt.Params = map[string]string{"failover": FailoverRing, "fd-allowance": "30ms"}
 	if res, err := algotest.Run(Spec, opt); err != nil || res.FalseSuspicions != 0 {
 		t.Fatalf("seed %d with D = 30ms: %v, %d false suspicions", loneCoordinatorSeed, err, res.FalseSuspicions)

@@ -16,14 +16,6 @@ func TestScripts(t *testing.T) {
 	algotest.RunScripts(t, Spec, "testdata")
 }
 
-func count(t *testing.T, n int, initiators string) (map[string]int, []int) {
-	t.Helper()
-	b := algotest.NewBench(t, Spec, n, map[string]string{"fd-period": "0", "initiators": initiators})
-	b.Start()
-	b.Stabilize()
-	return b.Sent(), b.Leaders()
-}
-
 // TestCountOneInitiator: one initiator P_i, no failure: exactly
 // 2N + (N-1-i) messages: N-1-i election messages to reach the would-be
 // leader P(N-1), N for its id to go around, N elected messages.
@@ -38,7 +30,8 @@ func TestCountOneInitiator(t *testing.T) {
 	for _, n := range []int{2, 3, 5, 8} {
 		total := 0
 		for i := 0; i < n; i++ {
-			sent, leaders := count(t, n, fmt.Sprint(i))
+			b := algotest.Elect(t, Spec, n, map[string]string{"fd-period": "0", "initiators": fmt.Sprint(i)})
+			sent, leaders := b.Sent(), b.Leaders()
 			got := sent[MsgElection] + sent[MsgElected]
 			want := 2*n + (n - 1 - i)
 			if sent[MsgElected] != n || got != want {
@@ -74,7 +67,8 @@ func TestCountOneInitiator(t *testing.T) {
 // 3N-1, as much as the worst single initiator.
 func TestCountAllInitiators(t *testing.T) {
 	for _, n := range []int{2, 3, 5, 8} {
-		sent, leaders := count(t, n, "all")
+		b := algotest.Elect(t, Spec, n, map[string]string{"fd-period": "0", "initiators": "all"})
+		sent, leaders := b.Sent(), b.Leaders()
 		if sent[MsgElection] != 2*n-1 || sent[MsgElected] != n {
 			t.Errorf("N=%d: sent %v, want election=%d elected=%d", n, sent, 2*n-1, n)
 		}
@@ -193,20 +187,13 @@ func TestSweepNoFailure(t *testing.T) {
 // suspected successors are skipped, elections naming a suspected process
 // are replaced (seed 001 "Fixing for failures (2)"), and every live
 // process ends with the highest live id, with no split brain.
-func TestSweepLeaderCrashes(t *testing.T) {
-	for _, crashes := range []int{1, 2} {
-		t.Run(fmt.Sprintf("crashes=%d", crashes), func(t *testing.T) {
-			algotest.Sweep(t, Spec, sizes, algotest.Seeds(300), algotest.LeaderCrashes(crashes, false, 800*time.Millisecond), nil)
-		})
-	}
-}
-
-// TestSweepLeaderCrashesAndRecovers: crashed leaders come back and start
+//
+// With recoveries (subtest recover): crashed leaders come back and start
 // an election; every live process ends with the highest live id. The
 // recovered process and the old leader may both lead for a moment (seed
 // 004 "process ID's reappear"): allowed here.
-func TestSweepLeaderCrashesAndRecovers(t *testing.T) {
-	algotest.Sweep(t, Spec, sizes, algotest.Seeds(300), algotest.LeaderCrashes(2, true, 800*time.Millisecond), nil)
+func TestSweepLeaderCrashes(t *testing.T) {
+	algotest.SweepLeaderCrashes(t, Spec, sizes, algotest.Seeds(300), 800*time.Millisecond)
 }
 
 func TestNewValidates(t *testing.T) {

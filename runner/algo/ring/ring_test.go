@@ -16,17 +16,6 @@ func TestScripts(t *testing.T) {
 	algotest.RunScripts(t, Spec, "testdata")
 }
 
-// count runs one failure-free election with the given initiators on the
-// hand-driven bench, delivering in send order, and returns the messages
-// sent by type and the leaders.
-func count(t *testing.T, n int, initiators string) (map[string]int, []int) {
-	t.Helper()
-	b := algotest.NewBench(t, Spec, n, map[string]string{"fd-period": "0", "initiators": initiators})
-	b.Start()
-	b.Stabilize()
-	return b.Sent(), b.Leaders()
-}
-
 // TestCountOneInitiator: with one initiator and no failure, the election
 // message goes once around (N messages, seed 000 "Eventually message
 // returns to originator"), the coordinator message too (N): 2N whoever
@@ -36,7 +25,8 @@ func count(t *testing.T, n int, initiators string) (map[string]int, []int) {
 func TestCountOneInitiator(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5, 8} {
 		for i := 0; i < n; i++ {
-			sent, leaders := count(t, n, fmt.Sprint(i))
+			b := algotest.Elect(t, Spec, n, map[string]string{"fd-period": "0", "initiators": fmt.Sprint(i)})
+			sent, leaders := b.Sent(), b.Leaders()
 			want := map[string]int{MsgElection: n, MsgCoordinator: n}
 			if n == 1 {
 				want = map[string]int{} // alone: it leads at once
@@ -56,7 +46,8 @@ func TestCountOneInitiator(t *testing.T) {
 // 2N per initiator, 2N^2.
 func TestCountAllInitiators(t *testing.T) {
 	for _, n := range []int{2, 3, 5, 8} {
-		sent, leaders := count(t, n, "all")
+		b := algotest.Elect(t, Spec, n, map[string]string{"fd-period": "0", "initiators": "all"})
+		sent, leaders := b.Sent(), b.Leaders()
 		if sent[MsgElection] != n*n || sent[MsgCoordinator] != n*n {
 			t.Errorf("N=%d: sent %v, want %d of each (2N^2 in all)", n, sent, n*n)
 		}
@@ -109,21 +100,14 @@ func TestSweepNoFailure(t *testing.T) {
 // and stays down; the detectors suspect it, dead successors are skipped
 // (seed 000), and every live process ends with the highest live id, with no
 // split brain.
-func TestSweepLeaderCrashes(t *testing.T) {
-	for _, crashes := range []int{1, 2} {
-		t.Run(fmt.Sprintf("crashes=%d", crashes), func(t *testing.T) {
-			algotest.Sweep(t, Spec, sizes, algotest.Seeds(300), algotest.LeaderCrashes(crashes, false, 800*time.Millisecond), nil)
-		})
-	}
-}
-
-// TestSweepLeaderCrashesAndRecovers: crashed leaders come back and hold an
+//
+// With recoveries (subtest recover): crashed leaders come back and hold an
 // election; the run still ends with the highest live id known by all. A
 // recovered higher process leads beside the old leader until the
 // coordinator message reaches it (seed 004 "process ID's reappear"): those
 // moments are allowed here.
-func TestSweepLeaderCrashesAndRecovers(t *testing.T) {
-	algotest.Sweep(t, Spec, sizes, algotest.Seeds(300), algotest.LeaderCrashes(2, true, 800*time.Millisecond), nil)
+func TestSweepLeaderCrashes(t *testing.T) {
+	algotest.SweepLeaderCrashes(t, Spec, sizes, algotest.Seeds(300), 800*time.Millisecond)
 }
 
 func TestNewValidates(t *testing.T) {

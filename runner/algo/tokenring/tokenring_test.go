@@ -14,7 +14,7 @@ func TestScripts(t *testing.T) {
 	algotest.RunScripts(t, Spec, "testdata")
 }
 
-// TestSweep runs the ring on the in-memory network for many seeds and group
+// TestSweep runs the ring in the simulator for many seeds and group
 // sizes and checks mutual exclusion ("Only one process at a time has token;
 // mutual exclusion guaranteed", seed 000) and that every request enters
 // ("Starvation cannot occur", seed 000). It also checks that every token

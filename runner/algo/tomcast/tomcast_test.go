@@ -184,12 +184,7 @@ func TestSweepFIFO(t *testing.T) {
 func TestNeedsFIFO(t *testing.T) {
 	const seed = 6
 	opt := algotest.Options{N: 2, Seed: seed, Think: 2 * time.Millisecond}
-	_, err := algotest.Run(Spec, opt)
-	var f *algotest.Failure
-	if !errors.As(err, &f) || !f.Violates(analyze.TotalOrder) {
-		t.Fatalf("seed %d without FIFO: got %v, want an order violation", seed, err)
-	}
-	t.Logf("%v", err)
+	algotest.Expect(t, Spec, opt, analyze.TotalOrder)
 	opt.FIFO = true
 	if _, err := algotest.Run(Spec, opt); err != nil {
 		t.Fatalf("seed %d with FIFO: %v", seed, err)
@@ -198,6 +193,7 @@ func TestNeedsFIFO(t *testing.T) {
 	broken := 0
 	for s := uint64(1); s <= 300; s++ {
 		_, err := algotest.Run(Spec, algotest.Options{N: 3, Seed: s, Think: 2 * time.Millisecond})
+		var f *algotest.Failure
 		if errors.As(err, &f) && f.Violates(analyze.TotalOrder) {
 			broken++
 		} else if err != nil {
