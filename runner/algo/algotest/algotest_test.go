@@ -279,11 +279,14 @@ func TestBench(t *testing.T) {
 	if got := s.exec("timer 0 nothing"); !slices.Equal(got, []string{"error: P0 has no timer nothing armed"}) {
 		t.Fatalf("fired a timer that is not armed: %q", got)
 	}
+	if got := s.exec("frobnicate"); len(got) != 1 || !strings.HasPrefix(got[0], `error: unknown command "frobnicate" (known: new, advance, beat,`) {
+		t.Fatalf("unknown command: %q", got)
+	}
 	for cmd, want := range map[string]string{
-		"timer x y":       `error: timer: node "x": want a number`,
-		"deliver bogus=1": "error: deliver: unknown argument bogus=",
-		"crash 0 1":       `error: crash: unexpected argument "1"`,
-		"frobnicate":      `error: unknown command "frobnicate"`,
+		"timer x y":       `error: timer: node "x": want a number (usage: timer id name)`,
+		"deliver bogus=1": "error: deliver: unknown argument bogus= (usage: deliver [from=i] [to=j] [type=t] [n=k])",
+		"crash 0 1":       `error: crash: unexpected argument "1" (usage: crash id)`,
+		"timer 0":         `error: timer: missing argument 2 (usage: timer id name)`,
 		"request 7":       "error: node 7: want an id in 0..2",
 	} {
 		if got := s.exec(cmd); !slices.Equal(got, []string{want}) {

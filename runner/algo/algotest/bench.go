@@ -26,8 +26,8 @@ import (
 // of the scripts: "P<id> <input> @<clock>" (the node's Lamport clock after
 // the input's event), then the outputs indented under it (FormatOutput).
 //
-// A Bench made by NewBench with a testing.TB fails the test on any error
-// of its methods; the scripts' bench returns the errors instead.
+// A Bench made by NewBench fails its test on any error of its methods; the
+// scripts' bench returns the errors, and the interpreter prints them.
 type Bench struct {
 	tb       testing.TB
 	spec     algo.Spec
@@ -44,17 +44,16 @@ type Bench struct {
 	hide     bool // leave heartbeats out of the output
 }
 
-// NewBench builds n nodes of spec with params, not yet started. t, if not
-// nil, is failed by any error of the bench's methods.
+// NewBench builds n nodes of spec with params, not yet started, for test
+// t: an error of any of the bench's methods, or a node's broken contract,
+// fails t.
 func NewBench(t testing.TB, spec algo.Spec, n int, params map[string]string) *Bench {
+	t.Helper()
 	b, err := newBench(spec, n, params)
-	if err != nil && t != nil {
-		t.Helper()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if b != nil {
-		b.tb = t
-	}
+	b.tb = t
 	return b
 }
 
@@ -142,13 +141,16 @@ func (b *Bench) printf(format string, args ...any) {
 	b.out = append(b.out, fmt.Sprintf(format, args...))
 }
 
-// done reports what a node call broke (a node's Err, once) and fails the
-// bench's test on err.
+// done prints what a node call broke (a node's Err, once) and returns err;
+// a test's bench fails its test on either.
 func (b *Bench) done(err error) error {
 	for id, nd := range b.nodes {
 		if nd.Err() != nil && !b.failed[id] {
 			b.failed[id] = true
 			b.printf("  error: %v", nd.Err())
+			if b.tb != nil && err == nil {
+				err = nd.Err()
+			}
 		}
 	}
 	if err != nil && b.tb != nil {
@@ -176,17 +178,11 @@ func (b *Bench) Output() []string {
 	return o
 }
 
-// N is the group size.
-func (b *Bench) N() int { return len(b.nodes) }
-
 // Now is the bench's clock.
 func (b *Bench) Now() time.Duration { return time.Duration(b.now) }
 
 // Sent returns the messages sent so far, by type.
 func (b *Bench) Sent() map[string]int { return maps.Clone(b.sent) }
-
-// Pending is the number of messages sent and not yet delivered.
-func (b *Bench) Pending() int { return len(b.pending) }
 
 // Machine returns node id's current machine.
 func (b *Bench) Machine(id int) algo.Machine { return b.machines[id] }

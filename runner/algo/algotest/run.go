@@ -191,25 +191,11 @@ type Result struct {
 	Delivered  [][]Delivery // each node's deliveries, in order
 
 	Leaders         []int    // each node's belief at the end: the leader it last decided since it last started, -1 for none or down
-	Alive           []bool   // which nodes are up at the end
 	Faults          []string // the crashes and recoveries that happened, e.g. "crash:4@312ms"
-	Elections       int      // election_start events
 	Decisions       int      // leader events
 	Suspicions      int      // suspect events
 	FalseSuspicions int      // suspect events naming a node that was up
 	SplitBrains     []SplitBrainEpisode
-}
-
-// ElectionMessages is the number of messages sent whose type is not in
-// skip (e.g. the failure detector's heartbeats).
-func (r *Result) ElectionMessages(skip ...string) int {
-	t := 0
-	for k, v := range r.Sent {
-		if !slices.Contains(skip, k) {
-			t += v
-		}
-	}
-	return t
 }
 
 // Run runs spec's machines on runner.Simulate, the simulator of dmx sim:
@@ -423,9 +409,9 @@ func (r *run) checks() []*analyze.Check {
 func (r *run) finish() {
 	res := r.res
 	res.Lost = res.Messages - r.recvd
-	res.Leaders, res.Alive = make([]int, len(r.nodes)), make([]bool, len(r.nodes))
+	res.Leaders = make([]int, len(r.nodes))
 	for i, nd := range r.nodes {
-		res.Leaders[i], res.Alive[i] = -1, nd.up
+		res.Leaders[i] = -1
 		if nd.up {
 			res.Leaders[i] = nd.belief
 		}
@@ -646,8 +632,6 @@ func (r *run) Record(ev *trace.Event) error {
 	case trace.KindLeader:
 		res.Decisions++
 		nd.belief = max(ev.Peer, -1)
-	case trace.KindElectionStart:
-		res.Elections++
 	case trace.KindSuspect:
 		res.Suspicions++
 		if ev.Peer >= 0 && ev.Peer < len(r.nodes) && r.nodes[ev.Peer].up {

@@ -383,13 +383,13 @@ func (s *script) run(a *args) error {
 	c, ok := Commands[a.verb]
 	switch {
 	case !ok:
-		return fmt.Errorf("unknown command %q", a.verb)
+		return fmt.Errorf("unknown command %q (known: new, %s)", a.verb, strings.Join(slices.Sorted(maps.Keys(Commands)), ", "))
 	case s.b == nil:
 		return fmt.Errorf("no nodes: the script must begin with new")
 	}
 	do := c.parse(a)
 	if err := a.unused(); err != nil {
-		return err
+		return fmt.Errorf("%w (usage: %s)", err, c.Usage)
 	}
 	return do(s.b)
 }
