@@ -429,7 +429,9 @@ func (r *run) verdict() *Failure {
 		}
 	}
 	if len(failed) == 0 && !r.res.Complete {
-		return r.failure(analyze.Liveness.Name, "cut short after %v: %s", r.opt.Limit, r.res.Status)
+		f := r.failure(analyze.Liveness.Name, "cut short after %v: %s", r.opt.Limit, r.res.Status)
+		f.Failed = []analyze.Result{{Check: analyze.Liveness.Name, Verdict: analyze.Unknown, Note: r.res.Status}}
+		return f
 	}
 	if len(failed) == 0 {
 		return r.endContract()
