@@ -380,8 +380,8 @@ func (n *Node) Fire(r, name string) {
 }
 
 // Timers returns the timers armed by the machine of resource r, by name:
-// what the Env's After returned for each. A driver that steps a node by hand
-// fires one by calling the function it handed to After with it.
+// what the Env's After returned for each, from which a driver that steps a
+// node by hand reads when each is due (it fires one with Fire).
 func (n *Node) Timers(r string) map[string]Timer {
 	out := map[string]Timer{}
 	for k, t := range n.timers {
