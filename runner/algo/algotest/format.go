@@ -102,12 +102,21 @@ func describeInput(id int, in algo.Input) string {
 }
 
 // formatEvent formats a recorded event for a failure report:
-// "t=1.2ms P2#17 send(request to P1) L=9 {"stamp":5}".
+// "t=1.2ms P2#17 send request to P1 (cs) L=9 {"stamp":5}".
 func formatEvent(ev *trace.Event) string {
-	s := fmt.Sprintf("t=%-10v %v L=%d", time.Duration(ev.Wall), ev, ev.Lamport)
-	if ev.Peer != trace.NoPeer && ev.Kind != trace.KindSend && ev.Kind != trace.KindReceive {
-		s += fmt.Sprintf(" peer=P%d", ev.Peer)
+	s := fmt.Sprintf("t=%-10v P%d#%d %s", time.Duration(ev.Wall), ev.Proc, ev.Seq, ev.Kind)
+	switch {
+	case ev.Kind == trace.KindSend:
+		s += fmt.Sprintf(" %s to P%d", ev.MsgType, ev.Peer)
+	case ev.Kind == trace.KindReceive:
+		s += fmt.Sprintf(" %s from P%d", ev.MsgType, ev.Peer)
+	case ev.Peer != trace.NoPeer:
+		s += fmt.Sprintf(" P%d", ev.Peer)
 	}
+	if ev.Resource != "" {
+		s += " (" + ev.Resource + ")"
+	}
+	s += fmt.Sprintf(" L=%d", ev.Lamport)
 	if len(ev.Detail) > 0 {
 		s += " " + string(ev.Detail)
 	}
