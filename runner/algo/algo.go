@@ -134,7 +134,7 @@ type Config struct {
 	N        int               // group size
 	Resource string            // the resource this instance guards
 	Params   map[string]string // algorithm parameters (--param k=v), validated by New
-	Rand     *rand.Rand        // seeded; the only source of randomness a machine may use
+	Rand     *rand.Rand        // seeded; the only source of randomness a machine may use; nil when New is called only to validate Params (the machine is then discarded unstepped)
 }
 
 // Param returns the parameter named k, or def if it is not set.
