@@ -172,6 +172,45 @@ type Spec struct {
 	// adding it here.
 	Variants []Variant
 	New      func(Config) (Machine, error)
+	// Roles says which parts its processes play that a fault can aim at
+	// (crash:leader, crash:coordinator, crash:token) in a configuration;
+	// nil means none. Faults aimed at a part the algorithm has not are
+	// refused before a run starts.
+	Roles func(params map[string]string) Roles
+}
+
+// NoProc is a Roles field's "no such process".
+const NoProc = -1
+
+// Roles are the parts processes play in one configuration of an
+// algorithm, as far as the runner can follow them from the events.
+type Roles struct {
+	// Leader: the algorithm decides leaders (its leader events name them).
+	// The leader is then also its coordinator.
+	Leader bool
+	// Coordinator is the process that coordinates from the start when no
+	// election picks it (central's coordinator parameter); NoProc if none.
+	Coordinator int
+	// Token is the message type of a token that one process holds at a
+	// time; "" if the algorithm has none. The holder is the last process
+	// that received it (at the start: TokenHolder).
+	Token       string
+	TokenHolder int
+}
+
+// ElectionRoles are the roles of an election algorithm: the leader it
+// elects (whom seed 000's bully calls the coordinator).
+func ElectionRoles(map[string]string) Roles {
+	return Roles{Leader: true, Coordinator: NoProc, TokenHolder: NoProc}
+}
+
+// RolesOf returns the roles of spec in the configuration params: none if
+// the algorithm declares none.
+func (s *Spec) RolesOf(params map[string]string) Roles {
+	if s.Roles == nil {
+		return Roles{Coordinator: NoProc, TokenHolder: NoProc}
+	}
+	return s.Roles(params)
 }
 
 // Variant is one configuration of an algorithm: the parameters that differ

@@ -58,6 +58,7 @@ var Spec = algo.Spec{
 	Params:   params,
 	Variants: variants,
 	New:      New,
+	Roles:    algo.ElectionRoles,
 }
 
 type phase int

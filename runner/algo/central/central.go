@@ -63,6 +63,16 @@ var Spec = algo.Spec{
 	Params:   params,
 	Variants: variants,
 	New:      New,
+	Roles: func(p map[string]string) algo.Roles {
+		if f, ok := p["failover"]; ok && f != FailoverNone {
+			return algo.Roles{Leader: true, Coordinator: algo.NoProc, TokenHolder: algo.NoProc}
+		}
+		c, err := strconv.Atoi(p["coordinator"])
+		if err != nil {
+			c = 0
+		}
+		return algo.Roles{Coordinator: c, TokenHolder: algo.NoProc}
+	},
 }
 
 // messagesPerCS is seed 003's three messages for a critical section of a

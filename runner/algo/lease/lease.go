@@ -52,6 +52,7 @@ var Spec = algo.Spec{
 	},
 	Params: params,
 	New:    New,
+	Roles:  algo.ElectionRoles,
 }
 
 type role int

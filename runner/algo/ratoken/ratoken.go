@@ -3,6 +3,7 @@ package ratoken
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/dmxlab/dmx/runner/algo"
 )
@@ -33,6 +34,13 @@ var Spec = algo.Spec{
 	},
 	Params: params,
 	New:    New,
+	Roles: func(p map[string]string) algo.Roles {
+		x, err := strconv.Atoi(p["initial"])
+		if err != nil {
+			x = 0
+		}
+		return algo.Roles{Coordinator: algo.NoProc, Token: MsgToken, TokenHolder: x} // [RI1]: P_x holds it first
+	},
 }
 
 type state int

@@ -50,6 +50,7 @@ var Spec = algo.Spec{
 	Params:   params,
 	Variants: variants,
 	New:      New,
+	Roles:    algo.ElectionRoles,
 }
 
 // Machine is one process of the ring election.
