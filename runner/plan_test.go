@@ -160,7 +160,11 @@ func TestPlanValidate(t *testing.T) {
 		{"unknown parameter", func(p *runner.Plan) { p.Params = map[string]string{"coordinater": "1"} }, udp, "parameter coordinater: central has no such parameter (it has: coordinator, failover"},
 		{"parameter value", func(p *runner.Plan) { p.Params = map[string]string{"failover": "paxos"} }, udp, "central: "},
 		{"fault process", func(p *runner.Plan) { p.Faults = []runner.Fault{{Kind: runner.FaultCrash, Proc: 5}} }, base, "fault crash:5@0s: process 5 does not exist (there are 5: 0..4)"},
-		{"fault at leader", func(p *runner.Plan) { p.Faults = []runner.Fault{{Kind: runner.FaultRecover, Proc: runner.Leader}} }, base, "cannot aim at the leader"},
+		{"recover at leader", func(p *runner.Plan) { p.Faults = []runner.Fault{{Kind: runner.FaultRecover, Proc: runner.Leader}} }, base, "a recover of the leader needs a time after its crash"},
+		{"crash of a leader the algorithm has not", func(p *runner.Plan) { p.Faults = []runner.Fault{{Kind: runner.FaultCrash, Proc: runner.Leader}} }, base, "fault crash:leader@0s: ricart-agrawala elects no leader in this configuration"},
+		{"recover with no crash", func(p *runner.Plan) { p.Faults = []runner.Fault{{Kind: runner.FaultRecover, Proc: 2, At: time.Second}} }, base, "fault recover:2@1s: no crash before it could bring P2 down"},
+		{"order without nested", func(p *runner.Plan) { p.Workload.Order = runner.OrderReverseOdd }, base, "order reverse-odd: the lock order of nested entries"},
+		{"channels", func(p *runner.Plan) { p.Channels = "lossy" }, base, "channels lossy: want reliable or raw"},
 		{"port", func(p *runner.Plan) { p.UDP.BasePort = 65534 }, udp, "base port 65534: nodes would listen on ports 65534..65538, outside 1..65535"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
