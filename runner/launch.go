@@ -189,12 +189,12 @@ func newLauncher(p Plan, rec Recorder, hooks LaunchHooks) (*launcher, error) {
 	wl.normalize()
 	l := &launcher{
 		plan: p, wl: wl, election: p.Spec.Kind == algo.Election, rec: rec, hooks: hooks, key: key,
-		msgs:   make(chan nodeMsg, 4096),
-		procs:  make([]*nodeProc, p.N),
-		state:  make([]*procState, p.N),
-		incs:   make([]int, p.N),
-		due:    make(chan func(), 64),
-		quit:   make(chan struct{}),
+		msgs:  make(chan nodeMsg, 4096),
+		procs: make([]*nodeProc, p.N),
+		state: make([]*procState, p.N),
+		incs:  make([]int, p.N),
+		due:   make(chan func(), 64),
+		quit:  make(chan struct{}),
 	}
 	l.inj = newInjector(p, l)
 	for i := range l.state {

@@ -69,7 +69,7 @@ type toNode struct {
 	Stop      bool        `json:"stop,omitempty"`
 	Restarted *restarted  `json:"restarted,omitempty"` // a peer came back as a new incarnation
 	Fault     *faultCmd   `json:"fault,omitempty"`
-	T0        int64       `json:"t0,omitempty"`        // with Peers: the run's start (Unix ns), the origin of Input.Now everywhere
+	T0        int64       `json:"t0,omitempty"` // with Peers: the run's start (Unix ns), the origin of Input.Now everywhere
 }
 
 type restarted struct {
