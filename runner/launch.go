@@ -665,9 +665,9 @@ func (l *launcher) recover(i int, f *Fault) {
 	}
 }
 
-// pause asks process i to pause: it records the pause and stops itself
-// (SIGSTOP); pauseEvent starts the time to its SIGCONT when the pause
-// event comes, so that it stays stopped for the whole pause.
+// pause asks process i to pause: it records the pause and waits;
+// pauseEvent stops it (SIGSTOP) when the pause event comes, and resumes it
+// after the pause (SIGCONT, then the resume line it waits for).
 func (l *launcher) pause(i int, f *Fault) {
 	p := l.procs[i]
 	p.pausing = f
@@ -682,37 +682,25 @@ func (l *launcher) pauseEvent(p *nodeProc, ev *trace.Event) {
 	}
 	switch d.Phase {
 	case trace.FaultStart:
+		if p.exited || p.fault != "" || p.stopSent {
+			return
+		}
 		p.paused = true
+		p.cmd.Process.Signal(syscall.SIGSTOP)
 		f := p.pausing
-		l.after(f.End-f.At, func() { l.resume(p, 0) })
+		l.after(f.End-f.At, func() { l.resume(p) })
 	case trace.FaultEnd:
 		p.pausing, p.paused = nil, false
 	}
 }
 
-// resume sends SIGCONT to a paused process once it is stopped (it stops
-// itself right after its pause event; on a loaded machine that may take a
-// moment: try again for up to two seconds).
-func (l *launcher) resume(p *nodeProc, tries int) {
-	if p.exited || !p.paused || l.procs[p.id] != p {
-		return
-	}
-	if !stopped(p.cmd.Process.Pid) && tries < 2000 {
-		l.after(time.Millisecond, func() { l.resume(p, tries+1) })
+// resume ends p's pause: SIGCONT, then the line its loop waits for.
+func (l *launcher) resume(p *nodeProc) {
+	if p.exited || !p.paused || p.fault != "" {
 		return
 	}
 	p.cmd.Process.Signal(syscall.SIGCONT)
-}
-
-// stopped reports whether process pid is stopped by a signal (Linux:
-// /proc/PID/stat, the state after the command's closing parenthesis).
-func stopped(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't')
+	l.send(p, toNode{Fault: &faultCmd{Op: "resume"}})
 }
 
 func (l *launcher) skew(i int, f *Fault) {
@@ -773,9 +761,10 @@ func (l *launcher) stopAll(status string, complete bool) {
 		if !p.exited && !p.stopSent {
 			p.stopSent = true
 			l.send(p, toNode{Stop: true})
-			if p.paused || p.pausing != nil {
+			if p.paused {
 				// A stopped process cannot read its stop line.
 				p.cmd.Process.Signal(syscall.SIGCONT)
+				p.paused = false
 			}
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -26,9 +25,10 @@ import (
 // anything else, and survives a SIGKILL of the node), "done" when its
 // workload is finished, and its transport statistics before it exits.
 // Faults come as "fault" lines: a network fault starts or ends, the node
-// pauses (it records the pause, stops itself with SIGSTOP, and records
-// the resume when the runner's SIGCONT wakes it), its clock is set off,
-// or it records that a fault was not applied.
+// pauses (it records the pause and waits; the runner, once it has the
+// event, stops it with SIGSTOP, and after the pause sends SIGCONT and a
+// "resume" line, upon which it records the resume and goes on), its clock
+// is set off, or it records that a fault was not applied.
 
 type nodeConfig struct {
 	ID       int               `json:"id"`
@@ -192,6 +192,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	// Control reader: news of restarted peers; stop, or EOF when the runner
 	// is gone.
 	stop := make(chan struct{})
+	resumed := make(chan struct{}, 1)
 	go func() {
 		defer close(stop)
 		for {
@@ -202,8 +203,16 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			if r := m.Restarted; r != nil {
 				loop <- func() { tr.peerRestarted(r.Proc, r.Inc) }
 			}
-			if c := m.Fault; c != nil {
-				loop <- func() { nodeFault(c, node, tr) }
+			switch c := m.Fault; {
+			case c == nil:
+			case c.Op == "resume":
+				// The loop is waiting in its pause, not reading loop.
+				select {
+				case resumed <- struct{}{}:
+				default:
+				}
+			default:
+				loop <- func() { nodeFault(c, node, tr, resumed, stop) }
 			}
 		}
 	}()
@@ -252,8 +261,9 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	}
 }
 
-// nodeFault carries out a fault line on the node's loop.
-func nodeFault(c *faultCmd, node *Node, tr *transport) {
+// nodeFault carries out a fault line on the node's loop. A pause holds
+// the loop until the runner's resume line (or stop) comes.
+func nodeFault(c *faultCmd, node *Node, tr *transport, resumed, stop <-chan struct{}) {
 	switch c.Op {
 	case "net-start", "net-end":
 		if tr.net == nil || c.Index < 0 || c.Index >= len(tr.net.faults) {
@@ -272,13 +282,17 @@ func nodeFault(c *faultCmd, node *Node, tr *transport) {
 			tr.net.end(c.Index)
 		}
 	case "pause":
-		// The pause is recorded before the process stops (the event is in
-		// the runner's hands when the write returns), the resume as soon
-		// as the runner's SIGCONT wakes it: nothing of the node runs in
-		// between, its timers and messages wait.
+		// The pause is recorded first (the event is in the runner's hands
+		// when the write returns), and the loop does nothing more until
+		// the resume: the runner stops the whole process with SIGSTOP when
+		// it has the event, and after the pause sends SIGCONT and the
+		// resume line. Timers and datagrams wait, as on a stopped machine.
 		node.FaultEvent(c.Spec, trace.FaultStart, "")
-		syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-		node.FaultEvent(c.Spec, trace.FaultEnd, "")
+		select {
+		case <-resumed:
+			node.FaultEvent(c.Spec, trace.FaultEnd, "")
+		case <-stop:
+		}
 	case "skew":
 		node.SetSkew(c.Skew)
 		node.FaultEvent(c.Spec, trace.FaultStart, "")

@@ -50,7 +50,8 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	fs.StringVarP(&f.out, "out", "o", "", "trace file to record into (default dmx-ALGO-SEED.db; an existing trace gets one more run)")
 	fs.StringVar(&f.format, "format", "table", "verdict output: table or json")
 	fs.BoolVar(&f.noCheck, "no-check", false, "record only; do not check the trace")
-	fs.Var(&faultsFlag{&p.Faults}, "faults", "inject faults: crash:P@TIME, recover:P@TIME, crash:leader@TIME (repeatable, or comma-separated)")
+	fs.Var(&faultsFlag{&p.Faults}, "faults", "inject faults, e.g. crash:leader@600ms or loss:20%:to=2@1s-2s (repeatable, or comma-separated; every kind is listed below)")
+	fs.Var(&p.Channels, "channels", "reliable: the transport retransmits, drops duplicates and delivers in order (what the seeds assume); raw: every message one datagram sent once, so injected loss, duplication and reordering reach the algorithm")
 	if d == runner.DriverSim {
 		fs.Var(&p.Sim.Delay, "delay", "one-way message delay: fixed or uniform range")
 		fs.BoolVar(&p.Sim.Reorder, "reorder", false, "let messages between two processes overtake each other (channels are FIFO by default)")
@@ -186,10 +187,26 @@ to each other over UDP on 127.0.0.1 with a per-run key, records every event
 into a SQLite trace as it happens, then checks the trace and prints the
 verdict. Ctrl-C stops the run and leaves a valid trace marked incomplete.
 
-The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
+The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.
+
+Network faults act on the real datagrams between the processes: each node's
+transport judges every datagram it sends against the faults in force, and
+the runner opens and closes their windows over the control pipe. A dropped
+message is a drop event of its sender. With reliable channels (the default)
+the transport sends a lost datagram again, so the algorithm sees loss as
+delay and the message is delivered in the end (fate delivered, a drop event
+per lost copy); --channels raw shows loss as it is (fate dropped). A crash
+triggered by an event (crash:cs, crash:2@enter#3) is a SIGKILL sent as soon
+as the runner has recorded that event: the process may record a few more
+before it dies. A pause stops the process with SIGSTOP and resumes it with
+SIGCONT; both are fault events in the trace.
+
+` + runner.FaultHelp(),
 		Example: `  dmx run ricart-agrawala
   dmx run central -n 8 --entries 20 --seed 42 -o central.db
-  dmx run ricart-agrawala --contention none   # no contention: exactly 2(N-1) messages per CS`,
+  dmx run ricart-agrawala --contention none   # no contention: exactly 2(N-1) messages per CS
+  dmx run bully --faults pause:leader@600ms-1.2s   # the paused leader comes back to a new one
+  dmx run ricart-agrawala --faults 'loss:20%' --channels raw   # raw loss: requests never answered`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
@@ -199,7 +216,7 @@ The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder, progress func(runner.Progress)) (bool, string, error) {
+			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder, progress func(runner.Progress)) (bool, string, []string, error) {
 				res, err := runner.Launch(ctx, p, rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr(), Progress: progress})
 				status := res.Status
 				if t := res.Transport; t.Total() > 0 {
@@ -211,7 +228,10 @@ The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
 						status += fmt.Sprintf(", %d abandoned to processes that were down", t.Abandoned)
 					}
 				}
-				return res.Complete, status, err
+				if t := res.Transport; t.FaultDrops > 0 {
+					status += fmt.Sprintf("; faults dropped %d datagrams", t.FaultDrops)
+				}
+				return res.Complete, status, res.Notes, err
 			})
 		},
 	}
@@ -226,9 +246,16 @@ func newSimCmd() *cobra.Command {
 		Short: "Run an algorithm in the deterministic simulator, record the trace, check it",
 		Long: `sim runs the same state machines and the same runtime as run, in one
 process, on a simulated network with seeded random delays. The same seed
-gives the same trace, event for event; wall_ns in its trace is simulated time.`,
+gives the same trace, event for event; wall_ns in its trace is simulated time.
+
+Faults are those of dmx run (dmx run --help lists every kind). The simulator
+models the transport: with reliable channels a message a fault drops is sent
+again after the transport's time-out (a drop event per lost copy); with raw
+channels it is lost.`,
 		Example: `  dmx sim ricart-agrawala --seed 7
-  dmx sim central -n 8 --entries 50 --delay 1ms-20ms --contention high`,
+  dmx sim central -n 8 --entries 50 --delay 1ms-20ms --contention high
+  dmx sim bully --faults partition:0+1:2+3+4@500ms-1s   # split brain
+  dmx sim --scenario examples/majority-amnesia.json`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
@@ -238,9 +265,9 @@ gives the same trace, event for event; wall_ns in its trace is simulated time.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder, _ func(runner.Progress)) (bool, string, error) {
+			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder, _ func(runner.Progress)) (bool, string, []string, error) {
 				res, err := runner.Simulate(p, rec, ctx.Done())
-				return res.Complete, res.Status, err
+				return res.Complete, res.Status, res.Notes, err
 			})
 		},
 	}
@@ -255,7 +282,7 @@ func (r recorderFunc) Record(ev *trace.Event) error { return r(ev) }
 // recordAndCheck records the run of p into the trace f.out with do, then
 // checks it and prints the verdict.
 func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
-	do func(context.Context, runner.Recorder, func(runner.Progress)) (complete bool, status string, err error)) error {
+	do func(context.Context, runner.Recorder, func(runner.Progress)) (complete bool, status string, notes []string, err error)) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	st, err := trace.Create(f.out)
 	if err != nil {
@@ -297,7 +324,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		}
 	}
 	start := time.Now()
-	complete, status, runErr := do(ctx, recorderFunc(w.Add), progress)
+	complete, status, notes, runErr := do(ctx, recorderFunc(w.Add), progress)
 	if progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
@@ -314,6 +341,9 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		runErr = err
 	}
 	fmt.Fprintf(stderr, "recorded run %d: %d events in %v (%s)\n", runID, w.Count(), time.Since(start).Round(time.Millisecond), status)
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "dmx: %s (a fault event in the trace says so too)\n", n)
+	}
 	if runErr != nil {
 		return &exitError{exitUsage, fmt.Errorf("%s: %w (what was recorded is in %s, run %d)", cmd.Name(), runErr, f.out, runID)}
 	}
