@@ -29,29 +29,29 @@ import (
 //	  "faults": ["crash:2@100ms", "recover:2@300ms"]
 //	}
 type Scenario struct {
-	Doc        string                  `json:"doc,omitempty"` // what the scenario shows, for people
-	Algorithm  string                  `json:"algorithm,omitempty"`
-	Nodes      int                     `json:"nodes,omitempty"`
-	Seed       uint64                  `json:"seed,omitempty"`
-	Entries    *int                    `json:"entries,omitempty"`
-	Think      string                  `json:"think,omitempty"`
-	Hold       string                  `json:"hold,omitempty"`
-	Contention string                  `json:"contention,omitempty"`
-	Resources  []string                `json:"resources,omitempty"`
-	Nested     bool                    `json:"nested,omitempty"`
-	Order      string                  `json:"order,omitempty"`
-	Params     map[string]string       `json:"params,omitempty"`
-	Faults     []string                `json:"faults,omitempty"`
+	Doc        string            `json:"doc,omitempty"` // what the scenario shows, for people
+	Algorithm  string            `json:"algorithm,omitempty"`
+	Nodes      int               `json:"nodes,omitempty"`
+	Seed       uint64            `json:"seed,omitempty"`
+	Entries    *int              `json:"entries,omitempty"`
+	Think      string            `json:"think,omitempty"`
+	Hold       string            `json:"hold,omitempty"`
+	Contention string            `json:"contention,omitempty"`
+	Resources  []string          `json:"resources,omitempty"`
+	Nested     bool              `json:"nested,omitempty"`
+	Order      string            `json:"order,omitempty"`
+	Params     map[string]string `json:"params,omitempty"`
+	Faults     []string          `json:"faults,omitempty"`
 	// Delay is the simulator's network delay; under dmx run, whose network
 	// is loopback, the same delay is injected (a delay fault).
 	Delay string `json:"delay,omitempty"`
 	// Reorder makes channels not FIFO: in the simulator, messages overtake
 	// each other within Delay; under dmx run, a reorder fault (its jitter
 	// Delay, if given) does it.
-	Reorder  bool     `json:"reorder,omitempty"`
-	Channels Channels `json:"channels,omitempty"`
-	Duration   string                  `json:"duration,omitempty"`
-	Procs      map[string]ProcWorkload `json:"procs,omitempty"` // keys: "2" or "P2"
+	Reorder  bool                    `json:"reorder,omitempty"`
+	Channels Channels                `json:"channels,omitempty"`
+	Duration string                  `json:"duration,omitempty"`
+	Procs    map[string]ProcWorkload `json:"procs,omitempty"` // keys: "2" or "P2"
 	// Expect is what dmx check should conclude on the run: for examples
 	// and regression tests ("ok", or "violated" with the checks that find
 	// it). dmx itself does not act on it.

@@ -77,3 +77,34 @@ func TestScenarioErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestScenarioUnderRun: dmx run honours the simulator's network fields of
+// a scenario: its reorder and delay become faults (shown, and stored in
+// runs.faults), never dropped silently.
+func TestScenarioUnderRun(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.db")
+	code, _, errs := dmx(t, "run", "--scenario", "../../examples/tomcast-without-fifo.json", "-o", out, "--no-check", "--entries", "2")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	if !strings.Contains(errs, "faults reorder:100µs-5ms") {
+		t.Errorf("the header does not show the reorder:\n%s", errs)
+	}
+	code, stdout, _ := dmx(t, "sql", out, "SELECT faults FROM runs", "--format", "csv")
+	if code != 0 || !strings.Contains(stdout, "reorder:100µs-5ms") {
+		t.Errorf("runs.faults: %s", stdout)
+	}
+}
+
+// TestCrashedBeforeAnything: a process crashed before it did anything is
+// not a finished workload: the status says it did not finish, in both
+// drivers.
+func TestCrashedBeforeAnything(t *testing.T) {
+	for _, cmd := range []string{"sim", "run"} {
+		out := filepath.Join(t.TempDir(), "x.db")
+		code, _, errs := dmx(t, cmd, "central", "-n", "3", "--entries", "3", "--seed", "4", "--faults", "crash:2@0s", "-o", out)
+		if code != 0 || !strings.Contains(errs, "the live nodes finished their workloads; P2 did not: crashed") {
+			t.Errorf("%s: exit %d\n%s", cmd, code, errs)
+		}
+	}
+}
