@@ -48,6 +48,21 @@ func planCases() map[string]runner.Plan {
 	p.UDP.BasePort = 40000
 	p.Faults = []runner.Fault{{Kind: runner.FaultCrash, Proc: runner.Leader, At: time.Second}}
 	cases["udp election"] = p
+
+	// Every kind of fault, raw channels: runs.faults holds the canonical
+	// text, which reads back to the same faults.
+	p = sim
+	p.Spec = registry.Lookup("token-ring")
+	p.Params = map[string]string{"regenerate": "true"}
+	p.Channels = runner.ChannelsRaw
+	all, err := runner.ParseFaults("crash:token@10ms,recover:token:amnesia@+5ms,crash:1@enter#2,crash:2@send:token#3,recover:2@1s," +
+		"pause:leader@1s-2s,skew:3:-4ms@5ms,loss:20%:from=1:to=0+2:type=token@1s-2s,delay:exp=3ms,reorder:0s-1ms:to=4,duplicate:5%," +
+		"partition:0+1:2@3s-4s,isolate:leader@5s,cut:from=4:to=0@6s-7s,heal@5500ms")
+	if err != nil {
+		panic(err)
+	}
+	p.Faults = all
+	cases["sim every fault"] = p
 	return cases
 }
 
@@ -62,6 +77,9 @@ func oldRunParams(p runner.Plan) []byte {
 	}
 	if len(p.Params) > 0 {
 		m["algorithm"] = p.Params
+	}
+	if p.Channels == runner.ChannelsRaw {
+		m["channels"] = "raw" // new with raw channels; absent for reliable ones, as before
 	}
 	if p.Driver == runner.DriverSim {
 		m["delay"] = p.Sim.Delay.String()
@@ -238,6 +256,9 @@ func TestPlanArgs(t *testing.T) {
 		{"sim defaults", cases["sim defaults"], "sim central --seed 42"},
 		{"udp election", cases["udp election"], "run bully --seed 9 -n 3 --param initiators=all --faults crash:leader@1s --port 40000"},
 		{"sim no contention", cases["sim no contention"], "sim central --seed 42 --hold 1ms --contention none"},
+		{"sim every fault", cases["sim every fault"], "sim token-ring --seed 42 --param regenerate=true --faults crash:token@10ms,recover:token:amnesia@+5ms,crash:1@enter#2,crash:2@send:token#3,recover:2@1s," +
+			"pause:leader@1s-2s,skew:3:-4ms@5ms,loss:20%:from=1:to=0+2:type=token@1s-2s,delay:exp=3ms,reorder:0s-1ms:to=4,duplicate:5%," +
+			"partition:0+1:2@3s-4s,isolate:leader@5s,cut:from=4:to=0@6s-7s,heal@5.5s --channels raw"},
 		{"scenario", func() runner.Plan {
 			p := runner.NewPlan(runner.DriverSim)
 			p.Spec = registry.Lookup("central")
