@@ -744,6 +744,23 @@ func roleExists(kind FaultKind, p int, spec *algo.Spec, roles algo.Roles) error 
 	return fmt.Errorf("%s %s in this configuration: name a process instead (e.g. %s:2)", spec.Name, what, kind)
 }
 
+// faultsDelay bounds, roughly, how much later than usual the network
+// faults of a schedule make a message arrive: the largest delay or jitter
+// one adds (an exponential one counted as 4 means), and with loss or a
+// cut, three retransmissions (one datagram lost three times running).
+func faultsDelay(faults []Fault) time.Duration {
+	var d time.Duration
+	for _, f := range faults {
+		switch f.Kind {
+		case FaultDelay, FaultReorder:
+			d = max(d, f.Dist.Max, 4*f.Dist.Mean)
+		case FaultLoss, FaultPartition, FaultIsolate, FaultCut:
+			d = max(d, 7*initialRTO)
+		}
+	}
+	return d
+}
+
 // validateFaults checks a schedule as a whole, refusing what can never
 // apply: a recover with no crash before it that could have brought its
 // process down, a heal with nothing to heal.

@@ -66,7 +66,7 @@ func (nf *netFaults) affects(i, proc, p, n int) bool {
 	f := &nf.faults[i]
 	for q := 0; q < n; q++ {
 		if q == p {
-			continue
+			continue // messages to oneself are not on the network
 		}
 		if f.severs() && f.cuts(proc, p, q) || !f.severs() && inSet(f.From, p) && inSet(f.To, q) {
 			return true
@@ -129,7 +129,9 @@ type netVerdict struct {
 // not match.
 func (nf *netFaults) judge(from, to int, typ string, data bool) netVerdict {
 	var v netVerdict
-	if !nf.any() {
+	if !nf.any() || from == to {
+		// A message to oneself never touches the network (under dmx run
+		// the node delivers it itself).
 		return v
 	}
 	for _, a := range nf.active {

@@ -219,6 +219,8 @@ func (p Plan) WithDefaults() Plan {
 			if p.Sim.Linger == 0 {
 				p.Sim.Linger = time.Millisecond
 			}
+			// The last messages may come later by what faults add.
+			p.Sim.Linger += 2 * faultsDelay(p.Faults)
 		}
 		slot = 6*p.Sim.Delay.Max + p.Workload.Hold.Max + time.Millisecond
 	case DriverUDP:

@@ -64,6 +64,7 @@ type Scenario struct {
 type Expectation struct {
 	Verdict string   `json:"verdict"`
 	Checks  []string `json:"checks,omitempty"` // the checks that must report the violation
+	OK      []string `json:"ok,omitempty"`     // checks that must hold all the same (the contrast a scenario shows)
 }
 
 // LoadScenario reads a scenario file. Errors name the file and, for JSON

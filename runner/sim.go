@@ -123,6 +123,16 @@ func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
 			break
 		}
 		s.now = it.at
+		if it.stop && s.netf != nil && s.stopping && s.quietAt() > s.now {
+			// Under network faults the last messages may still be on
+			// their way: the run ends once nothing happened for the
+			// linger (as under dmx run; five lingers at most, for a token
+			// circulates for ever) and no message waits to be sent again
+			// (twenty lingers at most).
+			it.at = s.quietAt()
+			s.push(it)
+			continue
+		}
 		if it.stop {
 			break
 		}
@@ -173,6 +183,9 @@ type sim struct {
 	err         error
 	inj         *injector
 	stopping    bool
+	doneAt      int64    // when every workload was done
+	lastEvent   int64    // when the last event was recorded
+	resending   int      // messages waiting to be sent again (simnet.go)
 	notes       []string // faults not applied
 
 	// netf is the network fault layer; with it, messages take the model
@@ -216,8 +229,20 @@ func (s *sim) progress() {
 			return
 		}
 	}
-	s.stopping = true
+	s.stopping, s.doneAt = true, s.now
 	s.push(&simItem{at: s.now + int64(s.plan.Sim.Linger), node: -1, stop: true})
+}
+
+// quietAt is when a run with network faults may stop: a linger after its
+// last event, later while a message waits to be sent again, but at most
+// twenty lingers after its workloads were done.
+func (s *sim) quietAt() int64 {
+	linger := int64(s.plan.Sim.Linger)
+	at := min(s.lastEvent+linger, s.doneAt+5*linger)
+	if s.resending > 0 {
+		at = max(at, s.now+linger)
+	}
+	return min(at, s.doneAt+20*linger)
 }
 
 // The simulator's side of the faults (faultDriver): the injector decides
@@ -364,6 +389,7 @@ func (e *simEnv) Record(ev *trace.Event) {
 	}
 	e.s.inj.observe(ev)
 	e.s.events++
+	e.s.lastEvent = e.s.now
 	if err := e.s.rec.Record(ev); err != nil {
 		e.s.err = errors.Join(fmt.Errorf("record %s", ev), err)
 	}

@@ -68,7 +68,8 @@ func (s *sim) attempt(m *simMsg) {
 			if m.rto < maxRTO {
 				m.rto *= 2
 			}
-			s.push(&simItem{at: at, node: from, f: func() { s.attempt(m) }})
+			s.resending++
+			s.push(&simItem{at: at, node: from, f: func() { s.resending--; s.attempt(m) }})
 		}
 		return
 	}
