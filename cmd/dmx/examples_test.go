@@ -91,7 +91,10 @@ func TestScenarioErrors(t *testing.T) {
 // runs.faults), never dropped silently.
 func TestScenarioUnderRun(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "x.db")
-	code, _, errs := dmx(t, "run", "--scenario", "../../examples/tomcast-without-fifo.json", "-o", out, "--no-check", "--entries", "2")
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "s.json")
+	os.WriteFile(sc, []byte(`{"algorithm": "lamport", "nodes": 3, "entries": 2, "reorder": true, "delay": "100us-5ms"}`), 0o644)
+	code, _, errs := dmx(t, "run", "--scenario", sc, "-o", out, "--no-check")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
