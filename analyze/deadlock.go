@@ -139,6 +139,7 @@ type dlEdge struct {
 	from, to int
 	reasons  []string
 	marks    []dlMark // the events that made it, one per reason
+	parts    []Part   // one RoleWaitsFor per reason
 }
 
 func (c *deadlock) Finish(end End) Result {
@@ -148,7 +149,7 @@ func (c *deadlock) Finish(end End) Result {
 		return p >= 0 && p < len(c.procs) && c.procs[p] != nil && len(c.procs[p].pending) > 0
 	}
 	edges := make(map[[2]int]*dlEdge)
-	edge := func(from, to int, reason string, m dlMark) {
+	edge := func(from, to int, reason string, m dlMark, part Part) {
 		e := edges[[2]int{from, to}]
 		if e == nil {
 			e = &dlEdge{from: from, to: to}
@@ -156,6 +157,12 @@ func (c *deadlock) Finish(end End) Result {
 		}
 		e.reasons = append(e.reasons, reason)
 		e.marks = append(e.marks, m)
+		part.Role, part.From, part.To = RoleWaitsFor, from, to
+		e.parts = append(e.parts, part)
+	}
+	// request is the oldest pending request of the blocked process p.
+	request := func(p int) trace.Ref {
+		return c.procs[p].pending[sortedKeys(c.procs[p].pending)[0]][0].ref
 	}
 	g := simple.NewDirectedGraph()
 	nblocked := 0
@@ -173,13 +180,15 @@ func (c *deadlock) Finish(end End) Result {
 			if ok {
 				for _, q := range w.set {
 					if q != id && blocked(q) {
-						edge(id, q, fmt.Sprintf("%v wait(%s) %v", w.ref, r, w.set), w.dlMark)
+						edge(id, q, fmt.Sprintf("%v wait(%s) %v", w.ref, r, w.set), w.dlMark,
+							Part{Events: []trace.Ref{w.ref, request(q)}, Label: fmt.Sprintf("wait %v", w.set)})
 					}
 				}
 			}
 			for _, h := range c.holders[r] {
 				if h.proc != id && blocked(h.proc) {
-					edge(id, h.proc, fmt.Sprintf("holds %s since %v cs_enter(%s)", r, h.enter.ref, r), h.enter)
+					edge(id, h.proc, fmt.Sprintf("holds %s since %v cs_enter(%s)", r, h.enter.ref, r), h.enter,
+						Part{Events: []trace.Ref{p.pending[r][0].ref, h.enter.ref}, Label: "holds " + r})
 				}
 			}
 		}
@@ -207,7 +216,7 @@ func (c *deadlock) Finish(end End) Result {
 	for _, ids := range cycles {
 		msg, refs := c.describe(ids, edges)
 		msgs = append(msgs, msg)
-		f.add(msg, refs...)
+		f.addParts(msg, cycleParts(ids, edges), refs...)
 	}
 	note := "no process was blocked at the end of the run"
 	if nblocked > 0 {
@@ -283,4 +292,19 @@ func (c *deadlock) describe(ids []int, edges map[[2]int]*dlEdge) (string, []trac
 		names[i] = fmt.Sprintf("P%d", id)
 	}
 	return fmt.Sprintf("deadlock on %s among %s since %v: %s", strings.Join(res, ", "), strings.Join(names, ", "), since.ref, strings.Join(parts, "; ")), refs
+}
+
+// cycleParts returns the edges among the strongly connected processes ids
+// as RoleWaitsFor parts, edge by edge: each process's edges in the order of
+// ids, so that a two- or three-process cycle reads around the cycle.
+func cycleParts(ids []int, edges map[[2]int]*dlEdge) []Part {
+	var parts []Part
+	for _, from := range ids {
+		for _, to := range ids {
+			if e := edges[[2]int{from, to}]; e != nil {
+				parts = append(parts, e.parts...)
+			}
+		}
+	}
+	return parts
 }

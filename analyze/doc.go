@@ -14,7 +14,8 @@
 // Checks are values (Check: a name, a doc string, what they need, and a
 // constructor of a streaming Checker), in the manner of go/analysis. Run
 // drives any set of them over one pass of a trace. A violation is a Finding
-// that names the events involved; a Result's Verdict is ok, violated, or
+// that names the events involved (and, for a trace imported from a log,
+// the file and line each came from); a Result's Verdict is ok, violated, or
 // unknown when the trace cannot decide (a run cut short, no wall-clock
 // times). Run returns an error only when the trace could not be read or
 // breaks the event model's rules (a BrokenError names the event).

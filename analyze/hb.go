@@ -53,7 +53,8 @@ type Message struct {
 // questions about the current event.
 //
 // Happens-before is the transitive closure of program order (P#k -> P#k+1)
-// and of send -> receive of one message id. HB computes its own vector
+// and of send -> receive of one message id (the Msg column, and the
+// trace.Links of imported events, which may send or receive several). HB computes its own vector
 // clock for every event (VC[p] = how many events of p happened before or
 // at it); the recorded clocks are not trusted, only verified (see Clocks).
 //
@@ -266,28 +267,51 @@ func (h *HB) add(ev *trace.Event) error {
 	if ev.Kind == trace.KindReceive && ev.Msg == 0 {
 		return broken(ev, "has no message id")
 	}
+	links, err := h.links(ev)
+	if err != nil {
+		return err
+	}
 	if p.parked() {
 		p.enqueue(ev)
 		return nil
 	}
-	if !h.deliverable(ev) {
+	if msg, ok := h.missing(ev, &links); ok {
 		p.enqueue(ev)
-		h.park(p, ev.Msg)
+		h.park(p, msg)
 		return nil
 	}
-	if err := h.deliver(p, ev); err != nil {
+	if err := h.deliver(p, ev, &links); err != nil {
 		return err
 	}
 	return h.resume()
 }
 
-// deliverable reports whether ev can be delivered now: it is not a receive,
-// or its send was delivered.
-func (h *HB) deliverable(ev *trace.Event) bool {
-	if ev.Kind != trace.KindReceive {
-		return true
+// links returns the messages ev sends and receives beyond its Msg (an
+// imported event's; see trace.Links), into HB's own buffers.
+func (h *HB) links(ev *trace.Event) (trace.Links, error) {
+	if !ev.HasLinks() {
+		return trace.Links{}, nil
 	}
-	return h.pending[ev.Msg] != nil || h.recvd.has(ev.Msg)
+	l, err := ev.Links()
+	if err != nil {
+		return l, &BrokenError{Event: ev.Ref(), Msg: err.Error()}
+	}
+	return l, nil
+}
+
+// missing returns a message that ev receives and whose send was not
+// delivered yet (ok false if there is none: ev can be delivered now).
+func (h *HB) missing(ev *trace.Event, l *trace.Links) (msg int64, ok bool) {
+	known := func(id int64) bool { return h.pending[id] != nil || h.recvd.has(id) }
+	if ev.Kind == trace.KindReceive && !known(ev.Msg) {
+		return ev.Msg, true
+	}
+	for _, k := range l.Recv {
+		if !known(k.Msg) {
+			return k.Msg, true
+		}
+	}
+	return 0, false
 }
 
 func (h *HB) park(p *proc, msg int64) { h.waiting[msg] = append(h.waiting[msg], p.id) }
@@ -300,11 +324,15 @@ func (h *HB) resume() error {
 		h.ready = h.ready[:len(h.ready)-1]
 		for p.parked() {
 			ev := &p.queue[p.head]
-			if !h.deliverable(ev) {
-				h.park(p, ev.Msg)
+			links, err := h.links(ev)
+			if err != nil {
+				return err
+			}
+			if msg, ok := h.missing(ev, &links); ok {
+				h.park(p, msg)
 				break
 			}
-			if err := h.deliver(p, ev); err != nil {
+			if err := h.deliver(p, ev, &links); err != nil {
 				return err
 			}
 			p.head++
@@ -316,8 +344,9 @@ func (h *HB) resume() error {
 	return nil
 }
 
-// deliver advances p's clock over ev and visits it.
-func (h *HB) deliver(p *proc, ev *trace.Event) error {
+// deliver advances p's clock over ev and visits it. links are the
+// messages ev sends and receives beyond its Msg.
+func (h *HB) deliver(p *proc, ev *trace.Event, links *trace.Links) error {
 	var s *sent
 	dup := false
 	if ev.Kind == trace.KindReceive {
@@ -326,7 +355,18 @@ func (h *HB) deliver(p *proc, ev *trace.Event) error {
 			h.recvd.add(ev.Msg)
 			p.vc.Merge(s.vc)
 		} else {
-			dup = true // deliverable said it was received before
+			dup = true // missing said it was received before
+		}
+	}
+	// The receives of an imported event beyond its Msg: each merges its
+	// send's clock as Msg's does (a second delivery, as a duplicate).
+	var also []*sent
+	for _, k := range links.Recv {
+		if t := h.pending[k.Msg]; t != nil {
+			delete(h.pending, k.Msg)
+			h.recvd.add(k.Msg)
+			p.vc.Merge(t.vc)
+			also = append(also, t)
 		}
 	}
 	if len(p.vc) <= p.id { // only without Nodes: clocks grow as processes appear
@@ -340,6 +380,11 @@ func (h *HB) deliver(p *proc, ev *trace.Event) error {
 	if s != nil && s.lam > bound {
 		bound, ref = s.lam, s.lamRef
 	}
+	for _, t := range also {
+		if t.lam > bound {
+			bound, ref = t.lam, t.lamRef
+		}
+	}
 	h.lamBound, h.lamRef = bound, ref
 	if ev.Lamport > bound {
 		p.lam, p.lamRef = ev.Lamport, ev.Ref()
@@ -348,20 +393,13 @@ func (h *HB) deliver(p *proc, ev *trace.Event) error {
 	}
 
 	if ev.Kind == trace.KindSend && ev.Msg != 0 {
-		if first := h.pending[ev.Msg]; first != nil {
-			return broken(ev, "sends message %d, already sent by %v", ev.Msg, first.ref)
+		if err := h.send(p, ev, ev.Msg, ev.Peer); err != nil {
+			return err
 		}
-		if h.recvd.has(ev.Msg) {
-			return broken(ev, "sends message %d, already sent and received", ev.Msg)
-		}
-		n := h.newSent()
-		n.ref, n.to, n.typ, n.wall = ev.Ref(), ev.Peer, ev.MsgType, ev.Wall
-		n.vc = append(n.vc[:0], p.vc...)
-		n.lam, n.lamRef = p.lam, p.lamRef
-		h.pending[ev.Msg] = n
-		if ws, ok := h.waiting[ev.Msg]; ok {
-			delete(h.waiting, ev.Msg)
-			h.ready = append(h.ready, ws...)
+	}
+	for _, k := range links.Sent {
+		if err := h.send(p, ev, k.Msg, k.Peer); err != nil {
+			return err
 		}
 	}
 
@@ -381,6 +419,27 @@ func (h *HB) deliver(p *proc, ev *trace.Event) error {
 	h.cur, h.curVC, h.curSend, h.curDup = nil, nil, nil, false
 	if s != nil {
 		h.spare = append(h.spare, s)
+	}
+	h.spare = append(h.spare, also...)
+	return nil
+}
+
+// send records that ev, delivered at p, sends message msg to peer.
+func (h *HB) send(p *proc, ev *trace.Event, msg int64, to int) error {
+	if first := h.pending[msg]; first != nil {
+		return broken(ev, "sends message %d, already sent by %v", msg, first.ref)
+	}
+	if h.recvd.has(msg) {
+		return broken(ev, "sends message %d, already sent and received", msg)
+	}
+	n := h.newSent()
+	n.ref, n.to, n.typ, n.wall = ev.Ref(), to, ev.MsgType, ev.Wall
+	n.vc = append(n.vc[:0], p.vc...)
+	n.lam, n.lamRef = p.lam, p.lamRef
+	h.pending[msg] = n
+	if ws, ok := h.waiting[msg]; ok {
+		delete(h.waiting, msg)
+		h.ready = append(h.ready, ws...)
 	}
 	return nil
 }
@@ -423,8 +482,13 @@ func (h *HB) close() error {
 			continue
 		}
 		for i := p.head; i < len(p.queue); i++ {
-			if ev := &p.queue[i]; ev.Kind == trace.KindSend && ev.Msg != 0 {
+			ev := &p.queue[i]
+			if ev.Kind == trace.KindSend && ev.Msg != 0 {
 				later[ev.Msg] = ev.Ref()
+			}
+			l, _ := h.links(ev) // a broken one stopped Walk before it was parked
+			for _, k := range l.Sent {
+				later[k.Msg] = ev.Ref()
 			}
 		}
 	}
@@ -434,10 +498,12 @@ func (h *HB) close() error {
 			continue
 		}
 		ev := &p.queue[p.head]
-		if ref, ok := later[ev.Msg]; ok {
-			errs = append(errs, broken(ev, "waits for message %d, sent at %v, which cannot happen before it (causal cycle)", ev.Msg, ref))
+		l, _ := h.links(ev)
+		msg, _ := h.missing(ev, &l)
+		if ref, ok := later[msg]; ok {
+			errs = append(errs, broken(ev, "waits for message %d, sent at %v, which cannot happen before it (causal cycle)", msg, ref))
 		} else {
-			errs = append(errs, broken(ev, "receives message %d, which was never sent", ev.Msg))
+			errs = append(errs, broken(ev, "receives message %d, which was never sent", msg))
 		}
 	}
 	return errors.Join(errs...)

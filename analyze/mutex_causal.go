@@ -181,7 +181,11 @@ func (c *mutexCausal) Finish(end End) Result {
 		default:
 			msg = fmt.Sprintf("concurrent critical sections on %s: %v and %v: neither entry happened before the other", v.res, v.a, v.b)
 		}
-		f.add(msg, refs...)
+		parts := []Part{v.a.part(""), v.b.part("")}
+		if v.a.exit.Seq != 0 && !v.a.crashed && !v.b.crashed {
+			parts = append(parts, Part{Role: RoleNotBefore, Events: []trace.Ref{v.a.exit, v.b.enter}})
+		}
+		f.addParts(msg, parts, refs...)
 	}
 	f.more += c.more
 	note := fmt.Sprintf("%s on %s", plural(int(c.sections), "critical section"), plural(len(c.res), "resource"))

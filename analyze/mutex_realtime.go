@@ -86,8 +86,9 @@ func (c *mutexRealtime) Finish(end End) Result {
 			}
 			if cand != nil && s.t0 < cand.t1 {
 				d := time.Duration(min(s.t1, cand.t1) - s.t0)
-				f.add(fmt.Sprintf("critical sections on %s overlap in wall time for %v: %v from %s to %s and %v from %s to %s",
-					name, d, cand, at(cand.t0), at(cand.t1), s, at(s.t0), at(s.t1)), s.refs(cand.refs(nil))...)
+				f.addParts(fmt.Sprintf("critical sections on %s overlap in wall time for %v: %v from %s to %s and %v from %s to %s",
+					name, d, cand, at(cand.t0), at(cand.t1), s, at(s.t0), at(s.t1)),
+					[]Part{cand.part(""), s.part("overlap " + d.String())}, s.refs(cand.refs(nil))...)
 			}
 			switch {
 			case best == nil || s.t1 > best.t1:

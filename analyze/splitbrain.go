@@ -45,6 +45,15 @@ type reign struct {
 
 func (r *reign) ended() bool { return r.end.ref.Seq != 0 }
 
+// part is the RoleReign part of r.
+func (r *reign) part() Part {
+	p := Part{Role: RoleReign, Events: []trace.Ref{r.start.ref}, Label: fmt.Sprintf("P%d leads", r.proc)}
+	if r.ended() {
+		p.Events = append(p.Events, r.end.ref)
+	}
+	return p
+}
+
 func (r *reign) String() string {
 	s := fmt.Sprintf("P%d from %v leader(%d)", r.proc, r.start.ref, r.proc)
 	switch {
@@ -212,8 +221,12 @@ func (c *splitBrain) Finish(end End) Result {
 		case end.HasWall:
 			how = append(how, "not in wall time")
 		}
-		f.add(fmt.Sprintf("split brain: P%d and P%d both believed they led: %v and %v; %s",
-			a.proc, b.proc, a, b, strings.Join(how, "; ")), a.start.ref, b.start.ref)
+		parts := []Part{a.part(), b.part()}
+		if c.causal[k] && a.ended() {
+			parts = append(parts, Part{Role: RoleNotBefore, Events: []trace.Ref{a.end.ref, b.start.ref}})
+		}
+		f.addParts(fmt.Sprintf("split brain: P%d and P%d both believed they led: %v and %v; %s",
+			a.proc, b.proc, a, b, strings.Join(how, "; ")), parts, a.start.ref, b.start.ref)
 	}
 	note := fmt.Sprintf("%d leadership intervals", len(c.all))
 	if !end.HasWall {

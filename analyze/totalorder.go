@@ -32,6 +32,9 @@ type mcastKey struct {
 	id    int
 }
 
+// short names the multicast in a few characters, for a picture.
+func (k mcastKey) short() string { return fmt.Sprintf("P%d:%d", k.from, k.stamp) }
+
 func (k mcastKey) String() string {
 	return fmt.Sprintf("P%d's multicast (stamp %d, id %d)", k.from, k.stamp, k.id)
 }
@@ -106,8 +109,12 @@ func (c *totalOrder) Finish(end End) Result {
 				}
 				if j < last {
 					qa, qb := c.seqs[q][j], c.seqs[q][last]
-					f.add(fmt.Sprintf("P%d delivered %s (%s) before %s (%s), but P%d delivered them the other way round (%s, then %s)",
-						p, lastD.key, lastD.ev, d.key, d.ev, q, qa.ev, qb.ev), lastD.ev, d.ev, qa.ev, qb.ev)
+					parts := []Part{
+						{Role: RoleSame, Events: []trace.Ref{lastD.ev, qb.ev}, Label: lastD.key.short()},
+						{Role: RoleSame, Events: []trace.Ref{d.ev, qa.ev}, Label: d.key.short()},
+					}
+					f.addParts(fmt.Sprintf("P%d delivered %s (%s) before %s (%s), but P%d delivered them the other way round (%s, then %s)",
+						p, lastD.key, lastD.ev, d.key, d.ev, q, qa.ev, qb.ev), parts, lastD.ev, d.ev, qa.ev, qb.ev)
 					break
 				}
 				last, lastD = j, d

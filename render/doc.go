@@ -21,7 +21,9 @@
 // files in testdata/ show each renderer in each format (go test ./render
 // -update rewrites them), and the README pastes some of them.
 //
-// A new renderer (the space-time diagrams will be the next) goes into its
-// own file here, with its formats and golden files; render imports
-// analyze, analyze/stats, trace and runner/algo, never cmd.
+// The space-time diagrams are the subpackage render/spacetime (a window of
+// a run laid out once, written as DOT, SVG, PNG or Mermaid). A new
+// renderer goes into its own file here (or subpackage), with its formats
+// and golden files; render imports analyze, analyze/stats, trace and
+// runner/algo, never cmd.
 package render

@@ -75,6 +75,14 @@ var (
 			{Check: "mutex-causal", Verdict: analyze.OK, Note: "4 critical sections on 1 resource"},
 			{Check: "mutex-realtime", Verdict: analyze.Unknown, Err: errors.New("check mutex-realtime requires \"wall\", which dmx does not know")},
 		}}
+	// A lock log imported from ShiViz: its findings name the log's lines.
+	imported = Report{File: "lock.db", Run: 1, Algo: "shiviz", Mode: "import", Status: "imported", Verdict: analyze.Violated,
+		Results: []analyze.Result{
+			{Check: "mutex-causal", Verdict: analyze.Violated, Note: "2 critical sections on 1 resource", Findings: []analyze.Finding{
+				{Check: "mutex-causal", Message: "concurrent critical sections on cs: P0 [P0#2..P0#3] and P1 [P1#2..P1#3]: neither entry happened before the other",
+					Events: append(refs(0, 2, 3), refs(1, 2, 3)...), Sources: []string{"lock.log:4", "lock.log:8", "lock.log:6", ""}},
+			}},
+		}}
 	short = Report{File: "short.db", Run: 1, Algo: "central", Mode: "sim", Status: "cut short at 5ms", Verdict: analyze.Unknown,
 		Results: []analyze.Result{
 			{Check: "mutex-causal", Verdict: analyze.OK, Note: "2 critical sections on 1 resource"},
@@ -90,6 +98,7 @@ func TestReports(t *testing.T) {
 		"errors":   {broken},
 		"unknown":  {short},
 		"several":  {violated, broken, short},
+		"imported": {imported},
 	} {
 		for _, format := range ReportFormats {
 			got := render(t, func(b *bytes.Buffer) error { return Reports(b, format, reps, 2) })

@@ -107,7 +107,7 @@ func reportTable(w io.Writer, reps []Report, maxShown int) error {
 					fmt.Fprintf(w, "  ... and %d more %s findings (--format json shows all)\n", len(res.Findings)-maxShown, res.Check)
 					break
 				}
-				fmt.Fprintf(w, "%s%s: %s\n", prefix, res.Check, f.Message)
+				fmt.Fprintf(w, "%s%s: %s\n", prefix, res.Check, f.Text())
 			}
 		}
 	}
@@ -159,7 +159,7 @@ func reportJUnit(w io.Writer, reps []Report) error {
 			case res.Verdict == analyze.Violated:
 				msgs := make([]string, len(res.Findings))
 				for i, f := range res.Findings {
-					msgs[i] = f.Message
+					msgs[i] = f.Text()
 				}
 				tc.Failure = &junitFailure{Message: fmt.Sprintf("%d findings", len(res.Findings)), Text: strings.Join(msgs, "\n")}
 				s.Failures++

@@ -631,7 +631,7 @@ func knownFaultKinds() string {
 
 // validate checks f alone against a group of n processes and the
 // algorithm's roles and message types (spec nil: any algorithm).
-func (f *Fault) validate(n int, spec *algo.Spec, roles algo.Roles) error {
+func (f *Fault) validate(n int, spec *algo.Spec, roles algo.Parts) error {
 	known := false
 	for _, k := range faultKinds {
 		known = known || k.kind == f.Kind
@@ -720,7 +720,7 @@ func (f *Fault) validate(n int, spec *algo.Spec, roles algo.Roles) error {
 }
 
 // roleExists says why the algorithm has no process playing part p.
-func roleExists(kind FaultKind, p int, spec *algo.Spec, roles algo.Roles) error {
+func roleExists(kind FaultKind, p int, spec *algo.Spec, roles algo.Parts) error {
 	if spec == nil {
 		return nil
 	}

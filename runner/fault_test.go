@@ -133,9 +133,9 @@ func TestParseFaultErrors(t *testing.T) {
 // part it aims at is one the algorithm has, the message type one it sends.
 func TestFaultValidate(t *testing.T) {
 	central := &algo.Spec{Name: "central", Kind: algo.MutualExclusion, MsgTypes: []string{"request", "grant", "release"},
-		Roles: func(map[string]string) algo.Roles { return algo.Roles{Coordinator: 0, TokenHolder: algo.NoProc} }}
+		Parts: func(map[string]string) algo.Parts { return algo.Parts{Coordinator: 0, TokenHolder: algo.NoProc} }}
 	ricart := &algo.Spec{Name: "ricart-agrawala", Kind: algo.MutualExclusion, MsgTypes: []string{"request", "reply"}}
-	bully := &algo.Spec{Name: "bully", Kind: algo.Election, MsgTypes: []string{"election"}, Roles: algo.ElectionRoles}
+	bully := &algo.Spec{Name: "bully", Kind: algo.Election, MsgTypes: []string{"election"}, Parts: algo.ElectionParts}
 	for _, c := range []struct {
 		spec string
 		algo *algo.Spec
@@ -164,7 +164,7 @@ func TestFaultValidate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.spec, err)
 		}
-		err = fs[0].validate(3, c.algo, c.algo.RolesOf(nil))
+		err = fs[0].validate(3, c.algo, c.algo.PartsOf(nil))
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%s on %s: %v, want %q", c.spec, c.algo.Name, err, c.want)
 		}

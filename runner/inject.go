@@ -69,7 +69,7 @@ func newInjector(p Plan, d faultDriver) *injector {
 		fired:   make([]bool, len(p.Faults)),
 		crashed: make([]bool, len(p.Faults)),
 		netOn:   make([]bool, len(p.Faults))}
-	inj.w = newRoleWatch(p.N, p.Spec.RolesOf(p.Params))
+	inj.w = newRoleWatch(p.N, p.Spec.PartsOf(p.Params))
 	return inj
 }
 
@@ -269,7 +269,7 @@ func (inj *injector) finish() {
 // roleWatch follows, from a run's events, who plays which part and how
 // many entries and sends of each type each process made.
 type roleWatch struct {
-	roles  algo.Roles
+	roles  algo.Parts
 	leader int   // the leader most recently decided by any process; -1 none
 	token  int   // the token's holder; -1 none known (in flight, or lost)
 	inCS   []int // resources each process holds
@@ -278,7 +278,7 @@ type roleWatch struct {
 	sends  []map[string]int
 }
 
-func newRoleWatch(n int, roles algo.Roles) roleWatch {
+func newRoleWatch(n int, roles algo.Parts) roleWatch {
 	w := roleWatch{roles: roles, leader: -1, token: -1,
 		inCS: make([]int, n), down: make([]bool, n), enters: make([]int, n), sends: make([]map[string]int, n)}
 	if roles.Token != "" {

@@ -332,7 +332,7 @@ func (p Plan) Validate() error {
 	if err := p.validateParams(); err != nil {
 		return err
 	}
-	roles := p.Spec.RolesOf(p.Params)
+	roles := p.Spec.PartsOf(p.Params)
 	for _, f := range p.Faults {
 		if err := f.validate(p.N, p.Spec, roles); err != nil {
 			return &PlanError{Field: "fault", Value: f.String(), Err: err}

@@ -64,6 +64,14 @@ type Writer struct {
 type batch struct {
 	rows  []row
 	arena []byte
+	links []rowLink // the Links of rows that have some, in row order
+}
+
+// rowLink is a message a row sends or receives besides its msg column.
+type rowLink struct {
+	row       int // index in rows
+	msg, peer int64
+	recv      bool
 }
 
 type row struct {
@@ -94,6 +102,7 @@ func newBatch() *batch {
 func (b *batch) reset() {
 	b.rows = b.rows[:0]
 	b.arena = b.arena[:0]
+	b.links = b.links[:0]
 }
 
 // NewWriter returns a Writer that records events of run. Close it before
@@ -177,6 +186,18 @@ func (w *Writer) Add(ev *Event) error {
 		off := len(b.arena)
 		b.arena = append(b.arena, detail...)
 		r.detail = span{off, len(detail)}
+	}
+	if ev.HasLinks() {
+		// Only imported events have links; a detail that does not read
+		// is left to the analyses to report.
+		if l, err := ev.Links(); err == nil {
+			for _, k := range l.Recv {
+				b.links = append(b.links, rowLink{len(b.rows), k.Msg, int64(k.Peer), true})
+			}
+			for _, k := range l.Sent {
+				b.links = append(b.links, rowLink{len(b.rows), k.Msg, int64(k.Peer), false})
+			}
+		}
 	}
 	b.rows = append(b.rows, r)
 	full := len(b.rows) >= batchSize
@@ -279,6 +300,10 @@ func (w *Writer) flushLocked() {
 	if err != nil {
 		// Put the batch back in front of what was added meanwhile.
 		later := w.cur
+		for _, k := range later.links {
+			k.row += len(b.rows)
+			b.links = append(b.links, k)
+		}
 		for _, r := range later.rows {
 			r.vc = b.copySpan(later, r.vc)
 			r.detail = b.copySpan(later, r.detail)

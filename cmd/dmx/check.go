@@ -15,7 +15,7 @@ import (
 )
 
 func newCheckCmd() *cobra.Command {
-	var format, only string
+	var format, only, diagrams string
 	var runID int64
 	var maxFindings int
 	cmd := &cobra.Command{
@@ -32,7 +32,8 @@ was cut short, so a pending request may still have been granted).
 Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 		Example: `  dmx check run.db
   dmx check --format json run.db other.db
-  dmx check --checks mutex-causal,liveness --run 2 run.db`,
+  dmx check --checks mutex-causal,liveness --run 2 run.db
+  dmx check --diagram findings/ run.db   # one SVG per finding, for CI artifacts`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, render.ReportFormats...); err != nil {
@@ -49,6 +50,13 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 					return &exitError{exitUsage, err}
 				}
 				reps, err := checkRuns(st, runs, checks)
+				if err == nil && diagrams != "" {
+					var paths []string
+					paths, err = drawFindings(st, reps, diagrams)
+					if len(paths) > 0 {
+						fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d diagrams of findings in %s\n", path, len(paths), diagrams)
+					}
+				}
 				st.Close()
 				if err != nil {
 					return &exitError{exitUsage, err}
@@ -62,6 +70,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 	cmd.Flags().StringVar(&only, "checks", "", "comma-separated checks to run (default: all)")
 	cmd.Flags().Int64Var(&runID, "run", 0, "check only this run of each trace (default: every run)")
 	cmd.Flags().IntVar(&maxFindings, "max-findings", defaultMaxShown, "findings shown per check in table output (json shows all)")
+	cmd.Flags().StringVar(&diagrams, "diagram", "", "write a space-time diagram of each finding into this directory (SVG, one per finding)")
 	return cmd
 }
 

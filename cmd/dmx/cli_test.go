@@ -70,7 +70,7 @@ func TestSimSameSeedSameTrace(t *testing.T) {
 	var dumps []string
 	for _, name := range []string{"a.db", "b.db"} {
 		p := filepath.Join(dir, name)
-		if code, _, errs := dmx(t, "sim", "ricart-agrawala", "--seed", "77", "-n", "5", "-o", p); code != 0 {
+		if code, _, errs := dmx(t, "sim", "ricart-agrawala", "--seed", "77", "-n", "5", "-o", p, "--no-diagram"); code != 0 {
 			t.Fatalf("sim: exit %d: %s", code, errs)
 		}
 		code, out, errs := dmx(t, "sql", p, q, "--format", "csv")
@@ -96,7 +96,7 @@ func TestContentionFreeMessageCounts(t *testing.T) {
 		algo, want string
 	}{{"ricart-agrawala", "8"}, {"central", "3"}} {
 		p := filepath.Join(dir, c.algo+".db")
-		if code, _, errs := dmx(t, "sim", c.algo, "-n", "5", "--contention", "none", "--seed", "3", "-o", p); code != 0 {
+		if code, _, errs := dmx(t, "sim", c.algo, "-n", "5", "--contention", "none", "--seed", "3", "-o", p, "--no-diagram"); code != 0 {
 			t.Fatalf("sim: %s", errs)
 		}
 		code, out, errs := dmx(t, "sql", p, messagesPerCS, "--format", "csv")

@@ -121,6 +121,9 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		newSQLCmd(),
 		newListCmd(),
 		newStatsCmd(),
+		newRenderCmd(),
+		newImportCmd(),
+		newExportCmd(),
 		newNodeCmd(),
 	)
 	return root

@@ -46,6 +46,10 @@ func TestExamples(t *testing.T) {
 			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 				t.Fatalf("json: %v\n%s", err, stdout)
 			}
+			// Every example draws: its diagram is beside the trace.
+			if !strings.Contains(stderr, "diagram: "+strings.TrimSuffix(out, ".db")+".svg (") {
+				t.Errorf("no diagram drawn:\n%s", stderr)
+			}
 			verdict := map[string]string{}
 			for _, r := range rep.Runs[0].Results {
 				verdict[r.Check] = r.Verdict

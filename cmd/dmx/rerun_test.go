@@ -86,13 +86,13 @@ func TestRerun(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			first := filepath.Join(dir, name+"-1.db")
-			code, _, errs := dmx(t, append(args, "-o", first, "--no-check")...)
+			code, _, errs := dmx(t, append(args, "-o", first, "--no-check", "--no-diagram")...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
 			again := rerunArgs(t, errs)
 			second := filepath.Join(dir, name+"-2.db")
-			code, _, errs2 := dmx(t, append(again, "-o", second, "--no-check")...)
+			code, _, errs2 := dmx(t, append(again, "-o", second, "--no-check", "--no-diagram")...)
 			if code != 0 {
 				t.Fatalf("rerun %q: exit %d: %s", again, code, errs2)
 			}

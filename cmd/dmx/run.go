@@ -30,6 +30,8 @@ type runFlags struct {
 	out      string
 	format   string
 	noCheck  bool
+	diagram  string // --diagram FILE; "" beside the trace
+	noDiag   bool
 }
 
 func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
@@ -50,6 +52,8 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	fs.StringVarP(&f.out, "out", "o", "", "trace file to record into (default dmx-ALGO-SEED.db; an existing trace gets one more run)")
 	fs.StringVar(&f.format, "format", "table", "verdict output: table or json")
 	fs.BoolVar(&f.noCheck, "no-check", false, "record only; do not check the trace")
+	fs.StringVar(&f.diagram, "diagram", "", "write the run's space-time diagram here (.svg, .png, .dot, .md; default: beside the trace, as .svg)")
+	fs.BoolVar(&f.noDiag, "no-diagram", false, "do not draw the run's diagram")
 	fs.Var(&faultsFlag{&p.Faults}, "faults", "inject faults, e.g. crash:leader@600ms or loss:20%:to=2@1s-2s (repeatable, or comma-separated; every kind is listed below)")
 	fs.Var(&p.Channels, "channels", "reliable: the transport retransmits, drops duplicates and delivers in order (what the seeds assume); raw: every message one datagram sent once, so injected loss, duplication and reordering reach the algorithm")
 	if d == runner.DriverSim {
@@ -347,19 +351,26 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 	if runErr != nil {
 		return &exitError{exitUsage, fmt.Errorf("%s: %w (what was recorded is in %s, run %d)", cmd.Name(), runErr, f.out, runID)}
 	}
-	if f.noCheck {
-		fmt.Fprintf(stdout, "trace: %s\n", f.out)
-		return nil
-	}
 	run, err := st.Run(runID)
 	if err != nil {
 		return &exitError{exitUsage, err}
+	}
+	if f.noCheck {
+		fmt.Fprintf(stdout, "trace: %s\n", f.out)
+		if line := f.drawRun(st, run, nil, w.Count()); line != "" {
+			fmt.Fprintln(stdout, line)
+		}
+		return nil
 	}
 	reports, err := checkRuns(st, []trace.Run{run}, nil)
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
 	code := printReports(stdout, f.format, reports, defaultMaxShown)
+	diag := f.drawRun(st, run, reports[0].Results, w.Count())
+	if diag != "" && f.format != "table" {
+		fmt.Fprintln(stderr, diag) // stdout holds the JSON report
+	}
 	if f.format == "table" {
 		q := fmt.Sprintf("SELECT proc, resource, wait_ns, hold_ns FROM cs_intervals WHERE run = %d", runID)
 		switch p.Spec.Kind {
@@ -370,6 +381,9 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		}
 		p := shellQuote(f.out)
 		fmt.Fprintf(stdout, "\ntrace: %s (run %d)\n", f.out, runID)
+		if diag != "" {
+			fmt.Fprintln(stdout, diag)
+		}
 		fmt.Fprintf(stdout, "look further:\n  dmx check %s\n  dmx stats %s\n  dmx sql %s \"%s\"\n", p, p, p, q)
 	}
 	return verdictExit(code)

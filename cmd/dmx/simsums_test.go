@@ -71,7 +71,7 @@ func TestSimTraceChecksums(t *testing.T) {
 	var got strings.Builder
 	for i, name := range names {
 		path := filepath.Join(dir, fmt.Sprintf("%d.db", i))
-		args := append(append([]string(nil), cases[name]...), "-o", path, "--no-check")
+		args := append(append([]string(nil), cases[name]...), "-o", path, "--no-check", "--no-diagram")
 		if code, _, errs := dmx(t, args...); code != 0 {
 			t.Fatalf("%s: dmx %v: exit %d: %s", name, args, code, errs)
 		}

@@ -24,7 +24,7 @@ func TestStats(t *testing.T) {
 		{"lamport", 4, 9, "3(N-1)"},
 	} {
 		p := filepath.Join(dir, c.algo+".db")
-		if code, _, errs := dmx(t, "sim", c.algo, "-n", fmt.Sprint(c.n), "--contention", "none", "--seed", "5", "-o", p); code != 0 {
+		if code, _, errs := dmx(t, "sim", c.algo, "-n", fmt.Sprint(c.n), "--contention", "none", "--seed", "5", "-o", p, "--no-diagram"); code != 0 {
 			t.Fatalf("sim: %s", errs)
 		}
 		code, out, errs := dmx(t, "stats", p)

@@ -171,20 +171,25 @@ type Spec struct {
 	// defaults and with each of these, so that a new variant is tested by
 	// adding it here.
 	Variants []Variant
-	New      func(Config) (Machine, error)
-	// Roles says which parts its processes play that a fault can aim at
+	// Roles, if set, names the processes that start the run in a role of
+	// their own (the coordinator, the holder of the token), given the
+	// group size and the run's parameters; diagrams label their lanes so.
+	Roles func(n int, params map[string]string) map[int]string
+	New   func(Config) (Machine, error)
+	// Parts says which parts its processes play that a fault can aim at
 	// (crash:leader, crash:coordinator, crash:token) in a configuration;
 	// nil means none. Faults aimed at a part the algorithm has not are
 	// refused before a run starts.
-	Roles func(params map[string]string) Roles
+	Parts func(params map[string]string) Parts
 }
 
-// NoProc is a Roles field's "no such process".
+// NoProc is a Parts field's "no such process".
 const NoProc = -1
 
-// Roles are the parts processes play in one configuration of an
-// algorithm, as far as the runner can follow them from the events.
-type Roles struct {
+// Parts are the parts processes play in one configuration of an
+// algorithm that faults can aim at, as far as the runner can follow them
+// from the events.
+type Parts struct {
 	// Leader: the algorithm decides leaders (its leader events name them).
 	// The leader is then also its coordinator.
 	Leader bool
@@ -198,19 +203,19 @@ type Roles struct {
 	TokenHolder int
 }
 
-// ElectionRoles are the roles of an election algorithm: the leader it
+// ElectionParts are the parts of an election algorithm: the leader it
 // elects (whom seed 000's bully calls the coordinator).
-func ElectionRoles(map[string]string) Roles {
-	return Roles{Leader: true, Coordinator: NoProc, TokenHolder: NoProc}
+func ElectionParts(map[string]string) Parts {
+	return Parts{Leader: true, Coordinator: NoProc, TokenHolder: NoProc}
 }
 
-// RolesOf returns the roles of spec in the configuration params: none if
+// PartsOf returns the parts of spec in the configuration params: none if
 // the algorithm declares none.
-func (s *Spec) RolesOf(params map[string]string) Roles {
-	if s.Roles == nil {
-		return Roles{Coordinator: NoProc, TokenHolder: NoProc}
+func (s *Spec) PartsOf(params map[string]string) Parts {
+	if s.Parts == nil {
+		return Parts{Coordinator: NoProc, TokenHolder: NoProc}
 	}
-	return s.Roles(params)
+	return s.Parts(params)
 }
 
 // Variant is one configuration of an algorithm: the parameters that differ

@@ -58,7 +58,7 @@ var Spec = algo.Spec{
 	Params:   params,
 	Variants: variants,
 	New:      New,
-	Roles:    algo.ElectionRoles,
+	Parts:    algo.ElectionParts,
 }
 
 type phase int

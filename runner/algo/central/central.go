@@ -49,6 +49,7 @@ var Spec = algo.Spec{
 		MsgStateQuery, MsgStateIdle, MsgStateRequesting, MsgStateHolding, MsgNack,
 		bully.MsgElection, bully.MsgAnswer, bully.MsgCoordinator, fd.MsgHeartbeat},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	Roles:      roles,
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerCS, Formula: "3 per CS of a client, 0 for the coordinator's own", Note: "request, grant, release",
 			Seed: "003 central coordinator: three messages per use of a CS", Eval: messagesPerCS},
@@ -63,15 +64,15 @@ var Spec = algo.Spec{
 	Params:   params,
 	Variants: variants,
 	New:      New,
-	Roles: func(p map[string]string) algo.Roles {
+	Parts: func(p map[string]string) algo.Parts {
 		if f, ok := p["failover"]; ok && f != FailoverNone {
-			return algo.Roles{Leader: true, Coordinator: algo.NoProc, TokenHolder: algo.NoProc}
+			return algo.Parts{Leader: true, Coordinator: algo.NoProc, TokenHolder: algo.NoProc}
 		}
 		c, err := strconv.Atoi(p["coordinator"])
 		if err != nil {
 			c = 0
 		}
-		return algo.Roles{Coordinator: c, TokenHolder: algo.NoProc}
+		return algo.Parts{Coordinator: c, TokenHolder: algo.NoProc}
 	},
 }
 
@@ -315,4 +316,20 @@ func (m *Machine) String() string {
 		s += fmt.Sprintf(" coordinator holder=%s queue=%v", h, m.queue)
 	}
 	return s
+}
+
+// roles names the fixed coordinator; with failover the first one is
+// elected, so nobody starts as coordinator.
+func roles(n int, params map[string]string) map[int]string {
+	if f := params["failover"]; f != "" && f != FailoverNone {
+		return nil
+	}
+	c, err := strconv.Atoi(params["coordinator"])
+	if params["coordinator"] == "" {
+		c, err = 0, nil
+	}
+	if err != nil || c < 0 || c >= n {
+		return nil
+	}
+	return map[int]string{c: "coordinator"}
 }

@@ -47,7 +47,7 @@ var Spec = algo.Spec{
 	Params:     params,
 	Variants:   variants,
 	New:        New,
-	Roles:      algo.ElectionRoles,
+	Parts:      algo.ElectionParts,
 }
 
 // Machine is one process of Chang and Roberts.

@@ -52,7 +52,7 @@ var Spec = algo.Spec{
 	},
 	Params: params,
 	New:    New,
-	Roles:  algo.ElectionRoles,
+	Parts:  algo.ElectionParts,
 }
 
 type role int

@@ -26,6 +26,16 @@ var Spec = algo.Spec{
 	Seeds:      []string{"001 [RI1] [RI2] [RA1] [RH1] [RH2] [RR1] [RR2]"},
 	MsgTypes:   []string{MsgRequest, MsgToken},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness"},
+	Roles: func(n int, params map[string]string) map[int]string {
+		x, err := strconv.Atoi(params["initial"])
+		if params["initial"] == "" {
+			x, err = 0, nil
+		}
+		if err != nil || x < 0 || x >= n {
+			return nil
+		}
+		return map[int]string{x: "token holder"} // [RI1]: P_x holds the token
+	},
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerCS, Formula: "N, or 0 when it holds the token", Note: "N-1 requests, 1 token",
 			Seed: "001 Ricart-Agrawala second algorithm: n messages for entering a CS",
@@ -34,12 +44,12 @@ var Spec = algo.Spec{
 	},
 	Params: params,
 	New:    New,
-	Roles: func(p map[string]string) algo.Roles {
+	Parts: func(p map[string]string) algo.Parts {
 		x, err := strconv.Atoi(p["initial"])
 		if err != nil {
 			x = 0
 		}
-		return algo.Roles{Coordinator: algo.NoProc, Token: MsgToken, TokenHolder: x} // [RI1]: P_x holds it first
+		return algo.Parts{Coordinator: algo.NoProc, Token: MsgToken, TokenHolder: x} // [RI1]: P_x holds it first
 	},
 }
 

@@ -50,7 +50,7 @@ var Spec = algo.Spec{
 	Params:   params,
 	Variants: variants,
 	New:      New,
-	Roles:    algo.ElectionRoles,
+	Parts:    algo.ElectionParts,
 }
 
 // Machine is one process of the ring election.

@@ -48,6 +48,9 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgToken, MsgProbe, changroberts.MsgElection, changroberts.MsgElected, ring.MsgCoordinator, fd.MsgHeartbeat},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	Roles: func(n int, _ map[string]string) map[int]string {
+		return map[int]string{0: "token holder"} // seed 000: "Process 0 creates a token"
+	},
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerCS, Formula: "1..inf", Note: "N/2 on average under load; the token circulates when nobody wants it too",
 			Seed: "004 token ring algorithm, overview; 001 token ring algorithm", Eval: algo.Const(algo.AtLeast(1))},
@@ -61,10 +64,10 @@ var Spec = algo.Spec{
 	Params:   params,
 	Variants: variants,
 	New:      New,
-	Roles: func(p map[string]string) algo.Roles {
+	Parts: func(p map[string]string) algo.Parts {
 		// Seed 000: process 0 creates the token. Regeneration elects the
 		// process that makes a new one: its leader.
-		return algo.Roles{Leader: p["regenerate"] == "true", Coordinator: algo.NoProc, Token: MsgToken, TokenHolder: 0}
+		return algo.Parts{Leader: p["regenerate"] == "true", Coordinator: algo.NoProc, Token: MsgToken, TokenHolder: 0}
 	},
 }
 

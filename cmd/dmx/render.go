@@ -1,0 +1,361 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/render"
+	"github.com/dmxlab/dmx/render/spacetime"
+	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/trace"
+)
+
+// renderFlags are dmx render's flags: they map onto spacetime.Options.
+type renderFlags struct {
+	out, format, axis      string
+	from, to, procs        string
+	around                 string
+	finding, maxEvents     int
+	radius                 string
+	runID                  int64
+	noFindings, noCollapse bool
+}
+
+func newRenderCmd() *cobra.Command {
+	f := &renderFlags{}
+	cmd := &cobra.Command{
+		Use:   "render TRACE -o FILE",
+		Short: "Draw a run's space-time diagram (SVG, PNG, DOT, Mermaid)",
+		Long: `render draws the space-time (Lamport) diagram of a recorded run: one lane
+per process, events placed by Lamport time (or wall time with --time wall),
+an arrow per message labelled with its type (a cross where one was dropped
+or lost to a crash), critical sections as bars coloured by resource,
+crashes, restarts, suspicions, elections and leaders marked, and the
+findings of dmx check drawn in red: the two sections that overlap and the
+ordering that is missing, a deadlock's wait-for cycle edge by edge, the two
+leaders of a split brain, where two processes' delivery orders diverge.
+
+The format is the output file's extension: .svg (drawn by Graphviz, built
+into dmx), .png (painted by dmx, fonts built in), .dot (Graphviz source with
+fixed positions: neato -n2 -Tsvg draws it), .md (a Mermaid sequence
+diagram of a small window, for README files and pull requests).
+
+Big runs are drawn by window: --from/--to on the time axis, --procs,
+--around an event, --finding N; runs of three or more local events are
+collapsed into one node. A window of more than --max-events events is
+refused with the advice to narrow it.`,
+		Example: `  dmx render run.db -o run.svg
+  dmx render run.db -o run.png --around P3#120
+  dmx render run.db -o deadlock.svg --finding 1
+  dmx render run.db -o start.svg --from 0 --to 200 --procs 0,1,2
+  dmx render run.db -o wall.svg --time wall --from 100ms --to 250ms
+  dmx render run.db -o window.md --around P2#40 --radius 10`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.out == "" {
+				return &exitError{exitUsage, errors.New("no output file: give -o FILE (.svg, .png, .dot or .md)")}
+			}
+			format := f.format
+			if format == "" {
+				var err error
+				if format, err = spacetime.FormatOf(f.out); err != nil {
+					return &exitError{exitUsage, err}
+				}
+			} else if err := checkFormat(format, spacetime.Formats...); err != nil {
+				return &exitError{exitUsage, err}
+			}
+			opts, err := f.options()
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			st, runs, err := openRuns(args[0], f.runID)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			defer st.Close()
+			if len(runs) > 1 {
+				return &exitError{exitUsage, fmt.Errorf("%s holds %d runs; choose one with --run (1..%d)", args[0], len(runs), runs[len(runs)-1].ID)}
+			}
+			run := runs[0]
+			if !f.noFindings || opts.Finding > 0 {
+				results, err := evaluate(st, run, nil)
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				opts.Findings = findingsOf(results)
+			}
+			d, err := buildDiagram(st, run, opts)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			if err := writeDiagram(f.out, format, d, opts); err != nil {
+				return &exitError{exitUsage, err}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", f.out, describeDiagram(d))
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&f.out, "out", "o", "", "the picture to write: .svg, .png, .dot or .md")
+	fs.StringVar(&f.format, "format", "", "svg, png, dot or md (default: by the extension of -o)")
+	fs.StringVar(&f.axis, "time", "lamport", "place events by lamport time or wall time")
+	fs.StringVar(&f.from, "from", "", "start of the window: a Lamport time, or with --time wall a time since the run's start (120ms)")
+	fs.StringVar(&f.to, "to", "", "end of the window, as --from")
+	fs.StringVar(&f.procs, "procs", "", "only these processes: 0,2,5 or 1-3")
+	fs.StringVar(&f.around, "around", "", "a window around this event, named as dmx names events: P3#120")
+	fs.IntVar(&f.finding, "finding", 0, "a window around the Nth finding of dmx check (1 is the first)")
+	fs.StringVar(&f.radius, "radius", "", "half the width of an --around or --finding window (Lamport units, or a duration with --time wall; default 30 Lamport units or a twentieth of the run)")
+	fs.IntVar(&f.maxEvents, "max-events", spacetime.DefaultMaxEvents, "refuse a window of more events than this")
+	fs.Int64Var(&f.runID, "run", 0, "the run to draw, when the trace holds several")
+	fs.BoolVar(&f.noFindings, "no-findings", false, "do not run the checks; draw the run only")
+	fs.BoolVar(&f.noCollapse, "no-collapse", false, "draw every local event, even in long runs of them")
+	return cmd
+}
+
+// options maps the flags to spacetime.Options.
+func (f *renderFlags) options() (spacetime.Options, error) {
+	var o spacetime.Options
+	var err error
+	if o.Axis, err = spacetime.ParseAxis(f.axis); err != nil {
+		return o, fmt.Errorf("--time: %w", err)
+	}
+	if f.from != "" {
+		if o.From, err = spacetime.ParseBound(o.Axis, f.from); err != nil {
+			return o, fmt.Errorf("--from %w", err)
+		}
+		o.HasFrom = true
+	}
+	if f.to != "" {
+		if o.To, err = spacetime.ParseBound(o.Axis, f.to); err != nil {
+			return o, fmt.Errorf("--to %w", err)
+		}
+		o.HasTo = true
+	}
+	if f.radius != "" {
+		if o.Radius, err = spacetime.ParseBound(o.Axis, f.radius); err != nil {
+			return o, fmt.Errorf("--radius %w", err)
+		}
+	}
+	if f.procs != "" {
+		if o.Procs, err = spacetime.ParseProcs(f.procs); err != nil {
+			return o, fmt.Errorf("--procs: %w", err)
+		}
+	}
+	if f.around != "" {
+		r, err := spacetime.ParseRef(f.around)
+		if err != nil {
+			return o, fmt.Errorf("--around: %w", err)
+		}
+		o.Around = &r
+	}
+	if f.finding < 0 {
+		return o, fmt.Errorf("--finding %d: want 1 or more", f.finding)
+	}
+	if f.around != "" && f.finding > 0 {
+		return o, errors.New("--around and --finding both choose the window; give one")
+	}
+	o.Finding = f.finding
+	if f.maxEvents < 1 {
+		return o, fmt.Errorf("--max-events %d: want 1 or more", f.maxEvents)
+	}
+	o.MaxEvents = f.maxEvents
+	o.NoCollapse = f.noCollapse
+	return o, nil
+}
+
+// evaluate runs the checks (nil: those that apply) over one run.
+func evaluate(st *trace.Store, run trace.Run, only []*analyze.Check) ([]analyze.Result, error) {
+	reps, err := checkRuns(st, []trace.Run{run}, only)
+	if err != nil {
+		return nil, err
+	}
+	return reps[0].Results, nil
+}
+
+// findingsOf lists the findings of results in the order dmx check prints
+// them: the Nth is what --finding N draws.
+func findingsOf(results []analyze.Result) []analyze.Finding {
+	var out []analyze.Finding
+	for _, r := range results {
+		out = append(out, r.Findings...)
+	}
+	return out
+}
+
+// buildDiagram reads the window opts describe of run from st, with the
+// processes' roles and the messages' fates.
+func buildDiagram(st *trace.Store, run trace.Run, opts spacetime.Options) (*spacetime.Diagram, error) {
+	fates, err := st.Undelivered(run.ID)
+	if err != nil {
+		return nil, err
+	}
+	opts.Fates = fates
+	opts.Roles = roles(run)
+	d, err := spacetime.Build(run, func() (trace.Reader, error) { return st.Events(run.ID) }, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)
+	}
+	return d, nil
+}
+
+// roles are the processes' roles at the start of run, as its algorithm
+// names them (none for a trace of another program).
+func roles(run trace.Run) map[int]string {
+	spec := registry.Lookup(run.Algorithm)
+	if spec == nil || spec.Roles == nil || run.Mode == "import" {
+		return nil
+	}
+	p, err := runner.PlanFromRun(run, registry.Lookup)
+	if err != nil {
+		return nil
+	}
+	return spec.Roles(p.N, p.Params)
+}
+
+// writeDiagram draws d into the file path, replacing it only once the
+// picture is complete.
+func writeDiagram(path, format string, d *spacetime.Diagram, opts spacetime.Options) error {
+	var buf bytes.Buffer
+	if err := spacetime.Write(&buf, format, d, opts); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return nil
+}
+
+// describeDiagram says in a few words what a diagram shows.
+func describeDiagram(d *spacetime.Diagram) string {
+	s := fmt.Sprintf("%d events", len(d.Events))
+	if !d.Whole {
+		s += fmt.Sprintf(" of %d (%s)", d.Total, d.Window())
+	}
+	if n := len(d.Findings); n > 0 {
+		s += fmt.Sprintf(", %s drawn in", plural(n, "finding"))
+	}
+	return s
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// diagramPath is where run and sim put the diagram of a run recorded into
+// tracePath: beside it, named after it.
+func diagramPath(tracePath string, runID int64) string {
+	base := strings.TrimSuffix(tracePath, filepath.Ext(tracePath))
+	if runID > 1 {
+		base += fmt.Sprintf("-run%d", runID)
+	}
+	return base + ".svg"
+}
+
+// The diagram run and sim draw: the whole run up to autoWhole events, else
+// a window around the first finding, else the first autoFirst events;
+// never more than autoMax events, so that drawing stays a fraction of a
+// second whatever the size of the run.
+const (
+	autoWhole  = 1300
+	autoFirst  = 400
+	autoRadius = 20
+	autoMax    = 1500
+)
+
+// drawRun draws the diagram of a run just recorded (unless --no-diagram)
+// and returns the line that points to it, or to why there is none. A
+// failure to draw does not fail the run: the line says what went wrong.
+func (f *runFlags) drawRun(st *trace.Store, run trace.Run, results []analyze.Result, events int64) string {
+	if f.noDiag {
+		return ""
+	}
+	path := f.diagram
+	if path == "" {
+		path = diagramPath(f.out, run.ID)
+	}
+	format, err := spacetime.FormatOf(path)
+	if err != nil {
+		return "diagram: none: " + err.Error()
+	}
+	findings := findingsOf(results)
+	opts := spacetime.Options{Findings: findings, MaxEvents: autoMax}
+	what := "whole run"
+	switch {
+	case events <= autoWhole:
+	case len(findings) > 0:
+		opts.Finding, opts.Radius = 1, autoRadius
+		what = "around finding 1"
+	default:
+		opts.First = autoFirst
+		what = fmt.Sprintf("the first %d events", autoFirst)
+	}
+	d, err := buildDiagram(st, run, opts)
+	var big *spacetime.TooBigError
+	if errors.As(err, &big) && opts.Finding > 0 && len(findings[0].Events) > 0 {
+		// The finding's events are far apart: the window around its first.
+		opts.Finding, opts.Around = 0, &findings[0].Events[0]
+		what = fmt.Sprintf("around %v, of finding 1", findings[0].Events[0])
+		d, err = buildDiagram(st, run, opts)
+	}
+	if err == nil {
+		err = writeDiagram(path, format, d, opts)
+	}
+	if err != nil {
+		return "diagram: none: " + err.Error()
+	}
+	if !d.Whole {
+		what = fmt.Sprintf("%s: %d of %d events, %s; dmx render draws any window", what, len(d.Events), d.Total, d.Window())
+	}
+	return fmt.Sprintf("diagram: %s (%s)", path, what)
+}
+
+// drawFindings writes one picture per finding of each report into dir
+// (dmx check --diagram): a window around the finding, or around its first
+// event if the finding's events lie too far apart. It returns the files
+// written.
+func drawFindings(st *trace.Store, reps []render.Report, dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var paths []string
+	base := strings.TrimSuffix(filepath.Base(st.Path()), filepath.Ext(st.Path()))
+	for _, rep := range reps {
+		findings := findingsOf(rep.Results)
+		if len(findings) == 0 {
+			continue
+		}
+		run, err := st.Run(rep.Run)
+		if err != nil {
+			return paths, err
+		}
+		for i, f := range findings {
+			opts := spacetime.Options{Findings: findings, Finding: i + 1}
+			d, err := buildDiagram(st, run, opts)
+			var big *spacetime.TooBigError
+			if errors.As(err, &big) && len(f.Events) > 0 {
+				opts.Finding, opts.Around = 0, &f.Events[0]
+				d, err = buildDiagram(st, run, opts)
+			}
+			if err != nil {
+				return paths, err
+			}
+			path := filepath.Join(dir, fmt.Sprintf("%s-run%d-finding%d-%s.svg", base, run.ID, i+1, f.Check))
+			if err := writeDiagram(path, "svg", d, opts); err != nil {
+				return paths, err
+			}
+			paths = append(paths, path)
+		}
+	}
+	return paths, nil
+}
