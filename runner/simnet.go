@@ -21,10 +21,8 @@ import "time"
 
 // simChan is one direction of a channel between two processes.
 type simChan struct {
-	next   uint64 // the next sequence number to send
-	expect uint64 // the next one to deliver in order
-	held   map[uint64]*simMsg
-	done   map[uint64]bool // delivered ahead of order (reorder)
+	next uint64 // the next sequence number to send
+	in   inOrder[*simMsg]
 }
 
 // simMsg is a message on its way, with what the transport knows of it.
@@ -39,7 +37,7 @@ type simMsg struct {
 func (s *sim) channel(from, to int) *simChan {
 	c := &s.chans[from*s.plan.N+to]
 	if c.next == 0 {
-		*c = simChan{next: 1, expect: 1, held: map[uint64]*simMsg{}, done: map[uint64]bool{}}
+		*c = simChan{next: 1, in: newInOrder[*simMsg]()}
 	}
 	return c
 }
@@ -95,32 +93,5 @@ func (s *sim) arrive(m *simMsg, unordered bool) {
 		rcv.Receive(m.env)
 		return
 	}
-	c := s.channel(from, to)
-	switch {
-	case m.seq < c.expect || c.done[m.seq] || c.held[m.seq] != nil:
-		return // a duplicate
-	case unordered && m.seq != c.expect:
-		c.done[m.seq] = true
-		rcv.Receive(m.env)
-		return
-	case m.seq != c.expect:
-		c.held[m.seq] = m
-		return
-	}
-	rcv.Receive(m.env)
-	c.expect++
-	for {
-		if c.done[c.expect] {
-			delete(c.done, c.expect)
-			c.expect++
-			continue
-		}
-		next := c.held[c.expect]
-		if next == nil {
-			return
-		}
-		delete(c.held, c.expect)
-		c.expect++
-		rcv.Receive(next.env)
-	}
+	s.channel(from, to).in.accept(m.seq, unordered, m, func(m *simMsg) { rcv.Receive(m.env) })
 }

@@ -99,10 +99,58 @@ const (
 	maxRTO     = time.Second
 )
 
-type inChan struct {
-	expect uint64 // next sequence number to deliver
-	held   map[uint64]*Envelope
-	done   map[uint64]bool // delivered ahead of order (unordered datagrams)
+// inOrder is the receiving end of a channel that delivers in the order
+// sent: messages are numbered from 1 and each is delivered once, after
+// those sent before it, except one marked unordered (a reorder fault),
+// delivered as soon as it comes. The transport and the simulator's model
+// of it (simnet.go) share it.
+type inOrder[T any] struct {
+	expect uint64 // next sequence number to deliver in order
+	held   map[uint64]T
+	done   map[uint64]bool // delivered ahead of order
+}
+
+func newInOrder[T any]() inOrder[T] {
+	return inOrder[T]{expect: 1, held: map[uint64]T{}, done: map[uint64]bool{}}
+}
+
+// maxHeld bounds what waits for an earlier message: a datagram beyond it
+// is dropped and comes again (it is not acknowledged).
+const maxHeld = 1 << 16
+
+// accept takes message seq, delivering what is now in order; it reports
+// false for a duplicate.
+func (c *inOrder[T]) accept(seq uint64, unordered bool, m T, deliver func(T)) bool {
+	if _, held := c.held[seq]; held || seq < c.expect || c.done[seq] {
+		return false
+	}
+	switch {
+	case unordered && seq != c.expect:
+		c.done[seq] = true
+		deliver(m)
+		return true
+	case seq != c.expect:
+		if len(c.held) < maxHeld {
+			c.held[seq] = m
+		}
+		return true
+	}
+	deliver(m)
+	c.expect++
+	for {
+		if c.done[c.expect] {
+			delete(c.done, c.expect)
+			c.expect++
+			continue
+		}
+		next, ok := c.held[c.expect]
+		if !ok {
+			return true
+		}
+		delete(c.held, c.expect)
+		c.expect++
+		deliver(next)
+	}
 }
 
 // transport is used from one goroutine only (the node loop); the socket
@@ -115,7 +163,7 @@ type transport struct {
 	conn    *net.UDPConn
 	peers   []*net.UDPAddr
 	out     []outChan
-	in      []inChan
+	in      []inOrder[*Envelope]
 	deliver func(*Envelope)
 	rto     time.Duration
 	stats   Rejections
@@ -133,7 +181,7 @@ type transport struct {
 func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr, deliver func(*Envelope)) *transport {
 	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: initialRTO}
 	t.out = make([]outChan, n)
-	t.in = make([]inChan, n)
+	t.in = make([]inOrder[*Envelope], n)
 	t.peerInc = make([]int, n)
 	for i := range t.in {
 		t.resetChan(i)
@@ -146,7 +194,7 @@ func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr
 // the crash, as the seeds' crash model says).
 func (t *transport) resetChan(peer int) {
 	t.out[peer] = outChan{next: 1}
-	t.in[peer] = inChan{expect: 1, held: map[uint64]*Envelope{}, done: map[uint64]bool{}}
+	t.in[peer] = newInOrder[*Envelope]()
 }
 
 // peerRestarted records that peer is now at incarnation inc.
@@ -293,40 +341,8 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 			t.deliver(p.Env) // as it comes: twice if it comes twice
 			return
 		}
-		ic := &t.in[p.From]
-		switch {
-		case p.Seq < ic.expect || ic.done[p.Seq]:
+		if !t.in[p.From].accept(p.Seq, p.U, p.Env, t.deliver) {
 			t.stats.Duplicate++
-		case p.U && p.Seq != ic.expect:
-			if _, dup := ic.held[p.Seq]; dup {
-				t.stats.Duplicate++
-				break
-			}
-			ic.done[p.Seq] = true
-			t.deliver(p.Env)
-		case p.Seq == ic.expect:
-			t.deliver(p.Env)
-			ic.expect++
-			for {
-				if ic.done[ic.expect] {
-					delete(ic.done, ic.expect)
-					ic.expect++
-					continue
-				}
-				e, ok := ic.held[ic.expect]
-				if !ok {
-					break
-				}
-				delete(ic.held, ic.expect)
-				t.deliver(e)
-				ic.expect++
-			}
-		default:
-			if _, dup := ic.held[p.Seq]; dup {
-				t.stats.Duplicate++
-			} else if len(ic.held) < 1<<16 {
-				ic.held[p.Seq] = p.Env
-			}
 		}
 		t.ack(p.From)
 	default:

@@ -393,21 +393,11 @@ func (d Drop) appendDetail(b []byte) []byte {
 }
 
 func (d *Drop) decode(detail []byte) error {
-	defer func() {
-		if len(d.Msg.Vals) == 0 {
-			d.Msg.Vals = nil
-		}
-	}()
+	if err := d.Msg.decode(detail, false); err != nil {
+		return err
+	}
 	return fields(detail, func(k, v []byte) (err error) {
 		switch string(k) {
-		case "stamp":
-			d.Msg.Stamp, err = jsonUint(v)
-		case "id":
-			d.Msg.ID, err = jsonIntN(v)
-		case "term":
-			d.Msg.Term, err = jsonUint(v)
-		case "vals":
-			d.Msg.Vals, err = jsonArray(v, jsonUint)
 		case "fault":
 			d.Fault, err = jsonString(v)
 		case "resend":
