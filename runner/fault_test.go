@@ -217,3 +217,25 @@ func TestFaultHelp(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseFaults: the parser never panics, and a fault it reads prints in
+// a canonical form that reads back to the same fault and prints the same.
+func FuzzParseFaults(f *testing.F) {
+	for _, k := range faultKinds {
+		f.Add(k.example)
+	}
+	f.Add("crash:2@send:grant#3,loss:0.5:from=1+2:to=0:type=x@1s+2s")
+	f.Add("partition:0+1:2@1s-")
+	f.Fuzz(func(t *testing.T, spec string) {
+		fs, err := ParseFaults(spec)
+		if err != nil {
+			return
+		}
+		for _, f := range fs {
+			back, err := ParseFaults(f.String())
+			if err != nil || len(back) != 1 || !reflect.DeepEqual(back[0], f) || back[0].String() != f.String() {
+				t.Fatalf("%q: %+v prints as %q, which reads back as %+v, %v", spec, f, f.String(), back, err)
+			}
+		}
+	})
+}
