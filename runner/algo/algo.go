@@ -175,7 +175,12 @@ type Spec struct {
 	// their own (the coordinator, the holder of the token), given the
 	// group size and the run's parameters; diagrams label their lanes so.
 	Roles func(n int, params map[string]string) map[int]string
-	New   func(Config) (Machine, error)
+	// Doc is the algorithm's package documentation (its doc.go, embedded:
+	// see PackageDoc), which quotes the seeds' rules by name ([RA1], ...)
+	// and says how the machine follows them. dmx list ALGO shows it, so
+	// that the rules are at hand without the source.
+	Doc string
+	New func(Config) (Machine, error)
 	// Parts says which parts its processes play that a fault can aim at
 	// (crash:leader, crash:coordinator, crash:token) in a configuration;
 	// nil means none. Faults aimed at a part the algorithm has not are
