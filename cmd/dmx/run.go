@@ -362,7 +362,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 	}
 	fmt.Fprintf(stderr, "recorded run %d: %s in %s (%s)\n", runID, plural.Count(w.Count(), "event"), took, status)
 	for _, n := range notes {
-		fmt.Fprintf(stderr, "dmx: %s (a fault event in the trace says so too)\n", n)
+		fmt.Fprintf(stderr, "dmx: %s\n", n)
 	}
 	if runErr != nil {
 		return &exitError{exitUsage, fmt.Errorf("%s: %w (what was recorded is in %s, run %d)", cmd.Name(), runErr, f.out, runID)}
