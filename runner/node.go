@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
@@ -66,6 +67,7 @@ type Resume struct {
 // of a workload: the seed still reproduces everything.
 const (
 	streamNet      = 1
+	streamFault    = 2 // the network fault layer's draws (+ the node's id under dmx run)
 	streamWorkload = 1 << 20
 	streamMachine  = 2 << 20
 )
@@ -93,6 +95,7 @@ type Node struct {
 	det     []byte           // reused for every record's detail
 
 	saved   map[string]algo.Msg // what each machine persisted last
+	skew    time.Duration       // added to the wall clock (a skew fault)
 	resume  *Resume
 	setup   NodeSetup
 	gen     int // bumped by a crash: callbacks of an older generation do nothing
@@ -265,6 +268,40 @@ func (n *Node) Crash(reason string) {
 	}
 }
 
+// Forget loses what the node's machines persisted: a restart after it is
+// one with amnesia (a recover:P:amnesia fault).
+func (n *Node) Forget() { clear(n.saved) }
+
+// SetSkew sets the node's wall clock d off (a skew fault): the wall time
+// of its events, not the time its machines and timers go by.
+func (n *Node) SetSkew(d time.Duration) { n.skew = d }
+
+// FaultEvent records a fault event: an injected fault began
+// (trace.FaultStart) or ended acting at this process, or could not be
+// applied (trace.FaultNotApplied, recorded here for the injector). A node
+// that is down or stopped records nothing.
+func (n *Node) FaultEvent(fault, phase, reason string) {
+	if !n.started || n.stopped || n.crashed {
+		return
+	}
+	n.record(trace.KindFault, "", func(ev *trace.Event) {
+		ev.Detail = n.detail(trace.Fault{Fault: fault, Phase: phase, Reason: reason})
+	})
+}
+
+// Dropped records that the network fault layer discarded a copy of the
+// message e this node sent: fault names the fault, resend says whether the
+// transport sends it again.
+func (n *Node) Dropped(e *Envelope, fault string, resend bool) {
+	if !n.started || n.stopped || n.crashed {
+		return
+	}
+	n.record(trace.KindDrop, e.Msg.Resource, func(ev *trace.Event) {
+		ev.Msg, ev.MsgType, ev.Peer = e.ID, e.Msg.Type, e.To
+		ev.Detail = n.detail(trace.Drop{Msg: trace.Message(e.Msg), Fault: fault, Resend: resend})
+	})
+}
+
 // Crashed reports whether the node is down.
 func (n *Node) Crashed() bool { return n.crashed }
 
@@ -333,6 +370,68 @@ func (n *Node) Stop() {
 		delete(n.timers, k)
 	}
 }
+
+// Request asks for the critical section of resource r now (for a multicast
+// algorithm: multicasts one message), as the workload does when a think time
+// ends. It is for drivers that step a node by hand (interaction scripts,
+// replay); a node that is down or stopped ignores it.
+func (n *Node) Request(r string) {
+	if n.stopped || n.crashed {
+		return
+	}
+	if _, ok := n.machines[r]; !ok && n.spec.Kind != algo.Multicast {
+		n.fail(fmt.Errorf("request for resource %q, which P%d does not guard", r, n.ID))
+		return
+	}
+	n.request(r)
+}
+
+// Release leaves the critical section of resource r now, as the workload
+// does when a hold time ends; like Request, for drivers that step a node by
+// hand.
+func (n *Node) Release(r string) {
+	if n.stopped || n.crashed || n.machines[r] == nil {
+		return
+	}
+	n.release(r)
+}
+
+// Fire fires the timer name of resource r's machine now, whether or not it
+// is armed (an armed one is stopped), as a driver that steps a node by hand
+// needs: replay re-executes a recorded timeout, and an interaction script
+// shows what a machine does with a timer it does not expect. A node that is
+// down or stopped ignores it.
+func (n *Node) Fire(r, name string) {
+	if n.stopped || n.crashed {
+		return
+	}
+	if n.machines[r] == nil {
+		n.fail(fmt.Errorf("timer %s for resource %q, which P%d does not guard", name, r, n.ID))
+		return
+	}
+	if t, ok := n.timers[r+"\x00"+name]; ok {
+		t.Stop()
+	}
+	n.fire(r, name)
+}
+
+// Timers returns the timers armed by the machine of resource r, by name:
+// what the Env's After returned for each, from which a driver that steps a
+// node by hand reads when each is due (it fires one with Fire).
+func (n *Node) Timers(r string) map[string]Timer {
+	out := map[string]Timer{}
+	for k, t := range n.timers {
+		if res, name, _ := strings.Cut(k, "\x00"); res == r {
+			out[name] = t
+		}
+	}
+	return out
+}
+
+// RaiseLamport raises the node's Lamport clock to c if it is lower, as the
+// delivery of a message stamped c would: an interaction script sets up
+// equal or ordered request timestamps with it.
+func (n *Node) RaiseLamport(c uint64) { n.lamport = max(n.lamport, c) }
 
 // after runs f after d unless the node crashes or stops first.
 func (n *Node) after(d time.Duration, f func()) {
@@ -583,7 +682,7 @@ func (n *Node) record(kind trace.Kind, r string, fill func(ev *trace.Event)) *tr
 	ev := &n.ev
 	*ev = trace.Event{
 		Proc: n.ID, Seq: n.seq, Kind: kind, Lamport: n.lamport, VC: n.vc,
-		Wall: n.env.Wall(), Peer: trace.NoPeer, Resource: r,
+		Wall: n.env.Wall() + int64(n.skew), Peer: trace.NoPeer, Resource: r,
 	}
 	if fill != nil {
 		fill(ev)

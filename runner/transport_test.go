@@ -3,6 +3,7 @@ package runner
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"math/rand/v2"
 	"net"
 	"testing"
 	"time"
@@ -134,8 +135,8 @@ func heartbeats(tr *transport, from, to int) {
 	}
 }
 
-// inOrder checks that got holds the messages 1, 2, 3... in this order.
-func inOrder(t *testing.T, got []*Envelope) {
+// deliveredInOrder checks that got holds the messages 1, 2, 3... in this order.
+func deliveredInOrder(t *testing.T, got []*Envelope) {
 	t.Helper()
 	for i, e := range got {
 		if e.ID != int64(i+1) {
@@ -165,7 +166,7 @@ func TestTransportNeverGivesUpOnALivePeer(t *testing.T) {
 	// the next retransmissions come.
 	trs[0].out[1].unacked[0].sent = time.Time{}
 	pump(t, trs, conns, &got, 3, nil)
-	inOrder(t, got)
+	deliveredInOrder(t, got)
 }
 
 // TestTransportRetransmitsAWindow: to a peer silent for longer than
@@ -193,7 +194,7 @@ func TestTransportRetransmitsAWindow(t *testing.T) {
 	if d := time.Since(start); d > 800*time.Millisecond {
 		t.Errorf("catching up took %v", d)
 	}
-	inOrder(t, got)
+	deliveredInOrder(t, got)
 }
 
 // TestTransportAbandonsDownPeer: only a peer the runner reports down (its
@@ -219,5 +220,41 @@ func TestTransportAbandonsDownPeer(t *testing.T) {
 	pump(t, trs, conns, &got, 1, nil)
 	if got[0].ID != 5 || trs[0].stats.Abandoned != 4 {
 		t.Fatalf("delivered %d, stats %+v", got[0].ID, trs[0].stats)
+	}
+}
+
+// TestTransportGivesUpOnFaultsAndResyncs: a message whose copies the fault
+// layer drops maxTries times in a row (every "ok" here) is given up,
+// its last drop recorded as not sent again, and the receiver, told the
+// channel's new base by the next datagrams, stops waiting for it: what
+// was sent after it is delivered, in order.
+func TestTransportGivesUpOnFaultsAndResyncs(t *testing.T) {
+	var got []*Envelope
+	trs, conns := pair(t, []byte("k"), &got)
+	fs, err := ParseFaults("loss:100%:type=ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trs[0].net = newNetFaults(fs, rand.New(rand.NewPCG(1, 2)))
+	trs[0].net.start(0, -1)
+	trs[0].maxRTO = 10 * time.Millisecond
+	var resends []bool
+	trs[0].dropped = func(e *Envelope, fault string, resend bool) { resends = append(resends, resend) }
+	for i, typ := range []string{"request", "ok", "request", "request"} {
+		trs[0].send(&Envelope{ID: int64(i + 1), From: 0, To: 1, Msg: algo.Msg{Type: typ}})
+	}
+	pump(t, trs, conns, &got, 3, nil)
+	if len(got) != 3 || got[0].ID != 1 || got[1].ID != 3 || got[2].ID != 4 {
+		var ids []int64
+		for _, e := range got {
+			ids = append(ids, e.ID)
+		}
+		t.Fatalf("delivered %v, want [1 3 4]", ids)
+	}
+	if len(resends) != maxTries || resends[maxTries-1] || !resends[0] {
+		t.Errorf("drops recorded (resend?): %v; want %d, the last not sent again", resends, maxTries)
+	}
+	if s := trs[0].stats; s.GivenUp != 1 || s.Abandoned != 0 {
+		t.Errorf("stats %+v: want 1 given up", s)
 	}
 }

@@ -66,6 +66,7 @@ var Spec = algo.Spec{
 	Params:   params,
 	Variants: variants,
 	New:      New,
+	Parts:    algo.ElectionParts,
 }
 
 type phase int

@@ -66,6 +66,7 @@ var Spec = algo.Spec{
 	},
 	Params: params,
 	New:    New,
+	Parts:  algo.ElectionParts,
 }
 
 type role int
