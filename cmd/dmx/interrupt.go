@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,13 +21,15 @@ type interrupts struct {
 	cancel context.CancelCauseFunc
 	hurry  chan struct{} // closed by the second
 	quit   chan struct{}
+	say    io.Writer // where the first says what happens next
 }
 
 var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
-// catchInterrupts starts handling the interrupts. Call stop when done.
-func catchInterrupts() *interrupts {
-	it := &interrupts{ch: make(chan os.Signal, 3), hurry: make(chan struct{}), quit: make(chan struct{})}
+// catchInterrupts starts handling the interrupts; the first one says so on
+// stderr. Call stop when done.
+func catchInterrupts(stderr io.Writer) *interrupts {
+	it := &interrupts{ch: make(chan os.Signal, 3), hurry: make(chan struct{}), quit: make(chan struct{}), say: stderr}
 	it.ctx, it.cancel = context.WithCancelCause(context.Background())
 	signal.Notify(it.ch, interruptSignals...)
 	go it.loop()
@@ -42,6 +46,7 @@ func (it *interrupts) loop() {
 		switch n {
 		case 1:
 			it.cancel(nil) // the cause is context.Canceled: the run is "interrupted"
+			fmt.Fprintln(it.say, "\ndmx: interrupted: stopping the run and keeping what it recorded (interrupt again to stop at once, unchecked)")
 		case 2:
 			close(it.hurry)
 			signal.Reset(interruptSignals...)

@@ -313,7 +313,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	}
 	// From here on, until the trace is closed, an interrupt is handled,
 	// not obeyed (before, at the question above, Ctrl-C simply quits).
-	it := catchInterrupts()
+	it := catchInterrupts(stderr)
 	defer it.stop()
 	if it.interrupted() {
 		return &exitError{exitInconclusive, fmt.Errorf("%s: interrupted before the trace was made", cmd.Name())}

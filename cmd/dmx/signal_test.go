@@ -217,7 +217,11 @@ func TestSecondInterrupt(t *testing.T) {
 	recordingInto(t, p, path)
 	time.Sleep(2 * time.Second)
 	p.cmd.Process.Signal(syscall.SIGINT)
-	time.Sleep(50 * time.Millisecond)
+	// Two signals sent before the process takes the first are one signal:
+	// the second goes when dmx says it got the first.
+	waitFor(t, 30*time.Second, "word of the first interrupt", func() bool {
+		return strings.Contains(p.stderr.String(), "interrupt again")
+	})
 	p.cmd.Process.Signal(syscall.SIGINT)
 	second := time.Now()
 	code, sig := p.wait(t, 60*time.Second)
