@@ -127,7 +127,7 @@ func (s *Server) routes() {
 	m := http.NewServeMux()
 	page, _ := fs.Sub(pageFS, "page")
 	files := http.FileServer(http.FS(page))
-	m.Handle("GET /", noCache(files))
+	m.Handle("/", pageOnly(files))
 	m.HandleFunc("GET /api/runs", s.handleRuns)
 	m.HandleFunc("GET /api/outline", s.withRun(s.handleOutline))
 	m.HandleFunc("GET /api/overview", s.withRun(s.handleOverview))
@@ -144,8 +144,13 @@ func (s *Server) routes() {
 	s.mux = m
 }
 
-func noCache(h http.Handler) http.Handler {
+// pageOnly serves the page's files to GET and HEAD requests.
+func pageOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			httpError(w, http.StatusMethodNotAllowed, "%s %s: the page is read with GET", r.Method, r.URL.Path)
+			return
+		}
 		w.Header().Set("Cache-Control", "no-cache")
 		h.ServeHTTP(w, r)
 	})

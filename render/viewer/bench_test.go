@@ -1,0 +1,126 @@
+package viewer
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/trace"
+)
+
+// The benchmarks measure the server on a run of about 1,000,000 events
+// (Lamport's algorithm without FIFO channels under high contention, 8
+// processes: a run with findings), recorded once into the temporary
+// directory and reused; -short uses about 100,000 events.
+//
+//	go test ./render/viewer -run XXX -bench . -benchtime 20x
+
+func benchTrace(b *testing.B) string {
+	b.Helper()
+	entries := 2300
+	if testing.Short() {
+		entries = 230
+	}
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("dmx-serve-bench-v1-%d.db", entries))
+	if st, err := trace.Open(path); err == nil {
+		runs, err := st.Runs()
+		st.Close()
+		if err == nil && len(runs) == 1 && runs[0].Complete {
+			return path
+		}
+	}
+	os.Remove(path)
+	p := runner.NewPlan(runner.DriverSim)
+	p.Spec = registry.Lookup("lamport")
+	p.Seed, p.N = 1, 8
+	p.Workload.Entries = entries
+	p.Sim.Reorder = true
+	p.Workload.Contention = runner.ContentionHigh
+	if err := p.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	recordPlan(b, path, p)
+	return path
+}
+
+// benchServer opens the benchmark trace (or $DMX_SERVE_TRACE) and makes a
+// server over it.
+func benchServer(b *testing.B) (*Server, *runView, *outline) {
+	b.Helper()
+	path := os.Getenv("DMX_SERVE_TRACE")
+	if path == "" {
+		path = benchTrace(b)
+	}
+	st, err := trace.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	s, err := New([]*trace.Store{st}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := s.runs[0]
+	o, err := v.outline()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, v, o
+}
+
+// BenchmarkOutline reads what the page needs first (lanes, extent,
+// message types, every critical section and crash).
+func BenchmarkOutline(b *testing.B) {
+	_, v, _ := benchServer(b)
+	for b.Loop() {
+		v.outlineOnce = sync.Once{}
+		if _, err := v.outline(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOverview counts every process's events in 4096 slices of the
+// run, on the Lamport axis.
+func BenchmarkOverview(b *testing.B) {
+	_, v, _ := benchServer(b)
+	for b.Loop() {
+		v.ov[lamportAxis] = nil
+		if _, err := v.overview(lamportAxis); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWindow reads windows of about 2,000 and 20,000 events at
+// places spread over the run (a pan), and encodes them as the server
+// sends them.
+func BenchmarkWindow(b *testing.B) {
+	_, v, o := benchServer(b)
+	span := o.Lamport[1] - o.Lamport[0]
+	per := float64(o.Events) / float64(span+1) // events per Lamport unit
+	for _, want := range []int{2000, 20000} {
+		width := int64(float64(want) / per)
+		b.Run(fmt.Sprintf("%devents", want), func(b *testing.B) {
+			i, n := 0, 0
+			for b.Loop() {
+				lo := o.Lamport[0] + int64(i*7919)%max(span-width, 1)
+				i++
+				w, err := v.window(lamportAxis, o, lo, lo+width, DefaultMaxEvents, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := json.Marshal(w); err != nil {
+					b.Fatal(err)
+				}
+				n += len(w.Events)
+			}
+			b.ReportMetric(float64(n)/float64(i), "events/window")
+		})
+	}
+}
