@@ -282,8 +282,7 @@ function layoutLanes(pane, h) {
   return { lanes, lh };
 }
 
-function drawLanes(ctx, pane, w, lh, downs, sc) {
-  ctx.font = `${Math.min(13, lh * 0.55)}px system-ui, sans-serif`;
+function drawLaneLabels(ctx, pane, lh) {
   ctx.textBaseline = 'middle'; ctx.textAlign = 'right';
   for (const [p, y] of pane.laneY) {
     const ln = pane.outline.lanes[p];
@@ -291,6 +290,11 @@ function drawLanes(ctx, pane, w, lh, downs, sc) {
     ctx.font = `600 ${Math.min(13, lh * 0.5)}px system-ui, sans-serif`;
     ctx.fillText(ln.name, GUTTER - 10, ln.role && lh > 30 ? y - 6 : y);
     if (ln.role && lh > 30) { ctx.font = '10px system-ui, sans-serif'; ctx.fillStyle = '#666'; ctx.fillText(ln.role, GUTTER - 10, y + 8); }
+  }
+}
+
+function drawLanes(ctx, pane, w, lh, downs, sc) {
+  for (const [p, y] of pane.laneY) {
     ctx.strokeStyle = '#9a9a9a'; ctx.lineWidth = 1.2; ctx.setLineDash([]);
     ctx.beginPath(); ctx.moveTo(GUTTER, y); ctx.lineTo(w - 8, y); ctx.stroke();
   }
@@ -320,6 +324,7 @@ function causal(pane, p, s) {
 }
 
 function drawPane(pane) {
+  const t0 = performance.now();
   const { ctx, w, h } = sizeCanvas(pane.canvas);
   ctx.clearRect(0, 0, w, h);
   if (!pane.outline || !S.view) return;
@@ -328,14 +333,23 @@ function drawPane(pane) {
   const { lh } = layoutLanes(pane, h);
   const d = pane.data;
   pane.hits = []; pane.byRef = new Map();
+  // What was drawn, for the status line and the browser test.
+  pane.drawn = { mode: d ? d.kind : 'none', lanes: pane.laneY.size, events: 0, arrows: 0, sections: 0, highlighted: 0, finding: 0, past: 0, future: 0, diff: 0 };
   ctx.save();
-  ctx.beginPath(); ctx.rect(GUTTER - 4, RULER, w - GUTTER, h - RULER); ctx.rect(0, RULER, GUTTER - 4, h - RULER); ctx.clip();
+  ctx.beginPath(); ctx.rect(GUTTER - 6, RULER, w - GUTTER + 6, h - RULER); ctx.clip();
   drawLanes(ctx, pane, w, lh, pane.outline.downs || [], sc);
   if (d && d.axis === S.axis && d.kind === 'density') drawDensity(ctx, pane, d, w, lh, sc);
   else if (d && d.axis === S.axis && d.kind === 'events') drawEvents(ctx, pane, d, w, lh, sc);
   else { ctx.fillStyle = '#888'; ctx.font = '13px system-ui'; ctx.textAlign = 'center'; ctx.fillText('reading…', w / 2, h / 2); }
   drawDiffFlags(ctx, pane, sc, w);
   ctx.restore();
+  drawLaneLabels(ctx, pane, lh);
+  if (pane.drawn) {
+    pane.drawn.ms = performance.now() - t0;
+    // Whether what is held covers the view: a pan that outruns the
+    // server shows blank stretches.
+    pane.drawn.covered = !!d && d.axis === S.axis && d.lo <= Math.max(S.view.lo, pane.extent()[0]) && d.hi >= Math.min(S.view.hi, pane.extent()[1]);
+  }
 }
 
 function drawDensity(ctx, pane, d, w, lh, sc) {
@@ -428,7 +442,10 @@ function drawEvents(ctx, pane, d, w, lh, sc) {
   const yOf = (p) => pane.laneY.get(p);
   const selOn = S.sel && S.sel.pane === pane && S.sel.info && S.sel.info.past;
   const fade = (p, s) => (selOn && causal(pane, p, s) === 'other' ? 0.18 : 1);
-  const spacing = evs.length ? (w - GUTTER) / Math.max(1, evs.length / Math.max(1, pane.laneY.size)) : 100;
+  // Room per event on a lane, in the view: labels and sizes follow it.
+  let inView = 0;
+  for (const e of evs) { const k = key(e); if (k >= S.view.lo && k <= S.view.hi) inView++; }
+  const spacing = (w - GUTTER) / Math.max(1, inView / Math.max(1, pane.laneY.size));
   const r = Math.max(1.6, Math.min(4, spacing / 3));
   // Critical sections: bars along the lane, the wait before them dashed.
   for (const s of d.sections) {
@@ -465,7 +482,7 @@ function drawEvents(ctx, pane, d, w, lh, sc) {
       const a = Math.min(fade(e.p, e.s), fade(e.o.p, e.o.s));
       if (y0 === undefined) { stubs.push([x - 14, y - 6, x, y, col]); continue; }
       add(col + '|' + a, (L, H) => { L.push([x0, y0, x, y]); if (Math.hypot(x - x0, y - y0) > 14) H.push([x0, y0, x, y]); });
-      if (pxPerEv > 38 && e.t && e.t !== 'heartbeat') labels.push([(x0 + x) / 2, (y0 + y) / 2, e.t, col]);
+      if (pxPerEv > 26 && e.t && e.t !== 'heartbeat') labels.push([(x0 + x) / 2, (y0 + y) / 2, e.t, col]);
     } else if (e.k === 'receive') {
       stubs.push([x - 16, y - 8, x, y, typeColor(e.t)]);
     } else if (e.k === 'send' && e.o && !d.ids.has(e.o.i)) {
@@ -485,6 +502,9 @@ function drawEvents(ctx, pane, d, w, lh, sc) {
     }
   }
   ctx.lineWidth = 1.1;
+  for (const L of lines.values()) pane.drawn.arrows += L.length;
+  pane.drawn.arrows += stubs.length;
+  pane.drawn.sections = d.sections.length;
   for (const [ck, L] of lines) {
     const [col, a] = ck.split('|');
     ctx.strokeStyle = col; ctx.fillStyle = col; ctx.globalAlpha = +a;
@@ -557,6 +577,7 @@ function drawEvents(ctx, pane, d, w, lh, sc) {
     pane.byRef.set(e.p + '#' + e.s, hit);
   }
   ctx.globalAlpha = 1;
+  pane.drawn.events = pane.hits.length;
   if (marks.length < 300) {
     ctx.font = '600 10px system-ui, sans-serif'; ctx.textAlign = 'left'; ctx.textBaseline = 'bottom';
     for (const [x, y, m, col] of marks) { ctx.fillStyle = col; ctx.fillText(m, x + 6, y - 6); }
@@ -578,6 +599,7 @@ function drawCausalRings(ctx, pane, evs, sc) {
     if (c === 'past') past.push(hit); else if (c === 'future') fut.push(hit);
   }
   ctx.lineWidth = 1.6;
+  pane.drawn.past = past.length; pane.drawn.future = fut.length;
   for (const [list, col] of [[past, '#1f5fbf'], [fut, '#e07b00']]) {
     if (list.length > 6000) continue;
     ctx.strokeStyle = col; ctx.beginPath();
@@ -610,6 +632,7 @@ function drawHighlights(ctx, pane, sc) {
     ctx.beginPath(); ctx.arc(at.x, at.y, 7, 0, 7); ctx.fill(); ctx.stroke();
     if (++n > 5000) break;
   }
+  pane.drawn.highlighted = n;
   ctx.lineWidth = 1;
 }
 
@@ -652,6 +675,7 @@ function drawFinding(ctx, pane, sc, w) {
     const at = e.s ? placeOf(pane, e) : null;
     if (!at) continue;
     ctx.beginPath(); ctx.arc(at.x, at.y, 8, 0, 7); ctx.stroke();
+    pane.drawn.finding++;
   }
   ctx.lineWidth = 1;
 }
@@ -682,6 +706,7 @@ function drawDiffFlags(ctx, pane, sc, w) {
     ctx.beginPath(); ctx.moveTo(x, y - 22); ctx.lineTo(x + 12, y - 18); ctx.lineTo(x, y - 14); ctx.fill();
     ctx.font = '600 10px system-ui'; ctx.textAlign = 'left'; ctx.textBaseline = 'bottom';
     ctx.fillText(`differs from here (P${d.p}#${d.seq})`, x + 14, y - 14);
+    pane.drawn.diff++;
     ctx.lineWidth = 1;
   }
 }
@@ -1185,5 +1210,40 @@ async function main() {
     status(err.message, true);
   }
 }
+
+// dmxView tells a test (or a curious user at the console) what the page
+// shows: the view, what each pane drew, where a drawn event is.
+window.dmxView = () => ({
+  axis: S.axis, view: S.view, findings: S.findings.length, active: S.active ? S.active.n : 0,
+  highlights: S.hlList.length, selected: S.sel ? refName(S.sel.p, S.sel.s) : '',
+  panes: S.panes.filter((p) => !p.el.hidden).map((p) => ({ key: p.key, drawn: p.drawn, held: p.data ? p.data.kind : '', inflight: !!p.inflight })),
+  // Where an event of pane A that is drawn alone (not in a collapsed
+  // group), with messages, is: page coordinates for a click.
+  hit: (() => {
+    const p = S.panes[0];
+    const r = p.canvas.getBoundingClientRect();
+    const h = p.hits.find((h) => !h.group && (h.e.k === 'receive' || h.e.k === 'send') && h.x > GUTTER + 40 && h.x < p.canvas.clientWidth - 40);
+    return h ? { x: r.left + h.x, y: r.top + h.y, ref: refName(h.e.p, h.e.s) } : null;
+  })(),
+});
+
+// dmxPanBench pans the view by step of its width each frame for frames
+// frames, as a drag does, and reports how long each frame's drawing took
+// and in how many frames the data held did not cover the view.
+window.dmxPanBench = async (frames, step) => {
+  const ms = [], gaps = [];
+  let uncovered = 0, last = performance.now();
+  for (let i = 0; i < frames; i++) {
+    pan(step);
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const now = performance.now();
+    gaps.push(now - last); last = now;
+    const d = S.panes[0].drawn;
+    ms.push(d.ms);
+    if (!d.covered) uncovered++;
+  }
+  const q = (a, f) => a.slice().sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * f))];
+  return { frames, drawMax: Math.max(...ms), drawP50: q(ms, 0.5), drawP95: q(ms, 0.95), frameP95: q(gaps, 0.95), frameMax: Math.max(...gaps), uncovered };
+};
 
 main();

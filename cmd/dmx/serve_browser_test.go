@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The browser tests drive a real headless Chromium (Debian's chromium
+// package; .ci/run installs it) against `dmx serve`, run as its own
+// process. They skip, saying why, only where no Chromium is installed.
+// DMX_SCREENSHOTS=DIR keeps their screenshots there.
+
+// chromium returns the path of a Chromium or Chrome, or skips the test.
+func chromium(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium to drive: install Debian's chromium (apt-get install chromium), as .ci/run does")
+	return ""
+}
+
+// serveProc starts `dmx serve` (this test binary, as dmx) on the traces
+// and returns its URL and process; it is stopped with Ctrl-C at the end.
+func serveProc(t testing.TB, traces ...string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"serve"}, traces...)...)
+	cmd.Env = append(os.Environ(), "DMX_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("dmx serve did not stop cleanly on Ctrl-C: %v\n%s", err, stderr.String())
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("dmx serve still running 10s after Ctrl-C")
+		}
+	})
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		for sc.Scan() {
+		}
+	}()
+	select {
+	case line := <-lines:
+		u := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`).FindString(line)
+		if u == "" {
+			t.Fatalf("dmx serve printed %q, no URL\n%s", line, stderr.String())
+		}
+		return u, cmd
+	case <-time.After(60 * time.Second):
+		t.Fatalf("dmx serve printed no URL in 60s\n%s", stderr.String())
+	}
+	return "", nil
+}
+
+// browser starts a headless Chromium with a fresh profile.
+func browser(t testing.TB, path string, w, h int) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(w, h),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelA() })
+	if err := chromedp.Run(ctx); err != nil {
+		t.Skipf("Chromium at %s does not start here: %v", path, err)
+	}
+	return ctx
+}
+
+// pageView is what the page's dmxView() reports.
+type pageView struct {
+	Axis                         string
+	View                         struct{ Lo, Hi float64 }
+	Findings, Active, Highlights int
+	Selected                     string
+	Panes                        []struct {
+		Key   string
+		Held  string
+		Drawn struct {
+			Mode                                                  string
+			Lanes, Events, Arrows, Sections, Highlighted, Finding int
+			Past, Future, Diff                                    int
+			Ms                                                    float64
+			Covered                                               bool
+		}
+	}
+	Hit *struct {
+		X, Y float64
+		Ref  string
+	}
+}
+
+func view(t testing.TB, ctx context.Context) pageView {
+	t.Helper()
+	var v pageView
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`dmxView()`, &v)); err != nil {
+		t.Fatalf("dmxView(): %v", err)
+	}
+	return v
+}
+
+// waitFor polls the page until ok says its view is what the test waits
+// for.
+func waitFor(t testing.TB, ctx context.Context, what string, limit time.Duration, ok func(pageView) bool) pageView {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		v := view(t, ctx)
+		if ok(v) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			var status string
+			chromedp.Run(ctx, chromedp.Text("#status", &status, chromedp.ByQuery))
+			t.Fatalf("waited %v for %s; the page shows %+v (status %q)", limit, what, v, status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// screenshot saves the page as name and checks that the diagram is not
+// blank: many pixels of the pane are not white, in several colours.
+func screenshot(t testing.TB, ctx context.Context, name string) image.Image {
+	t.Helper()
+	var buf []byte
+	if err := chromedp.Run(ctx, chromedp.CaptureScreenshot(&buf)); err != nil {
+		t.Fatal(err)
+	}
+	dir := os.Getenv("DMX_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(buf))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return img
+}
+
+// inked counts the pixels of img in r that are not near white, and the
+// distinct colours among them.
+func inked(img image.Image, r image.Rectangle) (int, int) {
+	n := 0
+	colours := map[[3]uint32]bool{}
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			if cr>>8 < 235 || cg>>8 < 235 || cb>>8 < 235 {
+				n++
+				colours[[3]uint32{cr >> 12, cg >> 12, cb >> 12}] = true
+			}
+		}
+	}
+	return n, len(colours)
+}
+
+func click(t testing.TB, ctx context.Context, sel string) {
+	t.Helper()
+	if err := chromedp.Run(ctx, chromedp.Click(sel, chromedp.ByQuery)); err != nil {
+		t.Fatalf("click %s: %v", sel, err)
+	}
+}
+
+func TestServeInBrowser(t *testing.T) {
+	chrome := chromium(t)
+	path := filepath.Join(t.TempDir(), "lamport.db")
+	// Run 1: Lamport's algorithm without FIFO channels lets two processes
+	// in at once (findings); run 2: the same seed with FIFO channels.
+	if code, out, errs := dmx(t, "sim", "lamport", "--reorder", "--contention", "high", "--seed", "1", "--no-diagram", "-o", path); code != 1 {
+		t.Fatalf("sim with --reorder: exit %d, want 1 (violated)\n%s%s", code, out, errs)
+	}
+	if code, out, errs := dmx(t, "sim", "lamport", "--contention", "high", "--seed", "1", "--no-diagram", "-o", path); code != 0 {
+		t.Fatalf("sim: exit %d\n%s%s", code, out, errs)
+	}
+	url, _ := serveProc(t, path)
+	ctx := browser(t, chrome, 1500, 900)
+	tctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+
+	// The diagram draws: lanes, events, arrows, sections.
+	if err := chromedp.Run(tctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	v := waitFor(t, tctx, "the diagram", 30*time.Second, func(v pageView) bool {
+		return len(v.Panes) == 1 && v.Panes[0].Drawn.Mode == "events" && v.Panes[0].Drawn.Events > 0
+	})
+	d := v.Panes[0].Drawn
+	if d.Lanes != 5 || d.Arrows == 0 || d.Sections == 0 {
+		t.Errorf("the diagram draws %d lanes, %d arrows, %d sections; want 5 lanes and some arrows and sections", d.Lanes, d.Arrows, d.Sections)
+	}
+	img := screenshot(t, tctx, "1-diagram.png")
+	// The first pane's canvas: below the header, overview and pane head.
+	area := image.Rect(100, 200, 1050, 700)
+	if n, colours := inked(img, area); n < area.Dx()*area.Dy()/50 || colours < 6 {
+		t.Errorf("the diagram looks blank: %d inked pixels in %v, %d colours", n, area, colours)
+	}
+
+	// Clicking a finding moves the window to it and draws it.
+	v = waitFor(t, tctx, "the findings", 60*time.Second, func(v pageView) bool { return v.Findings > 0 })
+	click(t, tctx, `nav button[data-tab="findings"]`)
+	before := v.View
+	n := v.Findings
+	click(t, tctx, fmt.Sprintf("#findings li:nth-child(%d)", n))
+	v = waitFor(t, tctx, "the window to move to the finding", 20*time.Second, func(v pageView) bool {
+		return v.Active == n && v.View != before && v.Panes[0].Drawn.Finding > 0
+	})
+	var inView bool
+	if err := chromedp.Run(tctx, chromedp.Evaluate(`S.active.events.filter(e => e.s).every(e => key(e) >= S.view.lo && key(e) <= S.view.hi)`, &inView)); err != nil {
+		t.Fatal(err)
+	}
+	if !inView {
+		t.Errorf("after the click, finding %d's events are not all in the view %+v", n, v.View)
+	}
+	screenshot(t, tctx, "2-finding.png")
+
+	// A SQL query highlights the events its rows name.
+	click(t, tctx, `nav button[data-tab="sql"]`)
+	if err := chromedp.Run(tctx, chromedp.SetValue("#sql", "SELECT id, proc, seq, kind FROM events WHERE run = 1 AND kind = 'cs_enter'", chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	click(t, tctx, "#runSQL")
+	v = waitFor(t, tctx, "highlighted rows", 20*time.Second, func(v pageView) bool {
+		return v.Highlights > 0 && v.Panes[0].Drawn.Highlighted > 0
+	})
+	var sqlStatus string
+	chromedp.Run(tctx, chromedp.Text("#sqlStatus", &sqlStatus, chromedp.ByQuery))
+	if !strings.Contains(sqlStatus, "highlighted") {
+		t.Errorf("SQL status %q does not say what is highlighted", sqlStatus)
+	}
+	screenshot(t, tctx, "3-sql.png")
+
+	// Clicking an event shows it, its vector clock, its causal past and
+	// future, and says why there is no algorithm state.
+	if v.Hit == nil {
+		t.Fatal("no message event drawn to click")
+	}
+	hit := *v.Hit
+	if err := chromedp.Run(tctx, chromedp.MouseClickXY(hit.X, hit.Y)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tctx, "the clicked event's causal past and future", 20*time.Second, func(v pageView) bool {
+		return v.Selected == hit.Ref && v.Panes[0].Drawn.Past+v.Panes[0].Drawn.Future > 0
+	})
+	var info string
+	chromedp.Run(tctx, chromedp.Text("#eventInfo", &info, chromedp.ByQuery))
+	for _, want := range []string{hit.Ref, "vector clock", "past:", "future:", "Algorithm state"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("the event panel lacks %q:\n%s", want, info)
+		}
+	}
+	screenshot(t, tctx, "4-event.png")
+
+	// Two runs: the one with FIFO channels below, and where each process's
+	// history first differs flagged.
+	if err := chromedp.Run(tctx, chromedp.Evaluate(`(() => { const s = document.getElementById('runB'); s.value = '0:2'; s.dispatchEvent(new Event('change')); })()`, nil)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tctx, "the comparison", 60*time.Second, func(v pageView) bool {
+		return len(v.Panes) == 2 && v.Panes[1].Drawn.Events > 0
+	})
+	click(t, tctx, "#diff li:first-child")
+	waitFor(t, tctx, "the first difference flagged", 20*time.Second, func(v pageView) bool {
+		return len(v.Panes) == 2 && v.Panes[0].Drawn.Diff > 0 && v.Panes[1].Drawn.Diff > 0
+	})
+	screenshot(t, tctx, "5-compare.png")
+}
