@@ -583,11 +583,11 @@ func Describe(ev *trace.Event) (mark, what string) {
 		kind, _, _ = strings.Cut(kind, "@")
 		switch f.Phase {
 		case trace.FaultStart:
-			e.Mark = kind
+			mark = kind
 		case trace.FaultEnd:
-			e.Mark = kind + " ends"
+			mark = kind + " ends"
 		default:
-			e.Mark = kind + " " + f.Phase
+			mark = kind + " " + f.Phase
 		}
 		what = "fault " + f.Fault + ": " + f.Phase
 		if f.Reason != "" {

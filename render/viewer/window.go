@@ -132,7 +132,7 @@ func (v *runView) window(a axis, o *outline, lo, hi int64, limit int, procs []in
 		we := wEvent{ID: ev.ID, Proc: ev.Proc, Seq: ev.Seq, Kind: kind, Lamport: lamport, Wall: ev.Wall - o.Origin,
 			Peer: ev.Peer, Type: ev.MsgType, Res: ev.Resource}
 		switch ev.Kind {
-		case trace.KindSend, trace.KindReceive, trace.KindDrop, trace.KindCSRequest, trace.KindCSEnter, trace.KindCSExit:
+		case trace.KindSend, trace.KindReceive, trace.KindCSRequest, trace.KindCSEnter, trace.KindCSExit:
 			// the page says these in its own words
 		default:
 			we.Mark, we.What = spacetime.Describe(&ev)

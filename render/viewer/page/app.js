@@ -13,7 +13,7 @@ const RES_COLORS = ['#4c9be8', '#f28e2b', '#59a14f', '#b07aa1', '#edc948', '#76b
 const MINOR = new Set(['internal', 'timeout', 'wait', 'start', 'stop']);
 const KIND_COLORS = {
   crash: '#c0392b', recover: '#2e8b57', leader: '#d4a017', election_start: '#7b3fb5',
-  suspect: '#e07b00', trust: '#1b8a8a', deliver: '#1f5fbf', drop: '#c0392b',
+  suspect: '#e07b00', trust: '#1b8a8a', deliver: '#1f5fbf', drop: '#c0392b', fault: '#e07b00',
   cs_request: '#666', cs_enter: '#222', cs_exit: '#222',
 };
 const RED = '#e8112d';
@@ -841,7 +841,7 @@ function describe(e) {
   switch (e.k) {
     case 'send': return `send ${e.t} to P${e.pe}${e.f && e.f !== 'delivered' ? ' (' + e.f.replace(/_/g, ' ') + ')' : ''}`;
     case 'receive': return `receive ${e.t} from P${e.pe}`;
-    case 'drop': return `drop ${e.t} (P${e.pe})`;
+    case 'drop': return e.d || `drop ${e.t} (P${e.pe})`;
     case 'cs_request': case 'cs_enter': case 'cs_exit': return `${e.k}(${e.r})`;
   }
   return e.d || e.k;
