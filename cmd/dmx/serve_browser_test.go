@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -313,4 +314,124 @@ func TestServeInBrowser(t *testing.T) {
 		return len(v.Panes) == 2 && v.Panes[0].Drawn.Diff > 0 && v.Panes[1].Drawn.Diff > 0
 	})
 	screenshot(t, tctx, "5-compare.png")
+}
+
+// TestServeMillion measures dmx serve on a run of a million events, as
+// the README's performance section reports: the time until the page is
+// usable, panning, zooming out, a finding, a query, a click, and the
+// server's memory. It takes a minute or two (most of it recording the
+// run), so it runs only when asked: DMX_SERVE_MILLION=1 records the run
+// into the temporary directory (kept for the next time),
+// DMX_SERVE_MILLION=PATH uses that trace.
+func TestServeMillion(t *testing.T) {
+	which := os.Getenv("DMX_SERVE_MILLION")
+	if which == "" {
+		t.Skip("set DMX_SERVE_MILLION=1 (or a trace's path) to measure dmx serve on a million events")
+	}
+	chrome := chromium(t)
+	path := which
+	if which == "1" {
+		path = filepath.Join(os.TempDir(), "dmx-serve-million-v1.db")
+		if _, err := os.Stat(path); err != nil {
+			start := time.Now()
+			code, out, errs := dmx(t, "sim", "lamport", "--reorder", "--contention", "high", "--seed", "1", "-n", "8", "--entries", "2300",
+				"--no-diagram", "--no-check", "--yes", "-o", path)
+			if code != 0 {
+				os.Remove(path)
+				t.Fatalf("sim: exit %d\n%s%s", code, out, errs)
+			}
+			t.Logf("recorded %s in %v", path, time.Since(start).Round(time.Millisecond))
+		}
+	}
+	start := time.Now()
+	url, proc := serveProc(t, path)
+	listening := time.Since(start)
+	ctx := browser(t, chrome, 1500, 900)
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	nav := time.Now()
+	if err := chromedp.Run(tctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	v := waitFor(t, tctx, "the diagram", 60*time.Second, func(v pageView) bool {
+		return len(v.Panes) == 1 && v.Panes[0].Drawn.Mode == "events" && v.Panes[0].Drawn.Events > 0
+	})
+	usable := time.Since(nav)
+	t.Logf("dmx serve listening %v after start; page usable (diagram drawn, %d events) %v after opening it, %v after starting the server",
+		listening.Round(time.Millisecond), v.Panes[0].Drawn.Events, usable.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	if usable > 2*time.Second {
+		t.Errorf("the page took %v to be usable; want under 2s", usable)
+	}
+	screenshot(t, tctx, "million-1-open.png")
+
+	// Panning: 5% of the view a frame for 240 frames, as a long drag.
+	type bench struct {
+		Frames                                        int
+		DrawMax, DrawP50, DrawP95, FrameP95, FrameMax float64
+		Uncovered                                     int
+	}
+	var pb bench
+	if err := chromedp.Run(tctx, chromedp.Evaluate(`dmxPanBench(240, 0.05)`, &pb, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
+		return p.WithAwaitPromise(true)
+	})); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("panning 240 frames: draw p50 %.1f ms, p95 %.1f ms, max %.1f ms; frame interval p95 %.1f ms, max %.1f ms; %d frames with the view not yet read",
+		pb.DrawP50, pb.DrawP95, pb.DrawMax, pb.FrameP95, pb.FrameMax, pb.Uncovered)
+	if pb.DrawP95 > 50 {
+		t.Errorf("panning draws take %.1f ms (p95); want a frame's worth", pb.DrawP95)
+	}
+	screenshot(t, tctx, "million-2-panned.png")
+
+	// The whole run, zoomed out.
+	t0 := time.Now()
+	click(t, tctx, "#fit")
+	waitFor(t, tctx, "the whole run", 30*time.Second, func(v pageView) bool {
+		return v.Panes[0].Drawn.Mode == "density" && v.Panes[0].Drawn.Covered
+	})
+	t.Logf("whole run (zoomed out) drawn in %v", time.Since(t0).Round(time.Millisecond))
+	screenshot(t, tctx, "million-3-whole.png")
+
+	// A finding far into the run.
+	v = waitFor(t, tctx, "the findings", 120*time.Second, func(v pageView) bool { return v.Findings > 0 })
+	click(t, tctx, `nav button[data-tab="findings"]`)
+	t0 = time.Now()
+	click(t, tctx, fmt.Sprintf("#findings li:nth-child(%d)", v.Findings))
+	waitFor(t, tctx, "the finding", 30*time.Second, func(v pageView) bool {
+		return v.Panes[0].Drawn.Mode == "events" && v.Panes[0].Drawn.Finding > 0 && v.Panes[0].Drawn.Covered
+	})
+	t.Logf("finding %d drawn %v after the click", v.Findings, time.Since(t0).Round(time.Millisecond))
+	screenshot(t, tctx, "million-4-finding.png")
+
+	// A query over the whole run.
+	click(t, tctx, `nav button[data-tab="sql"]`)
+	chromedp.Run(tctx, chromedp.SetValue("#sql", "SELECT id FROM events WHERE run = 1 AND kind = 'cs_enter' AND proc = 3", chromedp.ByQuery))
+	t0 = time.Now()
+	click(t, tctx, "#runSQL")
+	waitFor(t, tctx, "the query's rows highlighted", 30*time.Second, func(v pageView) bool { return v.Highlights > 0 && v.Panes[0].Drawn.Highlighted > 0 })
+	t.Logf("query highlighted in the diagram %v after the click", time.Since(t0).Round(time.Millisecond))
+
+	// An event's causal past and future.
+	v = view(t, tctx)
+	if v.Hit != nil {
+		t0 = time.Now()
+		chromedp.Run(tctx, chromedp.MouseClickXY(v.Hit.X, v.Hit.Y))
+		waitFor(t, tctx, "the causal past and future", 30*time.Second, func(v pageView) bool { return v.Panes[0].Drawn.Past+v.Panes[0].Drawn.Future > 0 })
+		t.Logf("event clicked: causal past and future drawn %v after the click", time.Since(t0).Round(time.Millisecond))
+	}
+	screenshot(t, tctx, "million-5-event.png")
+	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", proc.Process.Pid)); err == nil {
+		for _, line := range strings.Split(string(st), "\n") {
+			if strings.HasPrefix(line, "VmHWM") || strings.HasPrefix(line, "VmRSS") {
+				t.Logf("dmx serve %s", strings.Join(strings.Fields(line), " "))
+				if f := strings.Fields(line); f[0] == "VmHWM:" {
+					var kb int
+					fmt.Sscan(f[1], &kb)
+					if kb > 200<<10 {
+						t.Errorf("dmx serve's peak memory %d kB; want under 200 MB", kb)
+					}
+				}
+			}
+		}
+	}
 }

@@ -5,7 +5,7 @@
 // from per-process event counts instead of events.
 'use strict';
 
-const MAX_EVENTS = 30000;     // the most events a window the page asks for holds
+const MAX_EVENTS = 20000;     // the most events a window the page asks for holds
 const GUTTER = 92;            // room for lane labels, in CSS pixels
 const RULER = 22;             // the time ruler above the lanes
 const MSG_COLORS = ['#1f77b4', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#bcbd22', '#ff7f0e', '#7f7f7f', '#393b79'];
@@ -137,7 +137,10 @@ class Pane {
     const d = this.data;
     const held = d && d.axis === S.axis && d.procs === procs && d.lo <= Math.max(lo, elo) && d.hi >= Math.min(hi, ehi);
     const dense = this.estimate(lo, hi) > MAX_EVENTS * 0.8;
-    if (held && ((d.kind === 'events' && !d.more && !dense) || (d.kind === 'density' && dense && d.width >= w * 0.5 && d.width <= w * 4))) return;
+    // Read ahead: a pan reaching within half a view of what is held asks
+    // for the next window while the held one is still drawn.
+    const ahead = held && ((d.lo > lo - w * 0.5 && d.lo > elo) || (d.hi < hi + w * 0.5 && d.hi < ehi));
+    if (held && !ahead && ((d.kind === 'events' && !d.more && !dense) || (d.kind === 'density' && dense && d.width >= w * 0.5 && d.width <= w * 4))) return;
     const want = { axis: S.axis, procs, kind: dense ? 'density' : 'events' };
     let wlo = Math.floor(lo - w * 1.5), whi = Math.ceil(hi + w * 1.5);
     if (!dense) {
@@ -148,7 +151,7 @@ class Pane {
     if (whi < wlo) whi = wlo;
     want.lo = wlo; want.hi = whi;
     const f = this.inflight;
-    if (f && f.want.axis === want.axis && f.want.kind === want.kind && f.want.procs === want.procs && f.want.lo <= Math.max(lo, elo) && f.want.hi >= Math.min(hi, ehi)) return;
+    if (f && f.want.axis === want.axis && f.want.kind === want.kind && f.want.procs === want.procs && f.want.lo <= Math.max(lo - w * 0.25, elo) && f.want.hi >= Math.min(hi + w * 0.25, ehi)) return;
     if (f) f.ctl.abort();
     const ctl = new AbortController();
     this.inflight = { ctl, want };
@@ -723,7 +726,7 @@ function drawOverview() {
   const x = (k) => GUTTER + (k - ov.lo) / Math.max(1, ov.hi - ov.lo + 1) * (w - GUTTER - 16);
   ctx.fillStyle = '#666'; ctx.font = '11px system-ui'; ctx.textBaseline = 'middle'; ctx.textAlign = 'left';
   ctx.fillText('whole run', 6, 14);
-  ctx.fillStyle = '#999'; ctx.fillText(S.axis === 'wall' ? fmtDur(ov.hi) : `Lamport ${ov.hi}`, 6, 30);
+  ctx.fillStyle = '#999'; ctx.font = '10px system-ui'; ctx.fillText(S.axis === 'wall' ? fmtDur(ov.hi) : `to ${ov.hi}`, 6, 30);
   let peak = 1;
   for (const c of ov.counts) peak = Math.max(peak, c);
   const bw = (w - GUTTER - 16) / ov.n;
