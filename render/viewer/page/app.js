@@ -532,9 +532,18 @@ function drawEvents(ctx, pane, d, w, lh, sc) {
   }
   if (labels.length && labels.length < 400) {
     ctx.font = '10px system-ui, sans-serif'; ctx.textAlign = 'center'; ctx.textBaseline = 'bottom';
+    labels.sort((a, b) => a[0] - b[0]);
+    const placed = []; // boxes of the labels drawn, by left edge
     for (const [x, y, t, col] of labels) {
       if (x < GUTTER || x > w) continue;
-      ctx.fillStyle = 'rgba(255,255,255,.8)'; const tw = ctx.measureText(t).width; ctx.fillRect(x - tw / 2 - 1, y - 11, tw + 2, 11);
+      const tw = ctx.measureText(t).width;
+      const box = [x - tw / 2 - 2, y - 12, x + tw / 2 + 2, y];
+      // A label that would cover another is left out: the colour says
+      // the type, the tooltip the rest.
+      if (placed.some((b) => b[2] > box[0] && b[0] < box[2] && b[3] > box[1] && b[1] < box[3])) continue;
+      placed.push(box);
+      if (placed.length > 40) placed.shift();
+      ctx.fillStyle = 'rgba(255,255,255,.8)'; ctx.fillRect(box[0] + 1, y - 11, tw + 2, 11);
       ctx.fillStyle = col; ctx.fillText(t, x, y);
     }
   }
@@ -582,8 +591,20 @@ function drawEvents(ctx, pane, d, w, lh, sc) {
   ctx.globalAlpha = 1;
   pane.drawn.events = pane.hits.length;
   if (marks.length < 300) {
-    ctx.font = '600 10px system-ui, sans-serif'; ctx.textAlign = 'left'; ctx.textBaseline = 'bottom';
-    for (const [x, y, m, col] of marks) { ctx.fillStyle = col; ctx.fillText(m, x + 6, y - 6); }
+    // Above the lane, or below it where the previous mark's words still
+    // are; left out (the tooltip says them) where both are taken.
+    ctx.font = '600 10px system-ui, sans-serif'; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
+    marks.sort((a, b) => a[0] - b[0]);
+    const ends = new Map();
+    for (const [x, y, m, col] of marks) {
+      const tw = ctx.measureText(m).width;
+      const slot = ends.get(y) || [-Infinity, -Infinity];
+      const i = x + 6 > slot[0] + 4 ? 0 : x + 6 > slot[1] + 4 ? 1 : -1;
+      if (i < 0) continue;
+      slot[i] = x + 6 + tw;
+      ends.set(y, slot);
+      ctx.fillStyle = col; ctx.fillText(m, x + 6, i === 0 ? y - 11 : y + 12);
+    }
   }
   drawCausalRings(ctx, pane, evs, sc);
   if (pane === S.panes[0]) { drawHighlights(ctx, pane, sc); drawFinding(ctx, pane, sc, w); }
