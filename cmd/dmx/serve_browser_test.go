@@ -32,6 +32,9 @@ func chromium(t testing.TB) string {
 			return p
 		}
 	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("no Chromium to drive, and this is CI: .ci/run installs Debian's chromium")
+	}
 	t.Skip("no Chromium to drive: install Debian's chromium (apt-get install chromium), as .ci/run does")
 	return ""
 }
@@ -110,6 +113,9 @@ func browser(t testing.TB, path string, w, h int) context.Context {
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelA() })
 	if err := chromedp.Run(ctx); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("Chromium at %s does not start: %v", path, err)
+		}
 		t.Skipf("Chromium at %s does not start here: %v", path, err)
 	}
 	return ctx

@@ -1,12 +1,13 @@
 package viewer
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
@@ -70,6 +71,9 @@ func benchServer(b *testing.B) (*Server, *runView, *outline) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if _, err := v.overview(lamportAxis); err != nil {
+		b.Fatal(err)
+	}
 	return s, v, o
 }
 
@@ -108,6 +112,7 @@ func BenchmarkWindow(b *testing.B) {
 		width := int64(float64(want) / per)
 		b.Run(fmt.Sprintf("%devents", want), func(b *testing.B) {
 			i, n := 0, 0
+			cpu0 := cpuTime()
 			for b.Loop() {
 				lo := o.Lamport[0] + int64(i*7919)%max(span-width, 1)
 				i++
@@ -115,12 +120,52 @@ func BenchmarkWindow(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := json.Marshal(w); err != nil {
+				if _, err := w.MarshalJSON(); err != nil {
 					b.Fatal(err)
 				}
 				n += len(w.Events)
 			}
 			b.ReportMetric(float64(n)/float64(i), "events/window")
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(i), "cpu-ms/window")
 		})
+	}
+}
+
+// cpuTime is the CPU time the process has used: beside the time per
+// window, which depends on what else the machine runs, what a window costs.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkDensity draws the whole run zoomed out (from the run's
+// slices) and a tenth of it (counted in the index).
+func BenchmarkDensity(b *testing.B) {
+	_, v, o := benchServer(b)
+	span := o.Lamport[1] - o.Lamport[0]
+	for _, part := range []int64{1, 10} {
+		b.Run(fmt.Sprintf("1/%d", part), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := v.density(lamportAxis, o, o.Lamport[0], o.Lamport[0]+span/part, 400, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkEvent reads a clicked event's details and its causal future
+// (a binary search per process over the clocks).
+func BenchmarkEvent(b *testing.B) {
+	_, v, o := benchServer(b)
+	i := 0
+	for b.Loop() {
+		p := i % len(o.Lanes)
+		seq := 1 + int64(i*7919)%o.Lanes[p].Events
+		i++
+		if _, err := v.event(o, trace.Ref{Proc: p, Seq: seq}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

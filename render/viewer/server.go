@@ -240,7 +240,14 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, v any, err error)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
-	b, err := json.Marshal(v)
+	var b []byte
+	if m, ok := v.(json.Marshaler); ok {
+		// Written as the value writes itself: json.Marshal would check
+		// and compact it again (a sixth of a big window's time).
+		b, err = m.MarshalJSON()
+	} else {
+		b, err = json.Marshal(v)
+	}
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "encode reply: %v", err)
 		return

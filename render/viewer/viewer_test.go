@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -484,5 +485,51 @@ func TestFindingsAndSQL(t *testing.T) {
 	s.Handler().ServeHTTP(rec, req)
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"at":"P2#5"`) {
 		t.Errorf("state: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestWindowJSON: the window's hand-written JSON says what encoding/json
+// would.
+func TestWindowJSON(t *testing.T) {
+	st, _ := open(t, plan(t, "bully", func(p *runner.Plan) {
+		f, err := runner.ParseFaults("crash:leader@500ms")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Faults = append(p.Faults, f...)
+	}))
+	s := newServer(t, Options{}, st)
+	v := s.runs[0]
+	o, _ := v.outline()
+	w, err := v.window(lamportAxis, o, o.Lamport[0], o.Lamport[1], DefaultMaxEvents, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Events = append(w.Events, wEvent{Kind: "odd \"kind\"\n", What: "é\\", Other: &wOther{Proc: 1}})
+	type plain window
+	mine, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	std, err := json.Marshal((*plain)(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if err := json.Unmarshal(mine, &a); err != nil {
+		t.Fatalf("%v: %.200s", err, mine)
+	}
+	json.Unmarshal(std, &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("the window's JSON differs from encoding/json's:\n%.600s\n%.600s", mine, std)
+	}
+	marks := 0
+	for _, e := range w.Events {
+		if e.Mark != "" {
+			marks++
+		}
+	}
+	if marks == 0 {
+		t.Errorf("a bully run with a crash has no marked event")
 	}
 }
