@@ -60,9 +60,15 @@ type refPoint struct {
 	point
 }
 
+// newCheckReply is a reply in state with empty lists (the page reads
+// them as arrays, never null).
+func newCheckReply(state string) *checkReply {
+	return &checkReply{State: state, Checks: []checkJSON{}, Findings: []findingJSON{}}
+}
+
 func (s *Server) handleFindings(v *runView, r *http.Request) (any, error) {
 	if s.opts.Check == nil {
-		return &checkReply{State: "none", Checks: []checkJSON{}, Findings: []findingJSON{}}, nil
+		return newCheckReply("none"), nil
 	}
 	j := v.startCheck()
 	wait, err := intParam(r, "wait", 0) // ms to wait for the checks to finish
@@ -73,7 +79,9 @@ func (s *Server) handleFindings(v *runView, r *http.Request) (any, error) {
 	case <-j.done:
 		return j.res, nil
 	case <-time.After(time.Duration(min(max(wait, 0), 10000)) * time.Millisecond):
-		return &checkReply{State: "running", Seconds: time.Since(j.started).Seconds(), Checks: []checkJSON{}, Findings: []findingJSON{}}, nil
+		rep := newCheckReply("running")
+		rep.Seconds = time.Since(j.started).Seconds()
+		return rep, nil
 	}
 }
 
@@ -87,7 +95,7 @@ func (v *runView) startCheck() *checkJob {
 	j := &checkJob{done: make(chan struct{}), started: time.Now()}
 	v.check = j
 	if v.srv.opts.Check == nil {
-		j.res = &checkReply{State: "none", Checks: []checkJSON{}, Findings: []findingJSON{}}
+		j.res = newCheckReply("none")
 		close(j.done)
 		return j
 	}
@@ -101,7 +109,9 @@ func (v *runView) startCheck() *checkJob {
 
 func (v *runView) runChecks() *checkReply {
 	fail := func(err error) *checkReply {
-		return &checkReply{State: "error", Error: err.Error(), Checks: []checkJSON{}, Findings: []findingJSON{}}
+		rep := newCheckReply("error")
+		rep.Error = err.Error()
+		return rep
 	}
 	o, err := v.outline()
 	if err != nil {
@@ -111,7 +121,8 @@ func (v *runView) runChecks() *checkReply {
 	if err != nil {
 		return fail(err)
 	}
-	rep := &checkReply{State: "done", Verdict: string(analyze.Summarize(results)), Checks: []checkJSON{}, Findings: []findingJSON{}}
+	rep := newCheckReply("done")
+	rep.Verdict = string(analyze.Summarize(results))
 	look, err := v.st.DB().Prepare(`SELECT id, lamport, wall_ns FROM events WHERE run = ? AND proc = ? AND seq = ?`)
 	if err != nil {
 		return fail(v.fail("prepare an event lookup", err))

@@ -174,19 +174,7 @@ type density struct {
 const exactDensityMax = 300_000
 
 func (s *Server) handleDensity(v *runView, r *http.Request) (any, error) {
-	a, err := axisParam(r)
-	if err != nil {
-		return nil, err
-	}
-	o, err := v.outline()
-	if err != nil {
-		return nil, err
-	}
-	lo, err := intParam(r, "lo", 0)
-	if err != nil {
-		return nil, err
-	}
-	hi, err := intParam(r, "hi", 0)
+	wp, err := v.windowParams(r)
 	if err != nil {
 		return nil, err
 	}
@@ -194,14 +182,10 @@ func (s *Server) handleDensity(v *runView, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if hi < lo || n < 1 || n > 10000 {
-		return nil, badRequest("want lo <= hi and 1 <= n <= 10000 (got lo=%d hi=%d n=%d)", lo, hi, n)
+	if n < 1 || n > 10000 {
+		return nil, badRequest("n=%d: want 1..10000 slices", n)
 	}
-	procs, err := procsParam(r, len(o.Lanes))
-	if err != nil {
-		return nil, err
-	}
-	return v.density(a, o, lo, hi, int(n), procs)
+	return v.density(wp.axis, wp.o, wp.lo, wp.hi, int(n), wp.procs)
 }
 
 func (v *runView) density(a axis, o *outline, lo, hi int64, n int, procs []int) (*density, error) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -318,7 +319,7 @@ func (v *runView) readSections(o *outline) error {
 		o.Sections++
 	}
 	flush := func(crash *point) {
-		for _, res := range sortedKeys(open) {
+		for _, res := range slices.Sorted(maps.Keys(open)) {
 			s := open[res]
 			if crash != nil {
 				s.Exit, s.Crashed = crash, true
@@ -377,24 +378,15 @@ func (v *runView) readSections(o *outline) error {
 		}
 	}
 	flush(nil)
-	o.Resources = sortedKeys(resources)
+	o.Resources = slices.Sorted(maps.Keys(resources))
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // sectionsIn returns the sections of procs (nil: all) that overlap
 // [lo, hi] on the axis, at most limit of them.
 func (o *outline) sectionsIn(a axis, lo, hi int64, procs []int, limit int) (out []*section, more bool) {
 	each := func(p int) bool {
-		for _, res := range sortedKeys(o.sections[p]) {
+		for _, res := range slices.Sorted(maps.Keys(o.sections[p])) {
 			list := o.sections[p][res]
 			// The sections of one process on one resource are disjoint
 			// and in order: the first that ends at lo or later, then

@@ -56,24 +56,9 @@ type window struct {
 }
 
 func (s *Server) handleWindow(v *runView, r *http.Request) (any, error) {
-	a, err := axisParam(r)
+	wp, err := v.windowParams(r)
 	if err != nil {
 		return nil, err
-	}
-	o, err := v.outline()
-	if err != nil {
-		return nil, err
-	}
-	lo, err := intParam(r, "lo", 0)
-	if err != nil {
-		return nil, err
-	}
-	hi, err := intParam(r, "hi", 0)
-	if err != nil {
-		return nil, err
-	}
-	if hi < lo {
-		return nil, badRequest("lo=%d is after hi=%d", lo, hi)
 	}
 	limit, err := intParam(r, "max", DefaultMaxEvents)
 	if err != nil {
@@ -82,11 +67,38 @@ func (s *Server) handleWindow(v *runView, r *http.Request) (any, error) {
 	if limit < 1 || limit > DefaultMaxEvents {
 		return nil, badRequest("max=%d: want 1..%d", limit, DefaultMaxEvents)
 	}
-	procs, err := procsParam(r, len(o.Lanes))
-	if err != nil {
-		return nil, err
+	return v.window(wp.axis, wp.o, wp.lo, wp.hi, int(limit), wp.procs)
+}
+
+// windowQuery is what a window or density request asks for: axis=,
+// lo= and hi= on it, procs=.
+type windowQuery struct {
+	axis   axis
+	o      *outline
+	lo, hi int64
+	procs  []int
+}
+
+func (v *runView) windowParams(r *http.Request) (windowQuery, error) {
+	var wp windowQuery
+	var err error
+	if wp.axis, err = axisParam(r); err != nil {
+		return wp, err
 	}
-	return v.window(a, o, lo, hi, int(limit), procs)
+	if wp.o, err = v.outline(); err != nil {
+		return wp, err
+	}
+	if wp.lo, err = intParam(r, "lo", 0); err != nil {
+		return wp, err
+	}
+	if wp.hi, err = intParam(r, "hi", 0); err != nil {
+		return wp, err
+	}
+	if wp.hi < wp.lo {
+		return wp, badRequest("lo=%d is after hi=%d", wp.lo, wp.hi)
+	}
+	wp.procs, err = procsParam(r, len(wp.o.Lanes))
+	return wp, err
 }
 
 // window reads the events of [lo, hi] on axis a (of procs; nil: all), at
