@@ -401,6 +401,9 @@ func TestServeMillion(t *testing.T) {
 	// A finding far into the run.
 	v = waitFor(t, tctx, "the findings", 120*time.Second, func(v pageView) bool { return v.Findings > 0 })
 	click(t, tctx, `nav button[data-tab="findings"]`)
+	var checked string
+	chromedp.Run(tctx, chromedp.Text("#checks p", &checked, chromedp.ByQuery))
+	t.Logf("findings: %d listed; %s", v.Findings, checked)
 	t0 = time.Now()
 	click(t, tctx, fmt.Sprintf("#findings li:nth-child(%d)", v.Findings))
 	waitFor(t, tctx, "the finding", 30*time.Second, func(v pageView) bool {

@@ -101,14 +101,14 @@ func BenchmarkOverview(b *testing.B) {
 	}
 }
 
-// BenchmarkWindow reads windows of about 2,000 and 20,000 events at
-// places spread over the run (a pan), and encodes them as the server
-// sends them.
+// BenchmarkWindow reads windows of about 2,000, 10,000 (the most the
+// page asks for) and 20,000 events at places spread over the run (a pan),
+// and encodes them as the server sends them.
 func BenchmarkWindow(b *testing.B) {
 	_, v, o := benchServer(b)
 	span := o.Lamport[1] - o.Lamport[0]
 	per := float64(o.Events) / float64(span+1) // events per Lamport unit
-	for _, want := range []int{2000, 20000} {
+	for _, want := range []int{2000, 10000, 20000} {
 		width := int64(float64(want) / per)
 		b.Run(fmt.Sprintf("%devents", want), func(b *testing.B) {
 			i, n := 0, 0

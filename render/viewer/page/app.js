@@ -5,7 +5,7 @@
 // from per-process event counts instead of events.
 'use strict';
 
-const MAX_EVENTS = 20000;     // the most events a window the page asks for holds
+const MAX_EVENTS = 10000;     // the most events a window the page asks for holds
 const GUTTER = 92;            // room for lane labels, in CSS pixels
 const RULER = 22;             // the time ruler above the lanes
 const MSG_COLORS = ['#1f77b4', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#bcbd22', '#ff7f0e', '#7f7f7f', '#393b79'];
