@@ -307,6 +307,33 @@ func TestServeInBrowser(t *testing.T) {
 	}
 	screenshot(t, tctx, "4-event.png")
 
+	// The jump box goes to an event and selects it.
+	if err := chromedp.Run(tctx, chromedp.SetValue("#jumpTo", "P2#40", chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	click(t, tctx, "#jump button")
+	waitFor(t, tctx, "the jump to P2#40", 20*time.Second, func(v pageView) bool { return v.Selected == "P2#40" })
+
+	// Wall time: the same stretch of the run, placed by wall clock.
+	click(t, tctx, `#axis button[data-axis="wall"]`)
+	waitFor(t, tctx, "the wall-time diagram", 20*time.Second, func(v pageView) bool {
+		return v.Axis == "wall" && v.Panes[0].Drawn.Mode == "events" && v.Panes[0].Drawn.Events > 0 && v.Panes[0].Drawn.Covered
+	})
+	screenshot(t, tctx, "6-wall.png")
+	click(t, tctx, `#axis button[data-axis="lamport"]`)
+
+	// Lanes: hide P1, then show only P0 and P3.
+	click(t, tctx, `nav button[data-tab="lanes"]`)
+	click(t, tctx, "#lanes li:nth-child(2) input")
+	waitFor(t, tctx, "four lanes", 20*time.Second, func(v pageView) bool { return v.Axis == "lamport" && v.Panes[0].Drawn.Lanes == 4 })
+	if err := chromedp.Run(tctx, chromedp.SetValue("#laneFilter", "0,3", chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById('laneFilter').dispatchEvent(new Event('change'))`, nil)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tctx, "two lanes", 20*time.Second, func(v pageView) bool { return v.Panes[0].Drawn.Lanes == 2 && v.Panes[0].Drawn.Events > 0 })
+	click(t, tctx, "#allLanes")
+	waitFor(t, tctx, "all lanes again", 20*time.Second, func(v pageView) bool { return v.Panes[0].Drawn.Lanes == 5 })
+
 	// Two runs: the one with FIFO channels below, and where each process's
 	// history first differs flagged.
 	if err := chromedp.Run(tctx, chromedp.Evaluate(`(() => { const s = document.getElementById('runB'); s.value = '0:2'; s.dispatchEvent(new Event('change')); })()`, nil)); err != nil {
