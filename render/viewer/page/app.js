@@ -666,6 +666,8 @@ function drawHighlights(ctx, pane, sc) {
 function drawFinding(ctx, pane, sc, w) {
   const f = S.active;
   if (!f) return;
+  let waits = 0;
+  const edges = [];
   ctx.strokeStyle = RED; ctx.fillStyle = RED; ctx.lineWidth = 2;
   for (const part of f.parts || []) {
     const at = part.events.map((e) => (e.s ? placeOf(pane, e) : null));
@@ -680,14 +682,19 @@ function drawFinding(ctx, pane, sc, w) {
       ctx.font = '600 10px system-ui'; ctx.textAlign = 'center'; ctx.textBaseline = 'bottom';
       ctx.fillText('not before', (at[0].x + at[1].x) / 2, (at[0].y + at[1].y) / 2 - 3);
     } else if (part.role === 'waits-for' && at[0]) {
+      // Each edge of the wait-for graph fans out a little further right,
+      // numbered; the numbers are spelled out in a box in the corner.
+      const k = ++waits;
       const yTo = pane.laneY.get(part.to);
       const x1 = at[1] ? at[1].x : at[0].x + 30, y1 = at[1] ? at[1].y : yTo;
       if (y1 === undefined) continue;
-      const mx = Math.max(at[0].x, x1) + 40;
-      ctx.beginPath(); ctx.moveTo(at[0].x, at[0].y); ctx.quadraticCurveTo(mx, (at[0].y + y1) / 2, x1, y1); ctx.stroke();
-      ctx.beginPath(); arrowHead(ctx, mx, (at[0].y + y1) / 2, x1, y1, 9); ctx.fill();
-      ctx.font = '600 10px system-ui'; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
-      ctx.fillText(`P${part.from} waits for P${part.to}${part.label ? ' (' + part.label + ')' : ''}`, mx - 10, (at[0].y + y1) / 2);
+      const mx = Math.max(at[0].x, x1) + 24 + 16 * k, my = (at[0].y + y1) / 2;
+      ctx.beginPath(); ctx.moveTo(at[0].x, at[0].y); ctx.quadraticCurveTo(mx, my, x1, y1); ctx.stroke();
+      ctx.beginPath(); arrowHead(ctx, mx, my, x1, y1, 9); ctx.fill();
+      const tx = (at[0].x + 2 * mx + x1) / 4, ty = (at[0].y + 2 * my + y1) / 4;
+      ctx.font = '600 10px system-ui'; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
+      ctx.fillStyle = '#fff'; ctx.fillRect(tx - 8, ty - 6, 16, 12); ctx.fillStyle = RED; ctx.fillText('#' + k, tx, ty);
+      edges.push(`#${k} P${part.from} waits for P${part.to}${part.label ? ': ' + part.label : ''}`);
     } else if (part.role === 'same') {
       const pts = at.filter(Boolean);
       ctx.setLineDash([2, 3]); ctx.beginPath();
@@ -702,6 +709,17 @@ function drawFinding(ctx, pane, sc, w) {
     pane.drawn.finding++;
   }
   ctx.lineWidth = 1;
+  if (edges.length) {
+    ctx.font = '600 11px system-ui'; ctx.textAlign = 'left'; ctx.textBaseline = 'top';
+    const bw = Math.max(...edges.map((t) => ctx.measureText(t).width)) + 14, bh = 16 * edges.length + 8;
+    // Below the lanes where there is room, else in the top corner.
+    const lastY = Math.max(...pane.laneY.values());
+    const bx = w - bw - 12, by = lastY + 30 + bh < pane.canvas.clientHeight - 20 ? lastY + 30 : RULER + 6;
+    ctx.fillStyle = 'rgba(255,255,255,.92)'; ctx.fillRect(bx, by, bw, bh);
+    ctx.strokeStyle = RED; ctx.strokeRect(bx + 0.5, by + 0.5, bw, bh);
+    ctx.fillStyle = RED;
+    edges.forEach((t, i) => ctx.fillText(t, bx + 7, by + 5 + 16 * i));
+  }
 }
 
 function drawSelection(ctx, pane, sc) {
@@ -982,6 +1000,9 @@ async function loadFindings(pane) {
       li.addEventListener('click', () => showFinding(f, li));
       el.appendChild(li);
     });
+    // A link to a finding (#finding=N) opens on it.
+    const want = +(readHash().finding || 0);
+    if (want > 0 && want <= rep.findings.length && !S.active) { showTab('findings'); showFinding(rep.findings[want - 1], el.children[want - 1]); }
     draw();
     return;
   }
@@ -1035,20 +1056,19 @@ async function runSQL() {
   }
 }
 
+// nextHL moves the view to the next (dir 1) or previous (-1) highlighted
+// event; the first move goes to the first one at or after the view's start.
 function nextHL(dir) {
-  if (!S.hlList.length) return;
-  const c = (S.view.lo + S.view.hi) / 2;
-  let i;
-  if (S.hlAt < 0) i = Math.max(0, S.hlList.findIndex((h) => key(h) >= S.view.lo));
-  else {
-    i = S.hlAt + dir;
-    if (dir > 0) while (i < S.hlList.length - 1 && key(S.hlList[i]) <= c && key(S.hlList[S.hlAt]) === key(S.hlList[i])) i++;
+  const n = S.hlList.length;
+  if (!n) return;
+  if (S.hlAt < 0) {
+    const i = S.hlList.findIndex((h) => key(h) >= S.view.lo);
+    S.hlAt = i < 0 ? 0 : i;
+  } else {
+    S.hlAt = (S.hlAt + dir + n) % n;
   }
-  i = (i + S.hlList.length) % S.hlList.length;
-  S.hlAt = i;
-  const h = S.hlList[i];
-  const k = key(h);
-  if (k < S.view.lo || k > S.view.hi || S.hlAt >= 0) centerOn(k);
+  const h = S.hlList[S.hlAt];
+  centerOn(key(h));
 }
 
 // ---- lanes ----
@@ -1135,7 +1155,7 @@ function showTab(name) {
 
 function saveHash() {
   if (!S.view || !S.panes[0]) return;
-  const h = q({ run: S.panes[0].key, b: S.panes[1].el.hidden ? '' : S.panes[1].key, axis: S.axis, lo: Math.round(S.view.lo), hi: Math.round(S.view.hi), hide: [...S.hidden].join(',') });
+  const h = q({ run: S.panes[0].key, b: S.panes[1].el.hidden ? '' : S.panes[1].key, axis: S.axis, lo: Math.round(S.view.lo), hi: Math.round(S.view.hi), hide: [...S.hidden].join(','), finding: S.active ? S.active.n : '' });
   history.replaceState(null, '', '#' + h);
 }
 function readHash() {
