@@ -533,3 +533,39 @@ func TestWindowJSON(t *testing.T) {
 		t.Errorf("a bully run with a crash has no marked event")
 	}
 }
+
+// TestEmptyRun: a run without events is served, empty.
+func TestEmptyRun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.db")
+	w, err := trace.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := w.BeginRun(trace.Run{Algorithm: "central", Nodes: 3, Mode: "sim"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.EndRun(id, 1, false, "interrupted"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	st, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := newServer(t, Options{Check: check}, st)
+	base := serve(t, s)
+	for _, c := range []call{
+		{path: "/api/outline", code: 200, contains: `"events":0`},
+		{path: "/api/overview?axis=wall", code: 200, contains: `"counts":[0`},
+		{path: "/api/window?lo=0&hi=10", code: 200, contains: `"events":[]`},
+		{path: "/api/density?lo=0&hi=10&n=5", code: 200},
+		{path: "/api/findings?wait=10000", code: 200, contains: `"state":"done"`},
+		{path: "/api/event?ref=P0%231", code: 404},
+	} {
+		if code, body := c.do(t, base); code != c.code || !strings.Contains(body, c.contains) {
+			t.Errorf("%s: %d %.300s; want %d with %q", c.path, code, body, c.code, c.contains)
+		}
+	}
+}
