@@ -410,6 +410,8 @@ func TestHTTP(t *testing.T) {
 		{name: "backwards", path: "/api/window?lo=50&hi=4", code: 400, contains: "after"},
 		{name: "bad procs", path: "/api/window?lo=0&hi=4&procs=0,99", code: 400, contains: "process numbers"},
 		{name: "bad max", path: "/api/window?lo=0&hi=4&max=0", code: 400},
+		{name: "huge", path: "/api/density?lo=-9223372036854775808&hi=9223372036854775807&n=10", code: 400, contains: "2^53"},
+		{name: "not a number", path: "/api/window?lo=1e99&hi=2", code: 400},
 		{name: "density", path: "/api/density?lo=0&hi=400&n=20", code: 200, contains: `"counts"`},
 		{name: "bad density", path: "/api/density?lo=0&hi=400&n=0", code: 400},
 		{name: "overview", path: "/api/overview?axis=wall", code: 200, contains: `"cs"`},

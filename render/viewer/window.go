@@ -70,6 +70,9 @@ func (s *Server) handleWindow(v *runView, r *http.Request) (any, error) {
 	return v.window(wp.axis, wp.o, wp.lo, wp.hi, int(limit), wp.procs)
 }
 
+// maxBound bounds the lo and hi of a request.
+const maxBound = 1 << 53
+
 // windowQuery is what a window or density request asks for: axis=,
 // lo= and hi= on it, procs=.
 type windowQuery struct {
@@ -96,6 +99,12 @@ func (v *runView) windowParams(r *http.Request) (windowQuery, error) {
 	}
 	if wp.hi < wp.lo {
 		return wp, badRequest("lo=%d is after hi=%d", wp.lo, wp.hi)
+	}
+	// Times past 2^53 are no time of a run (and the page's numbers stop
+	// being exact there); refusing them keeps the arithmetic on bounds
+	// from overflowing.
+	if wp.lo < -maxBound || wp.hi > maxBound {
+		return wp, badRequest("lo=%d hi=%d: want times within ±2^53", wp.lo, wp.hi)
 	}
 	wp.procs, err = procsParam(r, len(wp.o.Lanes))
 	return wp, err
