@@ -571,3 +571,50 @@ func TestEmptyRun(t *testing.T) {
 		}
 	}
 }
+
+// TestCompare: two traces of the same seed have the same histories; with
+// and without --reorder they part, and where is the first event that
+// differs, with the same history before it.
+func TestCompare(t *testing.T) {
+	fifo := plan(t, "lamport", func(p *runner.Plan) { p.Workload.Contention = runner.ContentionHigh })
+	a, _ := open(t, fifo)
+	b, _ := open(t, fifo, plan(t, "lamport", lamportReorder))
+	s := newServer(t, Options{}, a, b)
+	same, err := compare(s.byKey["0:1"], s.byKey["1:1"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(same.Procs) != 0 || same.Same != 5 {
+		t.Errorf("the same run twice: %d processes differ, %d the same", len(same.Procs), same.Same)
+	}
+	d, err := compare(s.byKey["0:1"], s.byKey["1:2"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Procs) == 0 {
+		t.Fatal("with and without --reorder: no process differs")
+	}
+	ea, _ := a.AllEvents(1)
+	eb, _ := b.AllEvents(2)
+	hist := func(evs []trace.Event, p int) []trace.Event {
+		var out []trace.Event
+		for _, e := range evs {
+			if e.Proc == p {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	for _, pd := range d.Procs {
+		ha, hb := hist(ea, pd.Proc), hist(eb, pd.Proc)
+		for i := int64(0); i < pd.Seq-1; i++ {
+			x, y := ha[i], hb[i]
+			if x.Kind != y.Kind || x.MsgType != y.MsgType || x.Peer != y.Peer || x.Resource != y.Resource {
+				t.Errorf("P%d differs first at #%d, but already at #%d: %v / %v", pd.Proc, pd.Seq, i+1, &x, &y)
+			}
+		}
+		if pd.A == nil || pd.B == nil || pd.WhatA == pd.WhatB {
+			t.Errorf("P%d at #%d: %+v", pd.Proc, pd.Seq, pd)
+		}
+	}
+}
