@@ -213,7 +213,7 @@ function fitAll() {
 function initialView() {
   const pane = S.panes[0];
   const [lo, hi] = pane.extent();
-  if (pane.outline.events <= 3000) return setView(lo, hi);
+  if (pane.outline.events <= 600) return setView(lo, hi);
   // About 400 events from the start: a screenful one can read.
   const per = pane.outline.events / Math.max(1, hi - lo);
   setView(lo, lo + Math.max(10, 400 / per));
@@ -279,7 +279,7 @@ function drawRuler(ctx, w, sc) {
 
 function layoutLanes(pane, h) {
   const lanes = pane.lanes();
-  const lh = Math.max(14, Math.min(72, (h - RULER - 14) / Math.max(lanes.length, 1)));
+  const lh = Math.max(14, Math.min(100, (h - RULER - 14) / Math.max(lanes.length, 1)));
   pane.laneY = new Map();
   lanes.forEach((p, i) => pane.laneY.set(p, RULER + 10 + lh * (i + 0.5)));
   return { lanes, lh };
