@@ -18,6 +18,7 @@ import (
 
 func newServeCmd() *cobra.Command {
 	var addr string
+	var open openFlags
 	cmd := &cobra.Command{
 		Use:   "serve TRACE...",
 		Short: "Explore runs in the browser: an interactive space-time viewer",
@@ -46,7 +47,7 @@ localhost. Ctrl-C stops it.`,
 			}()
 			runs := 0
 			for _, path := range args {
-				st, err := trace.Open(path)
+				st, err := open.open(path)
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
@@ -88,5 +89,6 @@ localhost. Ctrl-C stops it.`,
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "address to listen on (port 0: a free one)")
+	open.register(cmd)
 	return cmd
 }

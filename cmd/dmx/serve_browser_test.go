@@ -153,9 +153,9 @@ func view(t testing.TB, ctx context.Context) pageView {
 	return v
 }
 
-// waitFor polls the page until ok says its view is what the test waits
+// waitView polls the page until ok says its view is what the test waits
 // for.
-func waitFor(t testing.TB, ctx context.Context, what string, limit time.Duration, ok func(pageView) bool) pageView {
+func waitView(t testing.TB, ctx context.Context, what string, limit time.Duration, ok func(pageView) bool) pageView {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
@@ -238,7 +238,7 @@ func TestServeInBrowser(t *testing.T) {
 	if err := chromedp.Run(tctx, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)
 	}
-	v := waitFor(t, tctx, "the diagram", 30*time.Second, func(v pageView) bool {
+	v := waitView(t, tctx, "the diagram", 30*time.Second, func(v pageView) bool {
 		return len(v.Panes) == 1 && v.Panes[0].Drawn.Mode == "events" && v.Panes[0].Drawn.Events > 0
 	})
 	d := v.Panes[0].Drawn
@@ -253,12 +253,12 @@ func TestServeInBrowser(t *testing.T) {
 	}
 
 	// Clicking a finding moves the window to it and draws it.
-	v = waitFor(t, tctx, "the findings", 60*time.Second, func(v pageView) bool { return v.Findings > 0 })
+	v = waitView(t, tctx, "the findings", 60*time.Second, func(v pageView) bool { return v.Findings > 0 })
 	click(t, tctx, `nav button[data-tab="findings"]`)
 	before := v.View
 	n := v.Findings
 	click(t, tctx, fmt.Sprintf("#findings li:nth-child(%d)", n))
-	v = waitFor(t, tctx, "the window to move to the finding", 20*time.Second, func(v pageView) bool {
+	v = waitView(t, tctx, "the window to move to the finding", 20*time.Second, func(v pageView) bool {
 		return v.Active == n && v.View != before && v.Panes[0].Drawn.Finding > 0
 	})
 	var inView bool
@@ -276,7 +276,7 @@ func TestServeInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	click(t, tctx, "#runSQL")
-	v = waitFor(t, tctx, "highlighted rows", 20*time.Second, func(v pageView) bool {
+	v = waitView(t, tctx, "highlighted rows", 20*time.Second, func(v pageView) bool {
 		return v.Highlights > 0 && v.Panes[0].Drawn.Highlighted > 0
 	})
 	var sqlStatus string
@@ -295,7 +295,7 @@ func TestServeInBrowser(t *testing.T) {
 	if err := chromedp.Run(tctx, chromedp.MouseClickXY(hit.X, hit.Y)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, tctx, "the clicked event's causal past and future", 20*time.Second, func(v pageView) bool {
+	waitView(t, tctx, "the clicked event's causal past and future", 20*time.Second, func(v pageView) bool {
 		return v.Selected == hit.Ref && v.Panes[0].Drawn.Past+v.Panes[0].Drawn.Future > 0
 	})
 	var info string
@@ -312,11 +312,11 @@ func TestServeInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	click(t, tctx, "#jump button")
-	waitFor(t, tctx, "the jump to P2#40", 20*time.Second, func(v pageView) bool { return v.Selected == "P2#40" })
+	waitView(t, tctx, "the jump to P2#40", 20*time.Second, func(v pageView) bool { return v.Selected == "P2#40" })
 
 	// Wall time: the same stretch of the run, placed by wall clock.
 	click(t, tctx, `#axis button[data-axis="wall"]`)
-	waitFor(t, tctx, "the wall-time diagram", 20*time.Second, func(v pageView) bool {
+	waitView(t, tctx, "the wall-time diagram", 20*time.Second, func(v pageView) bool {
 		return v.Axis == "wall" && v.Panes[0].Drawn.Mode == "events" && v.Panes[0].Drawn.Events > 0 && v.Panes[0].Drawn.Covered
 	})
 	screenshot(t, tctx, "6-wall.png")
@@ -325,25 +325,25 @@ func TestServeInBrowser(t *testing.T) {
 	// Lanes: hide P1, then show only P0 and P3.
 	click(t, tctx, `nav button[data-tab="lanes"]`)
 	click(t, tctx, "#lanes li:nth-child(2) input")
-	waitFor(t, tctx, "four lanes", 20*time.Second, func(v pageView) bool { return v.Axis == "lamport" && v.Panes[0].Drawn.Lanes == 4 })
+	waitView(t, tctx, "four lanes", 20*time.Second, func(v pageView) bool { return v.Axis == "lamport" && v.Panes[0].Drawn.Lanes == 4 })
 	if err := chromedp.Run(tctx, chromedp.SetValue("#laneFilter", "0,3", chromedp.ByQuery),
 		chromedp.Evaluate(`document.getElementById('laneFilter').dispatchEvent(new Event('change'))`, nil)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, tctx, "two lanes", 20*time.Second, func(v pageView) bool { return v.Panes[0].Drawn.Lanes == 2 && v.Panes[0].Drawn.Events > 0 })
+	waitView(t, tctx, "two lanes", 20*time.Second, func(v pageView) bool { return v.Panes[0].Drawn.Lanes == 2 && v.Panes[0].Drawn.Events > 0 })
 	click(t, tctx, "#allLanes")
-	waitFor(t, tctx, "all lanes again", 20*time.Second, func(v pageView) bool { return v.Panes[0].Drawn.Lanes == 5 })
+	waitView(t, tctx, "all lanes again", 20*time.Second, func(v pageView) bool { return v.Panes[0].Drawn.Lanes == 5 })
 
 	// Two runs: the one with FIFO channels below, and where each process's
 	// history first differs flagged.
 	if err := chromedp.Run(tctx, chromedp.Evaluate(`(() => { const s = document.getElementById('runB'); s.value = '0:2'; s.dispatchEvent(new Event('change')); })()`, nil)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, tctx, "the comparison", 60*time.Second, func(v pageView) bool {
+	waitView(t, tctx, "the comparison", 60*time.Second, func(v pageView) bool {
 		return len(v.Panes) == 2 && v.Panes[1].Drawn.Events > 0
 	})
 	click(t, tctx, "#diff li:first-child")
-	waitFor(t, tctx, "the first difference flagged", 20*time.Second, func(v pageView) bool {
+	waitView(t, tctx, "the first difference flagged", 20*time.Second, func(v pageView) bool {
 		return len(v.Panes) == 2 && v.Panes[0].Drawn.Diff > 0 && v.Panes[1].Drawn.Diff > 0
 	})
 	screenshot(t, tctx, "5-compare.png")
@@ -386,7 +386,7 @@ func TestServeMillion(t *testing.T) {
 	if err := chromedp.Run(tctx, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)
 	}
-	v := waitFor(t, tctx, "the diagram", 60*time.Second, func(v pageView) bool {
+	v := waitView(t, tctx, "the diagram", 60*time.Second, func(v pageView) bool {
 		return len(v.Panes) == 1 && v.Panes[0].Drawn.Mode == "events" && v.Panes[0].Drawn.Events > 0
 	})
 	usable := time.Since(nav)
@@ -419,21 +419,21 @@ func TestServeMillion(t *testing.T) {
 	// The whole run, zoomed out.
 	t0 := time.Now()
 	click(t, tctx, "#fit")
-	waitFor(t, tctx, "the whole run", 30*time.Second, func(v pageView) bool {
+	waitView(t, tctx, "the whole run", 30*time.Second, func(v pageView) bool {
 		return v.Panes[0].Drawn.Mode == "density" && v.Panes[0].Drawn.Covered
 	})
 	t.Logf("whole run (zoomed out) drawn in %v", time.Since(t0).Round(time.Millisecond))
 	screenshot(t, tctx, "million-3-whole.png")
 
 	// A finding far into the run.
-	v = waitFor(t, tctx, "the findings", 120*time.Second, func(v pageView) bool { return v.Findings > 0 })
+	v = waitView(t, tctx, "the findings", 120*time.Second, func(v pageView) bool { return v.Findings > 0 })
 	click(t, tctx, `nav button[data-tab="findings"]`)
 	var checked string
 	chromedp.Run(tctx, chromedp.Text("#checks p", &checked, chromedp.ByQuery))
 	t.Logf("findings: %d listed; %s", v.Findings, checked)
 	t0 = time.Now()
 	click(t, tctx, fmt.Sprintf("#findings li:nth-child(%d)", v.Findings))
-	waitFor(t, tctx, "the finding", 30*time.Second, func(v pageView) bool {
+	waitView(t, tctx, "the finding", 30*time.Second, func(v pageView) bool {
 		return v.Panes[0].Drawn.Mode == "events" && v.Panes[0].Drawn.Finding > 0 && v.Panes[0].Drawn.Covered
 	})
 	t.Logf("finding %d drawn %v after the click", v.Findings, time.Since(t0).Round(time.Millisecond))
@@ -444,7 +444,7 @@ func TestServeMillion(t *testing.T) {
 	chromedp.Run(tctx, chromedp.SetValue("#sql", "SELECT id FROM events WHERE run = 1 AND kind = 'cs_enter' AND proc = 3", chromedp.ByQuery))
 	t0 = time.Now()
 	click(t, tctx, "#runSQL")
-	waitFor(t, tctx, "the query's rows highlighted", 30*time.Second, func(v pageView) bool { return v.Highlights > 0 && v.Panes[0].Drawn.Highlighted > 0 })
+	waitView(t, tctx, "the query's rows highlighted", 30*time.Second, func(v pageView) bool { return v.Highlights > 0 && v.Panes[0].Drawn.Highlighted > 0 })
 	t.Logf("query highlighted in the diagram %v after the click", time.Since(t0).Round(time.Millisecond))
 
 	// An event's causal past and future.
@@ -452,7 +452,7 @@ func TestServeMillion(t *testing.T) {
 	if v.Hit != nil {
 		t0 = time.Now()
 		chromedp.Run(tctx, chromedp.MouseClickXY(v.Hit.X, v.Hit.Y))
-		waitFor(t, tctx, "the causal past and future", 30*time.Second, func(v pageView) bool { return v.Panes[0].Drawn.Past+v.Panes[0].Drawn.Future > 0 })
+		waitView(t, tctx, "the causal past and future", 30*time.Second, func(v pageView) bool { return v.Panes[0].Drawn.Past+v.Panes[0].Drawn.Future > 0 })
 		t.Logf("event clicked: causal past and future drawn %v after the click", time.Since(t0).Round(time.Millisecond))
 	}
 	screenshot(t, tctx, "million-5-event.png")

@@ -423,6 +423,8 @@ func TestHTTP(t *testing.T) {
 		{name: "sql", method: "POST", path: "/api/sql", body: `{"run":"0:1","query":"SELECT id, kind FROM events WHERE run = 1 AND kind = 'cs_enter'"}`, code: 200, contains: `"how":"id"`},
 		{name: "sql refs", method: "POST", path: "/api/sql", body: `{"query":"SELECT proc, seq FROM events WHERE run = 1 AND seq = 3"}`, code: 200, contains: `"how":"proc, seq"`},
 		{name: "sql write", method: "POST", path: "/api/sql", body: `{"query":"DELETE FROM events"}`, code: 400},
+		{name: "sql attach", method: "POST", path: "/api/sql", body: `{"query":"ATTACH 'x.db' AS x"}`, code: 400, contains: "read-only"},
+		{name: "sql vacuum into", method: "POST", path: "/api/sql", body: `{"query":"VACUUM INTO 'copy.db'"}`, code: 400, contains: "read-only"},
 		{name: "sql error", method: "POST", path: "/api/sql", body: `{"query":"SELECT nope FROM events"}`, code: 400, contains: "no such column"},
 		{name: "sql empty", method: "POST", path: "/api/sql", body: `{"query":"  "}`, code: 400},
 		{name: "sql not json", method: "POST", path: "/api/sql", body: `SELECT 1`, code: 400, contains: "JSON body"},
