@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dmxlab/dmx/trace"
@@ -169,8 +170,10 @@ func (v *runView) readOutline() (*outline, error) {
 	db, run := v.st.DB(), v.run.ID
 	o := &outline{Run: v.describe(), Indexed: v.hasLamport && v.hasWall, Replay: v.srv.opts.State != nil}
 	if !o.Indexed {
-		o.Note = "this trace was recorded by an older dmx, without time indexes: each window is read by scanning the run, which takes long on a big run. Re-record it, or add them (the file is then written): sqlite3 " +
-			v.st.Path() + ` "CREATE INDEX events_lamport ON events(lamport, run, proc); CREATE INDEX events_wall ON events(wall_ns, run, proc)"`
+		o.Note = fmt.Sprintf("this trace was recorded by an older dmx, without time indexes: each window is read by scanning the run, "+
+			"which takes long on a big run. Re-record it, or add them (the file is then written): sqlite3 '%s' %q",
+			strings.ReplaceAll(v.st.Path(), "'", `'\''`),
+			"CREATE INDEX events_lamport ON events(lamport, run, proc); CREATE INDEX events_wall ON events(wall_ns, run, proc)")
 	}
 	// Extent: through the time indexes, the first and last entries;
 	// otherwise one scan.

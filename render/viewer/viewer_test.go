@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -292,7 +293,8 @@ func TestOldTrace(t *testing.T) {
 	p := plan(t, "lamport", lamportReorder)
 	st, path := open(t, p)
 	newer := newServer(t, Options{}, st)
-	old := filepath.Join(t.TempDir(), "old.db")
+	// A path the note's command must quote for the shell.
+	old := filepath.Join(t.TempDir(), "it's an old $trace.db")
 	recordPlan(t, old, p)
 	db, err := sql.Open("sqlite3", old)
 	if err != nil {
@@ -327,6 +329,31 @@ func TestOldTrace(t *testing.T) {
 	nw, _ := nv.window(lamportAxis, no, 100, 300, DefaultMaxEvents, nil)
 	if len(w.Events) != len(nw.Events) || w.Indexed {
 		t.Errorf("old trace's window: %d events (indexed %v), new trace's %d", len(w.Events), w.Indexed, len(nw.Events))
+	}
+
+	// The note's command, run by the shell as a user pasting it would,
+	// adds the indexes.
+	_, command, ok := strings.Cut(o.Note, "(the file is then written): ")
+	if !ok || !strings.HasPrefix(command, "sqlite3 ") {
+		t.Fatalf("the note gives no sqlite3 command: %q", o.Note)
+	}
+	if _, err := exec.LookPath("sqlite3"); err != nil {
+		t.Logf("no sqlite3 shell to run the note's command: %v", err)
+		return
+	}
+	ost.Close()
+	if out, err := exec.Command("sh", "-c", command).CombinedOutput(); err != nil {
+		t.Fatalf("the note's command %s: %v\n%s", command, err, out)
+	}
+	again, err := trace.Open(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	for _, name := range []string{"events_lamport", "events_wall"} {
+		if has, err := again.HasIndex(name); err != nil || !has {
+			t.Errorf("after the note's command, index %s: %v %v", name, has, err)
+		}
 	}
 }
 
