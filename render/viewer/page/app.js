@@ -32,6 +32,7 @@ const S = {
   hl: new Map(),         // SQL highlights of pane A: "p#s" -> point
   hlList: [], hlAt: -1,
   findings: [], active: null,
+  tabChosen: false,      // the user picked a tab: findings do not take it over
   diff: null,            // {procs: [...]} for panes A and B
   typeColor: new Map(), resColor: new Map(),
 };
@@ -474,6 +475,9 @@ function drawEvents(ctx, pane, d, w, lh, sc) {
   const add = (col, fn) => { if (!lines.has(col)) { lines.set(col, []); heads.set(col, []); } fn(lines.get(col), heads.get(col)); };
   const stubs = [];
   const pxPerEv = spacing;
+  // A message sent before the view and received after it (a copy held
+  // back by a partition) would run along the lanes and hide them: faint.
+  const across = (xs, xr) => ((xs < GUTTER && xr > w) || (xr < GUTTER && xs > w) ? 0.25 : 1);
   for (const e of evs) {
     const y = yOf(e.p);
     if (y === undefined) continue;
@@ -482,7 +486,7 @@ function drawEvents(ctx, pane, d, w, lh, sc) {
       const y0 = yOf(e.o.p);
       const x0 = sc.x(key(e.o));
       const col = typeColor(e.t);
-      const a = Math.min(fade(e.p, e.s), fade(e.o.p, e.o.s));
+      const a = Math.min(fade(e.p, e.s), fade(e.o.p, e.o.s), across(x0, x));
       if (y0 === undefined) { stubs.push([x - 14, y - 6, x, y, col]); continue; }
       add(col + '|' + a, (L, H) => { L.push([x0, y0, x, y]); if (Math.hypot(x - x0, y - y0) > 14) H.push([x0, y0, x, y]); });
       if (pxPerEv > 26 && e.t && e.t !== 'heartbeat') labels.push([(x0 + x) / 2, (y0 + y) / 2, e.t, col]);
@@ -493,7 +497,7 @@ function drawEvents(ctx, pane, d, w, lh, sc) {
       if (y1 === undefined) { stubs.push([x, y, x + 14, y - 6, typeColor(e.t)]); continue; }
       const x1 = sc.x(key(e.o));
       const col = typeColor(e.t);
-      add(col + '|' + fade(e.p, e.s), (L, H) => { L.push([x, y, x1, y1]); H.push([x, y, x1, y1]); });
+      add(col + '|' + Math.min(fade(e.p, e.s), across(x, x1)), (L, H) => { L.push([x, y, x1, y1]); H.push([x, y, x1, y1]); });
     } else if (e.k === 'send' && !e.o) {
       // Never delivered: towards its receiver, a cross where it was lost,
       // an open arrow for one still in flight at the end.
@@ -675,7 +679,14 @@ function drawFinding(ctx, pane, sc, w) {
       if (!at[0]) continue;
       const x1 = at[1] ? at[1].x : w;
       ctx.globalAlpha = 0.35; ctx.fillRect(at[0].x, at[0].y - 7, Math.max(3, x1 - at[0].x), 14); ctx.globalAlpha = 1;
-      if (part.label) { ctx.font = '600 10px system-ui'; ctx.textAlign = 'left'; ctx.textBaseline = 'top'; ctx.fillText(part.label, at[0].x + 2, at[0].y + 8); }
+      if (part.label) {
+        // Below the marks' words under the lane (y + 12), on white so
+        // that nothing drawn there blurs it.
+        ctx.font = '600 10px system-ui'; ctx.textAlign = 'left'; ctx.textBaseline = 'top';
+        const lx = Math.max(GUTTER, at[0].x + 2), ly = at[0].y + 19, tw = ctx.measureText(part.label).width;
+        ctx.fillStyle = 'rgba(255,255,255,.9)'; ctx.fillRect(lx - 2, ly - 1, tw + 4, 13);
+        ctx.fillStyle = RED; ctx.fillText(part.label, lx, ly);
+      }
     } else if (part.role === 'not-before' && at[0] && at[1]) {
       ctx.setLineDash([6, 4]); ctx.beginPath(); ctx.moveTo(at[0].x, at[0].y); ctx.lineTo(at[1].x, at[1].y); ctx.stroke(); ctx.setLineDash([]);
       ctx.beginPath(); arrowHead(ctx, at[0].x, at[0].y, at[1].x, at[1].y, 9); ctx.fill();
@@ -765,7 +776,7 @@ function drawOverview() {
   const x = (k) => GUTTER + (k - ov.lo) / Math.max(1, ov.hi - ov.lo + 1) * (w - GUTTER - 16);
   ctx.fillStyle = '#666'; ctx.font = '11px system-ui'; ctx.textBaseline = 'middle'; ctx.textAlign = 'left';
   ctx.fillText('whole run', 6, 14);
-  ctx.fillStyle = '#999'; ctx.font = '10px system-ui'; ctx.fillText(S.axis === 'wall' ? fmtDur(ov.hi) : `to ${ov.hi}`, 6, 30);
+  ctx.fillStyle = '#999'; ctx.font = '10px system-ui'; ctx.fillText(`from ${fmtKey(ov.lo)}`, 6, 30); ctx.fillText(`to ${fmtKey(ov.hi)}`, 6, 43);
   let peak = 1;
   for (const c of ov.counts) peak = Math.max(peak, c);
   const bw = (w - GUTTER - 16) / ov.n;
@@ -1003,6 +1014,9 @@ async function loadFindings(pane) {
     // A link to a finding (#finding=N) opens on it.
     const want = +(readHash().finding || 0);
     if (want > 0 && want <= rep.findings.length && !S.active) { showTab('findings'); showFinding(rep.findings[want - 1], el.children[want - 1]); }
+    // A run with findings says so at once: the list comes up unless the
+    // user has chosen a tab or an event meanwhile.
+    else if (rep.findings.length && !S.tabChosen && !S.sel) showTab('findings');
     draw();
     return;
   }
@@ -1203,6 +1217,8 @@ async function openRun(keyA, hash) {
 function legend() {
   const el = $('legend');
   const types = [...S.typeColor.keys()];
+  // Heartbeats keep their grey outside the palette; named when there.
+  if (S.panes.some((p) => p.outline && (p.outline.types || []).includes('heartbeat'))) types.push('heartbeat');
   el.innerHTML = types.map((t) => `<span><i style="background:${typeColor(t)}"></i>${esc(t)}</span>`).join('') +
     [...S.resColor.keys()].map((r) => `<span><i style="background:${resColor(r)};height:8px;opacity:.6"></i>section on ${esc(r)}</span>`).join('') +
     `<span><i style="background:#c0392b;height:2px"></i>× crash / dropped</span><span><i style="background:${RED}"></i>finding</span><span><i style="background:#e6a700"></i>SQL rows</span><span><i style="background:#1f5fbf"></i>causal past</span><span><i style="background:#e07b00"></i>causal future</span>`;
@@ -1212,7 +1228,7 @@ async function main() {
   S.panes = [new Pane($('paneA'), 'A'), new Pane($('paneB'), 'B')];
   bindOverview();
   document.querySelectorAll('#axis button').forEach((b) => b.addEventListener('click', () => setAxis(b.dataset.axis)));
-  document.querySelectorAll('nav button').forEach((b) => b.addEventListener('click', () => showTab(b.dataset.tab)));
+  document.querySelectorAll('nav button').forEach((b) => b.addEventListener('click', () => { S.tabChosen = true; showTab(b.dataset.tab); }));
   $('jump').addEventListener('submit', (ev) => { ev.preventDefault(); jump($('jumpTo').value); });
   $('zoomIn').addEventListener('click', () => zoom(0.5));
   $('zoomOut').addEventListener('click', () => zoom(2));
