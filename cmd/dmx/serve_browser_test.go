@@ -108,11 +108,24 @@ func browser(t testing.TB, path string, w, h int) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(w, h),
+		// A loaded machine starts Chromium slowly; the default is 20s.
+		chromedp.WSURLReadTimeout(90 * time.Second),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelA() })
-	if err := chromedp.Run(ctx); err != nil {
+	// The first Run starts the browser, whose life is ctx's: a deadline
+	// on it would end the browser too, so the start is bounded here.
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Run(ctx) }()
+	var err error
+	select {
+	case err = <-started:
+	case <-time.After(2 * time.Minute):
+		cancel()
+		err = fmt.Errorf("not started after 2 minutes")
+	}
+	if err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("Chromium at %s does not start: %v", path, err)
 		}
