@@ -4,13 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,12 +144,14 @@ type pageView struct {
 	View                         struct{ Lo, Hi float64 }
 	Findings, Active, Highlights int
 	Selected                     string
+	Order                        []int
 	Panes                        []struct {
 		Key   string
 		Held  string
 		Drawn struct {
 			Mode                                                  string
 			Lanes, Events, Arrows, Sections, Highlighted, Finding int
+			Waits, Marks, Groups                                  int
 			Past, Future, Diff                                    int
 			Ms                                                    float64
 			Covered                                               bool
@@ -362,6 +368,117 @@ func TestServeInBrowser(t *testing.T) {
 	screenshot(t, tctx, "5-compare.png")
 }
 
+// TestServeInBrowserFaults: a deadlock's wait-for edges drawn, lanes
+// reordered, a bully run whose leaders crash (its crashes, elections and
+// leaders marked), and a token ring's runs of time-outs collapsed and
+// expanded.
+func TestServeInBrowserFaults(t *testing.T) {
+	chrome := chromium(t)
+	dir := t.TempDir()
+	dead, bully, ring := filepath.Join(dir, "deadlock.db"), filepath.Join(dir, "bully.db"), filepath.Join(dir, "ring.db")
+	if code, out, errs := dmx(t, "sim", "--scenario", "../../examples/nested-deadlock.json", "--no-diagram", "-o", dead); code != 1 {
+		t.Fatalf("sim nested-deadlock: exit %d, want 1 (violated)\n%s%s", code, out, errs)
+	}
+	if code, out, errs := dmx(t, "sim", "--scenario", "../../examples/bully-failover.json", "--no-diagram", "-o", bully); code != 0 {
+		t.Fatalf("sim bully-failover: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := dmx(t, "sim", "--scenario", "../../examples/token-regeneration.json", "--no-diagram", "-o", ring); code != 0 {
+		t.Fatalf("sim token-regeneration: exit %d\n%s%s", code, out, errs)
+	}
+	url, _ := serveProc(t, dead, bully, ring)
+	ctx := browser(t, chrome, 1500, 900)
+	tctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	eval := func(js string, res any) {
+		t.Helper()
+		if err := chromedp.Run(tctx, chromedp.Evaluate(js, res)); err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+	}
+	if err := chromedp.Run(tctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+
+	// The deadlock: one edge drawn per wait-for edge of the finding. A
+	// run with findings opens its list by itself.
+	waitView(t, tctx, "the findings listed", 60*time.Second, func(v pageView) bool { return v.Findings > 0 })
+	var shown bool
+	eval(`!document.getElementById('tab-findings').hidden`, &shown)
+	if !shown {
+		t.Error("the findings list did not come up by itself")
+	}
+	var n, edges int
+	eval(`S.findings.findIndex((f) => f.check === 'deadlock') + 1`, &n)
+	if n == 0 {
+		t.Fatal("no deadlock finding listed")
+	}
+	eval(fmt.Sprintf(`S.findings[%d].parts.filter((p) => p.role === 'waits-for').length`, n-1), &edges)
+	click(t, tctx, fmt.Sprintf("#findings li:nth-child(%d)", n))
+	v := waitView(t, tctx, "the wait-for edges", 20*time.Second, func(v pageView) bool {
+		return v.Active == n && v.Panes[0].Drawn.Finding > 0 && v.Panes[0].Drawn.Waits > 0
+	})
+	if edges < 2 || v.Panes[0].Drawn.Waits != edges {
+		t.Errorf("the deadlock has %d wait-for edges, %d drawn", edges, v.Panes[0].Drawn.Waits)
+	}
+	img := screenshot(t, tctx, "faults-1-deadlock.png")
+	area := image.Rect(100, 200, 1050, 700)
+	if n, colours := inked(img, area); n < area.Dx()*area.Dy()/100 || colours < 6 {
+		t.Errorf("the deadlock's diagram looks blank: %d inked pixels in %v, %d colours", n, area, colours)
+	}
+
+	// Lanes: the first one moved down a place.
+	click(t, tctx, `nav button[data-tab="lanes"]`)
+	if len(v.Order) < 2 {
+		t.Fatalf("lanes drawn: %v", v.Order)
+	}
+	first, second := v.Order[0], v.Order[1]
+	click(t, tctx, `#lanes li:nth-child(1) button[title="down"]`)
+	waitView(t, tctx, "the first lane moved down", 20*time.Second, func(v pageView) bool {
+		return len(v.Order) > 1 && v.Order[0] == second && v.Order[1] == first
+	})
+
+	// The bully run, whole: two leaders crash, elections and leaders
+	// named.
+	whole := func(key string) pageView {
+		t.Helper()
+		eval(fmt.Sprintf(`(() => { const s = document.getElementById('runA'); s.value = %q; s.dispatchEvent(new Event('change')); })()`, key), nil)
+		waitView(t, tctx, "run "+key, 30*time.Second, func(v pageView) bool {
+			return len(v.Panes) == 1 && v.Panes[0].Key == key && v.Panes[0].Held == "events" && v.Panes[0].Drawn.Events > 0
+		})
+		click(t, tctx, "#fit")
+		return waitView(t, tctx, "the whole of run "+key, 30*time.Second, func(v pageView) bool {
+			return v.Panes[0].Key == key && v.Panes[0].Drawn.Mode == "events" && v.Panes[0].Drawn.Covered && v.View.Hi-v.View.Lo > 500
+		})
+	}
+	v = whole("1:1")
+	var crashes, leaders int
+	eval(`S.panes[0].hits.filter((h) => h.e.k === 'crash').length`, &crashes)
+	eval(`S.panes[0].hits.filter((h) => h.e.k === 'leader').length`, &leaders)
+	if crashes != 2 || leaders == 0 || v.Panes[0].Drawn.Marks == 0 {
+		t.Errorf("the bully run draws %d crashes (want 2), %d leader events, %d marks named", crashes, leaders, v.Panes[0].Drawn.Marks)
+	}
+	// The legend names this run's messages, not those of the run before.
+	var legend string
+	eval(`document.getElementById('legend').textContent`, &legend)
+	if !strings.Contains(legend, "coordinator") || strings.Contains(legend, "grant") || strings.Contains(legend, "printer") {
+		t.Errorf("the bully run's legend: %q", legend)
+	}
+	screenshot(t, tctx, "faults-2-bully.png")
+
+	// The token ring: runs of three or more local events (time-outs)
+	// drawn as one pill each, then, unticked, each event.
+	v = whole("2:1")
+	if v.Panes[0].Drawn.Groups == 0 {
+		t.Errorf("the token ring's whole run draws no collapsed run of local events: %+v", v.Panes[0].Drawn)
+	}
+	screenshot(t, tctx, "faults-3-ring.png")
+	collapsed := v.Panes[0].Drawn.Events
+	click(t, tctx, "#collapse")
+	waitView(t, tctx, "every local event drawn", 20*time.Second, func(v pageView) bool {
+		return v.Panes[0].Drawn.Groups == 0 && v.Panes[0].Drawn.Events > collapsed
+	})
+}
+
 // TestServeMillion measures dmx serve on a run of a million events, as
 // the README's performance section reports: the time until the page is
 // usable, panning, zooming out, a finding, a query, a click, and the
@@ -469,18 +586,115 @@ func TestServeMillion(t *testing.T) {
 		t.Logf("event clicked: causal past and future drawn %v after the click", time.Since(t0).Round(time.Millisecond))
 	}
 	screenshot(t, tctx, "million-5-event.png")
+
+	// Windows at the server, as the page asks for them: 20 windows of
+	// about 10,000 events (the most the page asks for) spread over the
+	// run, each timed from the request to the last byte of the answer,
+	// and by the CPU time the server spent on it (which other work on
+	// the machine does not stretch).
+	wall, cpu := serverWindows(t, url, proc.Process.Pid, 20, 10000)
+	slices.Sort(wall)
+	slices.Sort(cpu)
+	p50, p95 := func(a []float64) float64 { return a[len(a)/2] }, func(a []float64) float64 { return a[len(a)*95/100] }
+	t.Logf("20 windows of about 10,000 events at the server: wall p50 %.1f ms, p95 %.1f ms; server CPU p50 %.1f ms, p95 %.1f ms",
+		p50(wall), p95(wall), p50(cpu), p95(cpu))
+	if p95(cpu) > 100 || p50(wall) > 100 {
+		t.Errorf("windows take %.1f ms of CPU at the server (p95), %.1f ms (median); want under 100 ms", p95(cpu), p50(wall))
+	}
+
+	var hwm int
 	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", proc.Process.Pid)); err == nil {
 		for _, line := range strings.Split(string(st), "\n") {
-			if strings.HasPrefix(line, "VmHWM") || strings.HasPrefix(line, "VmRSS") {
-				t.Logf("dmx serve %s", strings.Join(strings.Fields(line), " "))
-				if f := strings.Fields(line); f[0] == "VmHWM:" {
-					var kb int
-					fmt.Sscan(f[1], &kb)
-					if kb > 200<<10 {
-						t.Errorf("dmx serve's peak memory %d kB; want under 200 MB", kb)
-					}
-				}
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "VmHWM:" {
+				fmt.Sscan(f[1], &hwm)
 			}
 		}
 	}
+	if hwm > 200<<10 {
+		t.Errorf("dmx serve's peak memory %d kB; want under 200 MB", hwm)
+	}
+	// The issue's targets, measured in this one run, as fractions of
+	// them (under 1: met), so that runs on machines of other loads compare.
+	load, _ := os.ReadFile("/proc/loadavg")
+	t.Logf("targets, this run (load average %s):", strings.Join(strings.Fields(string(load))[:3], " "))
+	for _, r := range []struct {
+		what             string
+		measured, target float64
+		unit             string
+	}{
+		{"page usable after opening it", usable.Seconds(), 2, "s"},
+		{"window at the server, median wall time of 20", p50(wall), 100, "ms"},
+		{"window at the server, p95 of CPU time of 20", p95(cpu), 100, "ms"},
+		{"panning: a frame drawn, p95 of 240 (target a 60 Hz frame)", pb.DrawP95, 1000.0 / 60, "ms"},
+		{"server memory, peak resident", float64(hwm) / 1024, 200, "MB"},
+	} {
+		t.Logf("  %-58s %8.2f %-2s of %6.1f %-2s = %.2f", r.what, r.measured, r.unit, r.target, r.unit, r.measured/r.target)
+	}
+}
+
+// serverWindows asks dmx serve (process pid) at url for n windows of
+// about size events of its first run, spread over the run, and returns
+// how long each took and the CPU time the server spent on it, in
+// milliseconds.
+func serverWindows(t *testing.T, url string, pid, n int, size int64) (wall, cpu []float64) {
+	t.Helper()
+	get := func(path string, v any) time.Duration {
+		t.Helper()
+		t0 := time.Now()
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		took := time.Since(t0)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %v %s", path, err, body)
+		}
+		if err := json.Unmarshal(body, v); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		return took
+	}
+	var o struct {
+		Lamport [2]int64
+		Events  int64
+	}
+	get("api/outline?run=0:1", &o)
+	span := o.Lamport[1] - o.Lamport[0]
+	width := span * size / max(o.Events, 1)
+	for i := range n {
+		lo := o.Lamport[0] + (span-width)*int64(i)/int64(max(n-1, 1))
+		var w struct{ Events []json.RawMessage }
+		c0 := cpuNs(t, pid)
+		took := get(fmt.Sprintf("api/window?run=0:1&axis=lamport&lo=%d&hi=%d&max=10000", lo, lo+width), &w)
+		c1 := cpuNs(t, pid)
+		if len(w.Events) < int(size)/2 {
+			t.Errorf("window %d..%d holds %d events; want about %d", lo, lo+width, len(w.Events), size)
+		}
+		wall = append(wall, float64(took.Microseconds())/1000)
+		cpu = append(cpu, float64(c1-c0)/1e6)
+	}
+	return wall, cpu
+}
+
+// cpuNs is the CPU time all threads of process pid have run, in ns (the
+// first field of each thread's schedstat).
+func cpuNs(t *testing.T, pid int) int64 {
+	t.Helper()
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		t.Fatalf("threads of process %d: %v", pid, err)
+	}
+	var sum int64
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // a thread that ended meanwhile
+		}
+		var ns int64
+		fmt.Sscan(string(b), &ns)
+		sum += ns
+	}
+	return sum
 }

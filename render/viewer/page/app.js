@@ -90,7 +90,7 @@ class Pane {
     this.el = el; this.name = name;
     this.canvas = el.querySelector('canvas');
     this.head = el.querySelector('.panehead');
-    this.key = null; this.outline = null; this.ov = {};
+    this.key = null; this.outline = null; this.ov = {}; this.types = new Set();
     this.data = null;       // the window or density held
     this.inflight = null;   // {ctl, want}
     this.hits = [];         // drawn events, for clicks: {x, y, e}
@@ -99,9 +99,15 @@ class Pane {
     bindCanvas(this);
   }
   async load(key) {
-    this.key = key; this.data = null; this.ov = {};
+    // Nothing of the run shown before is read or drawn for this one: a
+    // window still on its way would land on the wrong run.
+    if (this.inflight) this.inflight.ctl.abort();
+    this.inflight = null;
+    this.key = key; this.data = null; this.ov = {}; this.outline = null; this.types = new Set(); this.drawn = null; this.hits = []; this.byRef = new Map();
     this.outline = await api('/api/outline?' + q({ run: key }));
-    for (const t of this.outline.types || []) typeColor(t);
+    // The message types this run is known to have: the legend's.
+    this.types = new Set(this.outline.types || []);
+    for (const t of this.types) typeColor(t);
     for (const r of this.outline.resources || []) resColor(r);
     const r = this.outline.run;
     this.head.textContent = `${r.algorithm} · run ${r.id} of ${r.file} · seed ${r.seed || '—'} · ${r.mode} · ${this.outline.lanes.length} processes · ${this.outline.events.toLocaleString()} events · ${r.status}`;
@@ -160,12 +166,16 @@ class Pane {
     const url = dense
       ? '/api/density?' + q({ run: this.key, axis: S.axis, lo: wlo, hi: whi, n: Math.max(50, Math.min(4000, Math.round(this.canvas.clientWidth * (whi - wlo) / Math.max(w, 1) / 3))), procs })
       : '/api/window?' + q({ run: this.key, axis: S.axis, lo: wlo, hi: whi, max: MAX_EVENTS, procs });
+    const runKey = this.key;
     api({ url, signal: ctl.signal }).then((res) => {
+      if (this.key !== runKey) return;
       if (this.inflight && this.inflight.ctl === ctl) this.inflight = null;
       res.kind = want.kind; res.procs = procs; res.width = whi - wlo;
       if (want.kind === 'events') {
         res.ids = new Set(res.events.map((e) => e.i));
-        for (const e of res.events) if (e.t) typeColor(e.t);
+        let fresh = false;
+        for (const e of res.events) if (e.t && !this.types.has(e.t)) { this.types.add(e.t); typeColor(e.t); fresh = true; }
+        if (fresh) legend();
       }
       this.data = res;
       this.ms = performance.now() - t0;
@@ -331,14 +341,14 @@ function drawPane(pane) {
   const t0 = performance.now();
   const { ctx, w, h } = sizeCanvas(pane.canvas);
   ctx.clearRect(0, 0, w, h);
-  if (!pane.outline || !S.view) return;
+  if (!pane.outline || !S.view) { pane.drawn = null; return; }
   const sc = scale(w);
   drawRuler(ctx, w, sc);
   const { lh } = layoutLanes(pane, h);
   const d = pane.data;
   pane.hits = []; pane.byRef = new Map();
   // What was drawn, for the status line and the browser test.
-  pane.drawn = { mode: d ? d.kind : 'none', lanes: pane.laneY.size, events: 0, arrows: 0, sections: 0, highlighted: 0, finding: 0, past: 0, future: 0, diff: 0 };
+  pane.drawn = { mode: d ? d.kind : 'none', lanes: pane.laneY.size, events: 0, arrows: 0, sections: 0, highlighted: 0, finding: 0, waits: 0, marks: 0, groups: 0, past: 0, future: 0, diff: 0 };
   ctx.save();
   ctx.beginPath(); ctx.rect(GUTTER - 6, RULER, w - GUTTER + 6, h - RULER); ctx.clip();
   drawLanes(ctx, pane, w, lh, pane.outline.downs || [], sc);
@@ -566,6 +576,7 @@ function drawEvents(ctx, pane, d, w, lh, sc) {
     if (g) {
       if (drawnGroups.has(g)) continue;
       drawnGroups.add(g);
+      pane.drawn.groups++;
       const x1 = sc.x(key(g.last));
       ctx.fillStyle = '#e3e3e3'; ctx.strokeStyle = '#9a9a9a';
       ctx.beginPath(); ctx.roundRect(x - 3, y - 5, Math.max(8, x1 - x + 6), 10, 4); ctx.fill(); ctx.stroke();
@@ -594,6 +605,7 @@ function drawEvents(ctx, pane, d, w, lh, sc) {
   }
   ctx.globalAlpha = 1;
   pane.drawn.events = pane.hits.length;
+  pane.drawn.marks = marks.length;
   if (marks.length < 300) {
     // Above the lane, or below it where the previous mark's words still
     // are; left out (the tooltip says them) where both are taken.
@@ -671,7 +683,7 @@ function drawFinding(ctx, pane, sc, w) {
   const f = S.active;
   if (!f) return;
   let waits = 0;
-  const edges = [];
+  const edges = [], tags = [];
   ctx.strokeStyle = RED; ctx.fillStyle = RED; ctx.lineWidth = 2;
   for (const part of f.parts || []) {
     const at = part.events.map((e) => (e.s ? placeOf(pane, e) : null));
@@ -696,13 +708,19 @@ function drawFinding(ctx, pane, sc, w) {
       // Each edge of the wait-for graph fans out a little further right,
       // numbered; the numbers are spelled out in a box in the corner.
       const k = ++waits;
+      pane.drawn.waits = k;
       const yTo = pane.laneY.get(part.to);
       const x1 = at[1] ? at[1].x : at[0].x + 30, y1 = at[1] ? at[1].y : yTo;
       if (y1 === undefined) continue;
       const mx = Math.max(at[0].x, x1) + 24 + 16 * k, my = (at[0].y + y1) / 2;
       ctx.beginPath(); ctx.moveTo(at[0].x, at[0].y); ctx.quadraticCurveTo(mx, my, x1, y1); ctx.stroke();
       ctx.beginPath(); arrowHead(ctx, mx, my, x1, y1, 9); ctx.fill();
-      const tx = (at[0].x + 2 * mx + x1) / 4, ty = (at[0].y + 2 * my + y1) / 4;
+      // The number at the curve's middle, moved down past those of the
+      // edges before it where they would cover each other.
+      const tx = (at[0].x + 2 * mx + x1) / 4;
+      let ty = (at[0].y + 2 * my + y1) / 4;
+      while (tags.some(([x, y]) => Math.abs(x - tx) < 18 && Math.abs(y - ty) < 14)) ty += 14;
+      tags.push([tx, ty]);
       ctx.font = '600 10px system-ui'; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
       ctx.fillStyle = '#fff'; ctx.fillRect(tx - 8, ty - 6, 16, 12); ctx.fillStyle = RED; ctx.fillText('#' + k, tx, ty);
       edges.push(`#${k} P${part.from} waits for P${part.to}${part.label ? ': ' + part.label : ''}`);
@@ -1130,11 +1148,12 @@ async function compareWith(keyB) {
   const b = S.panes[1];
   S.diff = null;
   $('diff').innerHTML = '';
-  if (!keyB) { b.el.hidden = true; draw(); saveHash(); return; }
+  if (!keyB) { b.el.hidden = true; legend(); draw(); saveHash(); return; }
   b.el.hidden = false;
   try {
     await b.load(keyB);
   } catch (err) { status(err.message, true); return; }
+  legend();
   const n = Math.max(S.panes[0].outline.lanes.length, b.outline.lanes.length);
   for (let p = 0; p < n; p++) if (!S.order.includes(p)) S.order.push(p);
   setView(S.view.lo, S.view.hi);
@@ -1214,13 +1233,17 @@ async function openRun(keyA, hash) {
   $('sql').value = `SELECT id, proc, seq, kind, resource FROM events WHERE run = ${a.outline.run.id} AND kind = 'cs_enter' LIMIT 200`;
 }
 
+// legend names the message types and resources of the runs shown (their
+// colours stay those the page gave them first, run after run).
 function legend() {
   const el = $('legend');
-  const types = [...S.typeColor.keys()];
+  const shown = S.panes.filter((p) => p.outline && !p.el.hidden);
+  const types = [...S.typeColor.keys()].filter((t) => shown.some((p) => p.types.has(t)));
   // Heartbeats keep their grey outside the palette; named when there.
-  if (S.panes.some((p) => p.outline && (p.outline.types || []).includes('heartbeat'))) types.push('heartbeat');
+  if (shown.some((p) => p.types.has('heartbeat'))) types.push('heartbeat');
+  const res = [...S.resColor.keys()].filter((r) => shown.some((p) => (p.outline.resources || []).includes(r)));
   el.innerHTML = types.map((t) => `<span><i style="background:${typeColor(t)}"></i>${esc(t)}</span>`).join('') +
-    [...S.resColor.keys()].map((r) => `<span><i style="background:${resColor(r)};height:8px;opacity:.6"></i>section on ${esc(r)}</span>`).join('') +
+    res.map((r) => `<span><i style="background:${resColor(r)};height:8px;opacity:.6"></i>section on ${esc(r)}</span>`).join('') +
     `<span><i style="background:#c0392b;height:2px"></i>× crash / dropped</span><span><i style="background:${RED}"></i>finding</span><span><i style="background:#e6a700"></i>SQL rows</span><span><i style="background:#1f5fbf"></i>causal past</span><span><i style="background:#e07b00"></i>causal future</span>`;
 }
 
@@ -1276,6 +1299,8 @@ async function main() {
 window.dmxView = () => ({
   axis: S.axis, view: S.view, findings: S.findings.length, active: S.active ? S.active.n : 0,
   highlights: S.hlList.length, selected: S.sel ? refName(S.sel.p, S.sel.s) : '',
+  // The lanes of pane A, top to bottom.
+  order: S.panes[0] ? [...S.panes[0].laneY].sort((a, b) => a[1] - b[1]).map(([p]) => p) : [],
   panes: S.panes.filter((p) => !p.el.hidden).map((p) => ({ key: p.key, drawn: p.drawn, held: p.data ? p.data.kind : '', inflight: !!p.inflight })),
   // Where an event of pane A that is drawn alone (not in a collapsed
   // group), with messages, is: page coordinates for a click.
