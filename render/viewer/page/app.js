@@ -90,7 +90,7 @@ class Pane {
     this.el = el; this.name = name;
     this.canvas = el.querySelector('canvas');
     this.head = el.querySelector('.panehead');
-    this.key = null; this.outline = null; this.ov = {}; this.types = new Set();
+    this.key = null; this.outline = null; this.ov = {}; this.ovAsked = {}; this.types = new Set();
     this.data = null;       // the window or density held
     this.inflight = null;   // {ctl, want}
     this.hits = [];         // drawn events, for clicks: {x, y, e}
@@ -103,7 +103,7 @@ class Pane {
     // window still on its way would land on the wrong run.
     if (this.inflight) this.inflight.ctl.abort();
     this.inflight = null;
-    this.key = key; this.data = null; this.ov = {}; this.outline = null; this.types = new Set(); this.drawn = null; this.hits = []; this.byRef = new Map();
+    this.key = key; this.data = null; this.ov = {}; this.ovAsked = {}; this.outline = null; this.types = new Set(); this.drawn = null; this.hits = []; this.byRef = new Map();
     this.outline = await api('/api/outline?' + q({ run: key }));
     // The message types this run is known to have: the legend's.
     this.types = new Set(this.outline.types || []);
@@ -111,11 +111,21 @@ class Pane {
     for (const r of this.outline.resources || []) resColor(r);
     const r = this.outline.run;
     this.head.textContent = `${r.algorithm} · run ${r.id} of ${r.file} · seed ${r.seed || '—'} · ${r.mode} · ${this.outline.lanes.length} processes · ${this.outline.events.toLocaleString()} events · ${r.status}`;
-    await this.overview();
+    // The first window does not wait for the overview (0.5 s or more on a
+    // million events): until it comes, windows are sized from the view
+    // alone; then what the view needs is asked again.
+    this.overview().then(() => { this.need(); draw(); }).catch((err) => status(err.message, true));
   }
-  async overview() {
-    if (!this.ov[S.axis]) this.ov[S.axis] = await api('/api/overview?' + q({ run: this.key, axis: S.axis }));
-    return this.ov[S.axis];
+  // overview reads the run's overview on the current axis, once.
+  overview() {
+    const axis = S.axis, key = this.key;
+    if (!this.ovAsked[axis]) {
+      this.ovAsked[axis] = api('/api/overview?' + q({ run: key, axis })).then((ov) => {
+        if (this.key === key) this.ov[axis] = ov;
+        return ov;
+      });
+    }
+    return this.ovAsked[axis];
   }
   extent() { return S.axis === 'wall' ? this.outline.wall : this.outline.lamport; }
   lanes() {
@@ -180,7 +190,9 @@ class Pane {
       this.data = res;
       this.ms = performance.now() - t0;
       draw();
-      if (res.more) this.need();
+      // A window with more events than it holds asks for a narrower one
+      // once the overview says how narrow (until then the view holds).
+      if (res.more && this.ov[S.axis]) this.need();
     }).catch((err) => {
       if (err.name === 'AbortError') return;
       if (this.inflight && this.inflight.ctl === ctl) this.inflight = null;
