@@ -802,7 +802,11 @@ function drawOverview() {
   const pane = S.panes[0];
   if (!pane || !pane.outline) return;
   const ov = pane.ov[S.axis];
-  if (!ov) return;
+  if (!ov) {
+    ctx.fillStyle = '#888'; ctx.font = '12px system-ui'; ctx.textBaseline = 'middle'; ctx.textAlign = 'left';
+    ctx.fillText('counting the whole run’s events…', GUTTER, h / 2);
+    return;
+  }
   const x = (k) => GUTTER + (k - ov.lo) / Math.max(1, ov.hi - ov.lo + 1) * (w - GUTTER - 16);
   ctx.fillStyle = '#666'; ctx.font = '11px system-ui'; ctx.textBaseline = 'middle'; ctx.textAlign = 'left';
   ctx.fillText('whole run', 6, 14);
