@@ -22,13 +22,17 @@
 // A trace that breaks the event model is an error, not a finding: a gap or
 // repeat in a process's sequence numbers, a receive whose message is never
 // sent (or only after the receive, a causal cycle), a message id sent twice,
-// a process id out of range. Program order and the message pairs are what
+// a message received by two processes, a process id out of range. The rows
+// of a process may come in any order (the schema's id is only insertion
+// order): Walk takes them by sequence number. Program order and the message pairs are what
 // every check stands on; past such an event, any verdict would rest on a
 // guessed happens-before, so Run reports the events (*BrokenError, all
-// parked receives joined at the end) and gives no verdicts. What the rebuilt
+// parked receives joined at the end, each cause once with the receives
+// that wait behind it) and gives no verdicts. What the rebuilt
 // happens-before can go on from is a finding of a check: wrong recorded
 // clocks, a receive naming the wrong sender (check "clocks"). A message id
-// received twice is a duplicated delivery, not an error.
+// received twice by the same process is a duplicated delivery, not an
+// error.
 //
 // The checks are in All; Lookup finds one by name. A check's findings are
 // capped at MaxFindings, the rest counted in its Note.

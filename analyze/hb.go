@@ -1,10 +1,13 @@
 package analyze
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/dmxlab/dmx/trace"
 )
@@ -58,9 +61,11 @@ type Message struct {
 // at it); the recorded clocks are not trusted, only verified (see Clocks).
 //
 // Memory: one current vector clock per process, one per message sent and
-// not yet received, one bit per received message id (to recognize
-// duplicated deliveries), and the events of a process that must wait for a
-// send the reader has not produced yet. Nothing is kept per event.
+// not yet received, a few bits per received message id (who received it, to
+// recognize duplicated deliveries), the events of a process that must wait
+// for a send the reader has not produced yet, and those a reader gave
+// before an earlier one of their process (see Walk). Nothing is kept per
+// event.
 type HB struct {
 	run   trace.Run
 	fixed bool // run.Nodes > 0: every clock has exactly Nodes entries
@@ -68,7 +73,8 @@ type HB struct {
 
 	pending map[int64]*sent // sent and not yet received
 	spare   []*sent         // recycled entries of pending
-	recvd   msgSet          // ids received at least once
+	recvd   msgSet          // ids received at least once, and by whom
+	held    int             // events held back by all processes (see proc.held)
 	waiting map[int64][]int // message id -> processes parked on its receive
 	ready   []int           // processes to resume
 
@@ -90,7 +96,8 @@ type HB struct {
 // parked behind a receive whose send has not been read yet.
 type proc struct {
 	id     int
-	read   int64    // Seq of the last event read
+	read   int64    // Seq of the last event taken in program order
+	held   seqHeap  // events read before an earlier one of the process, by Seq
 	vc     trace.VC // computed clock of the last event delivered
 	lam    uint64   // largest recorded Lamport clock in the causal past
 	lamRef trace.Ref
@@ -113,9 +120,11 @@ type sent struct {
 
 // Walk reads one run's events from r and calls visit for each of them in a
 // causal order: every event after its program-order predecessor and every
-// receive after its send. Events of one process must come in program order;
-// across processes the reader's order does not matter, a receive may come
-// before its send (the receiving process waits until the send is read).
+// receive after its send. The reader's order does not matter: the events of
+// a process are taken in the order of their sequence numbers (the schema's
+// id is only insertion order; an event read before an earlier one of its
+// process is held back until that one comes), and a receive may come before
+// its send (the receiving process waits until the send is read).
 //
 // The Event given to visit and the HB's answers are valid only during the
 // call. Walk stops at the first error of r (wrapped) and returns a
@@ -127,6 +136,7 @@ func Walk(run trace.Run, r trace.Reader, visit func(ev *trace.Event, hb *HB)) (E
 		fixed:   run.Nodes > 0,
 		pending: make(map[int64]*sent),
 		waiting: make(map[int64][]int),
+		recvd:   newMsgSet(run.Nodes),
 		visit:   visit,
 	}
 	if run.Nodes > MaxProcs {
@@ -236,12 +246,63 @@ func (h *HB) end() End {
 
 // add takes the next event from the reader.
 func (h *HB) add(ev *trace.Event) error {
+	p, err := h.proc(ev)
+	if err != nil {
+		return err
+	}
+	if ev.Seq != p.read+1 {
+		if ev.Seq > p.read+1 {
+			return h.hold(p, ev)
+		}
+		if p.read == 0 {
+			return broken(ev, "is the first event of P%d: sequence numbers start at 1", ev.Proc)
+		}
+		return broken(ev, "follows P%d#%d: a process's events are numbered 1, 2, 3... without gaps", ev.Proc, p.read)
+	}
+	if err := h.take(p, ev); err != nil {
+		return err
+	}
+	// The events held back that now follow in program order.
+	for len(p.held) > 0 && p.held[0].Seq <= p.read+1 {
+		next := heap.Pop(&p.held).(trace.Event)
+		h.held--
+		if next.Seq != p.read+1 {
+			return broken(&next, "follows P%d#%d: a process's events are numbered 1, 2, 3... without gaps", next.Proc, p.read)
+		}
+		if err := h.take(p, &next); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxHeld bounds the events held back for an earlier event of their
+// process that the reader has not given yet: beyond it, the missing event
+// is taken for a gap rather than a reason to keep the trace in memory.
+const maxHeld = 1 << 16
+
+// hold keeps a copy of ev, which the reader gave before an earlier event of
+// its process.
+func (h *HB) hold(p *proc, ev *trace.Event) error {
+	if h.held >= maxHeld {
+		return broken(ev, "follows P%d#%d, and more than %d later events wait for the ones between: a process's events are numbered 1, 2, 3... without gaps",
+			ev.Proc, p.read, maxHeld)
+	}
+	c := *ev
+	c.VC, c.Detail = slices.Clone(ev.VC), slices.Clone(ev.Detail)
+	heap.Push(&p.held, c)
+	h.held++
+	return nil
+}
+
+// proc returns the state of ev's process, made on its first event.
+func (h *HB) proc(ev *trace.Event) (*proc, error) {
 	if ev.Proc < 0 || (h.fixed && ev.Proc >= len(h.procs)) || ev.Proc >= MaxProcs {
 		n := "no process count"
 		if h.fixed {
 			n = fmt.Sprintf("%d processes", len(h.procs))
 		}
-		return broken(ev, "names process %d, out of range (run has %s)", ev.Proc, n)
+		return nil, broken(ev, "names process %d, out of range (run has %s)", ev.Proc, n)
 	}
 	for ev.Proc >= len(h.procs) {
 		h.procs = append(h.procs, nil)
@@ -256,12 +317,11 @@ func (h *HB) add(ev *trace.Event) error {
 		}
 		h.procs[ev.Proc] = p
 	}
-	if ev.Seq != p.read+1 {
-		if p.read == 0 {
-			return broken(ev, "is the first event of P%d: sequence numbers start at 1", ev.Proc)
-		}
-		return broken(ev, "follows P%d#%d: a process's events are numbered 1, 2, 3... without gaps", ev.Proc, p.read)
-	}
+	return p, nil
+}
+
+// take takes ev, the next event of p in program order.
+func (h *HB) take(p *proc, ev *trace.Event) error {
 	p.read = ev.Seq
 	if ev.Kind == trace.KindReceive && ev.Msg == 0 {
 		return broken(ev, "has no message id")
@@ -323,10 +383,18 @@ func (h *HB) deliver(p *proc, ev *trace.Event) error {
 	if ev.Kind == trace.KindReceive {
 		if s = h.pending[ev.Msg]; s != nil {
 			delete(h.pending, ev.Msg)
-			h.recvd.add(ev.Msg)
+			h.recvd.add(ev.Msg, ev.Proc)
 			p.vc.Merge(s.vc)
 		} else {
-			dup = true // deliverable said it was received before
+			// deliverable said it was received before. A second receive
+			// is a duplicated delivery only where the first one was: a
+			// message sent to one process is not delivered to another,
+			// and the send is in the causal past of the first receiver
+			// only.
+			if first := h.recvd.receiver(ev.Msg); first != ev.Proc {
+				return broken(ev, "receives message %d, which P%d received before: a message reaches one process (a second receive there is a duplicated delivery)", ev.Msg, first)
+			}
+			dup = true
 		}
 	}
 	if len(p.vc) <= p.id { // only without Nodes: clocks grow as processes appear
@@ -413,10 +481,29 @@ func (p *proc) enqueue(ev *trace.Event) {
 	}
 }
 
-// close reports the processes still parked at the end of the trace: their
-// receive has no send, or the send comes after the receive in the send's
-// own program order (a causal cycle).
+// close reports the events of the trace that could not be taken: those
+// held back for an earlier event of their process that never came (a gap in
+// the sequence numbers), and the processes still parked on a receive. A
+// parked receive waits for a message that was never sent (a cause), or for
+// a send that is itself parked behind another receive of its process. Those
+// chains end at a receive of a message never sent or at a causal cycle (a
+// send that can only come after the receive it must precede), and only the
+// causes are reported, each with the receives that wait behind it.
 func (h *HB) close() error {
+	var errs []error
+	for _, p := range h.procs {
+		if p == nil || len(p.held) == 0 {
+			continue
+		}
+		ev := &p.held[0]
+		if p.read == 0 {
+			errs = append(errs, broken(ev, "is the first event of P%d: sequence numbers start at 1", ev.Proc))
+		} else {
+			errs = append(errs, broken(ev, "follows P%d#%d: a process's events are numbered 1, 2, 3... without gaps", ev.Proc, p.read))
+		}
+	}
+	// The sends parked behind a receive, and for each parked process the
+	// process whose parked send its receive waits for (-1: none, never sent).
 	later := make(map[int64]trace.Ref)
 	for _, p := range h.procs {
 		if p == nil {
@@ -428,64 +515,173 @@ func (h *HB) close() error {
 			}
 		}
 	}
-	var errs []error
+	next := make(map[int]int)
+	var parked []int
 	for _, p := range h.procs {
 		if p == nil || !p.parked() {
 			continue
 		}
-		ev := &p.queue[p.head]
-		if ref, ok := later[ev.Msg]; ok {
-			errs = append(errs, broken(ev, "waits for message %d, sent at %v, which cannot happen before it (causal cycle)", ev.Msg, ref))
-		} else {
-			errs = append(errs, broken(ev, "receives message %d, which was never sent", ev.Msg))
+		parked = append(parked, p.id)
+		next[p.id] = -1
+		if ref, ok := later[p.queue[p.head].Msg]; ok {
+			next[p.id] = ref.Proc
 		}
+	}
+	// Each chain of parked processes ends at a cause: a process whose
+	// receive was never sent, or the first process of a cycle it reaches.
+	cause := make(map[int]int) // parked process -> its cause
+	onCycle := make(map[int]bool)
+	for _, id := range parked {
+		var path []int
+		seen := make(map[int]int) // process -> index in path
+		q := id
+		for {
+			if c, ok := cause[q]; ok {
+				for _, r := range path {
+					cause[r] = c
+				}
+				break
+			}
+			if i, ok := seen[q]; ok { // a cycle: path[i:]
+				for _, r := range path[i:] {
+					onCycle[r] = true
+					cause[r] = r
+				}
+				for _, r := range path[:i] {
+					cause[r] = q
+				}
+				break
+			}
+			seen[q] = len(path)
+			path = append(path, q)
+			if next[q] < 0 {
+				for _, r := range path {
+					cause[r] = q
+				}
+				break
+			}
+			q = next[q]
+		}
+	}
+	behind := make(map[int][]string)
+	for _, id := range parked {
+		if c := cause[id]; c != id {
+			behind[c] = append(behind[c], h.procs[id].queue[h.procs[id].head].Ref().String())
+		}
+	}
+	for _, id := range parked {
+		if cause[id] != id {
+			continue
+		}
+		ev := &h.procs[id].queue[h.procs[id].head]
+		var be *BrokenError
+		if onCycle[id] {
+			be = broken(ev, "waits for message %d, sent at %v, which cannot happen before it (causal cycle)", ev.Msg, later[ev.Msg])
+		} else {
+			be = broken(ev, "receives message %d, which was never sent", ev.Msg)
+		}
+		if b := behind[id]; len(b) > 0 {
+			what := "1 receive waits"
+			if len(b) > 1 {
+				what = fmt.Sprintf("%d receives wait", len(b))
+			}
+			if len(b) > 10 {
+				b = append(b[:10:10], "...")
+			}
+			be.Msg += fmt.Sprintf(" (%s behind it: %s)", what, strings.Join(b, ", "))
+		}
+		errs = append(errs, be)
 	}
 	return errors.Join(errs...)
 }
 
-// msgSet is a set of message ids. Ids of dmx's own form, trace.MsgID(from,
-// k), take one bit each in a per-sender bitmap; others (imports) go to a map.
-type msgSet struct {
-	bits  [][]uint64
-	other map[int64]struct{}
+// seqHeap holds the events of one process read before an earlier one, the
+// lowest Seq first (container/heap).
+type seqHeap []trace.Event
+
+func (s seqHeap) Len() int           { return len(s) }
+func (s seqHeap) Less(i, j int) bool { return s[i].Seq < s[j].Seq }
+func (s seqHeap) Swap(i, j int)      { s[i], s[j] = s[j], s[i] }
+func (s *seqHeap) Push(x any)        { *s = append(*s, x.(trace.Event)) }
+func (s *seqHeap) Pop() any {
+	old := *s
+	ev := old[len(old)-1]
+	*s = old[:len(old)-1]
+	return ev
 }
 
-// maxBitK bounds the per-sender bitmap (8 MiB per sender at most).
-const maxBitK = 1 << 26
+// msgSet records which process received each message id. Ids of dmx's own
+// form, trace.MsgID(from, k), take a few bits each (the receiver plus one,
+// 0 for none) in a per-sender packed array; others (imports) go to a map.
+type msgSet struct {
+	width int // bits per id in bits: enough for the largest process id plus one
+	bits  [][]uint64
+	other map[int64]int
+}
+
+// maxBits bounds the per-sender packed array (8 MiB per sender at most).
+const maxBits = 1 << 26
+
+// newMsgSet returns a set for a run of n processes (0: not known, up to
+// MaxProcs).
+func newMsgSet(n int) msgSet {
+	if n <= 0 {
+		n = MaxProcs
+	}
+	return msgSet{width: bits.Len(uint(n))}
+}
 
 func (s *msgSet) split(id int64) (from int, k int64, ok bool) {
 	from, k = int(id>>32), id&(1<<32-1)
-	return from, k, id > 0 && from < MaxProcs && k < maxBitK
+	return from, k, id > 0 && from < MaxProcs && k < int64(maxBits/s.width)
 }
 
-func (s *msgSet) add(id int64) {
+// add records that process to received message id.
+func (s *msgSet) add(id int64, to int) {
 	from, k, ok := s.split(id)
-	if !ok {
+	if !ok || to+1 >= 1<<s.width {
 		if s.other == nil {
-			s.other = make(map[int64]struct{})
+			s.other = make(map[int64]int)
 		}
-		s.other[id] = struct{}{}
+		s.other[id] = to
 		return
 	}
 	for from >= len(s.bits) {
 		s.bits = append(s.bits, nil)
 	}
-	w := int(k / 64)
-	if w >= len(s.bits[from]) {
-		b := slices.Grow(s.bits[from], w+1-len(s.bits[from]))
+	bit := k * int64(s.width)
+	last := int((bit + int64(s.width) - 1) / 64)
+	if last >= len(s.bits[from]) {
+		b := slices.Grow(s.bits[from], last+1-len(s.bits[from]))
 		s.bits[from] = b[:cap(b)] // always len == cap, so the tail is zero
 	}
-	s.bits[from][w] |= 1 << (k % 64)
+	w, off := bit/64, uint(bit%64)
+	v := uint64(to + 1)
+	s.bits[from][w] |= v << off
+	if off+uint(s.width) > 64 {
+		s.bits[from][w+1] |= v >> (64 - off)
+	}
 }
 
-func (s *msgSet) has(id int64) bool {
+// receiver returns the process that received message id, or -1.
+func (s *msgSet) receiver(id int64) int {
+	if to, ok := s.other[id]; ok {
+		return to
+	}
 	from, k, ok := s.split(id)
-	if !ok {
-		_, in := s.other[id]
-		return in
+	if !ok || from >= len(s.bits) {
+		return -1
 	}
-	if from >= len(s.bits) || int(k/64) >= len(s.bits[from]) {
-		return false
+	bit := k * int64(s.width)
+	w, off := int(bit/64), uint(bit%64)
+	if w >= len(s.bits[from]) {
+		return -1
 	}
-	return s.bits[from][k/64]&(1<<(k%64)) != 0
+	v := s.bits[from][w] >> off
+	if off+uint(s.width) > 64 && w+1 < len(s.bits[from]) {
+		v |= s.bits[from][w+1] << (64 - off)
+	}
+	return int(v&(1<<s.width-1)) - 1
 }
+
+func (s *msgSet) has(id int64) bool { return s.receiver(id) >= 0 }

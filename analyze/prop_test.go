@@ -337,3 +337,43 @@ func bruteSpans(events []trace.Event) (spans []bruteSpan, pending int) {
 	}
 	return spans, pending
 }
+
+// TestMsgSet compares the packed record of receivers with a map, for
+// widths that do and do not divide 64 (entries that straddle two words).
+func TestMsgSet(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 5, 16, 17, 64, 100} {
+		rng := rand.New(rand.NewPCG(uint64(n), 0x5e7))
+		s := newMsgSet(n)
+		ref := map[int64]int{}
+		procs := n
+		if procs == 0 {
+			procs = MaxProcs
+		}
+		for range 2000 {
+			var id int64
+			switch rng.IntN(4) {
+			case 0:
+				id = rng.Int64() // foreign ids: the map
+			default:
+				id = trace.MsgID(rng.IntN(min(procs, 8)), 1+rng.Int64N(500))
+			}
+			if _, ok := ref[id]; ok {
+				continue
+			}
+			to := rng.IntN(procs)
+			s.add(id, to)
+			ref[id] = to
+		}
+		for id, to := range ref {
+			if got := s.receiver(id); got != to {
+				t.Fatalf("n=%d: receiver(%d) = %d, want %d", n, id, got, to)
+			}
+		}
+		for range 1000 {
+			id := trace.MsgID(rng.IntN(min(procs, 8)), 1+rng.Int64N(1000))
+			if _, ok := ref[id]; !ok && s.has(id) {
+				t.Fatalf("n=%d: has(%d) for an id never added", n, id)
+			}
+		}
+	}
+}
