@@ -31,7 +31,7 @@ coordinator message may have been on its way); a disagreement within a
 term is violated in any case. A trace without leader events gives ok ("no
 election events").`,
 	Requires: []string{NeedHB},
-	New:      func(trace.Run) Checker { return &agreement{terms: make(map[uint64]*termDecisions)} },
+	New:      func(Config) Checker { return &agreement{terms: make(map[uint64]*termDecisions)} },
 }
 
 type agreement struct {

@@ -268,7 +268,7 @@ func TestChecks(t *testing.T) {
 					b.events[i].Wall = 0
 				}
 			},
-			want: want{"mutex-realtime": Unknown},
+			want: want{"mutex-realtime": Skipped},
 		},
 	}
 	for _, tt := range tests {

@@ -48,7 +48,7 @@ at its end is a deadlock, violated. An incomplete run (cut short) may have
 had a message in flight or a holder about to leave: a cycle at its end is
 unknown, not violated.`,
 	Requires: []string{NeedHB},
-	New:      func(trace.Run) Checker { return &deadlock{holders: make(map[string][]dlHold)} },
+	New:      func(Config) Checker { return &deadlock{holders: make(map[string][]dlHold)} },
 }
 
 type deadlock struct {

@@ -100,3 +100,71 @@ func TestReceivedByAnother(t *testing.T) {
 		t.Error("the error does not name the event")
 	}
 }
+
+// noWall removes the wall times of the builder's events: logs without
+// timestamps.
+func noWall(b *builder) {
+	for i := range b.events {
+		b.events[i].Wall = 0
+	}
+}
+
+// TestNoWallTimes: a check that lacks the data it needs is skipped, and a
+// skipped check does not make the verdict inconclusive; one with nothing to
+// check is ok.
+func TestNoWallTimes(t *testing.T) {
+	verdicts := func(results []Result) map[string]Verdict {
+		m := map[string]Verdict{}
+		for _, r := range results {
+			m[r.Check] = r.Verdict
+		}
+		return m
+	}
+	t.Run("no critical sections", func(t *testing.T) {
+		b := newBuilder(2)
+		b.Recv(1, b.Send(0, 1, "x"))
+		noWall(b)
+		results, err := Evaluate(b.Run(true), b.Reader(), All)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := verdicts(results)["mutex-realtime"]; v != OK {
+			t.Errorf("mutex-realtime: %s, want ok", v)
+		}
+		if v := Summarize(results); v != OK {
+			t.Errorf("verdict %s, want ok: %v", v, results)
+		}
+	})
+	t.Run("a clean lock log", func(t *testing.T) {
+		b := newBuilder(3)
+		raRun(b)
+		noWall(b)
+		results, err := Evaluate(b.Run(true), b.Reader(), All)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range results {
+			if r.Check == "mutex-realtime" && (r.Verdict != Skipped || r.Note != "no wall times: 2 critical sections on 1 resource not checked in wall time") {
+				t.Errorf("mutex-realtime: %s %q, want skipped", r.Verdict, r.Note)
+			}
+		}
+		if v := Summarize(results); v != OK {
+			t.Errorf("verdict %s, want ok: %v", v, results)
+		}
+	})
+	t.Run("required", func(t *testing.T) {
+		b := newBuilder(3)
+		raRun(b)
+		noWall(b)
+		results, err := Evaluate(b.Run(true), b.Reader(), All, WithRequire("mutex-realtime"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := verdicts(results)["mutex-realtime"]; v != Unknown {
+			t.Errorf("mutex-realtime: %s, want unknown", v)
+		}
+		if v := Summarize(results); v != Unknown {
+			t.Errorf("verdict %s, want unknown", v)
+		}
+	})
+}

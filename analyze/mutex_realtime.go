@@ -20,10 +20,12 @@ that never exits lasts until the end of the run. No two intervals of
 different processes on one resource may overlap (touching ends are
 allowed). Wall clocks of different machines disagree, so this check can
 both miss and invent overlaps that mutex-causal judges exactly; it is what
-a user watching the system would see. A trace without wall times gives
-unknown.`,
+a user watching the system would see. A trace without wall times is
+skipped (unless it has no critical section to check): that does not make
+the verdict inconclusive, unless the check is required (dmx check
+--require mutex-realtime).`,
 	Requires: []string{NeedWall},
-	New:      func(trace.Run) Checker { return &mutexRealtime{res: make(map[string]*realtimeRes)} },
+	New:      func(Config) Checker { return &mutexRealtime{res: make(map[string]*realtimeRes)} },
 }
 
 // Critical sections are far fewer than events, so they are collected (a few
@@ -63,6 +65,16 @@ func (c *mutexRealtime) Event(ev *trace.Event, _ *HB) {
 func (c *mutexRealtime) Finish(end End) Result {
 	var f findings
 	n := 0
+	for _, r := range c.res {
+		n += len(r.spans)
+	}
+	summary := fmt.Sprintf("%s on %s", plural(n, "critical section"), plural(len(c.res), "resource"))
+	if n == 0 {
+		return Result{Verdict: OK, Note: "no critical sections"}
+	}
+	if !end.HasWall {
+		return skipped(summary)
+	}
 	at := func(t int64) string { return "+" + time.Duration(t-end.Start).String() }
 	for _, name := range sortedKeys(c.res) {
 		r := c.res[name]
@@ -70,7 +82,6 @@ func (c *mutexRealtime) Finish(end End) Result {
 			s.t1 = max(end.Wall, s.t0)
 		}
 		spans := r.spans
-		n += len(spans)
 		slices.SortFunc(spans, func(a, b *csSpan) int {
 			return cmp.Or(cmp.Compare(a.t0, b.t0), cmp.Compare(a.proc, b.proc), cmp.Compare(a.enter.Seq, b.enter.Seq))
 		})
@@ -101,5 +112,5 @@ func (c *mutexRealtime) Finish(end End) Result {
 			}
 		}
 	}
-	return f.result(fmt.Sprintf("%s on %s", plural(n, "critical section"), plural(len(c.res), "resource")))
+	return f.result(summary)
 }

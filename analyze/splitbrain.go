@@ -32,7 +32,7 @@ streaming check keeps per process its open interval and the last one it
 left by a decision; the intervals themselves (one per self-declaration, far
 fewer than events) are swept in wall time at the end.`,
 	Requires: []string{NeedHB},
-	New:      func(trace.Run) Checker { return &splitBrain{causal: make(map[[2]*reign]bool)} },
+	New:      func(Config) Checker { return &splitBrain{causal: make(map[[2]*reign]bool)} },
 }
 
 // reign is one "I lead" interval.

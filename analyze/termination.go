@@ -25,7 +25,7 @@ and is not counted. The finding names the starts that did not end and the
 live processes that decided nothing after them. If the run is incomplete,
 an election that has not ended may still end: unknown.`,
 	Requires: []string{NeedHB},
-	New:      func(trace.Run) Checker { return new(termination) },
+	New:      func(Config) Checker { return new(termination) },
 }
 
 type termination struct {

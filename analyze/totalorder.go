@@ -23,7 +23,7 @@ another process, which did not crash, never did. An incomplete run may
 still have deliveries in flight: the last finding then makes the verdict
 unknown instead.`,
 	Requires: []string{},
-	New:      func(trace.Run) Checker { return &totalOrder{} },
+	New:      func(Config) Checker { return &totalOrder{} },
 }
 
 type mcastKey struct {

@@ -28,7 +28,7 @@ reported: the process decided a faulty leader. Decisions that name no
 leader (negative id) are not checked. Findings group the decisions that
 name the same wrong leader for the same reason.`,
 	Requires: []string{NeedHB},
-	New:      func(trace.Run) Checker { return new(validity) },
+	New:      func(Config) Checker { return new(validity) },
 }
 
 type validity struct {

@@ -75,6 +75,13 @@ var (
 			{Check: "mutex-causal", Verdict: analyze.OK, Note: "4 critical sections on 1 resource"},
 			{Check: "mutex-realtime", Verdict: analyze.Unknown, Err: errors.New("check mutex-realtime requires \"wall\", which dmx does not know")},
 		}}
+	// A foreign lock log without wall times: mutex-realtime is skipped,
+	// which leaves the verdict ok.
+	quiet = Report{File: "log.db", Run: 1, Algo: "foreign", Mode: "import", Status: "complete", Verdict: analyze.OK,
+		Results: []analyze.Result{
+			{Check: "mutex-causal", Verdict: analyze.OK, Note: "6 critical sections on 1 resource"},
+			{Check: "mutex-realtime", Verdict: analyze.Skipped, Note: "no wall times: 6 critical sections on 1 resource not checked in wall time"},
+		}}
 	short = Report{File: "short.db", Run: 1, Algo: "central", Mode: "sim", Status: "cut short at 5ms", Verdict: analyze.Unknown,
 		Results: []analyze.Result{
 			{Check: "mutex-causal", Verdict: analyze.OK, Note: "2 critical sections on 1 resource"},
@@ -83,13 +90,14 @@ var (
 )
 
 // TestReports: the check report in every format, for a violation, an
-// error and an unknown verdict, alone and together.
+// error, an unknown verdict and a skipped check, alone and together.
 func TestReports(t *testing.T) {
 	for name, reps := range map[string][]Report{
 		"findings": {violated},
 		"errors":   {broken},
 		"unknown":  {short},
-		"several":  {violated, broken, short},
+		"skipped":  {quiet},
+		"several":  {violated, broken, short, quiet},
 	} {
 		for _, format := range ReportFormats {
 			got := render(t, func(b *bytes.Buffer) error { return Reports(b, format, reps, 2) })
@@ -112,6 +120,7 @@ func TestVerdict(t *testing.T) {
 		{[]Report{ok, short}, analyze.Unknown},
 		{[]Report{violated, short}, analyze.Violated},
 		{[]Report{short, violated, ok}, analyze.Violated},
+		{[]Report{quiet, ok}, analyze.OK},
 	} {
 		if got := Verdict(tt.reps); got != tt.want {
 			t.Errorf("verdict of %d reports: %s, want %s", len(tt.reps), got, tt.want)

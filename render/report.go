@@ -143,8 +143,9 @@ type (
 )
 
 // reportJUnit writes reps as JUnit XML: one test suite per run, one test
-// case per check; a violation is a failure, an unknown verdict is skipped,
-// a check that could not run is an error.
+// case per check; a violation is a failure, an unknown or skipped verdict
+// is skipped (its message says which), a check that could not run is an
+// error.
 func reportJUnit(w io.Writer, reps []Report) error {
 	var out junitSuites
 	for _, rep := range reps {
@@ -163,8 +164,8 @@ func reportJUnit(w io.Writer, reps []Report) error {
 				}
 				tc.Failure = &junitFailure{Message: fmt.Sprintf("%d findings", len(res.Findings)), Text: strings.Join(msgs, "\n")}
 				s.Failures++
-			case res.Verdict == analyze.Unknown:
-				tc.Skipped = &junitFailure{Message: res.Note}
+			case res.Verdict == analyze.Unknown, res.Verdict == analyze.Skipped:
+				tc.Skipped = &junitFailure{Message: string(res.Verdict) + ": " + res.Note}
 				s.Skipped++
 			}
 			s.Cases = append(s.Cases, tc)

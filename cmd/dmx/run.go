@@ -332,7 +332,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		}
 		return nil
 	}
-	reports, err := checkRuns(st, []trace.Run{run}, nil)
+	reports, err := checkRuns(st, []trace.Run{run}, checkOptions{})
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
