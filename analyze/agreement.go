@@ -14,8 +14,9 @@ var Agreement = &Check{
 	Name: "agreement",
 	Doc: `the live processes decide the same leader
 
-Seed 001: "All group members have to agree on the decision". An election
-is delimited in two ways, both checked:
+Seed 001: "All group members have to agree on the decision". Each
+resource has its own election (one per shard, say), judged on its own. An
+election is delimited in two ways, both checked:
   - per term: when leader events carry a term (detail "election", else
     "term", > 0, as in Raft- or Chubby-like algorithms), all decisions of
     one term, by any process at any time, must name the same leader;
@@ -31,11 +32,16 @@ coordinator message may have been on its way); a disagreement within a
 term is violated in any case. A trace without leader events gives ok ("no
 election events").`,
 	Requires: []string{NeedHB},
-	New:      func(Config) Checker { return &agreement{terms: make(map[uint64]*termDecisions)} },
+	New:      func(Config) Checker { return &agreement{terms: make(map[string]*agreementTerms)} },
 }
 
 type agreement struct {
 	el    electorate
+	terms map[string]*agreementTerms // per election (resource)
+}
+
+// agreementTerms are the terms of one election and what they found.
+type agreementTerms struct {
 	terms map[uint64]*termDecisions
 	f     findings
 }
@@ -55,10 +61,15 @@ func (c *agreement) Event(ev *trace.Event, hb *HB) {
 	if leader < 0 || term == 0 {
 		return
 	}
-	t := c.terms[term]
+	at := c.terms[ev.Resource]
+	if at == nil {
+		at = &agreementTerms{terms: make(map[uint64]*termDecisions)}
+		c.terms[ev.Resource] = at
+	}
+	t := at.terms[term]
 	if t == nil {
 		t = &termDecisions{first: make(map[int]trace.Ref)}
-		c.terms[term] = t
+		at.terms[term] = t
 	}
 	if _, seen := t.first[leader]; seen {
 		return
@@ -66,7 +77,7 @@ func (c *agreement) Event(ev *trace.Event, hb *HB) {
 	if len(t.order) > 0 {
 		// One finding per leader that joins a term already decided.
 		other := t.order[0]
-		c.f.add(fmt.Sprintf("term %d has two leaders: %v leader(%d) and %v leader(%d)",
+		at.f.add(fmt.Sprintf("term %d has two leaders: %v leader(%d) and %v leader(%d)",
 			term, t.first[other], other, ev.Ref(), leader), t.first[other], ev.Ref())
 	}
 	t.first[leader] = ev.Ref()
@@ -77,14 +88,30 @@ func (c *agreement) Finish(end End) Result {
 	if c.el.leaders == 0 {
 		return noElection()
 	}
+	results := make([]Result, len(c.el.names))
+	for i, name := range c.el.names {
+		at := c.terms[name]
+		if at == nil {
+			at = &agreementTerms{}
+		}
+		results[i] = c.judge(c.el.el[name], at, end)
+	}
+	return joinElections(c.el.names, results)
+}
+
+// judge decides agreement in one election, whose terms are at.
+func (c *agreement) judge(el *election, at *agreementTerms, end End) Result {
+	if el.leaders == 0 {
+		return Result{Verdict: OK, Note: fmt.Sprintf("no decisions; %d election starts", el.starts)}
+	}
 	// The beliefs of the live processes, by leader.
 	byLeader := make(map[int][]int)
 	still, stale := 0, 0
-	for p := range max(end.Procs, len(c.el.procs)) {
-		if !c.el.live(p) || p >= len(c.el.procs) || c.el.procs[p] == nil || c.el.procs[p].belief == nil {
+	for p := range max(end.Procs, len(el.procs)) {
+		v := el.get(p)
+		if !c.el.live(p) || v == nil || v.belief == nil {
 			continue
 		}
-		v := c.el.procs[p]
 		switch l := v.belief.leader; {
 		case v.start != nil && v.start.pos > v.belief.pos:
 			still++
@@ -94,9 +121,9 @@ func (c *agreement) Finish(end End) Result {
 			byLeader[l] = append(byLeader[l], p)
 		}
 	}
-	note := fmt.Sprintf("%d decisions", c.el.leaders)
-	if len(c.terms) > 0 {
-		note += fmt.Sprintf(" in %d terms", len(c.terms))
+	note := fmt.Sprintf("%d decisions", el.leaders)
+	if len(at.terms) > 0 {
+		note += fmt.Sprintf(" in %d terms", len(at.terms))
 	}
 	if len(byLeader) == 1 {
 		for l, ps := range byLeader {
@@ -113,6 +140,7 @@ func (c *agreement) Finish(end End) Result {
 	if stale > 0 {
 		note += fmt.Sprintf("; %d live processes still followed a crashed leader", stale)
 	}
+	f := at.f
 	if len(byLeader) > 1 {
 		leaders := sortedInts(byLeader)
 		// The largest camp first.
@@ -122,7 +150,7 @@ func (c *agreement) Finish(end End) Result {
 		for _, l := range leaders {
 			var ds []string
 			for _, p := range byLeader[l] {
-				r := c.el.procs[p].belief.ref
+				r := el.procs[p].belief.ref
 				ds = append(ds, r.String())
 				refs = append(refs, r)
 			}
@@ -134,12 +162,12 @@ func (c *agreement) Finish(end End) Result {
 		}
 		msg := "live processes disagree at the end of the run: " + strings.Join(parts, "; ")
 		if !end.Complete {
-			if c.f.count() > 0 {
-				return c.f.result(note + "; the run is incomplete, and " + msg)
+			if f.count() > 0 {
+				return f.result(note + "; the run is incomplete, and " + msg)
 			}
 			return Result{Verdict: Unknown, Note: "the run is incomplete and " + msg + "; " + note}
 		}
-		c.f.add(msg, refs...)
+		f.add(msg, refs...)
 	}
-	return c.f.result(note)
+	return f.result(note)
 }

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -167,4 +168,187 @@ func TestNoWallTimes(t *testing.T) {
 			t.Errorf("verdict %s, want unknown", v)
 		}
 	})
+}
+
+// on sets the resource of the builder's last event: the election
+// instance, or the lock, it belongs to.
+func (b *builder) on(res string) *builder {
+	b.events[len(b.events)-1].Resource = res
+	return b
+}
+
+// shards is a run with one election per shard: P2 leads shard a, P1 leads
+// shard b, and everybody knows both.
+func shards(b *builder) {
+	b.ElectionStart(0, 1)
+	b.on("a")
+	b.Leader(2, 2, 1)
+	b.on("a")
+	for _, p := range []int{0, 1} {
+		b.Recv(p, b.Send(2, p, "coordinator"))
+		b.Leader(p, 2, 1)
+		b.on("a")
+	}
+	b.ElectionStart(1, 1)
+	b.on("b")
+	b.Leader(1, 1, 1)
+	b.on("b")
+	for _, p := range []int{0, 2} {
+		b.Recv(p, b.Send(1, p, "coordinator"))
+		b.Leader(p, 1, 1)
+		b.on("b")
+	}
+}
+
+// TestElectionsPerResource: the election checks judge each resource's
+// election on its own; two elections on different resources are not a
+// disagreement, and a split brain within one is found and named.
+func TestElectionsPerResource(t *testing.T) {
+	checks := []*Check{Agreement, Validity, SplitBrain, Termination}
+	b := newBuilder(3)
+	shards(b)
+	results, err := Evaluate(b.Run(true), b.Reader(), checks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Verdict != OK {
+			t.Errorf("%s: %s, want ok: %v %s", r.Check, r.Verdict, r.Findings, r.Note)
+		}
+	}
+
+	// On shard a, P0 declares itself too while P2 leads.
+	b = newBuilder(3)
+	shards(b)
+	b.Leader(0, 0, 2)
+	b.on("a")
+	results, err = Evaluate(b.Run(true), b.Reader(), checks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		want := OK
+		if r.Check == "split-brain" || r.Check == "agreement" {
+			want = Violated
+		}
+		if r.Verdict != want {
+			t.Errorf("%s: %s, want %s: %v %s", r.Check, r.Verdict, want, r.Findings, r.Note)
+		}
+		if r.Check == "split-brain" && len(r.Findings) > 0 {
+			if msg := r.Findings[0].Message; !strings.HasPrefix(msg, "on a: split brain: P2 and P0 both believed they led") {
+				t.Errorf("split-brain: %s", msg)
+			}
+		}
+	}
+}
+
+// TestElectionNumberedElection: a trace that numbers its elections with
+// "election" and no "term": two leaders of election 1 are caught.
+func TestElectionNumberedElection(t *testing.T) {
+	b := newBuilder(3)
+	for _, d := range []struct {
+		p, leader int
+	}{{0, 2}, {1, 1}} {
+		b.emit(d.p, trace.KindLeader, func(ev *trace.Event) {
+			ev.Peer, ev.Detail = d.leader, fmt.Appendf(nil, `{"leader":%d,"election":1}`, d.leader)
+		})
+	}
+	r := runOne(t, b, true, Agreement)
+	if r.Verdict != Violated || len(r.Findings) == 0 || r.Findings[0].Message != "term 1 has two leaders: P0#1 leader(2) and P1#1 leader(1)" {
+		t.Errorf("agreement: %s %v", r.Verdict, r.Findings)
+	}
+}
+
+// TestValidityRules: the weak rule, which a trace of another program gets,
+// lets any process that took part lead unless the decider knew it down;
+// the highest-id rule is bully's and ring's; a trace may declare its rule.
+func TestValidityRules(t *testing.T) {
+	lowLeader := func(b *builder) { // P1 leads though P2 is up: fine for lease
+		b.Internal(2)
+		b.Leader(1, 1, 1)
+		b.Recv(0, b.Send(1, 0, "coordinator"))
+		b.Leader(0, 1, 1)
+	}
+	tests := []struct {
+		name    string
+		build   func(b *builder)
+		rule    string  // WithValidity; "" none
+		params  string  // the run's params
+		verdict Verdict // of validity
+		finding string  // its first finding, or its note
+	}{
+		{name: "lower id, weak rule", build: lowLeader, verdict: OK, finding: "2 decisions checked; rule participant"},
+		{name: "lower id, highest-id rule", build: lowLeader, rule: ValidityHighestID, verdict: Violated,
+			finding: "P1#1 leader(1) at +1ms names P1, but P2 was alive and has a higher id (it never crashed); so do 1 more decisions (P0#2)"},
+		{name: "lower id, rule declared by the trace", build: lowLeader, params: `{"validity":"highest-id"}`, verdict: Violated},
+		{name: "a rule dmx does not know", build: lowLeader, rule: "oldest", verdict: Unknown},
+		{
+			name: "leader that took no part", verdict: Violated,
+			build:   func(b *builder) { b.Leader(0, 2, 1) },
+			finding: "P0#1 leader(2) names P2, which took no part in the run (it recorded no event)",
+		},
+		{
+			// What P0 last heard of P1 is a recovery: P1's later crash
+			// reached P0 by no message.
+			name: "leader recovered as far as the decider knows", verdict: OK,
+			build: func(b *builder) {
+				b.Crash(1)
+				b.Recover(1)
+				b.Recv(2, b.Send(1, 2, "bye"))
+				b.Crash(1)
+				b.Recv(0, b.Send(2, 0, "news"))
+				b.Leader(0, 1, 2)
+			},
+			finding: "1 decisions checked; rule participant",
+		},
+		{
+			// A log that records a crash and goes on: the decider heard
+			// of P1 after its crash, and of no recovery.
+			name: "leader known to be down", verdict: Violated,
+			build: func(b *builder) {
+				b.Crash(1)
+				b.Recv(0, b.Send(1, 0, "last words"))
+				b.Leader(0, 1, 1)
+			},
+			finding: "P0#2 leader(1) at +3ms names P1, which P0 knew to be down: its crash P1#1 happened before the decision",
+		},
+		{
+			name: "leader the decider suspects", verdict: Violated,
+			build: func(b *builder) {
+				b.Internal(1)
+				b.emit(0, trace.KindSuspect, func(ev *trace.Event) { ev.Peer = 1 })
+				b.Leader(0, 1, 1)
+				b.emit(0, trace.KindTrust, func(ev *trace.Event) { ev.Peer = 1 })
+				b.Leader(0, 1, 1)
+			},
+			finding: "P0#2 leader(1) at +2ms names P1, which P0's failure detector suspected then",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBuilder(3)
+			tt.build(b)
+			run := b.Run(true)
+			run.Params = []byte(tt.params)
+			var opts []Option
+			if tt.rule != "" {
+				opts = append(opts, WithValidity(tt.rule))
+			}
+			res, err := Evaluate(run, b.Reader(), []*Check{Validity}, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res[0]
+			if r.Verdict != tt.verdict {
+				t.Fatalf("%s, want %s: %v %q %v", r.Verdict, tt.verdict, r.Findings, r.Note, r.Err)
+			}
+			text := r.Note
+			if len(r.Findings) > 0 {
+				text = r.Findings[0].Message
+			}
+			if tt.finding != "" && text != tt.finding {
+				t.Errorf("finding\n\t%s\nwant\n\t%s", text, tt.finding)
+			}
+		})
+	}
 }

@@ -13,7 +13,7 @@ var ListFormats = []string{"table", "json", "csv"}
 // List writes the algorithms in format, one of ListFormats: a table with
 // one row per algorithm, the same rows as CSV, or JSON, a list of
 // {"name", "kind", "summary", "seeds", "message_types", "properties",
-// "complexity", "costs": [{"measure", "formula", "note", "seed"}],
+// "validity" (the rule of check validity, for elections), "complexity", "costs": [{"measure", "formula", "note", "seed"}],
 // "params": [{"name", "default", "doc"}]}, "complexity" the costs as
 // Costs writes them and "seed" "" for dmx's own count.
 func List(w io.Writer, format string, specs []*algo.Spec) error {
@@ -37,9 +37,22 @@ func listRows(specs []*algo.Spec) [][]string {
 		for j, p := range s.Params {
 			ps[j] = p.Name + "=" + p.Default
 		}
-		rows[i] = []string{s.Name, string(s.Kind), strings.Join(s.MsgTypes, ","), strings.Join(s.Properties, ","), Costs(s.Costs), strings.Join(ps, " ")}
+		rows[i] = []string{s.Name, string(s.Kind), strings.Join(s.MsgTypes, ","), strings.Join(properties(s), ","), Costs(s.Costs), strings.Join(ps, " ")}
 	}
 	return rows
+}
+
+// properties returns the checks an algorithm claims, validity with the
+// rule it promises: "validity(highest-id)".
+func properties(s *algo.Spec) []string {
+	out := make([]string, len(s.Properties))
+	for i, p := range s.Properties {
+		out[i] = p
+		if p == "validity" && s.Validity != "" {
+			out[i] += "(" + s.Validity + ")"
+		}
+	}
+	return out
 }
 
 type listParam struct {
@@ -55,6 +68,7 @@ type listEntry struct {
 	Seeds      []string    `json:"seeds"`
 	Messages   []string    `json:"message_types"`
 	Properties []string    `json:"properties"`
+	Validity   string      `json:"validity,omitempty"`
 	Complexity string      `json:"complexity"`
 	Costs      []listCost  `json:"costs"`
 	Params     []listParam `json:"params"`
@@ -72,7 +86,7 @@ func listJSON(w io.Writer, specs []*algo.Spec) error {
 	var es []listEntry
 	for _, s := range specs {
 		e := listEntry{Name: s.Name, Kind: string(s.Kind), Summary: s.Summary, Seeds: s.Seeds, Messages: s.MsgTypes,
-			Properties: s.Properties, Complexity: Costs(s.Costs), Costs: []listCost{}, Params: []listParam{}}
+			Properties: s.Properties, Validity: s.Validity, Complexity: Costs(s.Costs), Costs: []listCost{}, Params: []listParam{}}
 		for _, c := range s.Costs {
 			e.Costs = append(e.Costs, listCost{string(c.Measure), c.Formula, c.Note, c.Seed})
 		}

@@ -465,7 +465,7 @@ func TestLaunchEveryAlgorithm(t *testing.T) {
 			if len(c.Events) < 10 {
 				t.Fatalf("only %d events", len(c.Events))
 			}
-			results, err := analyze.Evaluate(trace.Run{Nodes: 4, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties))
+			results, err := analyze.Evaluate(trace.Run{Nodes: 4, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties), analyze.WithValidity(spec.Validity))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -509,7 +509,7 @@ func TestLaunchElectionsKillLeader(t *testing.T) {
 			if len(killed) != 2 || killed[0] == killed[1] {
 				t.Fatalf("killed %v, want two different leaders", killed)
 			}
-			results, err := analyze.Evaluate(trace.Run{Nodes: 5, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties))
+			results, err := analyze.Evaluate(trace.Run{Nodes: 5, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties), analyze.WithValidity(spec.Validity))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -554,7 +554,7 @@ func TestLaunchFailover(t *testing.T) {
 			if crashes != len(c.faults) {
 				t.Fatalf("%d crashes recorded, want %d", crashes, len(c.faults))
 			}
-			results, err := analyze.Evaluate(trace.Run{Nodes: 5, Complete: true}, &trace.SliceReader{Events: col.Events}, mustChecks(t, spec.Properties))
+			results, err := analyze.Evaluate(trace.Run{Nodes: 5, Complete: true}, &trace.SliceReader{Events: col.Events}, mustChecks(t, spec.Properties), analyze.WithValidity(spec.Validity))
 			if err != nil {
 				t.Fatal(err)
 			}

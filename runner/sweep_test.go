@@ -197,7 +197,7 @@ func TestSweepMulticast(t *testing.T) {
 				if err != nil || !res.Complete {
 					t.Fatalf("seed %d: %v %s (reproduce: %s)", seed, err, res.Status, repro)
 				}
-				results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties))
+				results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties), analyze.WithValidity(spec.Validity))
 				if err != nil {
 					t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
 				}
@@ -233,7 +233,8 @@ func TestSweepMulticast(t *testing.T) {
 // and the leader crashed once (and, for N >= 5, twice, leaving a majority;
 // lease with N=2 not at all, since one crash leaves no majority),
 // and checks every trace with the checks the algorithm claims: agreement,
-// validity (not lease: Chubby elects whoever wins the votes), no split brain
+// validity (the rule each promises: highest id, or for lease, whose Chubby
+// elects whoever wins the votes, a live participant), no split brain
 // and termination. Crashed processes stay down: a recovered id reappearing
 // breaks bully's safety (seed 004), which the examples show.
 func TestSweepElections(t *testing.T) {
@@ -262,7 +263,7 @@ func TestSweepElections(t *testing.T) {
 					if got := count(c.Events, trace.KindCrash, -1); got != len(faults) {
 						t.Fatalf("seed %d: %d crashes, want %d: no leader to crash? (reproduce: %s)", seed, got, len(faults), repro)
 					}
-					results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties))
+					results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties), analyze.WithValidity(spec.Validity))
 					if err != nil {
 						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
 					}

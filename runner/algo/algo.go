@@ -170,8 +170,8 @@ type Spec struct {
 	// not know to be down; lease, where any live server may win). Empty
 	// if it decides no leader.
 	Validity string
-	Costs      []Cost   // what it costs: the seeds' figures (dmx stats compares runs with them) and dmx's own counts
-	Params     []Param  // parameters it accepts
+	Costs    []Cost  // what it costs: the seeds' figures (dmx stats compares runs with them) and dmx's own counts
+	Params   []Param // parameters it accepts
 	// Variants are the configurations worth testing besides the defaults:
 	// the variants the seeds name and the options that change the protocol
 	// (see Variant). Tests run every algorithm of the registry with its

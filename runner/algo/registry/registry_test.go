@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/dmxlab/dmx/analyze"
@@ -15,6 +16,12 @@ func TestSpecs(t *testing.T) {
 	for _, spec := range registry.All() {
 		if _, err := analyze.For(spec.Properties); err != nil {
 			t.Errorf("%s: properties: %v", spec.Name, err)
+		}
+		if spec.Validity != "" && !slices.Contains(analyze.ValidityRules, spec.Validity) {
+			t.Errorf("%s: validity rule %q is none of %v", spec.Name, spec.Validity, analyze.ValidityRules)
+		}
+		if slices.Contains(spec.Properties, "validity") && spec.Validity == "" {
+			t.Errorf("%s claims validity but names no rule of it", spec.Name)
 		}
 		if registry.Lookup(spec.Name) != spec {
 			t.Errorf("%s: Lookup finds another spec", spec.Name)
