@@ -352,3 +352,40 @@ func TestValidityRules(t *testing.T) {
 		})
 	}
 }
+
+// multicastTo records from's multicast (stamp, id) to the processes of
+// group, each of which receives and delivers it; from delivers it too.
+func (b *builder) multicastTo(from int, stamp uint64, group ...int) {
+	detail := trace.EncodeDetail(trace.Message{Stamp: stamp, ID: int(stamp)})
+	for _, p := range group {
+		if p == from {
+			continue
+		}
+		id := b.Send(from, p, "mcast")
+		b.Event(trace.Ref{Proc: from, Seq: b.seq[from]}).Detail = detail
+		b.Recv(p, id)
+	}
+	for _, p := range group {
+		b.deliver(p, from, stamp)
+	}
+}
+
+// TestTotalOrderGroups: the group of a multicast is who it was sent to; a
+// process outside it did not miss it.
+func TestTotalOrderGroups(t *testing.T) {
+	b := newBuilder(5)
+	b.multicastTo(0, 1, 0, 1, 2)
+	b.multicastTo(3, 2, 3, 4)
+	if r := runOne(t, b, true, TotalOrder); r.Verdict != OK {
+		t.Errorf("subgroups: %s %v %s", r.Verdict, r.Findings, r.Note)
+	}
+	// A member of the group that does not deliver is still missing.
+	b = newBuilder(5)
+	b.multicastTo(0, 1, 0, 1)
+	b.Recv(2, b.Send(0, 2, "mcast"))
+	b.Event(trace.Ref{Proc: 0, Seq: b.seq[0]}).Detail = trace.EncodeDetail(trace.Message{Stamp: 1, ID: 1})
+	r := runOne(t, b, true, TotalOrder)
+	if r.Verdict != Violated || len(r.Findings) != 1 || !strings.HasPrefix(r.Findings[0].Message, "P2 never delivered P0's multicast (stamp 1, id 1)") {
+		t.Errorf("a member missing: %s %v", r.Verdict, r.Findings)
+	}
+}
