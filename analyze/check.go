@@ -114,6 +114,7 @@ var All = []*Check{
 	MutexRealtime,
 	Liveness,
 	Deadlock,
+	DeadlockOR,
 	Agreement,
 	Validity,
 	SplitBrain,

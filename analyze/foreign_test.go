@@ -389,3 +389,23 @@ func TestTotalOrderGroups(t *testing.T) {
 		t.Errorf("a member missing: %s %v", r.Verdict, r.Findings)
 	}
 }
+
+// TestDeadlockFromWaitsAlone: a process that records that it waits is
+// blocked, whether or not the trace records a cs_request; a wait-for cycle
+// recorded with wait events alone is a deadlock.
+func TestDeadlockFromWaitsAlone(t *testing.T) {
+	b := newBuilder(3)
+	b.Wait(0, "", 1)
+	b.Wait(1, "", 2)
+	b.Wait(2, "", 0)
+	r := runOne(t, b, true, Deadlock)
+	want := "deadlock on (no resource) among P0, P1, P2 since P2#1: P0 waits for P1 (P0#1 wait [1]); P1 waits for P2 (P1#1 wait [2]); P2 waits for P0 (P2#1 wait [0])"
+	if r.Verdict != Violated || len(r.Findings) != 1 || r.Findings[0].Message != want {
+		t.Errorf("%s %v %s\nwant %s", r.Verdict, r.Findings, r.Note, want)
+	}
+	// A process that no longer waits breaks the cycle.
+	b.Wait(2, "")
+	if r := runOne(t, b, true, Deadlock); r.Verdict != OK {
+		t.Errorf("after P2 stops waiting: %s %v", r.Verdict, r.Findings)
+	}
+}
