@@ -113,6 +113,8 @@ var All = []*Check{
 	MutexCausal,
 	MutexRealtime,
 	Liveness,
+	Fairness,
+	Starvation,
 	Deadlock,
 	DeadlockOR,
 	Agreement,

@@ -89,7 +89,7 @@ var udpWorkload = runner.Workload{Entries: 5, Think: runner.Dist{Max: 5 * time.M
 
 func checkAll(t *testing.T, evs []trace.Event, n int, complete bool) []analyze.Result {
 	t.Helper()
-	results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: complete}, &trace.SliceReader{Events: evs}, analyze.All)
+	results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: complete}, &trace.SliceReader{Events: evs}, analyze.General())
 	if err != nil {
 		t.Fatalf("analyze: %v", err)
 	}

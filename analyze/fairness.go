@@ -1,0 +1,301 @@
+package analyze
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/dmxlab/dmx/trace"
+)
+
+// Fairness checks that requests are granted in happens-before order.
+var Fairness = &Check{
+	Name: "fairness",
+	Doc: `a request that happened before another on the same resource is granted first
+
+Seed 004's third requirement of mutual exclusion, "Ordering/Fairness: a
+request A happened-before request B => grant A before B" (Ricart-Agrawala
+and Lamport promise it; central and token ring do not: seed 004's
+"Ordering: No"). A process's k-th cs_request on a resource is granted by
+its k-th cs_enter there. For every two requests A and B of different
+processes on one resource with A -> B, B's grant must not come first: a
+finding is B's cs_enter happening before A's, or B granted and A never
+(the run ended with A waiting). Two grants that are concurrent (a mutual
+exclusion violation, which mutex-causal reports) order nothing. A crash
+cancels its process's requests. The finding names the overtaking pair:
+both requests and both grants.
+
+Memory: the requests waiting, each with its vector clock.`,
+	Requires: []string{NeedHB},
+	Promise:  true,
+	New:      func(cfg Config) Checker { return newGrants(cfg, false) },
+}
+
+// Starvation checks that no waiting request is overtaken too often.
+var Starvation = &Check{
+	Name: "starvation",
+	Doc: `no request is overtaken more often than a bound while it waits
+
+A request A (a process's cs_request on a resource, granted by its
+matching cs_enter) is overtaken by another process's entry E on that
+resource when E is granted while A waits and E's own request did not
+happen before A's: E did not happen before A's request, and E happened
+before A's grant (or A was never granted). Entries without a recorded
+request count as overtaking. The bound is --max-overtakes, by default one
+overtake per other process (N-1), which every algorithm that serves
+requests in order keeps: each other process gets in at most once ahead of
+a waiting request. A request overtaken more often is a finding that says
+how often and by whom; the note gives the largest count. A crash cancels
+its process's requests.
+
+Memory: the requests waiting, each with its vector clock and the entries
+that overtook it, and per resource and process the sequence numbers of
+its entries (one pair per critical section, as mutex-realtime keeps).`,
+	Requires: []string{NeedHB},
+	Promise:  true,
+	New:      func(cfg Config) Checker { return newGrants(cfg, true) },
+}
+
+// grants follows the requests of a run and their grants: fairness, or
+// with starve, starvation.
+type grants struct {
+	starve  bool
+	bound   int // the largest number of overtakes allowed; 0: N-1, known at the end
+	res     map[string]*grantRes
+	queue   map[csKey][]*csReq // per process and resource, oldest first
+	granted int64
+	entries int64
+	f       findings
+	// starvation: the requests granted (or left waiting) that were
+	// overtaken more than once, kept for Finish when the bound is N-1
+	// and N is not known before the end
+	over    []overtaken
+	most    int       // the largest count of overtakes
+	mostRef trace.Ref // the request that suffered it
+}
+
+type grantRes struct {
+	pending []*csReq
+	hist    [][]histEnter // per process: its entries, in program order (starvation)
+}
+
+// histEnter is one entry of a process: its sequence number and its
+// request's (0: none recorded).
+type histEnter struct{ enter, req int64 }
+
+// csReq is a request that waits.
+type csReq struct {
+	proc int
+	res  string
+	req  trace.Ref
+	vc   trace.VC // the computed clock of the request
+	// fairness: the younger requests granted while this one waited,
+	// provisionally (confirmed if their grant happened before this one's)
+	beaten []beat
+	// starvation: the entries that overtook it, provisionally (confirmed
+	// if they happened before its grant)
+	overtakers []trace.Ref
+}
+
+type beat struct{ req, enter trace.Ref }
+
+// overtaken is a request overtaken more than once.
+type overtaken struct {
+	req, enter trace.Ref // enter Seq 0: never granted
+	res        string
+	by         []trace.Ref
+}
+
+func newGrants(cfg Config, starve bool) *grants {
+	g := &grants{starve: starve, bound: cfg.MaxOvertakes, res: make(map[string]*grantRes), queue: make(map[csKey][]*csReq)}
+	if g.bound <= 0 && cfg.Run.Nodes > 0 {
+		g.bound = cfg.Run.Nodes - 1
+	}
+	return g
+}
+
+func (g *grants) resource(name string) *grantRes {
+	r := g.res[name]
+	if r == nil {
+		r = new(grantRes)
+		g.res[name] = r
+	}
+	return r
+}
+
+// knows reports whether an event whose clock is vc knows event ref.
+func knows(vc trace.VC, ref trace.Ref) bool {
+	return ref.Proc < len(vc) && int64(vc[ref.Proc]) >= ref.Seq
+}
+
+func (g *grants) Event(ev *trace.Event, hb *HB) {
+	switch ev.Kind {
+	case trace.KindCSRequest:
+		r := g.resource(ev.Resource)
+		a := &csReq{proc: ev.Proc, res: ev.Resource, req: ev.Ref(), vc: hb.Clock().Clone()}
+		if g.starve {
+			// Entries already delivered that this request does not know
+			// of are concurrent with it: those whose own request it does
+			// not know of either overtake it if they happened before its
+			// grant. They are the tail of each process's entries.
+			for q, h := range r.hist {
+				if q == ev.Proc {
+					continue
+				}
+				known := int64(0)
+				if q < len(a.vc) {
+					known = int64(a.vc[q])
+				}
+				for _, e := range h[sort.Search(len(h), func(i int) bool { return h[i].enter > known }):] {
+					if e.req == 0 || e.req > known {
+						a.overtakers = append(a.overtakers, trace.Ref{Proc: q, Seq: e.enter})
+					}
+				}
+			}
+		}
+		r.pending = append(r.pending, a)
+		k := csKey{ev.Proc, ev.Resource}
+		g.queue[k] = append(g.queue[k], a)
+	case trace.KindCSEnter:
+		g.entries++
+		r := g.resource(ev.Resource)
+		k := csKey{ev.Proc, ev.Resource}
+		var b *csReq
+		if q := g.queue[k]; len(q) > 0 {
+			b = q[0]
+			g.queue[k] = q[1:]
+			r.pending = slices.DeleteFunc(r.pending, func(x *csReq) bool { return x == b })
+			g.granted++
+		}
+		for _, a := range r.pending {
+			if a.proc == ev.Proc {
+				continue
+			}
+			switch {
+			case g.starve && (b == nil || !knows(a.vc, b.req)):
+				a.overtakers = append(a.overtakers, ev.Ref())
+			case !g.starve && b != nil && knows(b.vc, a.req):
+				a.beaten = append(a.beaten, beat{b.req, ev.Ref()})
+			}
+		}
+		if g.starve {
+			r.hist = grow(r.hist, ev.Proc)
+			e := histEnter{enter: ev.Seq}
+			if b != nil {
+				e.req = b.req.Seq
+			}
+			r.hist[ev.Proc] = append(r.hist[ev.Proc], e)
+		}
+		if b != nil {
+			g.judge(b, ev.Ref(), hb.HappenedBefore)
+		}
+	case trace.KindCrash:
+		// A crash cancels the process's requests.
+		for k, q := range g.queue {
+			if k.proc != ev.Proc {
+				continue
+			}
+			r := g.res[k.res]
+			for _, a := range q {
+				r.pending = slices.DeleteFunc(r.pending, func(x *csReq) bool { return x == a })
+			}
+			delete(g.queue, k)
+		}
+	}
+}
+
+// judge confirms the provisional findings of request a, granted by enter
+// (Seq 0: never): those whose entry happened before the grant (before
+// reports it), or all of them if a was never granted.
+func (g *grants) judge(a *csReq, enter trace.Ref, before func(trace.Ref) bool) {
+	first := func(ref trace.Ref) bool { return enter.Seq == 0 || before(ref) }
+	if !g.starve {
+		for _, bt := range a.beaten {
+			if !first(bt.enter) {
+				continue // concurrent grants order nothing
+			}
+			msg := fmt.Sprintf("%v cs_request(%s) happened before %v cs_request(%s), but P%d was granted first: %v cs_enter(%s) ",
+				a.req, a.res, bt.req, a.res, bt.req.Proc, bt.enter, a.res)
+			refs := []trace.Ref{a.req, bt.req, bt.enter}
+			if enter.Seq == 0 {
+				msg += fmt.Sprintf("and P%d was never granted", a.proc)
+			} else {
+				msg += fmt.Sprintf("happened before %v cs_enter(%s)", enter, a.res)
+				refs = append(refs, enter)
+			}
+			g.f.add(msg, refs...)
+		}
+		return
+	}
+	var by []trace.Ref
+	for _, ref := range a.overtakers {
+		if first(ref) {
+			by = append(by, ref)
+		}
+	}
+	if len(by) > g.most {
+		g.most, g.mostRef = len(by), a.req
+	}
+	o := overtaken{req: a.req, enter: enter, res: a.res, by: by}
+	switch {
+	case g.bound > 0:
+		if len(by) > g.bound {
+			g.report(o, g.bound)
+		}
+	case len(by) > 1: // the bound is N-1, known at the end; it is at least 1 when anybody can overtake
+		g.over = append(g.over, o)
+	}
+}
+
+// report adds the finding of request o, overtaken more than bound times.
+func (g *grants) report(o overtaken, bound int) {
+	names := make([]string, 0, len(o.by))
+	for i, ref := range o.by {
+		if i == 10 {
+			names = append(names, fmt.Sprintf("and %d more", len(o.by)-10))
+			break
+		}
+		names = append(names, ref.String())
+	}
+	how := fmt.Sprintf("until %v cs_enter(%s)", o.enter, o.res)
+	if o.enter.Seq == 0 {
+		how = "and was never granted"
+	}
+	refs := append([]trace.Ref{o.req}, o.by...)
+	if o.enter.Seq != 0 {
+		refs = append(refs, o.enter)
+	}
+	g.f.add(fmt.Sprintf("%v cs_request(%s) was overtaken %d times, more than %d, by %s cs_enter(%s), %s",
+		o.req, o.res, len(o.by), bound, strings.Join(names, ", "), o.res, how), refs...)
+}
+
+func (g *grants) Finish(end End) Result {
+	// The requests still waiting were never granted: every provisional
+	// finding stands.
+	for _, name := range sortedKeys(g.res) {
+		for _, a := range g.res[name].pending {
+			g.judge(a, trace.Ref{}, nil)
+		}
+	}
+	if g.granted == 0 && g.entries == 0 {
+		return Result{Verdict: OK, Note: "no critical sections"}
+	}
+	if !g.starve {
+		return g.f.result(fmt.Sprintf("%d requests granted", g.granted))
+	}
+	bound := g.bound
+	if bound <= 0 {
+		bound = max(end.Procs-1, 0)
+		for _, o := range g.over {
+			if len(o.by) > bound {
+				g.report(o, bound)
+			}
+		}
+	}
+	note := fmt.Sprintf("%d requests granted; no request was overtaken (bound %d)", g.granted, bound)
+	if g.most > 0 {
+		note = fmt.Sprintf("%d requests granted; at most %d overtakes of one request (%v; bound %d)", g.granted, g.most, g.mostRef, bound)
+	}
+	return g.f.result(note)
+}
