@@ -3,6 +3,8 @@ package analyze
 import (
 	"strings"
 	"testing"
+
+	"github.com/dmxlab/dmx/trace"
 )
 
 // overtake: P0 asks, tells P1, P1 asks and is granted first; P1 hands over
@@ -100,6 +102,25 @@ func TestFairnessAndStarvation(t *testing.T) {
 		{
 			name: "overtaken four times", n: 3, build: starve, fairness: OK, starving: Violated,
 			finding: map[string]string{"starvation": "P0#1 cs_request(cs) was overtaken 4 times, more than 2, by P1#3, P2#4, P1#8, P2#9 cs_enter(cs), until P0#3 cs_enter(cs)"},
+		},
+		{
+			// Without wall times, entries concurrent with the request
+			// may have come before it: only those that knew of it count.
+			name: "overtaken four times, no wall times", n: 3, fairness: OK, starving: OK,
+			build: func(b *builder) { starve(b); noWall(b) },
+		},
+		{
+			// The bounds hold in runs without failures: P3 crashed while
+			// P0 waited (a lost token is made anew, and the order
+			// restarts).
+			name: "overtaken four times while a process crashed", n: 4, fairness: OK, starving: OK,
+			build: func(b *builder) {
+				starve(b)
+				// P3 crashes while P0 waits.
+				ev := trace.Event{Proc: 3, Seq: 1, Kind: trace.KindCrash, Peer: trace.NoPeer, Wall: b.events[5].Wall}
+				b.events = append(b.events, ev)
+			},
+			finding: map[string]string{"starvation": "1 requests overtaken more often waited while a process crashed"},
 		},
 		{name: "overtaken four times, bound 4", n: 3, build: starve, opts: []Option{WithMaxOvertakes(4)}, fairness: OK, starving: OK},
 		{
