@@ -110,6 +110,7 @@ const MaxFindings = 100
 // check is a file with its Check value and a line here.
 var All = []*Check{
 	Clocks,
+	ClockSkew,
 	MutexCausal,
 	MutexRealtime,
 	Liveness,

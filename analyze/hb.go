@@ -78,12 +78,14 @@ type HB struct {
 	waiting map[int64][]int // message id -> processes parked on its receive
 	ready   []int           // processes to resume
 
-	cur      *trace.Event
-	curVC    trace.VC
-	curSend  *sent
-	curDup   bool
-	lamBound uint64
-	lamRef   trace.Ref
+	cur       *trace.Event
+	curVC     trace.VC
+	curSend   *sent
+	curDup    bool
+	lamBound  uint64
+	lamRef    trace.Ref
+	wallBound int64
+	wallRef   trace.Ref
 
 	minWall, maxWall   int64
 	delivered          int64
@@ -101,6 +103,8 @@ type proc struct {
 	vc     trace.VC // computed clock of the last event delivered
 	lam    uint64   // largest recorded Lamport clock in the causal past
 	lamRef trace.Ref
+	wall   int64 // latest recorded wall time in the causal past
+	wref   trace.Ref
 	queue  []trace.Event // parked events (copies), queue[head:] still to deliver
 	head   int
 }
@@ -116,6 +120,8 @@ type sent struct {
 	vc     trace.VC
 	lam    uint64
 	lamRef trace.Ref
+	wmax   int64 // latest wall time in the send's causal past
+	wref   trace.Ref
 }
 
 // Walk reads one run's events from r and calls visit for each of them in a
@@ -211,6 +217,12 @@ func (h *HB) Duplicate() bool { return h.curDup }
 // that happened before the current one, and one event that carries it (0
 // if none recorded one). A recorded Lamport clock must exceed it.
 func (h *HB) LamportBound() (uint64, trace.Ref) { return h.lamBound, h.lamRef }
+
+// WallBound returns the latest recorded wall time among the events that
+// happened before the current one, and one event that carries it (0 if
+// none recorded one). Wall clocks that agree with causality stamp the
+// current event no earlier.
+func (h *HB) WallBound() (int64, trace.Ref) { return h.wallBound, h.wallRef }
 
 // Wall returns the wall time of the current event.
 func (h *HB) Wall() int64 {
@@ -414,6 +426,17 @@ func (h *HB) deliver(p *proc, ev *trace.Event) error {
 	} else {
 		p.lam, p.lamRef = bound, ref
 	}
+	// And so do the wall times, for the clocks' disagreement.
+	wb, wr := p.wall, p.wref
+	if s != nil && s.wmax > wb {
+		wb, wr = s.wmax, s.wref
+	}
+	h.wallBound, h.wallRef = wb, wr
+	if ev.Wall > wb {
+		p.wall, p.wref = ev.Wall, ev.Ref()
+	} else {
+		p.wall, p.wref = wb, wr
+	}
 
 	if ev.Kind == trace.KindSend && ev.Msg != 0 {
 		if first := h.pending[ev.Msg]; first != nil {
@@ -426,6 +449,7 @@ func (h *HB) deliver(p *proc, ev *trace.Event) error {
 		n.ref, n.to, n.typ, n.wall = ev.Ref(), ev.Peer, ev.MsgType, ev.Wall
 		n.vc = append(n.vc[:0], p.vc...)
 		n.lam, n.lamRef = p.lam, p.lamRef
+		n.wmax, n.wref = p.wall, p.wref
 		h.pending[ev.Msg] = n
 		if ws, ok := h.waiting[ev.Msg]; ok {
 			delete(h.waiting, ev.Msg)

@@ -19,8 +19,11 @@ k-th cs_exit, or its crash) covers the wall-time interval [enter, exit]; one
 that never exits lasts until the end of the run. No two intervals of
 different processes on one resource may overlap (touching ends are
 allowed). Wall clocks of different machines disagree, so this check can
-both miss and invent overlaps that mutex-causal judges exactly; it is what
-a user watching the system would see. A trace without wall times is
+miss overlaps that mutex-causal judges exactly; it is what a user watching
+the system would see. Two sections that overlap in wall time although one
+exited before the other entered (its exit happened before the entry) did
+not overlap: the clocks disagree, which clock-skew reports with the least
+amount; the note counts them. A trace without wall times is
 skipped (unless it has no critical section to check): that does not make
 the verdict inconclusive, unless the check is required (dmx check
 --require mutex-realtime).`,
@@ -31,15 +34,37 @@ the verdict inconclusive, unless the check is required (dmx check
 // Critical sections are far fewer than events, so they are collected (a few
 // words each) and swept once per resource in order of entry time.
 type mutexRealtime struct {
-	res map[string]*realtimeRes
+	res   map[string]*realtimeRes
+	after realtimeAfter
 }
 
 type realtimeRes struct {
-	spans []*csSpan
-	open  openSpans
+	spans  []*csSpan
+	open   openSpans
+	recent []*csSpan // the last sections exited normally (recentExits)
 }
 
-func (c *mutexRealtime) Event(ev *trace.Event, _ *HB) {
+// realtimeAfter is, for each section, the section whose exit it knows of:
+// the latest of its resource's recent exits that happened before its
+// entry. Following it gives the sections that causally precede one.
+type realtimeAfter map[*csSpan]*csSpan
+
+// maxChain bounds the sections followed back from one to find another
+// that happened before it.
+const maxChain = 64
+
+// precedes reports whether a exited before b entered (causally), following
+// b's chain of sections back.
+func (af realtimeAfter) precedes(a, b *csSpan) bool {
+	for x, i := af[b], 0; x != nil && i < maxChain; x, i = af[x], i+1 {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *mutexRealtime) Event(ev *trace.Event, hb *HB) {
 	switch ev.Kind {
 	case trace.KindCSEnter:
 		r := c.res[ev.Resource]
@@ -50,9 +75,23 @@ func (c *mutexRealtime) Event(ev *trace.Event, _ *HB) {
 		s := &csSpan{proc: ev.Proc, enter: ev.Ref(), t0: ev.Wall}
 		r.spans = append(r.spans, s)
 		r.open = append(r.open, s)
+		for i := len(r.recent) - 1; i >= 0; i-- {
+			if hb.HappenedBefore(r.recent[i].exit) {
+				if c.after == nil {
+					c.after = make(realtimeAfter)
+				}
+				c.after[s] = r.recent[i]
+				break
+			}
+		}
 	case trace.KindCSExit:
 		if r := c.res[ev.Resource]; r != nil {
-			r.open.close(ev.Proc, ev.Ref(), ev.Wall, false)
+			if s := r.open.close(ev.Proc, ev.Ref(), ev.Wall, false); s != nil {
+				r.recent = append(r.recent, s)
+				if len(r.recent) > recentExits {
+					r.recent = r.recent[1:]
+				}
+			}
 		}
 	case trace.KindCrash:
 		for _, r := range c.res {
@@ -64,7 +103,7 @@ func (c *mutexRealtime) Event(ev *trace.Event, _ *HB) {
 
 func (c *mutexRealtime) Finish(end End) Result {
 	var f findings
-	n := 0
+	n, skewed := 0, 0
 	for _, r := range c.res {
 		n += len(r.spans)
 	}
@@ -95,7 +134,11 @@ func (c *mutexRealtime) Finish(end End) Result {
 			if cand != nil && cand.proc == s.proc {
 				cand = other
 			}
-			if cand != nil && s.t0 < cand.t1 {
+			switch {
+			case cand == nil || s.t0 >= cand.t1:
+			case c.after.precedes(cand, s) || c.after.precedes(s, cand):
+				skewed++ // the clocks disagree: clock-skew's finding
+			default:
 				d := time.Duration(min(s.t1, cand.t1) - s.t0)
 				f.addParts(fmt.Sprintf("critical sections on %s overlap in wall time for %v: %v from %s to %s and %v from %s to %s",
 					name, d, cand, at(cand.t0), at(cand.t1), s, at(s.t0), at(s.t1)),
@@ -111,6 +154,9 @@ func (c *mutexRealtime) Finish(end End) Result {
 				other = s
 			}
 		}
+	}
+	if skewed > 0 {
+		summary += fmt.Sprintf("; %d overlaps in wall time of sections that were causally ordered: the clocks disagree (see clock-skew)", skewed)
 	}
 	return f.result(summary)
 }

@@ -208,6 +208,16 @@ func TestHBAgainstClosure(t *testing.T) {
 					fail = fmt.Sprintf("HappenedBefore(%v) at %v = %v, closure says %v", a, cur, got, want)
 				}
 			}
+			// the wall bound is the latest wall time before it
+			var wall int64
+			for j := range b.events {
+				if ref.hb(b.events[j].Ref(), cur) {
+					wall = max(wall, b.events[j].Wall)
+				}
+			}
+			if got, at := hb.WallBound(); (got != wall || (wall != 0 && !ref.hb(at, cur))) && fail == "" {
+				fail = fmt.Sprintf("at %v: WallBound = %d at %v, closure says %d", cur, got, at, wall)
+			}
 			// the rebuilt clock counts the events before it
 			for p := range b.n {
 				var cnt int64
