@@ -124,23 +124,33 @@ func (c *clockSkew) Finish(end End) Result {
 		slices.SortFunc(ks, func(a, b [2]int) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
 		return ks
 	}
+	// One finding per pair of processes: the sections that overlap
+	// because of their clocks if some do, and the largest disagreement.
+	largest := func(s *skew) string {
+		return fmt.Sprintf("%v at %s happened before %v at %s", s.early, at(s.ew), s.late, at(s.lw))
+	}
 	for _, k := range keys(c.sections) {
 		s := c.sections[k]
 		x := s.sections[0]
-		f.add(fmt.Sprintf("critical sections on %s overlap in wall time but not in fact: %v exited at %s, which happened before P%d entered at %v at %s: the wall clock of P%d is behind P%d's by at least %v",
-			s.res, x, at(s.ew), k[0], s.late, at(s.lw), k[0], k[1], time.Duration(s.d)),
-			x.enter, s.early, s.late)
+		msg := fmt.Sprintf("critical sections on %s overlap in wall time but not in fact: %v exited at %s, which happened before P%d entered at %v at %s: the wall clock of P%d is behind P%d's by at least %v",
+			s.res, x, at(s.ew), k[0], s.late, at(s.lw), k[0], k[1], time.Duration(s.d))
+		refs := []trace.Ref{x.enter, s.early, s.late}
+		if p := c.pairs[k]; p != nil && p.d > s.d {
+			msg += fmt.Sprintf(", and by at least %v elsewhere: %s", time.Duration(p.d), largest(p))
+			refs = append(refs, p.early, p.late)
+		}
+		f.add(msg, refs...)
 	}
 	for _, k := range keys(c.pairs) {
-		s := c.pairs[k]
-		if cs := c.sections[k]; cs != nil && cs.d >= s.d {
-			continue // the sections show it
+		if c.sections[k] != nil {
+			continue // said with the sections
 		}
+		s := c.pairs[k]
 		who := fmt.Sprintf("the wall clock of P%d is behind P%d's by at least %v", k[0], k[1], time.Duration(s.d))
 		if k[0] == k[1] {
 			who = fmt.Sprintf("the wall clock of P%d went back by at least %v", k[0], time.Duration(s.d))
 		}
-		f.add(fmt.Sprintf("%s: %v at %s happened before %v at %s", who, s.early, at(s.ew), s.late, at(s.lw)), s.early, s.late)
+		f.add(who+": "+largest(s), s.early, s.late)
 	}
 	return f.result(fmt.Sprintf("%d wall times compared with their causal past", c.walls))
 }

@@ -446,7 +446,9 @@ func (c *deadlock) describe(ids []int, edges map[[2]int]*dlEdge) (string, []trac
 	var res []string
 	var since dlMark
 	use := func(m dlMark) {
-		refs = append(refs, m.ref)
+		if !slices.Contains(refs, m.ref) {
+			refs = append(refs, m.ref)
+		}
 		if m.pos > since.pos {
 			since = m
 		}
