@@ -165,10 +165,12 @@ var runs = []*stats.Stats{
 		Multicast: &stats.Multicast{Multicasts: 2, Deliveries: 6, MessagesPerMulticast: 12}},
 }
 
-// TestStats: the measures in every format.
+// TestStats: the measures in every format, of one trace and of several.
 func TestStats(t *testing.T) {
 	for _, format := range StatsFormats {
 		golden(t, "stats."+format, render(t, func(b *bytes.Buffer) error { return Stats(b, format, "run.db", runs) }))
+		files := []StatsFile{{"a.db", runs[:2]}, {"b.db", runs[2:]}}
+		golden(t, "stats-several."+format, render(t, func(b *bytes.Buffer) error { return StatsFiles(b, format, files) }))
 	}
 }
 
