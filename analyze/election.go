@@ -247,7 +247,7 @@ func joinElections(names []string, results []Result) Result {
 	for i, r := range results {
 		on := "on " + resourceName(names[i]) + ": "
 		for _, fd := range r.Findings {
-			f.add(on+fd.Message, fd.Events...)
+			f.addParts(on+fd.Message, fd.Parts, fd.Events...)
 		}
 		if r.Note != "" {
 			notes = append(notes, on+r.Note)

@@ -254,13 +254,15 @@ func (g *grants) judge(a *csReq, enter trace.Ref, wall int64, before func(trace.
 			msg := fmt.Sprintf("%v cs_request(%s) happened before %v cs_request(%s), but P%d was granted first: %v cs_enter(%s) ",
 				a.req, a.res, bt.req, a.res, bt.req.Proc, bt.enter, a.res)
 			refs := []trace.Ref{a.req, bt.req, bt.enter}
+			var parts []Part
 			if enter.Seq == 0 {
 				msg += fmt.Sprintf("and P%d was never granted", a.proc)
 			} else {
 				msg += fmt.Sprintf("happened before %v cs_enter(%s)", enter, a.res)
 				refs = append(refs, enter)
+				parts = []Part{{Role: RoleNotBefore, Events: []trace.Ref{enter, bt.enter}, Label: "older request granted later"}}
 			}
-			g.f.add(msg, refs...)
+			g.f.addParts(msg, parts, refs...)
 		}
 		return
 	}

@@ -409,3 +409,16 @@ func TestDeadlockFromWaitsAlone(t *testing.T) {
 		t.Errorf("after P2 stops waiting: %s %v", r.Verdict, r.Findings)
 	}
 }
+
+// TestElectionFindingsKeepParts: a finding about one of several elections
+// keeps the structure a diagram draws.
+func TestElectionFindingsKeepParts(t *testing.T) {
+	b := newBuilder(3)
+	shards(b)
+	b.Leader(0, 0, 2)
+	b.on("a")
+	r := runOne(t, b, true, SplitBrain)
+	if r.Verdict != Violated || len(r.Findings) == 0 || len(r.Findings[0].Parts) == 0 {
+		t.Fatalf("%s %+v", r.Verdict, r.Findings)
+	}
+}

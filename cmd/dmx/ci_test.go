@@ -11,15 +11,12 @@ import (
 // TestCIExamples runs the dmx command lines of the CI examples
 // (examples/ci/*.yml) with their traces in a temporary directory: the runs
 // they record must pass the checks they run, so that the jobs are green
-// until something breaks. A dmx that has no --diagram yet runs the check
-// without it.
+// until something breaks.
 func TestCIExamples(t *testing.T) {
 	files, _ := filepath.Glob("../../examples/ci/*.yml")
 	if len(files) < 2 {
 		t.Fatalf("CI examples: %v", files)
 	}
-	_, help, _ := dmx(t, "check", "--help")
-	diagrams := strings.Contains(help, "--diagram")
 	line := regexp.MustCompile(`(?m)^\s*(?:- )?(dmx (?:sim|check) [^|>\n]*)`)
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
@@ -32,9 +29,6 @@ func TestCIExamples(t *testing.T) {
 			ran := 0
 			for _, m := range line.FindAllStringSubmatch(string(data), -1) {
 				cmd := strings.TrimSpace(m[1])
-				if !diagrams {
-					cmd = strings.Replace(cmd, "--diagram diagrams ", "", 1)
-				}
 				var args []string
 				for _, a := range strings.Fields(cmd)[1:] {
 					switch {
