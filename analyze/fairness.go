@@ -300,8 +300,8 @@ func (g *grants) report(o overtaken, bound int) {
 	if o.enter.Seq != 0 {
 		refs = append(refs, o.enter)
 	}
-	g.f.add(fmt.Sprintf("%v cs_request(%s) was overtaken %d times, more than %d, by %s cs_enter(%s), %s",
-		o.req, o.res, len(o.by), bound, strings.Join(names, ", "), o.res, how), refs...)
+	g.f.add(fmt.Sprintf("%v cs_request(%s) was overtaken %s, more than %d, by %s cs_enter(%s), %s",
+		o.req, o.res, times(len(o.by)), bound, strings.Join(names, ", "), o.res, how), refs...)
 }
 
 func (g *grants) Finish(end End) Result {
@@ -334,10 +334,21 @@ func (g *grants) Finish(end End) Result {
 	}
 	note := fmt.Sprintf("%d requests granted; no request was overtaken (bound %d)", g.granted, bound)
 	if g.most > 0 {
-		note = fmt.Sprintf("%d requests granted; at most %d overtakes of one request (%v; bound %d)", g.granted, g.most, g.mostRef, bound)
+		note = fmt.Sprintf("%d requests granted; a request overtaken at most %s (%v; bound %d)", g.granted, times(g.most), g.mostRef, bound)
 	}
 	if excused > 0 {
-		note += fmt.Sprintf("; %d requests overtaken more often waited while a process crashed, and are not held to it", excused)
+		note += fmt.Sprintf("; not held to the bound: %s overtaken more often while a process crashed", plural(excused, "request"))
 	}
 	return g.f.result(note)
+}
+
+// times formats a count of times: "once", "twice", "3 times".
+func times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
 }
