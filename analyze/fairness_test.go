@@ -143,23 +143,7 @@ func TestFairnessAndStarvation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, want := range []Verdict{tt.fairness, tt.starving} {
-				r := res[i]
-				if r.Verdict != want {
-					t.Errorf("%s: %s, want %s: %v %s", r.Check, r.Verdict, want, r.Findings, r.Note)
-				}
-				sub, ok := tt.finding[r.Check]
-				if !ok {
-					continue
-				}
-				text := r.Note
-				if len(r.Findings) > 0 {
-					text = r.Findings[0].Message
-				}
-				if !strings.Contains(text, sub) {
-					t.Errorf("%s: %q\ndoes not contain %q", r.Check, text, sub)
-				}
-			}
+			expect(t, res, want{"fairness": tt.fairness, "starvation": tt.starving}, tt.finding)
 		})
 	}
 }

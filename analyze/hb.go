@@ -82,10 +82,8 @@ type HB struct {
 	curVC     trace.VC
 	curSend   *sent
 	curDup    bool
-	lamBound  uint64
-	lamRef    trace.Ref
-	wallBound int64
-	wallRef   trace.Ref
+	lamBound  bound[uint64] // of the current event
+	wallBound bound[int64]
 
 	minWall, maxWall   int64
 	delivered          int64
@@ -97,31 +95,50 @@ type HB struct {
 // proc is the state of one process: O(1) besides its clock and the events
 // parked behind a receive whose send has not been read yet.
 type proc struct {
-	id     int
-	read   int64    // Seq of the last event taken in program order
-	held   seqHeap  // events read before an earlier one of the process, by Seq
-	vc     trace.VC // computed clock of the last event delivered
-	lam    uint64   // largest recorded Lamport clock in the causal past
-	lamRef trace.Ref
-	wall   int64 // latest recorded wall time in the causal past
-	wref   trace.Ref
-	queue  []trace.Event // parked events (copies), queue[head:] still to deliver
-	head   int
+	id    int
+	read  int64         // Seq of the last event taken in program order
+	held  seqHeap       // events read before an earlier one of the process, by Seq
+	vc    trace.VC      // computed clock of the last event delivered
+	lam   bound[uint64] // largest recorded Lamport clock in the causal past
+	wall  bound[int64]  // latest recorded wall time in the causal past
+	queue []trace.Event // parked events (copies), queue[head:] still to deliver
+	head  int
 }
 
 func (p *proc) parked() bool { return p.head < len(p.queue) }
 
 // sent is a message in flight: its send event and that event's clock.
 type sent struct {
-	ref    trace.Ref
-	to     int
-	typ    string
-	wall   int64
-	vc     trace.VC
-	lam    uint64
-	lamRef trace.Ref
-	wmax   int64 // latest wall time in the send's causal past
-	wref   trace.Ref
+	ref  trace.Ref
+	to   int
+	typ  string
+	wall int64
+	vc   trace.VC
+	lam  bound[uint64] // in the send's causal past, the send included
+	wmax bound[int64]
+}
+
+// bound is the largest value of what events record (a Lamport clock, a wall
+// time) in a causal past, and one event that carries it. Bounds travel
+// along happens-before: program order and messages.
+type bound[T uint64 | int64] struct {
+	v   T
+	ref trace.Ref
+}
+
+// step returns the bound of an event (the larger of its process's bound p
+// and, for a receive, its message's m), and its process's bound after it,
+// which the event's own value v, if larger, replaces.
+func step[T uint64 | int64](p bound[T], m *bound[T], v T, ref trace.Ref) (before, after bound[T]) {
+	before = p
+	if m != nil && m.v > before.v {
+		before = *m
+	}
+	after = before
+	if v > before.v {
+		after = bound[T]{v, ref}
+	}
+	return before, after
 }
 
 // Walk reads one run's events from r and calls visit for each of them in a
@@ -216,13 +233,13 @@ func (h *HB) Duplicate() bool { return h.curDup }
 // LamportBound returns the largest recorded Lamport clock among the events
 // that happened before the current one, and one event that carries it (0
 // if none recorded one). A recorded Lamport clock must exceed it.
-func (h *HB) LamportBound() (uint64, trace.Ref) { return h.lamBound, h.lamRef }
+func (h *HB) LamportBound() (uint64, trace.Ref) { return h.lamBound.v, h.lamBound.ref }
 
 // WallBound returns the latest recorded wall time among the events that
 // happened before the current one, and one event that carries it (0 if
 // none recorded one). Wall clocks that agree with causality stamp the
 // current event no earlier.
-func (h *HB) WallBound() (int64, trace.Ref) { return h.wallBound, h.wallRef }
+func (h *HB) WallBound() (int64, trace.Ref) { return h.wallBound.v, h.wallBound.ref }
 
 // Wall returns the wall time of the current event.
 func (h *HB) Wall() int64 {
@@ -416,27 +433,14 @@ func (h *HB) deliver(p *proc, ev *trace.Event) error {
 
 	// The recorded Lamport clocks travel along the same edges: the bound of
 	// an event is the largest recorded value in its causal past.
-	bound, ref := p.lam, p.lamRef
-	if s != nil && s.lam > bound {
-		bound, ref = s.lam, s.lamRef
-	}
-	h.lamBound, h.lamRef = bound, ref
-	if ev.Lamport > bound {
-		p.lam, p.lamRef = ev.Lamport, ev.Ref()
-	} else {
-		p.lam, p.lamRef = bound, ref
-	}
 	// And so do the wall times, for the clocks' disagreement.
-	wb, wr := p.wall, p.wref
-	if s != nil && s.wmax > wb {
-		wb, wr = s.wmax, s.wref
+	var lam *bound[uint64]
+	var wall *bound[int64]
+	if s != nil {
+		lam, wall = &s.lam, &s.wmax
 	}
-	h.wallBound, h.wallRef = wb, wr
-	if ev.Wall > wb {
-		p.wall, p.wref = ev.Wall, ev.Ref()
-	} else {
-		p.wall, p.wref = wb, wr
-	}
+	h.lamBound, p.lam = step(p.lam, lam, ev.Lamport, ev.Ref())
+	h.wallBound, p.wall = step(p.wall, wall, ev.Wall, ev.Ref())
 
 	if ev.Kind == trace.KindSend && ev.Msg != 0 {
 		if first := h.pending[ev.Msg]; first != nil {
@@ -448,8 +452,7 @@ func (h *HB) deliver(p *proc, ev *trace.Event) error {
 		n := h.newSent()
 		n.ref, n.to, n.typ, n.wall = ev.Ref(), ev.Peer, ev.MsgType, ev.Wall
 		n.vc = append(n.vc[:0], p.vc...)
-		n.lam, n.lamRef = p.lam, p.lamRef
-		n.wmax, n.wref = p.wall, p.wref
+		n.lam, n.wmax = p.lam, p.wall
 		h.pending[ev.Msg] = n
 		if ws, ok := h.waiting[ev.Msg]; ok {
 			delete(h.waiting, ev.Msg)
