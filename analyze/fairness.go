@@ -58,8 +58,9 @@ a crash the request did not know of) is not held to the bound, which the
 note counts.
 
 Memory: the requests waiting, each with its vector clock and the entries
-that overtook it, and per resource and process the sequence numbers of
-its entries (one pair per critical section, as mutex-realtime keeps).`,
+that overtook it, and per resource and process its entries that some
+process may not know of yet (those a request to come may be concurrent
+with).`,
 	Requires: []string{NeedHB},
 	Promise:  true,
 	New:      func(cfg Config) Checker { return newGrants(cfg, true) },
@@ -220,7 +221,16 @@ func (g *grants) Event(ev *trace.Event, hb *HB) {
 			if b != nil {
 				e.req = b.req.Seq
 			}
-			r.hist[ev.Proc] = append(r.hist[ev.Proc], e)
+			h := append(r.hist[ev.Proc], e)
+			// The entries every process knows of happened before every
+			// request to come: none of those can be concurrent with them.
+			if len(h)%64 == 0 {
+				known := hb.KnownByAll(ev.Proc)
+				if i := sort.Search(len(h), func(i int) bool { return h[i].enter > known }); i > 0 {
+					h = append(h[:0:0], h[i:]...)
+				}
+			}
+			r.hist[ev.Proc] = h
 		}
 		if b != nil {
 			g.judge(b, ev.Ref(), ev.Wall, hb.HappenedBefore)

@@ -252,6 +252,27 @@ func (h *HB) Wall() int64 {
 // MaxWall returns the latest wall time among the events delivered so far.
 func (h *HB) MaxWall() int64 { return h.maxWall }
 
+// KnownByAll returns how many events of process q every process knows of
+// so far: the least VC[q] over the processes' computed clocks. The events
+// of q within it happened before every event still to come. In a run
+// without Nodes a process not seen yet may know nothing: it is 0.
+func (h *HB) KnownByAll(q int) int64 {
+	if !h.fixed || len(h.procs) == 0 {
+		return 0
+	}
+	least := int64(-1)
+	for _, p := range h.procs {
+		k := int64(0)
+		if p != nil && q < len(p.vc) {
+			k = int64(p.vc[q])
+		}
+		if least < 0 || k < least {
+			least = k
+		}
+	}
+	return least
+}
+
 // Procs returns the number of processes: Run.Nodes, or those seen so far.
 func (h *HB) Procs() int { return len(h.procs) }
 

@@ -34,8 +34,7 @@ the verdict inconclusive, unless the check is required (dmx check
 // Critical sections are far fewer than events, so they are collected (a few
 // words each) and swept once per resource in order of entry time.
 type mutexRealtime struct {
-	res   map[string]*realtimeRes
-	after realtimeAfter
+	res map[string]*realtimeRes
 }
 
 type realtimeRes struct {
@@ -44,19 +43,14 @@ type realtimeRes struct {
 	recent []*csSpan // the last sections exited normally (recentExits)
 }
 
-// realtimeAfter is, for each section, the section whose exit it knows of:
-// the latest of its resource's recent exits that happened before its
-// entry. Following it gives the sections that causally precede one.
-type realtimeAfter map[*csSpan]*csSpan
-
 // maxChain bounds the sections followed back from one to find another
 // that happened before it.
 const maxChain = 64
 
 // precedes reports whether a exited before b entered (causally), following
-// b's chain of sections back.
-func (af realtimeAfter) precedes(a, b *csSpan) bool {
-	for x, i := af[b], 0; x != nil && i < maxChain; x, i = af[x], i+1 {
+// b's chain of sections back (csSpan.after).
+func precedes(a, b *csSpan) bool {
+	for x, i := b.after, 0; x != nil && i < maxChain; x, i = x.after, i+1 {
 		if x == a {
 			return true
 		}
@@ -77,10 +71,7 @@ func (c *mutexRealtime) Event(ev *trace.Event, hb *HB) {
 		r.open = append(r.open, s)
 		for i := len(r.recent) - 1; i >= 0; i-- {
 			if hb.HappenedBefore(r.recent[i].exit) {
-				if c.after == nil {
-					c.after = make(realtimeAfter)
-				}
-				c.after[s] = r.recent[i]
+				s.after = r.recent[i]
 				break
 			}
 		}
@@ -136,7 +127,7 @@ func (c *mutexRealtime) Finish(end End) Result {
 			}
 			switch {
 			case cand == nil || s.t0 >= cand.t1:
-			case c.after.precedes(cand, s) || c.after.precedes(s, cand):
+			case precedes(cand, s) || precedes(s, cand):
 				skewed++ // the clocks disagree: clock-skew's finding
 			default:
 				d := time.Duration(min(s.t1, cand.t1) - s.t0)

@@ -190,6 +190,10 @@ func TestHBAgainstClosure(t *testing.T) {
 			run.Nodes = 0
 		}
 		delivered := make([]bool, len(b.events))
+		last := make([]int, b.n) // per process: the index of its last event delivered, -1 none
+		for p := range last {
+			last[p] = -1
+		}
 		var fail string
 		_, err := Walk(run, &trace.SliceReader{Events: shuffle(rng, b)}, func(ev *trace.Event, hb *HB) {
 			cur := ev.Ref()
@@ -201,6 +205,28 @@ func TestHBAgainstClosure(t *testing.T) {
 				}
 			}
 			delivered[i] = true
+			last[ev.Proc] = i
+			// every process knows of the same events of q as the closure
+			// says its last event does
+			if run.Nodes > 0 {
+				for q := range b.n {
+					least := int64(-1)
+					for p := range b.n {
+						var k int64
+						for j := range b.events {
+							if last[p] >= 0 && b.events[j].Proc == q && (j == last[p] || ref.hb(b.events[j].Ref(), b.events[last[p]].Ref())) {
+								k++
+							}
+						}
+						if least < 0 || k < least {
+							least = k
+						}
+					}
+					if got := hb.KnownByAll(q); got != least && fail == "" {
+						fail = fmt.Sprintf("at %v: KnownByAll(P%d) = %d, closure says %d", cur, q, got, least)
+					}
+				}
+			}
 			// all pairs (a, current): the traces are small
 			for j := range b.events {
 				a := b.events[j].Ref()
