@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -121,9 +122,9 @@ func (c *agreement) judge(el *election, at *agreementTerms, end End) Result {
 			byLeader[l] = append(byLeader[l], p)
 		}
 	}
-	note := fmt.Sprintf("%d decisions", el.leaders)
+	note := plural.Count(el.leaders, "decision")
 	if len(at.terms) > 0 {
-		note += fmt.Sprintf(" in %d terms", len(at.terms))
+		note += " in " + plural.Count(len(at.terms), "term")
 	}
 	if len(byLeader) == 1 {
 		for l, ps := range byLeader {
@@ -135,10 +136,10 @@ func (c *agreement) judge(el *election, at *agreementTerms, end End) Result {
 		}
 	}
 	if still > 0 {
-		note += fmt.Sprintf("; %d live processes were still electing at the end", still)
+		note += fmt.Sprintf("; %s %s still electing at the end", plural.Count(still, "live process"), plural.Form(still, "was", "were"))
 	}
 	if stale > 0 {
-		note += fmt.Sprintf("; %d live processes still followed a crashed leader", stale)
+		note += fmt.Sprintf("; %s still followed a crashed leader", plural.Count(stale, "live process"))
 	}
 	f := at.f
 	if len(byLeader) > 1 {

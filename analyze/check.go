@@ -3,7 +3,9 @@ package analyze
 import (
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -27,10 +29,40 @@ type Finding struct {
 	// (the two sections of a mutual-exclusion violation and the missing
 	// ordering, the edges of a deadlock); nil otherwise. See Role.
 	Parts []Part
+	// Sources says where each of Events came from in the log of an
+	// imported trace ("lock.log:12", "" for an event without one); nil
+	// when none did. Evaluate fills it in for every check.
+	Sources []string
 }
 
-// String formats the finding as "check: message".
-func (f Finding) String() string { return f.Check + ": " + f.Message }
+// String formats the finding as "check: message", followed by the log
+// lines of its events when it has Sources.
+func (f Finding) String() string { return f.Check + ": " + f.Text() }
+
+// Text is the finding's message followed by the log lines its events came
+// from, if it has Sources: "... (in the log: P0#3 at lock.log:5, P1#2 at
+// lock.log:6)".
+func (f Finding) Text() string {
+	if len(f.Sources) == 0 {
+		return f.Message
+	}
+	var b strings.Builder
+	seen := map[trace.Ref]bool{}
+	for i, src := range f.Sources {
+		if src == "" || i >= len(f.Events) || seen[f.Events[i]] {
+			continue
+		}
+		seen[f.Events[i]] = true
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%v at %s", f.Events[i], src)
+	}
+	if b.Len() == 0 {
+		return f.Message
+	}
+	return f.Message + " (in the log: " + b.String() + ")"
+}
 
 // Result is what one check concluded about one run.
 type Result struct {
@@ -149,7 +181,16 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([
 	for i, c := range checks {
 		cs[i] = c.New(cfg)
 	}
+	// Where the events of an imported log came from, for the findings
+	// (kept only for events that say: dmx's own have no source).
+	var sources map[trace.Ref]string
 	end, err := Walk(run, r, func(ev *trace.Event, hb *HB) {
+		if src := ev.Source(); src != "" {
+			if sources == nil {
+				sources = make(map[trace.Ref]string)
+			}
+			sources[ev.Ref()] = src
+		}
 		for _, c := range cs {
 			c.Event(ev, hb)
 		}
@@ -167,7 +208,9 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([
 		}
 		res.Check = c.Name
 		for j := range res.Findings {
-			res.Findings[j].Check = c.Name
+			f := &res.Findings[j]
+			f.Check = c.Name
+			f.Sources = findSources(f.Events, sources)
 		}
 		if res.Err != nil {
 			res.Verdict = Unknown
@@ -178,6 +221,20 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([
 		results[i] = res
 	}
 	return results, nil
+}
+
+// findSources returns the sources of events, nil if none has one.
+func findSources(events []trace.Ref, sources map[trace.Ref]string) []string {
+	var out []string
+	for i, ref := range events {
+		if src, ok := sources[ref]; ok {
+			if out == nil {
+				out = make([]string, len(events))
+			}
+			out[i] = src
+		}
+	}
+	return out
 }
 
 // Summarize returns the verdict of a set of results: violated if any is,
@@ -202,7 +259,7 @@ func Summarize(results []Result) Verdict {
 // skipped is the result of a check that needs wall times on a trace
 // without them; what says what was left unchecked.
 func skipped(what string) Result {
-	return Result{Verdict: Skipped, Note: "no wall times: " + what + " not checked in wall time"}
+	return Result{Verdict: Skipped, Note: "no wall times: " + what + " not checked"}
 }
 
 // findings collects a check's findings, keeping MaxFindings of them.
@@ -228,7 +285,7 @@ func (f *findings) result(note string) Result {
 		return Result{Verdict: OK, Note: note}
 	}
 	if f.more > 0 {
-		more := fmt.Sprintf("%d more findings not shown", f.more)
+		more := plural.Count(f.more, "more finding") + " not shown"
 		if note != "" {
 			more += "; " + note
 		}

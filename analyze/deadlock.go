@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/graph/simple"
 	"gonum.org/v1/gonum/graph/topo"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -396,7 +397,7 @@ func (c *deadlock) Finish(end End) Result {
 	}
 	note := "no process was blocked at the end of the run"
 	if len(blocked) > 0 {
-		note = fmt.Sprintf("%d processes blocked at the end of the run", len(blocked))
+		note = plural.Count(len(blocked), "process") + " blocked at the end of the run"
 		if len(groups) == 0 {
 			if c.model == trace.WaitAny {
 				note += ", with no knot among them"
@@ -406,10 +407,10 @@ func (c *deadlock) Finish(end End) Result {
 		}
 	}
 	if c.model == trace.WaitAny && c.orWaits == 0 {
-		note += "; no process waited under the OR model"
+		note = "no process waited for any one of a set"
 	}
 	if c.badWait > 0 {
-		note += fmt.Sprintf("; %d wait events with an unreadable detail ignored (first %v)", c.badWait, c.badRef)
+		note += fmt.Sprintf("; %s with an unreadable detail ignored (first %v)", plural.Count(c.badWait, "wait event"), c.badRef)
 	}
 	if len(groups) > 0 && !end.Complete {
 		return Result{Verdict: Unknown, Note: fmt.Sprintf("the run is incomplete: a message in flight or a holder about to leave may have broken the %s: %s; %s",

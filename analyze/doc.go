@@ -16,7 +16,8 @@
 // Evaluate drives any set of them over one pass of a trace; its options
 // (a Config) say what the trace cannot: the validity rule the run's
 // algorithm promises, the bound on overtaking, the checks whose data is
-// required. A violation is a Finding that names the events involved; a
+// required. A violation is a Finding that names the events involved (and,
+// for a trace imported from a log, the file and line each came from); a
 // Result's Verdict is ok, violated, unknown when the trace cannot decide (a
 // run cut short), or skipped when it lacks what the check needs (no wall
 // times), which does not make the run's verdict inconclusive unless the

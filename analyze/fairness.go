@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -347,7 +348,7 @@ func (g *grants) Finish(end End) Result {
 		note = fmt.Sprintf("%d requests granted; a request overtaken at most %s (%v; bound %d)", g.granted, times(g.most), g.mostRef, bound)
 	}
 	if excused > 0 {
-		note += fmt.Sprintf("; not held to the bound: %s overtaken more often while a process crashed", plural(excused, "request"))
+		note += fmt.Sprintf("; not held to the bound: %s overtaken more often while a process crashed", plural.Count(excused, "request"))
 	}
 	return g.f.result(note)
 }

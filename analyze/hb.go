@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -56,7 +57,9 @@ type Message struct {
 // questions about the current event.
 //
 // Happens-before is the transitive closure of program order (P#k -> P#k+1)
-// and of send -> receive of one message id. HB computes its own vector
+// and of send -> receive of one message id (the Msg column, and the
+// trace.Links of imported events, which may send or receive several). HB
+// computes its own vector
 // clock for every event (VC[p] = how many events of p happened before or
 // at it); the recorded clocks are not trusted, only verified (see Clocks).
 //
@@ -126,19 +129,21 @@ type bound[T uint64 | int64] struct {
 	ref trace.Ref
 }
 
-// step returns the bound of an event (the larger of its process's bound p
-// and, for a receive, its message's m), and its process's bound after it,
-// which the event's own value v, if larger, replaces.
-func step[T uint64 | int64](p bound[T], m *bound[T], v T, ref trace.Ref) (before, after bound[T]) {
-	before = p
-	if m != nil && m.v > before.v {
-		before = *m
+// max returns the larger of b and o.
+func (b bound[T]) max(o bound[T]) bound[T] {
+	if o.v > b.v {
+		return o
 	}
-	after = before
-	if v > before.v {
-		after = bound[T]{v, ref}
+	return b
+}
+
+// with returns the bound after an event whose own value is v: b, or v at
+// ref if it is larger.
+func (b bound[T]) with(v T, ref trace.Ref) bound[T] {
+	if v > b.v {
+		return bound[T]{v, ref}
 	}
-	return before, after
+	return b
 }
 
 // Walk reads one run's events from r and calls visit for each of them in a
@@ -350,7 +355,7 @@ func (h *HB) proc(ev *trace.Event) (*proc, error) {
 	if ev.Proc < 0 || (h.fixed && ev.Proc >= len(h.procs)) || ev.Proc >= MaxProcs {
 		n := "no process count"
 		if h.fixed {
-			n = fmt.Sprintf("%d processes", len(h.procs))
+			n = plural.Count(len(h.procs), "process")
 		}
 		return nil, broken(ev, "names process %d, out of range (run has %s)", ev.Proc, n)
 	}
@@ -376,28 +381,51 @@ func (h *HB) take(p *proc, ev *trace.Event) error {
 	if ev.Kind == trace.KindReceive && ev.Msg == 0 {
 		return broken(ev, "has no message id")
 	}
+	links, err := h.links(ev)
+	if err != nil {
+		return err
+	}
 	if p.parked() {
 		p.enqueue(ev)
 		return nil
 	}
-	if !h.deliverable(ev) {
+	if msg, ok := h.missing(ev, &links); ok {
 		p.enqueue(ev)
-		h.park(p, ev.Msg)
+		h.park(p, msg)
 		return nil
 	}
-	if err := h.deliver(p, ev); err != nil {
+	if err := h.deliver(p, ev, &links); err != nil {
 		return err
 	}
 	return h.resume()
 }
 
-// deliverable reports whether ev can be delivered now: it is not a receive,
-// or its send was delivered.
-func (h *HB) deliverable(ev *trace.Event) bool {
-	if ev.Kind != trace.KindReceive {
-		return true
+// links returns the messages ev sends and receives beyond its Msg (an
+// imported event's; see trace.Links), into HB's own buffers.
+func (h *HB) links(ev *trace.Event) (trace.Links, error) {
+	if !ev.HasLinks() {
+		return trace.Links{}, nil
 	}
-	return h.pending[ev.Msg] != nil || h.recvd.has(ev.Msg)
+	l, err := ev.Links()
+	if err != nil {
+		return l, &BrokenError{Event: ev.Ref(), Msg: err.Error()}
+	}
+	return l, nil
+}
+
+// missing returns a message that ev receives and whose send was not
+// delivered yet (ok false if there is none: ev can be delivered now).
+func (h *HB) missing(ev *trace.Event, l *trace.Links) (msg int64, ok bool) {
+	known := func(id int64) bool { return h.pending[id] != nil || h.recvd.has(id) }
+	if ev.Kind == trace.KindReceive && !known(ev.Msg) {
+		return ev.Msg, true
+	}
+	for _, k := range l.Recv {
+		if !known(k.Msg) {
+			return k.Msg, true
+		}
+	}
+	return 0, false
 }
 
 func (h *HB) park(p *proc, msg int64) { h.waiting[msg] = append(h.waiting[msg], p.id) }
@@ -410,11 +438,15 @@ func (h *HB) resume() error {
 		h.ready = h.ready[:len(h.ready)-1]
 		for p.parked() {
 			ev := &p.queue[p.head]
-			if !h.deliverable(ev) {
-				h.park(p, ev.Msg)
+			links, err := h.links(ev)
+			if err != nil {
+				return err
+			}
+			if msg, ok := h.missing(ev, &links); ok {
+				h.park(p, msg)
 				break
 			}
-			if err := h.deliver(p, ev); err != nil {
+			if err := h.deliver(p, ev, &links); err != nil {
 				return err
 			}
 			p.head++
@@ -426,8 +458,9 @@ func (h *HB) resume() error {
 	return nil
 }
 
-// deliver advances p's clock over ev and visits it.
-func (h *HB) deliver(p *proc, ev *trace.Event) error {
+// deliver advances p's clock over ev and visits it. links are the
+// messages ev sends and receives beyond its Msg.
+func (h *HB) deliver(p *proc, ev *trace.Event, links *trace.Links) error {
 	var s *sent
 	dup := false
 	if ev.Kind == trace.KindReceive {
@@ -436,15 +469,28 @@ func (h *HB) deliver(p *proc, ev *trace.Event) error {
 			h.recvd.add(ev.Msg, ev.Proc)
 			p.vc.Merge(s.vc)
 		} else {
-			// deliverable said it was received before. A second receive
-			// is a duplicated delivery only where the first one was: a
+			// missing said it was received before. A second receive is
+			// a duplicated delivery only where the first one was: a
 			// message sent to one process is not delivered to another,
 			// and the send is in the causal past of the first receiver
 			// only.
-			if first := h.recvd.receiver(ev.Msg); first != ev.Proc {
-				return broken(ev, "receives message %d, which P%d received before: a message reaches one process (a second receive there is a duplicated delivery)", ev.Msg, first)
+			if err := h.again(ev, ev.Msg); err != nil {
+				return err
 			}
 			dup = true
+		}
+	}
+	// The receives of an imported event beyond its Msg: each merges its
+	// send's clock as Msg's does (a second delivery, as a duplicate).
+	var also []*sent
+	for _, k := range links.Recv {
+		if t := h.pending[k.Msg]; t != nil {
+			delete(h.pending, k.Msg)
+			h.recvd.add(k.Msg, ev.Proc)
+			p.vc.Merge(t.vc)
+			also = append(also, t)
+		} else if err := h.again(ev, k.Msg); err != nil {
+			return err
 		}
 	}
 	if len(p.vc) <= p.id { // only without Nodes: clocks grow as processes appear
@@ -453,31 +499,26 @@ func (h *HB) deliver(p *proc, ev *trace.Event) error {
 	p.vc[p.id] = uint64(ev.Seq)
 
 	// The recorded Lamport clocks travel along the same edges: the bound of
-	// an event is the largest recorded value in its causal past.
-	// And so do the wall times, for the clocks' disagreement.
-	var lam *bound[uint64]
-	var wall *bound[int64]
+	// an event is the largest recorded value in its causal past. And so do
+	// the wall times, for the clocks' disagreement.
+	lam, wall := p.lam, p.wall
 	if s != nil {
-		lam, wall = &s.lam, &s.wmax
+		lam, wall = lam.max(s.lam), wall.max(s.wmax)
 	}
-	h.lamBound, p.lam = step(p.lam, lam, ev.Lamport, ev.Ref())
-	h.wallBound, p.wall = step(p.wall, wall, ev.Wall, ev.Ref())
+	for _, t := range also {
+		lam, wall = lam.max(t.lam), wall.max(t.wmax)
+	}
+	h.lamBound, p.lam = lam, lam.with(ev.Lamport, ev.Ref())
+	h.wallBound, p.wall = wall, wall.with(ev.Wall, ev.Ref())
 
 	if ev.Kind == trace.KindSend && ev.Msg != 0 {
-		if first := h.pending[ev.Msg]; first != nil {
-			return broken(ev, "sends message %d, already sent by %v", ev.Msg, first.ref)
+		if err := h.send(p, ev, ev.Msg, ev.Peer); err != nil {
+			return err
 		}
-		if h.recvd.has(ev.Msg) {
-			return broken(ev, "sends message %d, already sent and received", ev.Msg)
-		}
-		n := h.newSent()
-		n.ref, n.to, n.typ, n.wall = ev.Ref(), ev.Peer, ev.MsgType, ev.Wall
-		n.vc = append(n.vc[:0], p.vc...)
-		n.lam, n.wmax = p.lam, p.wall
-		h.pending[ev.Msg] = n
-		if ws, ok := h.waiting[ev.Msg]; ok {
-			delete(h.waiting, ev.Msg)
-			h.ready = append(h.ready, ws...)
+	}
+	for _, k := range links.Sent {
+		if err := h.send(p, ev, k.Msg, k.Peer); err != nil {
+			return err
 		}
 	}
 
@@ -497,6 +538,36 @@ func (h *HB) deliver(p *proc, ev *trace.Event) error {
 	h.cur, h.curVC, h.curSend, h.curDup = nil, nil, nil, false
 	if s != nil {
 		h.spare = append(h.spare, s)
+	}
+	h.spare = append(h.spare, also...)
+	return nil
+}
+
+// again checks a second receive of msg by ev: a duplicated delivery only
+// at the process that received it first.
+func (h *HB) again(ev *trace.Event, msg int64) error {
+	if first := h.recvd.receiver(msg); first != ev.Proc {
+		return broken(ev, "receives message %d, which P%d received before: a message reaches one process (a second receive there is a duplicated delivery)", msg, first)
+	}
+	return nil
+}
+
+// send records that ev, delivered at p, sends message msg to peer.
+func (h *HB) send(p *proc, ev *trace.Event, msg int64, to int) error {
+	if first := h.pending[msg]; first != nil {
+		return broken(ev, "sends message %d, already sent by %v", msg, first.ref)
+	}
+	if h.recvd.has(msg) {
+		return broken(ev, "sends message %d, already sent and received", msg)
+	}
+	n := h.newSent()
+	n.ref, n.to, n.typ, n.wall = ev.Ref(), to, ev.MsgType, ev.Wall
+	n.vc = append(n.vc[:0], p.vc...)
+	n.lam, n.wmax = p.lam, p.wall
+	h.pending[msg] = n
+	if ws, ok := h.waiting[msg]; ok {
+		delete(h.waiting, msg)
+		h.ready = append(h.ready, ws...)
 	}
 	return nil
 }
@@ -558,20 +629,29 @@ func (h *HB) close() error {
 			continue
 		}
 		for i := p.head; i < len(p.queue); i++ {
-			if ev := &p.queue[i]; ev.Kind == trace.KindSend && ev.Msg != 0 {
+			ev := &p.queue[i]
+			if ev.Kind == trace.KindSend && ev.Msg != 0 {
 				later[ev.Msg] = ev.Ref()
+			}
+			l, _ := h.links(ev) // a broken one stopped Walk before it was parked
+			for _, k := range l.Sent {
+				later[k.Msg] = ev.Ref()
 			}
 		}
 	}
 	next := make(map[int]int)
+	waitsFor := make(map[int]int64) // parked process -> the message its receive lacks
 	var parked []int
 	for _, p := range h.procs {
 		if p == nil || !p.parked() {
 			continue
 		}
 		parked = append(parked, p.id)
+		ev := &p.queue[p.head]
+		l, _ := h.links(ev)
+		waitsFor[p.id], _ = h.missing(ev, &l)
 		next[p.id] = -1
-		if ref, ok := later[p.queue[p.head].Msg]; ok {
+		if ref, ok := later[waitsFor[p.id]]; ok {
 			next[p.id] = ref.Proc
 		}
 	}
@@ -622,11 +702,12 @@ func (h *HB) close() error {
 			continue
 		}
 		ev := &h.procs[id].queue[h.procs[id].head]
+		msg := waitsFor[id]
 		var be *BrokenError
 		if onCycle[id] {
-			be = broken(ev, "waits for message %d, sent at %v, which cannot happen before it (causal cycle)", ev.Msg, later[ev.Msg])
+			be = broken(ev, "waits for message %d, sent at %v, which cannot happen before it (causal cycle)", msg, later[msg])
 		} else {
-			be = broken(ev, "receives message %d, which was never sent", ev.Msg)
+			be = broken(ev, "receives message %d, which was never sent", msg)
 		}
 		if b := behind[id]; len(b) > 0 {
 			what := "1 receive waits"

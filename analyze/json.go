@@ -26,10 +26,12 @@ type JSONResult struct {
 }
 
 // JSONFinding is the machine-readable form of a Finding: events are named
-// as "P<proc>#<seq>".
+// as "P<proc>#<seq>"; sources, only for a trace imported from a log, gives
+// the "file:line" of each of them ("" for one without).
 type JSONFinding struct {
 	Message string   `json:"message"`
 	Events  []string `json:"events"`
+	Sources []string `json:"sources,omitempty"`
 }
 
 // JSON converts the results of one run to their JSON form.
@@ -53,7 +55,7 @@ func (r Result) json(run int64) JSONResult {
 }
 
 func (f Finding) json() JSONFinding {
-	j := JSONFinding{Message: f.Message, Events: make([]string, len(f.Events))}
+	j := JSONFinding{Message: f.Message, Events: make([]string, len(f.Events)), Sources: f.Sources}
 	for k, e := range f.Events {
 		j.Events[k] = e.String()
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -98,7 +99,7 @@ func (c *mutexRealtime) Finish(end End) Result {
 	for _, r := range c.res {
 		n += len(r.spans)
 	}
-	summary := fmt.Sprintf("%s on %s", plural(n, "critical section"), plural(len(c.res), "resource"))
+	summary := fmt.Sprintf("%s on %s", plural.Count(n, "critical section"), plural.Count(len(c.res), "resource"))
 	if n == 0 {
 		return Result{Verdict: OK, Note: "no critical sections"}
 	}
@@ -147,7 +148,7 @@ func (c *mutexRealtime) Finish(end End) Result {
 		}
 	}
 	if skewed > 0 {
-		summary += fmt.Sprintf("; %d overlaps in wall time of sections that were causally ordered: the clocks disagree (see clock-skew)", skewed)
+		summary += "; " + plural.Count(skewed, "overlap") + " in wall time of sections that were causally ordered: the clocks disagree (see clock-skew)"
 	}
 	return f.result(summary)
 }

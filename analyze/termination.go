@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -74,9 +75,9 @@ func (c *termination) judge(el *election, end End) Result {
 		}
 		opens[i].starts = append(opens[i].starts, q)
 	}
-	note := fmt.Sprintf("%d election starts, %d decisions", el.starts, el.leaders)
+	note := plural.Count(el.starts, "election start") + ", " + plural.Count(el.leaders, "decision")
 	if el.starts == 0 {
-		note = fmt.Sprintf("no election started; %d decisions", el.leaders)
+		note = "no election started; " + plural.Count(el.leaders, "decision")
 	}
 	var f findings
 	for _, o := range opens {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/render/plural"
 )
 
 // Report is the checks of one run of one trace file, as dmx check and dmx
@@ -48,7 +49,11 @@ func Verdict(reps []Report) analyze.Verdict {
 // findings (at most maxShown per check), a summary of each trace file and
 // their total when there are several, and the overall verdict; JSON,
 // {"verdict": V, "runs": [REPORT...], "traces": [TRACESUMMARY...]}; or
-// JUnit XML.
+// JUnit XML. The table is a summary that stays readable whatever the size
+// of the run (one of 1000 processes has notes of 100,000 characters): a
+// note longer than MaxNote is cut in its cell and shown below the table,
+// and there, as findings are, cut at MaxFinding; JSON and JUnit have them
+// whole.
 func Reports(w io.Writer, format string, reps []Report, maxShown int) error {
 	switch format {
 	case "table":
@@ -137,32 +142,40 @@ func (s TraceSummary) line() string {
 		}
 		parts = append(parts, part)
 	}
-	return fmt.Sprintf("%s, %s: %s", plural(s.Runs, "run"), plural(total, "check"), strings.Join(parts, ", "))
+	return fmt.Sprintf("%s, %s: %s", plural.Count(s.Runs, "run"), plural.Count(total, "check"), strings.Join(parts, ", "))
 }
 
-// plural formats n things: "1 run", "2 runs".
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
-}
+// Bounds of what the table shows of one note in its cell and of one note
+// or finding below it, in characters.
+const (
+	MaxNote    = 72
+	MaxFinding = 500
+)
 
 // reportTable writes one row per check of each run (the runs named by a
 // first column when there are several), then each check's findings, at
 // most maxShown of them (JSON shows them all), then, when several trace
 // files were checked, a summary line for each and their total, then the
-// overall verdict.
+// overall verdict. Long notes and findings are cut, and a line says so.
 func reportTable(w io.Writer, reps []Report, maxShown int) error {
+	cut := false
+	shorten := func(s string, width int) string {
+		short := clip(s, width)
+		cut = cut || short != s
+		return short
+	}
+	note := func(res analyze.Result) string {
+		if res.Err != nil {
+			return "error: " + res.Err.Error()
+		}
+		return res.Note
+	}
 	multi := len(reps) > 1
 	where := func(rep Report) string { return fmt.Sprintf("%s#%d", rep.File, rep.Run) }
 	var rows [][]string
 	for _, rep := range reps {
 		for _, res := range rep.Results {
-			row := []string{res.Check, string(res.Verdict), strconv.Itoa(len(res.Findings)), res.Note}
-			if res.Err != nil {
-				row[3] = "error: " + res.Err.Error()
-			}
+			row := []string{res.Check, string(res.Verdict), strconv.Itoa(len(res.Findings)), clip(note(res), MaxNote)}
 			if multi {
 				row = append([]string{where(rep)}, row...)
 			}
@@ -182,14 +195,20 @@ func reportTable(w io.Writer, reps []Report, maxShown int) error {
 			prefix = where(rep) + " "
 		}
 		for _, res := range rep.Results {
+			if n := note(res); clip(n, MaxNote) != n {
+				fmt.Fprintf(w, "%s%s (note): %s\n", prefix, res.Check, shorten(n, MaxFinding))
+			}
 			for i, f := range res.Findings {
 				if i == maxShown {
-					fmt.Fprintf(w, "  ... and %d more %s findings (--format json shows all)\n", len(res.Findings)-maxShown, res.Check)
+					fmt.Fprintf(w, "  ... and %s (--format json shows all)\n", plural.Count(len(res.Findings)-maxShown, "more "+res.Check+" finding"))
 					break
 				}
-				fmt.Fprintf(w, "%s%s: %s\n", prefix, res.Check, f.Message)
+				fmt.Fprintf(w, "%s%s: %s\n", prefix, res.Check, shorten(f.Text(), MaxFinding))
 			}
 		}
+	}
+	if cut {
+		fmt.Fprintf(w, "(notes and findings cut at %d characters: --format json shows them whole)\n", MaxFinding)
 	}
 	if sums := Summaries(reps); len(sums) > 1 {
 		total := TraceSummary{Checks: make(map[analyze.Verdict]int), which: make(map[analyze.Verdict][]string)}
@@ -256,9 +275,9 @@ func reportJUnit(w io.Writer, reps []Report) error {
 			case res.Verdict == analyze.Violated:
 				msgs := make([]string, len(res.Findings))
 				for i, f := range res.Findings {
-					msgs[i] = f.Message
+					msgs[i] = f.Text()
 				}
-				tc.Failure = &junitFailure{Message: fmt.Sprintf("%d findings", len(res.Findings)), Text: strings.Join(msgs, "\n")}
+				tc.Failure = &junitFailure{Message: plural.Count(len(res.Findings), "finding"), Text: strings.Join(msgs, "\n")}
 				s.Failures++
 			case res.Verdict == analyze.Unknown, res.Verdict == analyze.Skipped:
 				tc.Skipped = &junitFailure{Message: string(res.Verdict) + ": " + res.Note}

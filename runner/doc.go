@@ -16,8 +16,10 @@
 // anything starts, with *PlanError naming the part that is wrong. A plan
 // comes from flags (cmd/dmx maps them), from a scenario file
 // (Scenario.Apply) or from a recorded run (PlanFromRun); it gives the
-// trace's runs row (RunRow) and the command line that runs it again
-// (Args). Simulate and Launch each take one.
+// trace's runs row (RunRow), the command line that runs it again (Args),
+// and an estimate of its size before it starts (Estimate: events,
+// messages, trace bytes, from the algorithm's costs). Simulate and Launch
+// each take one.
 //
 // # The launcher
 //

@@ -31,14 +31,6 @@ type LaunchHooks struct {
 	Command func() *exec.Cmd
 	// Stderr receives the nodes' own diagnostics, each line prefixed "P3: ".
 	Stderr io.Writer
-	// Progress, if set, is called about every 200ms.
-	Progress func(Progress)
-}
-
-// Progress is how far a run has got.
-type Progress struct {
-	Entries, Total int   // critical-section exits so far, and the workload's total
-	Events         int64 // events recorded
 }
 
 // LaunchResult says how a run of processes ended.
@@ -148,7 +140,6 @@ type launcher struct {
 	t0           time.Time // when the run started (after the hello phase)
 	res          LaunchResult
 	failure      error
-	prog         Progress
 	lastEvent    time.Time
 	allDoneSince time.Time // when every live node last became done
 	stopping     bool
@@ -323,12 +314,6 @@ func (l *launcher) hello(ctx context.Context) error {
 // records every event, fires the faults and decides when the run ends. It
 // returns when every process has ended and no fault is still to come.
 func (l *launcher) watch(ctx context.Context) {
-	if l.plan.Spec.Kind == algo.MutualExclusion {
-		for i := 0; i < l.plan.N; i++ {
-			w := l.wl.For(i)
-			l.prog.Total += w.Entries * len(w.Resources)
-		}
-	}
 	l.lastEvent = time.Now()
 	quitFaults := make(chan struct{})
 	defer close(quitFaults)
@@ -337,7 +322,6 @@ func (l *launcher) watch(ctx context.Context) {
 
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	lastProgress := time.Time{}
 	ctxDone := ctx.Done()
 	for l.ended < l.started || (l.pendingFaults > 0 && !l.stopping) {
 		select {
@@ -353,10 +337,6 @@ func (l *launcher) watch(ctx context.Context) {
 			}
 			l.stopAll(status, false)
 		case now := <-tick.C:
-			if l.hooks.Progress != nil && now.Sub(lastProgress) >= 200*time.Millisecond {
-				lastProgress = now
-				l.hooks.Progress(l.prog)
-			}
 			l.tick(now)
 		case <-l.stopDeadline:
 			// Nodes that do not stop when told are killed; what they
@@ -366,9 +346,6 @@ func (l *launcher) watch(ctx context.Context) {
 		}
 	}
 	l.readers.Wait()
-	if l.hooks.Progress != nil {
-		l.hooks.Progress(l.prog)
-	}
 }
 
 // handle acts on one message from a node.
@@ -418,7 +395,6 @@ func (l *launcher) event(p *nodeProc, ev trace.Event) {
 	st.last.VC = ev.VC.Clone()
 	switch ev.Kind {
 	case trace.KindCSExit:
-		l.prog.Entries++
 		st.exits[ev.Resource]++
 	case trace.KindSend:
 		if k := ev.Msg & 0xffffffff; k > st.sent {
@@ -449,7 +425,6 @@ func (l *launcher) record(ev *trace.Event) {
 		l.fail(err)
 	}
 	l.res.Events++
-	l.prog.Events = l.res.Events
 	l.lastEvent = time.Now()
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
@@ -333,6 +334,68 @@ func (n *Node) Stop() {
 		delete(n.timers, k)
 	}
 }
+
+// Request asks for the critical section of resource r now (for a multicast
+// algorithm: multicasts one message), as the workload does when a think time
+// ends. It is for drivers that step a node by hand (interaction scripts,
+// replay); a node that is down or stopped ignores it.
+func (n *Node) Request(r string) {
+	if n.stopped || n.crashed {
+		return
+	}
+	if _, ok := n.machines[r]; !ok && n.spec.Kind != algo.Multicast {
+		n.fail(fmt.Errorf("request for resource %q, which P%d does not guard", r, n.ID))
+		return
+	}
+	n.request(r)
+}
+
+// Release leaves the critical section of resource r now, as the workload
+// does when a hold time ends; like Request, for drivers that step a node by
+// hand.
+func (n *Node) Release(r string) {
+	if n.stopped || n.crashed || n.machines[r] == nil {
+		return
+	}
+	n.release(r)
+}
+
+// Fire fires the timer name of resource r's machine now, whether or not it
+// is armed (an armed one is stopped), as a driver that steps a node by hand
+// needs: replay re-executes a recorded timeout, and an interaction script
+// shows what a machine does with a timer it does not expect. A node that is
+// down or stopped ignores it.
+func (n *Node) Fire(r, name string) {
+	if n.stopped || n.crashed {
+		return
+	}
+	if n.machines[r] == nil {
+		n.fail(fmt.Errorf("timer %s for resource %q, which P%d does not guard", name, r, n.ID))
+		return
+	}
+	if t, ok := n.timers[r+"\x00"+name]; ok {
+		t.Stop()
+	}
+	n.fire(r, name)
+}
+
+// Timers returns the timers armed by the machine of resource r, by name:
+// what the Env's After returned for each, from which a driver that steps a
+// node by hand reads when each is due (it fires one with Fire).
+func (n *Node) Timers(r string) map[string]Timer {
+	out := map[string]Timer{}
+	for k, t := range n.timers {
+		if res, name, _ := strings.Cut(k, "\x00"); res == r {
+			out[name] = t
+		}
+	}
+	return out
+}
+
+// RaiseLamport raises the node's Lamport clock to c if it is lower, as the
+// delivery of a message stamped c would: an interaction script sets up
+// equal or ordered request timestamps with it.
+func (n *Node) RaiseLamport(c uint64) { n.lamport = max(n.lamport, c) }
 
 // after runs f after d unless the node crashes or stops first.
 func (n *Node) after(d time.Duration, f func()) {

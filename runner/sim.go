@@ -32,6 +32,20 @@ func (c *Collector) Record(ev *trace.Event) error {
 	return nil
 }
 
+// SimHooks are what a caller of the simulator may add to a plan that is
+// not part of the run's description: a way to stop it, and for tests a
+// choice of the process a fault hits.
+type SimHooks struct {
+	// Stop, if not nil, cuts the run short (marked incomplete) once it is
+	// closed: Ctrl-C under dmx sim.
+	Stop <-chan struct{}
+	// Aim, if not nil, picks the process the fault Plan.Faults[i] hits
+	// when it fires, in place of its Proc (a negative result skips the
+	// fault): tests aim crashes at a process chosen from the run's state,
+	// such as the holder of a token.
+	Aim func(i int, f Fault) int
+}
+
 // SimResult says how a simulated run ended.
 type SimResult struct {
 	Complete bool   // the run ended by itself, not by the time limit
@@ -46,6 +60,11 @@ type SimResult struct {
 // stop, if not nil, cuts the run short (marked incomplete) once it is
 // closed: Ctrl-C under dmx sim.
 func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
+	return SimulateWith(p, rec, SimHooks{Stop: stop})
+}
+
+// SimulateWith is Simulate with hooks.
+func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 	if p.driver() != DriverSim {
 		return SimResult{}, fmt.Errorf("simulate a %s plan: the simulator carries out %s plans", p.Driver, DriverSim)
 	}
@@ -53,7 +72,7 @@ func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
 		return SimResult{}, err
 	}
 	p = p.WithDefaults()
-	s := &sim{plan: p, rec: rec, net: rand.New(rand.NewPCG(p.Seed, streamNet)), leader: -1}
+	s := &sim{plan: p, hooks: h, rec: rec, net: rand.New(rand.NewPCG(p.Seed, streamNet)), leader: -1}
 	s.lastArrival = make([]int64, p.N*p.N)
 	for i := 0; i < p.N; i++ {
 		env := &simEnv{s: s, id: i}
@@ -65,9 +84,9 @@ func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
 		nd.OnLeader = func(l int) { s.leader = l }
 		s.nodes = append(s.nodes, nd)
 	}
-	for _, f := range p.Faults {
+	for i, f := range p.Faults {
 		s.pendingFaults++
-		s.push(&simItem{at: int64(f.At), f: func() { s.inject(f) }})
+		s.push(&simItem{at: int64(f.At), f: func() { s.inject(i, f) }})
 	}
 	if p.Spec.Kind == algo.Election {
 		s.push(&simItem{at: int64(p.Duration), stop: true})
@@ -77,9 +96,9 @@ func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
 	}
 	res := SimResult{Complete: true}
 	for steps := 0; s.q.Len() > 0 && s.err == nil; steps++ {
-		if stop != nil && steps%256 == 0 {
+		if h.Stop != nil && steps%256 == 0 {
 			select {
-			case <-stop:
+			case <-h.Stop:
 				res.Complete = false
 				res.Status = "interrupted"
 			default:
@@ -140,6 +159,7 @@ func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
 
 type sim struct {
 	plan        Plan // with its defaults
+	hooks       SimHooks
 	rec         Recorder
 	net         *rand.Rand
 	nodes       []*Node
@@ -173,10 +193,13 @@ func (s *sim) progress() {
 
 // inject carries out a fault that is due: a case per fault kind (see
 // fault.go). A fault aimed at the leader before there is one does nothing.
-func (s *sim) inject(f Fault) {
+func (s *sim) inject(i int, f Fault) {
 	s.pendingFaults--
 	p := f.Proc
-	if p == Leader {
+	switch {
+	case s.hooks.Aim != nil:
+		p = s.hooks.Aim(i, f)
+	case p == Leader:
 		p = s.leader
 	}
 	if p >= 0 {

@@ -18,6 +18,14 @@
 // for an event on the pipe from a node process to the runner: AppendWire
 // and ParseWire are its only encoding.
 //
+// An event imported from another program's log (see trace/foreign) also
+// says where it came from (Origin: the file and line, its text, the log's
+// fields; Source gives the file and line that findings name) and may send
+// or receive more messages than its Msg column holds (Links: an event of a
+// foreign log may merge several clocks at once). EncodeImported writes
+// both beside the kind's detail; the Writer puts the Links into the
+// messages table, and happens-before follows them.
+//
 // A trace is one SQLite file (see Store) holding one or more runs. Its schema
 // is public and versioned with PRAGMA user_version (Schema documents every
 // table and column; the README quotes it). Readers hand events out one at a

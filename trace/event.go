@@ -88,10 +88,14 @@ func MsgID(from int, k int64) int64 { return int64(from)<<32 | k }
 
 // Run describes one recorded run (a row of the runs table).
 type Run struct {
-	ID          int64
-	Algorithm   string
-	Nodes       int
-	Seed        uint64
+	ID        int64
+	Algorithm string
+	Nodes     int
+	Seed      uint64
+	// NoSeed says the run has no seed: an imported log of a program dmx
+	// did not run. It is stored as an empty seed column and read back so;
+	// Seed is then 0.
+	NoSeed      bool
 	Mode        string          // "udp", "sim" or "import"
 	Params      json.RawMessage // algorithm and workload parameters
 	Faults      json.RawMessage // fault specification, JSON array

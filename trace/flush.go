@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/mattn/go-sqlite3"
+
+	"github.com/dmxlab/dmx/render/plural"
 )
 
 // writerDB is a Writer's own connection to the trace file. It talks to the
@@ -176,15 +178,29 @@ func messagesSQL(rows int) string {
 // which halves the work when a send and its receive are in the same batch.
 const messagesFromEventsSQL = `
 INSERT INTO messages (` + messageColumns + `)
-SELECT run, msg, msg_type,
-       CASE kind WHEN 'send' THEN proc WHEN 'receive' THEN peer END,
-       CASE kind WHEN 'send' THEN peer WHEN 'receive' THEN proc END,
-       CASE kind WHEN 'send' THEN id END,
-       CASE kind WHEN 'receive' THEN id END,
-       CASE kind WHEN 'send' THEN 'in_flight' WHEN 'receive' THEN 'delivered' ELSE 'dropped' END
-FROM events
-WHERE id > ?1 AND msg IS NOT NULL AND kind IN ('send', 'receive', 'drop')
-ORDER BY id` + messagesUpsert
+SELECT run, msg, type, sender, receiver, send_event, recv_event, fate FROM (
+  SELECT id AS ord, -1 AS sub, run, msg, msg_type AS type,
+         CASE kind WHEN 'send' THEN proc WHEN 'receive' THEN peer END AS sender,
+         CASE kind WHEN 'send' THEN peer WHEN 'receive' THEN proc END AS receiver,
+         CASE kind WHEN 'send' THEN id END AS send_event,
+         CASE kind WHEN 'receive' THEN id END AS recv_event,
+         CASE kind WHEN 'send' THEN 'in_flight' WHEN 'receive' THEN 'delivered' ELSE 'dropped' END AS fate
+  FROM events
+  WHERE id > ?1 AND msg IS NOT NULL AND kind IN ('send', 'receive', 'drop')
+  UNION ALL
+  SELECT e.id, l.key, e.run, json_extract(l.value, '$[0]'), e.msg_type,
+         json_extract(l.value, '$[1]'), e.proc, NULL, e.id, 'delivered'
+  FROM events AS e,
+       json_each(CASE WHEN json_valid(e.detail) THEN e.detail ELSE '{}' END, '$.` + keyRecv + `') AS l
+  WHERE e.id > ?1 AND e.detail LIKE '%_msgs"%' AND json_type(l.value, '$[0]') = 'integer'
+  UNION ALL
+  SELECT e.id, 1000000 + l.key, e.run, json_extract(l.value, '$[0]'), e.msg_type,
+         e.proc, json_extract(l.value, '$[1]'), e.id, NULL, 'in_flight'
+  FROM events AS e,
+       json_each(CASE WHEN json_valid(e.detail) THEN e.detail ELSE '{}' END, '$.` + keySent + `') AS l
+  WHERE e.id > ?1 AND e.detail LIKE '%_msgs"%' AND json_type(l.value, '$[0]') = 'integer'
+) WHERE true
+ORDER BY ord, sub` + messagesUpsert
 
 // upkeepFromEvents makes every transaction take the general way of keeping
 // the messages table (tests check that both ways agree).
@@ -223,7 +239,7 @@ func (d *writerDB) write(b *batch) (stored int64, bad, err error) {
 	if err != nil {
 		return 0, nil, d.s.wrap(err)
 	}
-	bad = fmt.Errorf("%s: run %v: %d events not stored: %w", d.s.path, d.run, len(refused), errors.Join(refused...))
+	bad = fmt.Errorf("%s: run %v: %s not stored: %w", d.s.path, d.run, plural.Count(len(refused), "event"), errors.Join(refused...))
 	return int64(len(b.rows) - len(refused)), bad, nil
 }
 
@@ -363,48 +379,67 @@ func (a *msgAgg) fate() string {
 }
 
 // aggregate merges the message events of b per message, given that row i
-// got the event id first+i. The merge follows messagesUpsert.
+// got the event id first+i. The merge follows messagesUpsert. A row's
+// Links count as sends and receives of that row, after its msg column.
 func (d *writerDB) aggregate(b *batch, first int64) []msgAgg {
 	clear(d.index)
 	aggs := d.aggs[:0]
-	for i := range b.rows {
-		r := &b.rows[i]
-		if r.msg == 0 || (r.kind != string(KindSend) && r.kind != string(KindReceive) && r.kind != string(KindDrop)) {
-			continue
-		}
-		k, ok := d.index[r.msg]
+	get := func(msg int64) *msgAgg {
+		k, ok := d.index[msg]
 		if !ok {
 			k = len(aggs)
-			d.index[r.msg] = k
-			aggs = append(aggs, msgAgg{id: r.msg, sender: NoPeer, receiver: NoPeer})
+			d.index[msg] = k
+			aggs = append(aggs, msgAgg{id: msg, sender: NoPeer, receiver: NoPeer})
 		}
-		a := &aggs[k]
+		return &aggs[k]
+	}
+	send := func(a *msgAgg, id int64, typ string, sender, receiver int64) {
+		if a.sendEvent == 0 {
+			a.sendEvent, a.typ, a.sender, a.receiver = id, typ, sender, receiver
+		}
+	}
+	receive := func(a *msgAgg, id int64, typ string, sender, receiver int64) {
+		a.recvs++
+		if a.recvEvent == 0 {
+			a.recvEvent = id
+		}
+		if a.sendEvent == 0 {
+			if a.typ == "" {
+				a.typ = typ
+			}
+			if a.sender == NoPeer {
+				a.sender = sender
+			}
+			if a.receiver == NoPeer {
+				a.receiver = receiver
+			}
+		}
+	}
+	links := b.links
+	for i := range b.rows {
+		r := &b.rows[i]
 		id := first + int64(i)
-		switch r.kind {
-		case string(KindSend):
-			if a.sendEvent == 0 {
-				a.sendEvent, a.typ, a.sender, a.receiver = id, r.msgType, r.proc, r.peer
-			}
-		case string(KindReceive):
-			a.recvs++
-			if a.recvEvent == 0 {
-				a.recvEvent = id
-			}
-			if a.sendEvent == 0 {
+		if r.msg != 0 {
+			switch r.kind {
+			case string(KindSend):
+				send(get(r.msg), id, r.msgType, r.proc, r.peer)
+			case string(KindReceive):
+				receive(get(r.msg), id, r.msgType, r.peer, r.proc)
+			case string(KindDrop):
+				a := get(r.msg)
+				a.dropped = true
 				if a.typ == "" {
 					a.typ = r.msgType
 				}
-				if a.sender == NoPeer {
-					a.sender = r.peer
-				}
-				if a.receiver == NoPeer {
-					a.receiver = r.proc
-				}
 			}
-		case string(KindDrop):
-			a.dropped = true
-			if a.typ == "" {
-				a.typ = r.msgType
+		}
+		for len(links) > 0 && links[0].row == i {
+			k := links[0]
+			links = links[1:]
+			if k.recv {
+				receive(get(k.msg), id, r.msgType, k.peer, r.proc)
+			} else {
+				send(get(k.msg), id, r.msgType, r.proc, k.peer)
 			}
 		}
 	}

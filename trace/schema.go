@@ -13,13 +13,15 @@ const SchemaVersion = 1
 // by one or several dmx processes (each run has its own id).
 //
 //	id            run id, referenced by every other table's run column
-//	algorithm     algorithm name as `dmx list` shows it ("ricart-agrawala")
+//	algorithm     algorithm name as `dmx list` shows it ("ricart-agrawala");
+//	              for an imported log, the format it came in ("shiviz")
 //	nodes         number of processes N; procs are numbered 0..N-1
 //	seed          the run's seed as decimal TEXT, exactly as dmx prints it
 //	              ("seed: 42"): TEXT because seeds are uint64 and SQLite
 //	              integers are signed. `WHERE seed = 42` works (the literal
 //	              takes the column's TEXT affinity); quote seeds of 2^63 and
-//	              more, which SQLite would read as REAL numbers.
+//	              more, which SQLite would read as REAL numbers. '' for an
+//	              imported log, which has no seed.
 //	mode          "udp" (dmx run), "sim" (dmx sim) or "import"
 //	params        JSON object: algorithm and workload parameters
 //	faults        JSON array: the fault specifications of the run
@@ -63,11 +65,19 @@ const SchemaVersion = 1
 //	              the algorithm instance guarding it); NULL if none
 //	detail        JSON value with kind-specific facts, e.g. {"leader": 3}
 //	              for leader and {"timer": "election"} for timeout; NULL if
-//	              none
+//	              none. An imported event's detail also says where it came
+//	              from: "src" ("chord.log:12", the file and line of its
+//	              text), "text" (its text in the log), "fields" (the other
+//	              named groups of the log's regex, an object of strings);
+//	              and "recv_msgs" and "sent_msgs" list the messages it
+//	              receives and sends besides the one in msg (an event of a
+//	              foreign log may merge several clocks at once, or one send
+//	              may reach several processes), as [message id, peer] pairs
 //
 // messages: one row per message, maintained as the events are recorded.
 //
-//	run, id       the run and the message id (the msg column of its events)
+//	run, id       the run and the message id (the msg column of its events,
+//	              or an entry of their detail's recv_msgs and sent_msgs)
 //	type          message type
 //	sender        process that sent it
 //	receiver      process it was addressed to

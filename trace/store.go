@@ -529,6 +529,10 @@ func (s *Store) BeginRun(r Run) (int64, error) {
 	if status == "" {
 		status = "running"
 	}
+	seed := strconv.FormatUint(r.Seed, 10)
+	if r.NoSeed {
+		seed = ""
+	}
 	ctx := context.Background()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -538,7 +542,7 @@ func (s *Store) BeginRun(r Run) (int64, error) {
 	res, err := tx.ExecContext(ctx, `INSERT INTO runs
 		(algorithm, nodes, seed, mode, params, faults, tool_version, started_ns, complete, status)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
-		r.Algorithm, r.Nodes, strconv.FormatUint(r.Seed, 10), r.Mode, params, faults,
+		r.Algorithm, r.Nodes, seed, r.Mode, params, faults,
 		r.ToolVersion, r.Started, status)
 	if err != nil {
 		return 0, s.wrap(err)
@@ -650,12 +654,16 @@ func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 		&r.ToolVersion, &r.Started, &r.Ended, &r.Complete, &r.Status); err != nil {
 		return r, err
 	}
+	r.Params = json.RawMessage(params)
+	r.Faults = json.RawMessage(faults)
+	if seed == "" {
+		r.NoSeed = true // an imported log
+		return r, nil
+	}
 	var err error
 	if r.Seed, err = strconv.ParseUint(seed, 10, 64); err != nil {
 		return r, fmt.Errorf("run %d: seed %q: %w", r.ID, seed, err)
 	}
-	r.Params = json.RawMessage(params)
-	r.Faults = json.RawMessage(faults)
 	return r, nil
 }
 

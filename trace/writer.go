@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/dmxlab/dmx/render/plural"
 )
 
 // Batching of the Writer: a transaction is committed when this many events
@@ -64,6 +66,14 @@ type Writer struct {
 type batch struct {
 	rows  []row
 	arena []byte
+	links []rowLink // the Links of rows that have some, in row order
+}
+
+// rowLink is a message a row sends or receives besides its msg column.
+type rowLink struct {
+	row       int // index in rows
+	msg, peer int64
+	recv      bool
 }
 
 type row struct {
@@ -94,6 +104,7 @@ func newBatch() *batch {
 func (b *batch) reset() {
 	b.rows = b.rows[:0]
 	b.arena = b.arena[:0]
+	b.links = b.links[:0]
 }
 
 // NewWriter returns a Writer that records events of run. Close it before
@@ -178,6 +189,18 @@ func (w *Writer) Add(ev *Event) error {
 		b.arena = append(b.arena, detail...)
 		r.detail = span{off, len(detail)}
 	}
+	if ev.HasLinks() {
+		// Only imported events have links; a detail that does not read
+		// is left to the analyses to report.
+		if l, err := ev.Links(); err == nil {
+			for _, k := range l.Recv {
+				b.links = append(b.links, rowLink{len(b.rows), k.Msg, int64(k.Peer), true})
+			}
+			for _, k := range l.Sent {
+				b.links = append(b.links, rowLink{len(b.rows), k.Msg, int64(k.Peer), false})
+			}
+		}
+	}
 	b.rows = append(b.rows, r)
 	full := len(b.rows) >= batchSize
 	err := w.err
@@ -244,7 +267,7 @@ func (w *Writer) Close() error {
 	err := w.err
 	w.err = nil
 	if n := len(w.cur.rows); n > 0 {
-		return fmt.Errorf("%s: run %d: %d events could not be stored: %w", w.s.path, w.run, n, err)
+		return fmt.Errorf("%s: run %d: %s could not be stored: %w", w.s.path, w.run, plural.Count(n, "event"), err)
 	}
 	return err
 }
@@ -279,6 +302,10 @@ func (w *Writer) flushLocked() {
 	if err != nil {
 		// Put the batch back in front of what was added meanwhile.
 		later := w.cur
+		for _, k := range later.links {
+			k.row += len(b.rows)
+			b.links = append(b.links, k)
+		}
 		for _, r := range later.rows {
 			r.vc = b.copySpan(later, r.vc)
 			r.detail = b.copySpan(later, r.detail)

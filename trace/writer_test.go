@@ -87,6 +87,17 @@ func TestMessageFates(t *testing.T) {
 			"req|0|1|P0#1|NULL|lost_to_crash"},
 		{"receive without send", []Event{recv(1, 1, 0, m, "req", 20)},
 			"req|0|1|NULL|P1#1|delivered"},
+		// Imported events: a message sent and received as a Link of an
+		// event of another kind, or beside the event's own message.
+		{"link delivered", []Event{linked(ev(0, 1, KindCSExit, 10), Links{Sent: []Link{{m, 1}}}),
+			linked(ev(1, 1, KindCSEnter, 20), Links{Recv: []Link{{m, 0}}})},
+			"NULL|0|1|P0#1|P1#1|delivered"},
+		{"link beside a message", []Event{send(0, 1, 1, m+1, "msg", 10),
+			linked(recv(2, 1, 0, m+1, "msg", 20), Links{Recv: []Link{{m, 0}}}),
+			linked(send(0, 2, 2, m, "msg", 15), Links{Sent: []Link{{m + 2, 1}}})},
+			"msg|0|2|P0#2|P2#1|delivered"},
+		{"link in flight", []Event{linked(ev(0, 1, KindInternal, 10), Links{Sent: []Link{{m, 2}}})},
+			"NULL|0|2|P0#1|NULL|in_flight"},
 	} {
 		for _, general := range []bool{false, true} {
 			name := tc.name
@@ -102,9 +113,16 @@ func TestMessageFates(t *testing.T) {
 	}
 }
 
+// linked returns e with links in its detail, as an importer records them.
+func linked(e Event, l Links) Event {
+	e.Detail = EncodeImported(nil, Origin{Src: "x.log:1"}, l)
+	return e
+}
+
 // testFate records evs in every order and batching and checks the one
 // messages row against want.
 func testFate(t *testing.T, evs []Event, want string) {
+	const want1 = 1 << 32 // the message whose row is compared
 	path := filepath.Join(t.TempDir(), "t.db")
 	s, err := Create(path)
 	if err != nil {
@@ -139,7 +157,7 @@ func testFate(t *testing.T, evs []Event, want string) {
 			got := query(t, s, `SELECT m.type, m.sender, m.receiver,
 				'P' || se.proc || '#' || se.seq, 'P' || re.proc || '#' || re.seq, m.fate
 				FROM messages m LEFT JOIN events se ON se.id = m.send_event
-				LEFT JOIN events re ON re.id = m.recv_event WHERE m.run = ?`, id)
+				LEFT JOIN events re ON re.id = m.recv_event WHERE m.run = ? AND m.id = ?`, id, want1)
 			if len(got) != 1 || got[0] != want {
 				t.Errorf("order %q, flush each %v: messages %q, want %q", names, flushEach, got, want)
 			}
@@ -413,7 +431,7 @@ func TestDuplicateEventReported(t *testing.T) {
 		w.Add(&e)
 	}
 	err = w.Flush()
-	if err == nil || !strings.Contains(err.Error(), "P0#2") || !strings.Contains(err.Error(), "1 events not stored") {
+	if err == nil || !strings.Contains(err.Error(), "P0#2") || !strings.Contains(err.Error(), "1 event not stored") {
 		t.Errorf("Flush = %v, want a report of P0#2", err)
 	}
 	if err := w.Close(); err != nil {

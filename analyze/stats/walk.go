@@ -134,6 +134,21 @@ func (ps *pstate) clientHop(r, q int) *hop {
 
 func (w *walker) event(ev *trace.Event, hb *analyze.HB) {
 	w.pos++
+	if ev.HasLinks() {
+		// The messages an imported event sends and receives beyond its
+		// msg column are counted as the others are; their hops are not
+		// followed.
+		if l, err := ev.Links(); err == nil {
+			typ := ev.MsgType
+			if typ == "" {
+				typ = "msg" // an event of another kind that also sends, as imports name it
+			}
+			for range l.Sent {
+				w.count(ev, typ)
+			}
+			w.received += int64(len(l.Recv))
+		}
+	}
 	switch ev.Kind {
 	case trace.KindSend:
 		w.send(ev)
@@ -180,26 +195,10 @@ func (w *walker) event(ev *trace.Event, hb *analyze.HB) {
 }
 
 func (w *walker) send(ev *trace.Event) {
-	w.sent++
+	if !w.count(ev, ev.MsgType) || ev.Msg == 0 {
+		return
+	}
 	ps := w.proc(ev.Proc)
-	if ev.MsgType == HeartbeatType {
-		// Heartbeats are the failure detector's, not the algorithm's: they
-		// are counted apart and carry no hop counter.
-		w.st.Messages.Heartbeat++
-		return
-	}
-	w.st.Messages.Total++
-	w.st.Messages.ByType[ev.MsgType]++
-	w.window++
-	if ps.el.id != 0 && ps.el.id == w.roundID {
-		// Sent by a process that a start of the latest round happened
-		// before: the round's message, even after it closed (the elected
-		// message still goes round the ring after the last decision).
-		w.roundMsgs++
-	}
-	if ev.Msg == 0 {
-		return
-	}
 	c := w.newCarry()
 	c.sync = append(c.sync[:0], ps.sync...)
 	for len(c.client) < len(ps.client) {
@@ -211,6 +210,29 @@ func (w *walker) send(ev *trace.Event) {
 	}
 	c.el = ps.el
 	w.inflight[ev.Msg] = c
+}
+
+// count counts a message of type typ that ev sends, and reports whether it
+// is one of the algorithm's.
+func (w *walker) count(ev *trace.Event, typ string) bool {
+	w.sent++
+	ps := w.proc(ev.Proc)
+	if typ == HeartbeatType {
+		// Heartbeats are the failure detector's, not the algorithm's: they
+		// are counted apart and carry no hop counter.
+		w.st.Messages.Heartbeat++
+		return false
+	}
+	w.st.Messages.Total++
+	w.st.Messages.ByType[typ]++
+	w.window++
+	if ps.el.id != 0 && ps.el.id == w.roundID {
+		// Sent by a process that a start of the latest round happened
+		// before: the round's message, even after it closed (the elected
+		// message still goes round the ring after the last decision).
+		w.roundMsgs++
+	}
+	return true
 }
 
 func (w *walker) newCarry() *carry {
@@ -381,7 +403,7 @@ func (w *walker) closeRound(ev *trace.Event, ps *pstate) {
 
 func (w *walker) finish(end analyze.End) *Stats {
 	st := &w.st
-	st.Run, st.Algorithm, st.Complete, st.Events = w.run.ID, w.run.Algorithm, end.Complete, end.Events
+	st.Run, st.Algorithm, st.Mode, st.Complete, st.Events = w.run.ID, w.run.Algorithm, w.run.Mode, end.Complete, end.Events
 	st.Nodes = max(w.n, end.Procs)
 	if end.HasWall {
 		st.DurationNS = end.Wall - end.Start

@@ -19,25 +19,7 @@ func rerunArgs(t *testing.T, stderr string) []string {
 		if !ok {
 			continue
 		}
-		var args []string
-		var cur strings.Builder
-		quoted, word := false, false
-		for _, r := range cmd + " " {
-			switch {
-			case r == '\'':
-				quoted, word = !quoted, true
-			case r == ' ' && !quoted:
-				if word {
-					args = append(args, cur.String())
-				}
-				cur.Reset()
-				word = false
-			default:
-				cur.WriteRune(r)
-				word = true
-			}
-		}
-		return args
+		return shellWords(cmd)
 	}
 	t.Fatalf("no rerun line in:\n%s", stderr)
 	return nil

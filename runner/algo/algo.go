@@ -134,7 +134,7 @@ type Config struct {
 	N        int               // group size
 	Resource string            // the resource this instance guards
 	Params   map[string]string // algorithm parameters (--param k=v), validated by New
-	Rand     *rand.Rand        // seeded; the only source of randomness a machine may use
+	Rand     *rand.Rand        // seeded; the only source of randomness a machine may use; nil when New is called only to validate Params (the machine is then discarded unstepped)
 }
 
 // Param returns the parameter named k, or def if it is not set.
@@ -182,7 +182,12 @@ type Spec struct {
 	// their own (the coordinator, the holder of the token), given the
 	// group size and the run's parameters; diagrams label their lanes so.
 	Roles func(n int, params map[string]string) map[int]string
-	New   func(Config) (Machine, error)
+	// Doc is the algorithm's package documentation (its doc.go, embedded:
+	// see PackageDoc), which quotes the seeds' rules by name ([RA1], ...)
+	// and says how the machine follows them. dmx list ALGO shows it, so
+	// that the rules are at hand without the source.
+	Doc string
+	New func(Config) (Machine, error)
 }
 
 // Variant is one configuration of an algorithm: the parameters that differ

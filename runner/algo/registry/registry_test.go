@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dmxlab/dmx/analyze"
@@ -22,6 +23,9 @@ func TestSpecs(t *testing.T) {
 		}
 		if slices.Contains(spec.Properties, "validity") && spec.Validity == "" {
 			t.Errorf("%s claims validity but names no rule of it", spec.Name)
+		}
+		if !strings.HasPrefix(spec.Doc, "Package ") {
+			t.Errorf("%s: Doc is not its package documentation: %.40q", spec.Name, spec.Doc)
 		}
 		if registry.Lookup(spec.Name) != spec {
 			t.Errorf("%s: Lookup finds another spec", spec.Name)

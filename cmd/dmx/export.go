@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dmxlab/dmx/render/spacetime"
+	"github.com/dmxlab/dmx/trace/foreign"
+	"github.com/dmxlab/dmx/trace/format"
+)
+
+// newExportCmd is dmx export: a trace in the formats of other tools.
+func newExportCmd() *cobra.Command {
+	var out string
+	var runID int64
+	var timestamps bool
+	cmd := &cobra.Command{
+		Use:   "export FORMAT TRACE [-o FILE|DIR]",
+		Short: "Write a trace for other tools: ShiViz, GoVector, Perfetto, Mermaid",
+		Long: `export writes the runs of a trace in another tool's format:
+
+` + exporterList() + `
+Clocks are rebuilt from happens-before (the recorded ones are not trusted)
+and events are written in a causal order. Each event of dmx's own is a line
+of text that dmx import --dmx reads back ("cs_enter cs", "send request to
+P1 msg=4294967297 {...}", "leader P3 term 2"); an imported event keeps the
+text of its log. A format that writes one file writes to stdout without -o.`,
+		Example: `  dmx export shiviz run.db -o run.log          # open run.log in ShiViz
+  dmx export govector run.db -o logs/           # logs/P0-Log.txt, logs/P1-Log.txt...
+  dmx export perfetto run.db -o run.json        # open run.json in ui.perfetto.dev
+  dmx export mermaid run.db -o run.md           # a small run as a Mermaid sequence diagram`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == "mermaid" {
+				return exportMermaid(cmd, args[1], out, runID)
+			}
+			exp := format.Exporter(args[0])
+			if exp == nil {
+				return &exitError{exitUsage, fmt.Errorf("export: no format %q (formats: %s)", args[0], strings.Join(append(format.ExporterNames(), "mermaid"), ", "))}
+			}
+			if exp.Dir != nil && out == "" {
+				return &exitError{exitUsage, fmt.Errorf("export %s: -o DIR is required (it writes a file per process)", exp.Name)}
+			}
+			st, runs, err := openRuns(args[1], runID)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			defer st.Close()
+			ids := make([]int64, len(runs))
+			for i, r := range runs {
+				ids[i] = r.ID
+			}
+			xs, err := foreign.Load(st, ids)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			opt := foreign.ExportOptions{Timestamps: timestamps}
+			if exp.Dir != nil {
+				if err := exp.Dir(out, xs, opt); err != nil {
+					return &exitError{exitUsage, err}
+				}
+				return nil
+			}
+			if err := writeTo(out, cmd.OutOrStdout(), func(w io.Writer) error { return exp.File(w, xs, opt) }); err != nil {
+				return &exitError{exitUsage, err}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "the file (or directory, for govector) to write")
+	cmd.Flags().Int64Var(&runID, "run", 0, "export only this run (default: every run)")
+	cmd.Flags().BoolVar(&timestamps, "timestamps", false, "govector: start each clock line with the event's wall time in ns")
+	return cmd
+}
+
+// writeTo runs write on the file path, or on stdout if path is empty.
+func writeTo(path string, stdout io.Writer, write func(io.Writer) error) error {
+	if path == "" {
+		return write(stdout)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	err = write(w)
+	return errors.Join(err, w.Flush(), f.Close())
+}
+
+func exporterList() string {
+	var b strings.Builder
+	for _, exp := range format.Exporters {
+		fmt.Fprintf(&b, "  %-9s %s\n", exp.Name, exp.Summary)
+	}
+	fmt.Fprintf(&b, "  %-9s %s\n", "mermaid", "a Mermaid sequenceDiagram of a small run, fenced for Markdown (dmx render -o x.md draws a window of a big one)")
+	return b.String()
+}
+
+// exportMermaid writes one run of a trace as a fenced Mermaid sequence
+// diagram: the same drawing as dmx render -o x.md, of the whole run. A run
+// too big for Mermaid is refused with the advice to draw a window.
+func exportMermaid(cmd *cobra.Command, path, out string, runID int64) error {
+	st, runs, err := openRuns(path, runID)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	defer st.Close()
+	if len(runs) > 1 {
+		return &exitError{exitUsage, fmt.Errorf("%s holds %d runs; choose one with --run (1..%d)", path, len(runs), runs[len(runs)-1].ID)}
+	}
+	opts := spacetime.Options{MaxEvents: spacetime.MaxMermaidEvents, NoCollapse: true}
+	results, err := evaluate(st, runs[0], nil)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	opts.Findings = findingsOf(results)
+	d, err := buildDiagram(st, runs[0], opts)
+	if err != nil {
+		return &exitError{exitUsage, fmt.Errorf("%w (dmx render %s -o x.md --around P0#1 --radius 10 draws a window)", err, path)}
+	}
+	if err := writeTo(out, cmd.OutOrStdout(), func(w io.Writer) error { return spacetime.WriteMermaid(w, d, true) }); err != nil {
+		return &exitError{exitUsage, err}
+	}
+	return nil
+}

@@ -1,0 +1,528 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/foreign"
+	"github.com/dmxlab/dmx/trace/format/govector"
+)
+
+// run is one run of a trace as the round trips compare it: per named
+// process, its events; the messages as (send, receive) pairs of events.
+type run struct {
+	events   map[string][]trace.Event // by process name, in seq order
+	messages map[[2]string]bool       // "P0#3" -> "P1#4"
+	names    []string
+}
+
+func loadRun(t *testing.T, path string) run {
+	t.Helper()
+	st, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs()
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%s: runs %v, %v", path, runs, err)
+	}
+	evs, err := st.AllEvents(runs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The clocks as happens-before gives them, whatever was recorded.
+	x, err := foreign.Prepare(runs[0], evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run{events: map[string][]trace.Event{}, messages: map[[2]string]bool{}, names: x.Hosts}
+	ref := func(i int) string {
+		ev := &x.Events[i]
+		return fmt.Sprintf("%s#%d", x.Hosts[ev.Proc], ev.Seq)
+	}
+	for _, ev := range x.Events {
+		e := ev.Event
+		// Clocks by name: the imported run may number its processes
+		// otherwise.
+		r.events[x.Hosts[e.Proc]] = append(r.events[x.Hosts[e.Proc]], e)
+	}
+	for _, evs := range r.events {
+		slices.SortFunc(evs, func(a, b trace.Event) int { return int(a.Seq - b.Seq) })
+	}
+	for _, m := range x.Messages {
+		if m.Send < 0 {
+			continue
+		}
+		for _, rv := range m.Recvs {
+			r.messages[[2]string{ref(m.Send), ref(rv)}] = true
+		}
+		if len(m.Recvs) == 0 {
+			r.messages[[2]string{ref(m.Send), ""}] = true
+		}
+	}
+	return r
+}
+
+// clockByName is a vector clock keyed by process name.
+func clockByName(vc trace.VC, names []string) map[string]uint64 {
+	out := map[string]uint64{}
+	for p, v := range vc {
+		if v > 0 {
+			out[names[p]] = v
+		}
+	}
+	return out
+}
+
+// importedKind is the kind an event of dmx's own has after a round trip
+// with the --dmx rules: the rules give back all but these.
+func importedKind(k trace.Kind) trace.Kind {
+	switch k {
+	case trace.KindStart, trace.KindStop, trace.KindTimeout, trace.KindDeliver, trace.KindSuspect,
+		trace.KindTrust, trace.KindInternal, trace.KindDrop:
+		return trace.KindInternal
+	}
+	return k
+}
+
+// compareRuns checks that b, imported from an export of a, has a's events
+// (by process, kind, resource, leader and term with exact, else the kinds the
+// clocks give), a's happens-before (every vector clock), and a's messages
+// (exact: all of them, paired by id; otherwise those the clocks show).
+func compareRuns(t *testing.T, a, b run, exact bool) {
+	t.Helper()
+	if len(a.events) != len(b.events) {
+		t.Fatalf("%d processes, want %d", len(b.events), len(a.events))
+	}
+	for name, evs := range a.events {
+		got := b.events[name]
+		if len(got) != len(evs) {
+			t.Fatalf("%s: %d events, want %d", name, len(got), len(evs))
+		}
+		for i := range evs {
+			want, have := &evs[i], &got[i]
+			wvc, hvc := clockByName(want.VC, a.names), clockByName(have.VC, b.names)
+			if fmt.Sprint(wvc) != fmt.Sprint(hvc) {
+				t.Fatalf("%s#%d %s: clock %v, want %v", name, want.Seq, have.Kind, hvc, wvc)
+			}
+			if !exact {
+				continue
+			}
+			if k := importedKind(want.Kind); have.Kind != k {
+				t.Fatalf("%s#%d: kind %s, want %s (was %s)", name, want.Seq, have.Kind, k, want.Kind)
+			}
+			if have.Kind != trace.KindInternal && have.Resource != want.Resource {
+				t.Errorf("%s#%d %s: resource %q, want %q", name, want.Seq, have.Kind, have.Resource, want.Resource)
+			}
+			if have.Kind == trace.KindSend || have.Kind == trace.KindReceive {
+				if have.MsgType != want.MsgType {
+					t.Errorf("%s#%d %s: message type %q, want %q", name, want.Seq, have.Kind, have.MsgType, want.MsgType)
+				}
+			}
+			switch have.Kind {
+			case trace.KindLeader:
+				wl, _ := want.Leader()
+				hl, _ := have.Leader()
+				if a.names[wl.Leader] != b.names[hl.Leader] || wl.Term != hl.Term {
+					t.Errorf("%s#%d: leader %+v, want %+v", name, want.Seq, hl, wl)
+				}
+			case trace.KindElectionStart:
+				wd, _ := want.ElectionStart()
+				hd, _ := have.ElectionStart()
+				if wd != hd {
+					t.Errorf("%s#%d: %+v, want %+v", name, want.Seq, hd, wd)
+				}
+			case trace.KindWait:
+				ww, _ := want.Wait()
+				hw, _ := have.Wait()
+				var wn, hn []string
+				for _, p := range ww.WaitingFor {
+					wn = append(wn, a.names[p])
+				}
+				for _, p := range hw.WaitingFor {
+					hn = append(hn, b.names[p])
+				}
+				if fmt.Sprint(wn) != fmt.Sprint(hn) {
+					t.Errorf("%s#%d: waits for %v, want %v", name, want.Seq, hn, wn)
+				}
+			}
+		}
+	}
+	for m := range b.messages {
+		if !a.messages[m] {
+			t.Errorf("message %v was not in the trace", m)
+		}
+	}
+	if exact {
+		for m := range a.messages {
+			if !b.messages[m] {
+				t.Errorf("message %v is lost", m)
+			}
+		}
+	}
+	t.Logf("%d of %d messages rebuilt", len(b.messages), len(a.messages))
+}
+
+// TestRoundTrips: a simulated run of every algorithm, exported to ShiViz
+// and to GoVector and imported back, keeps its events, its messages and
+// its happens-before: exactly with the --dmx rules, and as far as clocks
+// show without them (every message rebuilt is one of the run's).
+func TestRoundTrips(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	for _, algo := range registry.Names() {
+		t.Run(algo, func(t *testing.T) {
+			dir := t.TempDir()
+			orig := filepath.Join(dir, "orig.db")
+			args := []string{"sim", algo, "--seed", "3", "-n", "4", "--entries", "3", "-o", orig, "--no-check"}
+			if algo == "central" {
+				args = append(args, "--faults", "crash:2@20ms,recover:2@60ms") // crash and recover events too
+			}
+			if code, _, errs := dmx(t, args...); code != 0 {
+				t.Fatalf("sim: exit %d: %s", code, errs)
+			}
+			a := loadRun(t, orig)
+			log := filepath.Join(dir, "run.log")
+			if code, _, errs := dmx(t, "export", "shiviz", orig, "-o", log); code != 0 {
+				t.Fatalf("export shiviz: exit %d: %s", code, errs)
+			}
+			logs := filepath.Join(dir, "logs")
+			if code, _, errs := dmx(t, "export", "govector", orig, "-o", logs); code != 0 {
+				t.Fatalf("export govector: exit %d: %s", code, errs)
+			}
+			var files []string
+			for _, f := range govector.FileNames(a.names) {
+				files = append(files, filepath.Join(logs, f))
+			}
+			for _, tc := range []struct {
+				name  string
+				args  []string
+				exact bool
+			}{
+				{"shiviz", []string{"import", "shiviz", log}, false},
+				{"shiviz --dmx", []string{"import", "shiviz", log, "--dmx"}, true},
+				{"govector", append([]string{"import", "govector"}, files...), false},
+				{"govector --dmx", append(append([]string{"import", "govector"}, files...), "--dmx"), true},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					back := filepath.Join(t.TempDir(), "back.db")
+					if code, out, errs := dmx(t, append(tc.args, "-o", back)...); code != 0 {
+						t.Fatalf("%v: exit %d: %s%s", tc.args, code, out, errs)
+					}
+					compareRuns(t, a, loadRun(t, back), tc.exact)
+					if code, out, errs := dmx(t, "check", "--checks", "clocks", back); code != 0 {
+						t.Errorf("check clocks of the imported run: exit %d\n%s%s", code, out, errs)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestExportPerfetto: the Chrome trace-event JSON of a run has a track per
+// process, a slice per critical section, a flow per message and an instant
+// per crash.
+func TestExportPerfetto(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "run.db")
+	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "4", "--faults", "crash:1@30ms,recover:1@80ms", "-o", db, "--no-check"); code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errs)
+	}
+	out := filepath.Join(dir, "run.json")
+	if code, _, errs := dmx(t, "export", "perfetto", db, "-o", out); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errs)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		TraceEvents []struct {
+			Name    string         `json:"name"`
+			Ph      string         `json:"ph"`
+			Pid     int            `json:"pid"`
+			BindID  int64          `json:"bind_id"`
+			FlowIn  bool           `json:"flow_in"`
+			FlowOut bool           `json:"flow_out"`
+			Args    map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	count := map[string]int{}
+	flows := map[int64][2]int{}
+	for _, e := range f.TraceEvents {
+		switch {
+		case e.Ph == "M" && e.Name == "process_name":
+			count["tracks"]++
+		case e.Ph == "b" && strings.HasPrefix(e.Name, "holds "):
+			count["sections"]++
+		case e.Ph == "i" && e.Name == "crash":
+			count["crashes"]++
+		}
+		if e.BindID != 0 {
+			c := flows[e.BindID]
+			if e.FlowOut {
+				c[0]++
+			}
+			if e.FlowIn {
+				c[1]++
+			}
+			flows[e.BindID] = c
+		}
+	}
+	q := func(sql string) string {
+		_, out, _ := dmx(t, "sql", db, sql, "--format", "csv")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		return lines[len(lines)-1]
+	}
+	if want := q("SELECT nodes FROM runs"); fmt.Sprint(count["tracks"]) != want {
+		t.Errorf("%d tracks, want %s", count["tracks"], want)
+	}
+	if want := q("SELECT count(*) FROM events WHERE kind = 'cs_enter'"); fmt.Sprint(count["sections"]) != want {
+		t.Errorf("%d sections, want %s", count["sections"], want)
+	}
+	if count["crashes"] != 1 {
+		t.Errorf("%d crashes, want 1", count["crashes"])
+	}
+	if want := q("SELECT count(*) FROM messages WHERE recv_event IS NOT NULL AND send_event IS NOT NULL"); fmt.Sprint(len(flows)) != want {
+		t.Errorf("%d flows, want %s", len(flows), want)
+	}
+	for id, c := range flows {
+		if c != [2]int{1, 1} {
+			t.Errorf("flow %d has %d starts and %d ends", id, c[0], c[1])
+		}
+	}
+}
+
+// writeFiles writes name -> contents into dir and returns the paths, in
+// the order of names.
+func writeFiles(t *testing.T, dir string, names []string, files map[string]string) []string {
+	t.Helper()
+	var out []string
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if err := os.WriteFile(p, []byte(files[n]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// lockRules read the lock logs of the tests below.
+var lockRules = []string{
+	"--rule", `cs_request=^want lock (?<resource>\w+)`,
+	"--rule", `cs_enter=^got lock (?<resource>\w+)`,
+	"--rule", `cs_exit=^released lock (?<resource>\w+)`,
+}
+
+// TestImportedLockViolations: a lock log with two processes inside at once
+// (GoVector's timestamps show it), or with two sections no message orders,
+// is found by dmx check, and the finding names the log's own lines.
+func TestImportedLockViolations(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"inside at once", map[string]string{
+			"a-Log.txt": "1000 a {\"a\":1}\nInitialization Complete\n2000 a {\"a\":2}\nINFO want lock printer\n3000 a {\"a\":3}\nINFO got lock printer\n9000 a {\"a\":4}\nINFO released lock printer\n",
+			"b-Log.txt": "1500 b {\"b\":1}\nInitialization Complete\n2500 b {\"b\":2}\nINFO want lock printer\n4000 b {\"b\":3}\nINFO got lock printer\n5000 b {\"b\":4}\nINFO released lock printer\n",
+		}, []string{
+			"mutex-realtime: critical sections on printer overlap in wall time",
+			"(in the log: P0#3 at ", "a-Log.txt:6, P0#4 at ", "a-Log.txt:8, P1#3 at ", "b-Log.txt:6, P1#4 at ", "b-Log.txt:8)",
+		}},
+		// a's section ends before b's begins in wall time, but no message
+		// tells b that a left: b's grant came before a's release.
+		{"no message orders them", map[string]string{
+			"a-Log.txt": "1000 a {\"a\":1}\nInitialization Complete\n2000 a {\"a\":2}\nINFO want lock printer\n3000 a {\"a\":3}\nINFO got lock printer\n4000 a {\"a\":4}\nINFO released lock printer\n",
+			"b-Log.txt": "1500 b {\"b\":1}\nInitialization Complete\n2500 b {\"b\":2, \"a\":2}\nINFO want lock printer\n5000 b {\"b\":3, \"a\":2}\nINFO got lock printer\n6000 b {\"b\":4, \"a\":2}\nINFO released lock printer\n",
+		}, []string{
+			"mutex-causal: concurrent critical sections on printer: P0 [P0#3..P0#4] and P1 [P1#3..P1#4]",
+			"a-Log.txt:6", "b-Log.txt:6",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := writeFiles(t, dir, []string{"a-Log.txt", "b-Log.txt"}, tc.files)
+			db := filepath.Join(dir, "lock.db")
+			args := append(append([]string{"import", "govector"}, files...), "-o", db)
+			if code, out, errs := dmx(t, append(args, lockRules...)...); code != 0 {
+				t.Fatalf("import: exit %d\n%s%s", code, out, errs)
+			}
+			code, out, errs := dmx(t, "check", db)
+			if code != exitViolated {
+				t.Errorf("check: exit %d, want %d\n%s%s", code, exitViolated, out, errs)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("check output lacks %q:\n%s", w, out)
+				}
+			}
+			code, out, _ = dmx(t, "check", "--format", "json", db)
+			if code != exitViolated || !strings.Contains(out, `"sources": [`) {
+				t.Errorf("check --format json: exit %d, no sources:\n%s", code, out)
+			}
+		})
+	}
+}
+
+// TestImportBadInput: each kind of bad input is an error naming the file
+// and line, exit 2; with --lenient, a trace of what could be read and a
+// count of what was skipped and why.
+func TestImportBadInput(t *testing.T) {
+	const gv = `(?<host>\S*) (?<clock>{.*})\n(?<event>.*)`
+	for _, tc := range []struct {
+		name    string
+		format  string
+		log     string
+		args    []string
+		want    string // in the error
+		lenient string // in the warning under --lenient; "" if the input cannot be read at all
+		events  int    // imported under --lenient
+	}{
+		{"truncated last event (govector)", "govector", "a {\"a\":1}\nInitialization Complete\na {\"a\":2}\nINFO send\na {\"a\":3}\n", nil,
+			"bad.log:5: the log ends after the clock line of an event, without its message", "truncated event (1)", 2},
+		{"truncated last event (shiviz)", "shiviz", "a {\"a\":1}\nInitialization Complete\na {\"a\":2}\nINFO send\na {\"a\":3, \"b", []string{"--regex", gv},
+			"bad.log:5: the log ends with text the regex does not match", "truncated event (1)", 2},
+		{"unknown host in a clock", "govector", "a {\"a\":1}\nx\na {\"a\":2, \"zz\":1}\ny\n", nil,
+			`bad.log:3: the clock names host "zz", which logged no event`, "unknown host in a clock (1)", 2},
+		{"clock going backwards", "govector", "a {\"a\":1}\nx\na {\"a\":2}\ny\na {\"a\":1}\nz\n", nil,
+			`bad.log:5: host "a"'s own clock entry is 1, as at bad.log:1`, "clock going backwards (1)", 2},
+		{"unmatched receive", "govector", "b {\"b\":1}\nx\na {\"a\":1, \"b\":3}\nrecv\n", nil,
+			`bad.log:3: the clock shows event 3 of host "b", which the log of "b" does not have`, "unmatched receive (1)", 2},
+		{"regex without the required groups", "shiviz", "a {\"a\":1}\nx\n", []string{"--regex", `(?<host>\S*) (?<clock>{.*})`},
+			`bad.log: the parser regex "(?<host>\\S*) (?<clock>{.*})" has no (?<event>...) group`, "", 0},
+		{"regex with a lookahead", "shiviz", "(?<host>\\S*)(?=x) (?<clock>{.*})\n\na {\"a\":1}\n", nil,
+			"bad.log:1: parser regex: regex \"(?<host>\\\\S*)(?=x) (?<clock>{.*})\": uses a lookahead", "", 0},
+		{"separator on line 2 matching nothing", "shiviz", "(?<host>\\S*) (?<clock>{.*})\\n(?<event>.*)\n^=== (?<trace>.*) ===$\na {\"a\":1}\nx\n", nil,
+			`bad.log:2: the separator "^=== (?<trace>.*) ===$" matches nothing in the log`, "separator matching nothing (1)", 1},
+		{"separator matching nothing", "shiviz", "a {\"a\":1}\nx\n", []string{"--regex", gv, "--separator", `^=== (?<trace>.*) ===$`},
+			`bad.log: the separator "^=== (?<trace>.*) ===$" matches nothing in the log`, "separator matching nothing (1)", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			log := writeFiles(t, dir, []string{"bad.log"}, map[string]string{"bad.log": tc.log})[0]
+			db := filepath.Join(dir, "t.db")
+			args := append([]string{"import", tc.format, log, "-o", db}, tc.args...)
+			code, out, errs := dmx(t, args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d\n%s%s", code, exitUsage, out, errs)
+			}
+			if want := strings.ReplaceAll(tc.want, "bad.log", log); !strings.Contains(errs, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, errs)
+			}
+			if _, err := os.Stat(db); err == nil {
+				t.Errorf("a failed import wrote %s", db)
+			}
+			code, out, errs = dmx(t, append(args, "--lenient")...)
+			if tc.lenient == "" {
+				if code != exitUsage {
+					t.Errorf("--lenient: exit %d, want %d", code, exitUsage)
+				}
+				return
+			}
+			if code != 0 {
+				t.Fatalf("--lenient: exit %d\n%s%s", code, out, errs)
+			}
+			if !strings.Contains(errs, "skipped 1 problem (--lenient): "+tc.lenient) {
+				t.Errorf("--lenient: stderr lacks %q:\n%s", tc.lenient, errs)
+			}
+			if !strings.Contains(out, fmt.Sprintf("run 1: %s,", counted(tc.events, "event"))) {
+				t.Errorf("--lenient: want %d events imported:\n%s", tc.events, out)
+			}
+			if code, out, errs := dmx(t, "check", db); code == exitUsage {
+				t.Errorf("check of the lenient import: exit %d\n%s%s", code, out, errs)
+			}
+		})
+	}
+}
+
+// TestImportUsage: the import and export commands' usage errors, and
+// their help with a rule for a lock and for an election.
+func TestImportUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import", "csv", "x.log", "-o", "t.db"}, `no format "csv" (formats: govector, shiviz)`},
+		{[]string{"import", "shiviz", "x.log"}, "-o TRACE is required"},
+		{[]string{"import", "shiviz", "x.log", "-o", "t.db", "--separator", "x"}, "--separator goes with --regex"},
+		{[]string{"import", "shiviz", "x.log", "-o", "t.db", "--rule", "enter=x"}, `no kind "enter"`},
+		{[]string{"import", "shiviz", "/nonexistent/x.log", "-o", "t.db"}, "no such file"},
+		{[]string{"export", "svg", "t.db"}, `no format "svg" (formats: shiviz, govector, perfetto, mermaid)`},
+		{[]string{"export", "govector", "t.db"}, "-o DIR is required"},
+		{[]string{"export", "shiviz", "/nonexistent/t.db"}, "no such trace file"},
+	} {
+		code, out, errs := dmx(t, tc.args...)
+		if code != exitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("dmx %v: exit %d, stderr %q; want exit 2 and %q\n%s", tc.args, code, errs, tc.want, out)
+		}
+	}
+	_, out, _ := dmx(t, "import", "--help")
+	for _, want := range []string{"cs_enter=^got lock", "leader=^(?<leader>", "election_start=", "--lenient", "--dmx"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("import --help lacks %q", want)
+		}
+	}
+}
+
+// TestLogExamples: the logs of examples/logs import as the README says,
+// and dmx check finds what they show, naming the logs' lines.
+func TestLogExamples(t *testing.T) {
+	dir := t.TempDir()
+	lock, election := filepath.Join(dir, "lock.db"), filepath.Join(dir, "election.db")
+	for _, args := range [][]string{
+		{"import", "govector", "../../examples/logs/a-Log.txt", "../../examples/logs/b-Log.txt", "--rules", "../../examples/logs/lock.rules", "-o", lock},
+		{"import", "shiviz", "../../examples/logs/election.log", "--rules", "../../examples/logs/election.rules", "-o", election},
+	} {
+		if code, out, errs := dmx(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errs)
+		}
+	}
+	for _, tc := range []struct {
+		db   string
+		want []string
+	}{
+		{lock, []string{"mutex-causal: concurrent critical sections on printer", "mutex-realtime: critical sections on printer overlap",
+			"P0#3 at ../../examples/logs/a-Log.txt:6", "P1#3 at ../../examples/logs/b-Log.txt:6"}},
+		{election, []string{"agreement: term 1 has two leaders", "at ../../examples/logs/election.log:18"}},
+	} {
+		code, out, _ := dmx(t, "check", tc.db)
+		if code != exitViolated {
+			t.Errorf("check %s: exit %d, want %d\n%s", tc.db, code, exitViolated, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("check %s lacks %q:\n%s", tc.db, w, out)
+			}
+		}
+	}
+	// A round trip through GoVector with timestamps keeps the wall times:
+	// every check runs, and the run is as good as before.
+	ra, back, logs := filepath.Join(dir, "ra.db"), filepath.Join(dir, "back.db"), filepath.Join(dir, "logs")
+	if code, _, errs := dmx(t, "sim", "ricart-agrawala", "--seed", "42", "-n", "3", "--entries", "2", "-o", ra, "--no-check"); code != 0 {
+		t.Fatalf("sim: %s", errs)
+	}
+	if code, _, errs := dmx(t, "export", "govector", ra, "-o", logs, "--timestamps"); code != 0 {
+		t.Fatalf("export: %s", errs)
+	}
+	files := []string{filepath.Join(logs, "P0-Log.txt"), filepath.Join(logs, "P1-Log.txt"), filepath.Join(logs, "P2-Log.txt")}
+	if code, out, errs := dmx(t, append(append([]string{"import", "govector"}, files...), "--dmx", "-o", back)...); code != 0 || !strings.Contains(out, "run 1: 90 events, 3 processes, 24 messages") {
+		t.Fatalf("import: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, _ := dmx(t, "check", back); code != 0 || !strings.Contains(out, "verdict: ok") {
+		t.Errorf("check of the round trip: exit %d\n%s", code, out)
+	}
+}

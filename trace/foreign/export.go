@@ -1,0 +1,308 @@
+package foreign
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/trace"
+)
+
+// Exporter writes the runs of a trace in another tool's format. A format
+// writes one file (File) or a directory of files (Dir), never both.
+type Exporter struct {
+	Name    string // as dmx export takes it
+	Summary string // one line for dmx export --help
+	File    func(w io.Writer, runs []Exported, opt ExportOptions) error
+	Dir     func(dir string, runs []Exported, opt ExportOptions) error
+}
+
+// ExportOptions are the choices an export may offer.
+type ExportOptions struct {
+	Timestamps bool // write wall times where the format has room for them (GoVector)
+}
+
+// Exported is a run of a trace as exporters take it.
+type Exported struct {
+	Run      trace.Run
+	Hosts    []string        // a name per process: unique, not empty, without white space
+	Events   []ExportedEvent // in a causal order: by derived Lamport clock, process, seq
+	Messages []Message       // by id
+}
+
+// ExportedEvent is an event with the clocks happens-before gives it and
+// its text.
+type ExportedEvent struct {
+	trace.Event        // VC and Lamport: derived from happens-before, not as recorded
+	Text        string // what Text says of it
+	Origin      trace.Origin
+}
+
+// Message is a message of a run: its send and its receives (none if it
+// was never delivered, more than one if it was duplicated).
+type Message struct {
+	ID    int64
+	Type  string
+	Send  int   // index in Events of its send; -1 if none was recorded
+	Recvs []int // indexes in Events of its receives
+}
+
+// Load reads the runs of st named by ids (all of them if ids is empty) for
+// an exporter: events in a causal order, with the vector and Lamport
+// clocks that happens-before gives them, and their messages.
+func Load(st *trace.Store, ids []int64) ([]Exported, error) {
+	runs, err := st.Runs()
+	if err != nil {
+		return nil, err
+	}
+	var out []Exported
+	for _, r := range runs {
+		if len(ids) > 0 && !containsID(ids, r.ID) {
+			continue
+		}
+		evs, err := st.AllEvents(r.ID)
+		if err != nil {
+			return nil, err
+		}
+		x, err := Prepare(r, evs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: run %d: %w", st.Path(), r.ID, err)
+		}
+		out = append(out, x)
+	}
+	for _, id := range ids {
+		found := false
+		for _, x := range out {
+			found = found || x.Run.ID == id
+		}
+		if !found {
+			return nil, fmt.Errorf("%s: no run %d", st.Path(), id)
+		}
+	}
+	return out, nil
+}
+
+func containsID(ids []int64, id int64) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Prepare makes the exported form of one run from its events.
+func Prepare(r trace.Run, evs []trace.Event) (Exported, error) {
+	x := Exported{Run: r}
+	sendLam := map[int64]uint64{} // Lamport clock of each message's send
+	procLam := map[int]uint64{}
+	_, err := analyze.Walk(r, &trace.SliceReader{Events: evs}, func(ev *trace.Event, hb *analyze.HB) {
+		e := ExportedEvent{Event: *ev}
+		e.VC = hb.Clock().Clone()
+		if ev.Detail != nil {
+			e.Detail = append([]byte(nil), ev.Detail...)
+		}
+		links, _ := ev.Links() // Walk refused a trace whose links do not read
+		lam := procLam[ev.Proc]
+		if ev.Kind == trace.KindReceive {
+			lam = max(lam, sendLam[ev.Msg])
+		}
+		for _, k := range links.Recv {
+			lam = max(lam, sendLam[k.Msg])
+		}
+		lam++
+		procLam[ev.Proc] = lam
+		e.Lamport = lam
+		if ev.Kind == trace.KindSend && ev.Msg != 0 {
+			sendLam[ev.Msg] = lam
+		}
+		for _, k := range links.Sent {
+			sendLam[k.Msg] = lam
+		}
+		e.Origin, _ = ev.Origin()
+		x.Events = append(x.Events, e)
+	})
+	if err != nil {
+		return x, err
+	}
+	sort.SliceStable(x.Events, func(i, j int) bool {
+		a, b := &x.Events[i], &x.Events[j]
+		if a.Lamport != b.Lamport {
+			return a.Lamport < b.Lamport
+		}
+		if a.Proc != b.Proc {
+			return a.Proc < b.Proc
+		}
+		return a.Seq < b.Seq
+	})
+	n := r.Nodes
+	for _, e := range x.Events {
+		n = max(n, e.Proc+1)
+	}
+	x.Hosts = hostNames(r.Names, n)
+	x.Messages = messages(x.Events)
+	for i := range x.Events {
+		x.Events[i].Text = Text(&x.Events[i].Event, x.Hosts)
+	}
+	return x, nil
+}
+
+// hostNames names n processes: by the trace's names where it has them,
+// else P0, P1...; white space and { (which would end the name in a clock
+// line) become _, and a name taken twice gets #2, #3...
+func hostNames(names []string, n int) []string {
+	out := make([]string, n)
+	taken := map[string]bool{}
+	for p := range out {
+		name := ""
+		if p < len(names) {
+			name = strings.Map(func(r rune) rune {
+				if unicode.IsSpace(r) || r == '{' {
+					return '_'
+				}
+				return r
+			}, names[p])
+		}
+		if name == "" {
+			name = "P" + strconv.Itoa(p)
+		}
+		base := name
+		for k := 2; taken[name]; k++ {
+			name = fmt.Sprintf("%s#%d", base, k)
+		}
+		taken[name] = true
+		out[p] = name
+	}
+	return out
+}
+
+// messages lists the messages of evs: their sends and receives, by the
+// msg column and the Links.
+func messages(evs []ExportedEvent) []Message {
+	byID := map[int64]*Message{}
+	get := func(id int64, typ string) *Message {
+		m := byID[id]
+		if m == nil {
+			m = &Message{ID: id, Type: typ, Send: -1}
+			byID[id] = m
+		}
+		return m
+	}
+	for i := range evs {
+		ev := &evs[i]
+		links, _ := ev.Links()
+		switch {
+		case ev.Kind == trace.KindSend && ev.Msg != 0:
+			get(ev.Msg, ev.MsgType).Send = i
+		case ev.Kind == trace.KindReceive && ev.Msg != 0:
+			m := get(ev.Msg, ev.MsgType)
+			m.Recvs = append(m.Recvs, i)
+		}
+		for _, k := range links.Sent {
+			get(k.Msg, ev.MsgType).Send = i
+		}
+		for _, k := range links.Recv {
+			m := get(k.Msg, ev.MsgType)
+			m.Recvs = append(m.Recvs, i)
+		}
+	}
+	out := make([]Message, 0, len(byID))
+	for _, m := range byID {
+		out = append(out, *m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Text says what an event is in one line: for an imported event, the
+// text its log had; for dmx's own, a line that DMXRules reads back:
+//
+//	send request to P1 msg=4294967297 on cs {"stamp":2,"id":4}
+//	receive request from P4 msg=17179869185 on cs {"stamp":2,"id":4}
+//	cs_request cs, cs_enter cs, cs_exit cs
+//	wait cs for P1,P3
+//	election_start term 3, leader P4 term 3 (with " on RESOURCE" if any)
+//	crash {"reason":"killed by SIGKILL"}, and KIND DETAIL for the rest
+//
+// Line ends are written \n, so that the text stays one line.
+func Text(ev *trace.Event, hosts []string) string {
+	if o, err := ev.Origin(); err == nil && o.Src != "" {
+		return oneLine(o.Text)
+	}
+	host := func(p int) string {
+		if p >= 0 && p < len(hosts) {
+			return hosts[p]
+		}
+		return "P" + strconv.Itoa(p)
+	}
+	detail := ""
+	if len(ev.Detail) > 0 {
+		detail = " " + string(ev.Detail)
+	}
+	typ := orDefault(ev.MsgType, "msg")
+	var s string
+	switch ev.Kind {
+	case trace.KindSend:
+		s = fmt.Sprintf("send %s to %s msg=%d%s%s", typ, host(ev.Peer), ev.Msg, on(ev.Resource), detail)
+	case trace.KindReceive:
+		s = fmt.Sprintf("receive %s from %s msg=%d%s%s", typ, host(ev.Peer), ev.Msg, on(ev.Resource), detail)
+	case trace.KindDrop:
+		s = fmt.Sprintf("drop %s msg=%d%s%s", typ, ev.Msg, on(ev.Resource), detail)
+	case trace.KindCSRequest, trace.KindCSEnter, trace.KindCSExit:
+		s = fmt.Sprintf("%s %s", ev.Kind, orDefault(ev.Resource, "cs"))
+	case trace.KindWait:
+		w, _ := ev.Wait()
+		names := make([]string, len(w.WaitingFor))
+		for i, p := range w.WaitingFor {
+			names[i] = host(p)
+		}
+		s = fmt.Sprintf("wait %s for %s", orDefault(ev.Resource, "cs"), strings.Join(names, ","))
+	case trace.KindElectionStart:
+		d, _ := ev.ElectionStart()
+		s = fmt.Sprintf("election_start term %d%s", d.Term, on(ev.Resource))
+	case trace.KindLeader:
+		d, _ := ev.Leader()
+		s = fmt.Sprintf("leader %s term %d%s", host(d.Leader), d.Term, on(ev.Resource))
+	default:
+		s = string(ev.Kind)
+		if ev.Peer != trace.NoPeer {
+			s += " " + host(ev.Peer)
+		}
+		if ev.Resource != "" {
+			s += on(ev.Resource)
+		}
+		s += detail
+	}
+	return oneLine(s)
+}
+
+func on(resource string) string {
+	if resource == "" {
+		return ""
+	}
+	return " on " + resource
+}
+
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
+}
+
+// Clock returns an event's vector clock as host entries, for the formats
+// that write clocks as {"host": count}: the non-zero entries, the event's
+// own host first.
+func Clock(ev *ExportedEvent, hosts []string) []Entry {
+	out := []Entry{{hosts[ev.Proc], ev.VC[ev.Proc]}}
+	for p, v := range ev.VC {
+		if p != ev.Proc && v > 0 && p < len(hosts) {
+			out = append(out, Entry{hosts[p], v})
+		}
+	}
+	return out
+}
