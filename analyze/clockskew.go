@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -152,5 +153,5 @@ func (c *clockSkew) Finish(end End) Result {
 		}
 		f.add(who+": "+largest(s), s.early, s.late)
 	}
-	return f.result(fmt.Sprintf("%d wall times compared with their causal past", c.walls))
+	return f.result(plural.Count(c.walls, "wall time") + " compared with their causal past")
 }

@@ -327,7 +327,7 @@ func (g *grants) Finish(end End) Result {
 		return Result{Verdict: OK, Note: "no critical sections"}
 	}
 	if !g.starve {
-		return g.f.result(fmt.Sprintf("%d requests granted", g.granted))
+		return g.f.result(plural.Count(g.granted, "request") + " granted")
 	}
 	bound := g.bound
 	if bound <= 0 {
@@ -343,9 +343,9 @@ func (g *grants) Finish(end End) Result {
 			g.report(*o, bound)
 		}
 	}
-	note := fmt.Sprintf("%d requests granted; no request was overtaken (bound %d)", g.granted, bound)
+	note := fmt.Sprintf("%s granted; no request was overtaken (bound %d)", plural.Count(g.granted, "request"), bound)
 	if g.most > 0 {
-		note = fmt.Sprintf("%d requests granted; a request overtaken at most %s (%v; bound %d)", g.granted, times(g.most), g.mostRef, bound)
+		note = fmt.Sprintf("%s granted; a request overtaken at most %s (%v; bound %d)", plural.Count(g.granted, "request"), times(g.most), g.mostRef, bound)
 	}
 	if excused > 0 {
 		note += fmt.Sprintf("; not held to the bound: %s overtaken more often while a process crashed", plural.Count(excused, "request"))

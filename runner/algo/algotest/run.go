@@ -394,7 +394,8 @@ func (r *run) exec() (*Result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Checks, err = analyze.Evaluate(run, &trace.SliceReader{Events: res.Events}, checks)
+	// The validity rule the algorithm promises, as dmx check gives it.
+	res.Checks, err = analyze.Evaluate(run, &trace.SliceReader{Events: res.Events}, checks, analyze.WithValidity(r.spec.Validity))
 	if err != nil {
 		return res, fmt.Errorf("%s seed %d: the runtime recorded a broken trace: %w", r.spec.Name, r.opt.Seed, err)
 	}
