@@ -53,10 +53,11 @@ a waiting request. A request overtaken more often is a finding that says
 how often and by whom; the note gives the largest count. A crash cancels
 its process's requests; and the bounds algorithms promise hold in runs
 without failures (a lost token or coordinator is made anew, and the order
-restarts), so a request that waited while another process crashed (by
-wall time: a crash between the request and its grant; without wall times:
-a crash the request did not know of) is not held to the bound, which the
-note counts.
+restarts, and a recovered process may be passed over while it is
+suspected), so a request granted after a process crashed (its own earlier
+incarnation included; by wall time, or without wall times unless its grant
+happened before the crash) is not held to the bound, which the note
+counts.
 
 Memory: the requests waiting, each with its vector clock and the entries
 that overtook it, and per resource and process its entries that some
@@ -82,7 +83,7 @@ type grants struct {
 	// known before the end), judged at the end, when the crashes that
 	// excuse them are known
 	over    []overtaken
-	crashes []mark
+	crashes []crashAt
 	most    int       // the largest count of overtakes
 	mostRef trace.Ref // the request that suffered it
 }
@@ -127,17 +128,30 @@ type overtaken struct {
 	by           []trace.Ref
 }
 
-// excused reports whether a process crashed while o waited: a request
-// that waited through a failure is not held to the bound.
-func (o *overtaken) excused(crashes []mark) bool {
+// crashAt is a crash with its computed clock, to tell the grants that
+// happened before it.
+type crashAt struct {
+	mark
+	vc trace.VC
+}
+
+// excused reports whether a process (o's own included: its earlier
+// incarnation) crashed before o was granted: the
+// bounds algorithms promise hold in runs without failures, and after a
+// crash (a lost token or coordinator made anew, a recovered process
+// suspected for a while) the order of service restarts. By wall time when
+// there are wall times; without, a crash counts unless o's grant happened
+// before it.
+func (o *overtaken) excused(crashes []crashAt) bool {
 	for _, c := range crashes {
 		switch {
-		case c.ref.Proc == o.req.Proc:
-		case o.wall0 != 0 && c.wall != 0:
-			if c.wall >= o.wall0 && (o.enter.Seq == 0 || c.wall <= o.wall1) {
+		case o.enter.Seq == 0:
+			return true
+		case o.wall1 != 0 && c.wall != 0:
+			if c.wall <= o.wall1 {
 				return true
 			}
-		case !knows(o.vc, c.ref):
+		case !knows(c.vc, o.enter):
 			return true
 		}
 	}
@@ -237,7 +251,7 @@ func (g *grants) Event(ev *trace.Event, hb *HB) {
 			g.judge(b, ev.Ref(), ev.Wall, hb.HappenedBefore)
 		}
 	case trace.KindCrash:
-		g.crashes = append(g.crashes, mark{ref: ev.Ref(), wall: ev.Wall})
+		g.crashes = append(g.crashes, crashAt{mark{ref: ev.Ref(), wall: ev.Wall}, hb.Clock().Clone()})
 		// A crash cancels the process's requests.
 		for k, q := range g.queue {
 			if k.proc != ev.Proc {
@@ -348,7 +362,7 @@ func (g *grants) Finish(end End) Result {
 		note = fmt.Sprintf("%s granted; a request overtaken at most %s (%v; bound %d)", plural.Count(g.granted, "request"), times(g.most), g.mostRef, bound)
 	}
 	if excused > 0 {
-		note += fmt.Sprintf("; not held to the bound: %s overtaken more often while a process crashed", plural.Count(excused, "request"))
+		note += fmt.Sprintf("; not held to the bound: %s overtaken more often after a process crashed", plural.Count(excused, "request"))
 	}
 	return g.f.result(note)
 }

@@ -120,7 +120,18 @@ func TestFairnessAndStarvation(t *testing.T) {
 				ev := trace.Event{Proc: 3, Seq: 1, Kind: trace.KindCrash, Peer: trace.NoPeer, Wall: b.events[5].Wall}
 				b.events = append(b.events, ev)
 			},
-			finding: map[string]string{"starvation": "not held to the bound: 1 request overtaken more often while a process crashed"},
+			finding: map[string]string{"starvation": "not held to the bound: 1 request overtaken more often after a process crashed"},
+		},
+		{
+			// P3 was down when P0 asked and came back while it waited.
+			name: "overtaken four times while a process was down", n: 4, fairness: OK, starving: OK,
+			build: func(b *builder) {
+				crash := b.Crash(3)
+				starve(b)
+				b.Event(crash).Wall = b.events[0].Wall - 1
+				ev := trace.Event{Proc: 3, Seq: 2, Kind: trace.KindRecover, Peer: trace.NoPeer, Wall: b.events[8].Wall}
+				b.events = append(b.events, ev)
+			},
 		},
 		{name: "overtaken four times, bound 4", n: 3, build: starve, opts: []Option{WithMaxOvertakes(4)}, fairness: OK, starving: OK},
 		{
