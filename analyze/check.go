@@ -218,6 +218,10 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([
 		if res.Verdict == Skipped && slices.Contains(cfg.Require, c.Name) {
 			res.Verdict, res.Note = Unknown, "required, but skipped: "+res.Note
 		}
+		if end.Cut > 0 && res.Verdict == OK {
+			res.Verdict = Unknown
+			res.Note += fmt.Sprintf("; but %s at the end of the run could not be placed (its recorder died: a receive was written, its send not)", plural.Count(end.Cut, "event"))
+		}
 		results[i] = res
 	}
 	return results, nil

@@ -108,7 +108,7 @@ type csReq struct {
 	res  string
 	req  trace.Ref
 	wall int64    // of the request; 0: not recorded
-	vc   trace.VC // the computed clock of the request
+	vc   snapshot // the computed clock of the request
 	// fairness: the younger requests granted while this one waited,
 	// provisionally (confirmed if their grant happened before this one's)
 	beaten []beat
@@ -123,7 +123,7 @@ type beat struct{ req, enter trace.Ref }
 type overtaken struct {
 	req, enter   trace.Ref // enter Seq 0: never granted
 	wall0, wall1 int64     // of the request and of the grant
-	vc           trace.VC  // the request's
+	vc           snapshot  // the request's
 	res          string
 	by           []trace.Ref
 }
@@ -132,7 +132,7 @@ type overtaken struct {
 // happened before it.
 type crashAt struct {
 	mark
-	vc trace.VC
+	vc snapshot
 }
 
 // excused reports whether a process (o's own included: its earlier
@@ -151,7 +151,7 @@ func (o *overtaken) excused(crashes []crashAt) bool {
 			if c.wall <= o.wall1 {
 				return true
 			}
-		case !knows(c.vc, o.enter):
+		case !c.vc.knows(o.enter):
 			return true
 		}
 	}
@@ -175,16 +175,11 @@ func (g *grants) resource(name string) *grantRes {
 	return r
 }
 
-// knows reports whether an event whose clock is vc knows event ref.
-func knows(vc trace.VC, ref trace.Ref) bool {
-	return ref.Proc < len(vc) && int64(vc[ref.Proc]) >= ref.Seq
-}
-
 func (g *grants) Event(ev *trace.Event, hb *HB) {
 	switch ev.Kind {
 	case trace.KindCSRequest:
 		r := g.resource(ev.Resource)
-		a := &csReq{proc: ev.Proc, res: ev.Resource, req: ev.Ref(), wall: ev.Wall, vc: hb.Clock().Clone()}
+		a := &csReq{proc: ev.Proc, res: ev.Resource, req: ev.Ref(), wall: ev.Wall, vc: hb.snapshot()}
 		if g.starve {
 			// Entries already delivered that this request does not know
 			// of are concurrent with it: those whose own request it does
@@ -194,10 +189,7 @@ func (g *grants) Event(ev *trace.Event, hb *HB) {
 				if q == ev.Proc {
 					continue
 				}
-				known := int64(0)
-				if q < len(a.vc) {
-					known = int64(a.vc[q])
-				}
+				known := a.vc.get(q)
 				for _, e := range h[sort.Search(len(h), func(i int) bool { return h[i].enter > known }):] {
 					if (e.req == 0 || e.req > known) && a.during(e.wall) {
 						a.overtakers = append(a.overtakers, trace.Ref{Proc: q, Seq: e.enter})
@@ -224,9 +216,9 @@ func (g *grants) Event(ev *trace.Event, hb *HB) {
 				continue
 			}
 			switch {
-			case g.starve && (b == nil || !knows(a.vc, b.req)) && (hb.HappenedBefore(a.req) || a.during(ev.Wall)):
+			case g.starve && (b == nil || !a.vc.knows(b.req)) && (hb.HappenedBefore(a.req) || a.during(ev.Wall)):
 				a.overtakers = append(a.overtakers, ev.Ref())
-			case !g.starve && b != nil && knows(b.vc, a.req):
+			case !g.starve && b != nil && b.vc.knows(a.req):
 				a.beaten = append(a.beaten, beat{b.req, ev.Ref()})
 			}
 		}
@@ -251,7 +243,7 @@ func (g *grants) Event(ev *trace.Event, hb *HB) {
 			g.judge(b, ev.Ref(), ev.Wall, hb.HappenedBefore)
 		}
 	case trace.KindCrash:
-		g.crashes = append(g.crashes, crashAt{mark{ref: ev.Ref(), wall: ev.Wall}, hb.Clock().Clone()})
+		g.crashes = append(g.crashes, crashAt{mark{ref: ev.Ref(), wall: ev.Wall}, hb.snapshot()})
 		// A crash cancels the process's requests.
 		for k, q := range g.queue {
 			if k.proc != ev.Proc {

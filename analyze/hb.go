@@ -42,6 +42,12 @@ type End struct {
 	Procs     int   // processes seen (Run.Nodes when it is set)
 	HasWall   bool  // some event carried a wall time
 	HasClocks bool  // some event carried a recorded Lamport or vector clock
+	// Cut counts the events of an abandoned run (its recorder died, see
+	// trace.StatusAbandoned) that could not be placed: receives whose send
+	// was never written, and what followed them in their process (and the
+	// receives parked behind those). The trace ends in a cut there, not in
+	// a break.
+	Cut int64
 }
 
 // Message is what HB.Send tells about the message of the current receive.
@@ -68,11 +74,14 @@ type Message struct {
 // recognize duplicated deliveries), the events of a process that must wait
 // for a send the reader has not produced yet, and those a reader gave
 // before an earlier one of their process (see Walk). Nothing is kept per
-// event.
+// event. Beyond sparseAbove processes the clocks are sparse (only their
+// non-zero entries), so that memory grows with what the processes know of
+// each other, not with their number squared.
 type HB struct {
-	run   trace.Run
-	fixed bool // run.Nodes > 0: every clock has exactly Nodes entries
-	procs []*proc
+	run    trace.Run
+	fixed  bool // run.Nodes > 0: every clock has exactly Nodes entries
+	sparse bool // clocks are sparse (proc.svc, sent.svc), not dense
+	procs  []*proc
 
 	pending map[int64]*sent // sent and not yet received
 	spare   []*sent         // recycled entries of pending
@@ -82,7 +91,11 @@ type HB struct {
 	ready   []int           // processes to resume
 
 	cur       *trace.Event
-	curVC     trace.VC
+	curVC     trace.VC // dense clocks: the current event's
+	curSVC    sparseVC // sparse clocks: the current event's
+	dense     trace.VC // sparse clocks: Clock's answer, made on demand
+	denseOK   bool     // dense holds curSVC
+	merged    sparseVC // sparse clocks: a buffer for merges
 	curSend   *sent
 	curDup    bool
 	lamBound  bound[uint64] // of the current event
@@ -90,6 +103,7 @@ type HB struct {
 
 	minWall, maxWall   int64
 	delivered          int64
+	cut                int64
 	hasWall, hasClocks bool
 
 	visit func(*trace.Event, *HB)
@@ -101,7 +115,8 @@ type proc struct {
 	id    int
 	read  int64         // Seq of the last event taken in program order
 	held  seqHeap       // events read before an earlier one of the process, by Seq
-	vc    trace.VC      // computed clock of the last event delivered
+	vc    trace.VC      // computed clock of the last event delivered (dense clocks)
+	svc   sparseVC      // the same, sparse clocks
 	lam   bound[uint64] // largest recorded Lamport clock in the causal past
 	wall  bound[int64]  // latest recorded wall time in the causal past
 	queue []trace.Event // parked events (copies), queue[head:] still to deliver
@@ -117,6 +132,7 @@ type sent struct {
 	typ  string
 	wall int64
 	vc   trace.VC
+	svc  sparseVC
 	lam  bound[uint64] // in the send's causal past, the send included
 	wmax bound[int64]
 }
@@ -170,6 +186,7 @@ func Walk(run trace.Run, r trace.Reader, visit func(ev *trace.Event, hb *HB)) (E
 	if run.Nodes > MaxProcs {
 		return h.end(), fmt.Errorf("broken trace: run %d has %d processes, more than %d", run.ID, run.Nodes, MaxProcs)
 	}
+	h.sparse = run.Nodes > sparseAbove
 	if h.fixed {
 		h.procs = make([]*proc, run.Nodes)
 	}
@@ -185,7 +202,8 @@ func Walk(run trace.Run, r trace.Reader, visit func(ev *trace.Event, hb *HB)) (E
 			return h.end(), err
 		}
 	}
-	return h.end(), h.close()
+	err := h.close() // first: it counts the cut
+	return h.end(), err
 }
 
 // Current returns the event being visited.
@@ -194,17 +212,61 @@ func (h *HB) Current() *trace.Event { return h.cur }
 // Clock returns the computed vector clock of the current event. It is HB's
 // own storage: read it during the visit, Clone it to keep it. In a run
 // without Nodes it may be shorter than the number of processes (missing
-// entries are 0).
-func (h *HB) Clock() trace.VC { return h.curVC }
+// entries are 0). With many processes (sparse clocks) it costs O(processes)
+// the first time it is asked for an event: use Knows or Stamp where they
+// serve.
+func (h *HB) Clock() trace.VC {
+	if !h.sparse || h.cur == nil {
+		return h.curVC
+	}
+	if !h.denseOK {
+		h.dense = h.curSVC.dense(h.dense, len(h.procs))
+		h.denseOK = true
+	}
+	return h.dense
+}
 
 // Knows returns how many events of process p happened before or at the
 // current event (its computed VC[p]).
 func (h *HB) Knows(p int) int64 {
+	if h.sparse {
+		return int64(h.curSVC.get(p))
+	}
 	if p < 0 || p >= len(h.curVC) {
 		return 0
 	}
 	return int64(h.curVC[p])
 }
+
+// snapshot is a copy of a computed clock kept beyond the visit: dense or
+// sparse as HB's clocks are, so that a check keeping one per waiting request
+// does not undo what sparse clocks save.
+type snapshot struct {
+	dense  trace.VC
+	sparse sparseVC
+}
+
+// snapshot returns a copy of the current event's clock.
+func (h *HB) snapshot() snapshot {
+	if h.sparse {
+		return snapshot{sparse: slices.Clone(h.curSVC)}
+	}
+	return snapshot{dense: slices.Clone(h.curVC)}
+}
+
+// get returns how many events of process p the clock knows of.
+func (c snapshot) get(p int) int64 {
+	if c.sparse != nil {
+		return int64(c.sparse.get(p))
+	}
+	if p < 0 || p >= len(c.dense) {
+		return 0
+	}
+	return int64(c.dense[p])
+}
+
+// knows reports whether the clock knows event ref.
+func (c snapshot) knows(ref trace.Ref) bool { return c.get(ref.Proc) >= ref.Seq }
 
 // HappenedBefore reports whether event a happened before the current event
 // (strictly: an event did not happen before itself). O(1): a -> b iff
@@ -268,7 +330,11 @@ func (h *HB) KnownByAll(q int) int64 {
 	least := int64(-1)
 	for _, p := range h.procs {
 		k := int64(0)
-		if p != nil && q < len(p.vc) {
+		switch {
+		case p == nil:
+		case h.sparse:
+			k = int64(p.svc.get(q))
+		case q < len(p.vc):
 			k = int64(p.vc[q])
 		}
 		if least < 0 || k < least {
@@ -290,6 +356,7 @@ func (h *HB) end() End {
 		Procs:     len(h.procs),
 		HasWall:   h.hasWall,
 		HasClocks: h.hasClocks,
+		Cut:       h.cut,
 	}
 	if h.hasWall {
 		// The events' own clock, not the runner's: a simulated run
@@ -362,12 +429,17 @@ func (h *HB) proc(ev *trace.Event) (*proc, error) {
 	for ev.Proc >= len(h.procs) {
 		h.procs = append(h.procs, nil)
 	}
+	if !h.sparse && len(h.procs) > sparseAbove {
+		h.toSparse()
+	}
 	p := h.procs[ev.Proc]
 	if p == nil {
 		p = &proc{id: ev.Proc}
-		if h.fixed {
+		switch {
+		case h.sparse:
+		case h.fixed:
 			p.vc = make(trace.VC, len(h.procs))
-		} else {
+		default:
 			p.vc = make(trace.VC, ev.Proc+1)
 		}
 		h.procs[ev.Proc] = p
@@ -467,7 +539,7 @@ func (h *HB) deliver(p *proc, ev *trace.Event, links *trace.Links) error {
 		if s = h.pending[ev.Msg]; s != nil {
 			delete(h.pending, ev.Msg)
 			h.recvd.add(ev.Msg, ev.Proc)
-			p.vc.Merge(s.vc)
+			h.merge(p, s)
 		} else {
 			// missing said it was received before. A second receive is
 			// a duplicated delivery only where the first one was: a
@@ -487,16 +559,20 @@ func (h *HB) deliver(p *proc, ev *trace.Event, links *trace.Links) error {
 		if t := h.pending[k.Msg]; t != nil {
 			delete(h.pending, k.Msg)
 			h.recvd.add(k.Msg, ev.Proc)
-			p.vc.Merge(t.vc)
+			h.merge(p, t)
 			also = append(also, t)
 		} else if err := h.again(ev, k.Msg); err != nil {
 			return err
 		}
 	}
-	if len(p.vc) <= p.id { // only without Nodes: clocks grow as processes appear
-		p.vc = append(p.vc, make(trace.VC, p.id+1-len(p.vc))...)
+	if h.sparse {
+		p.svc = p.svc.set(p.id, uint64(ev.Seq))
+	} else {
+		if len(p.vc) <= p.id { // only without Nodes: clocks grow as processes appear
+			p.vc = append(p.vc, make(trace.VC, p.id+1-len(p.vc))...)
+		}
+		p.vc[p.id] = uint64(ev.Seq)
 	}
-	p.vc[p.id] = uint64(ev.Seq)
 
 	// The recorded Lamport clocks travel along the same edges: the bound of
 	// an event is the largest recorded value in its causal past. And so do
@@ -533,14 +609,24 @@ func (h *HB) deliver(p *proc, ev *trace.Event, links *trace.Links) error {
 		h.hasClocks = true
 	}
 	h.delivered++
-	h.cur, h.curVC, h.curSend, h.curDup = ev, p.vc, s, dup
+	h.cur, h.curVC, h.curSVC, h.denseOK, h.curSend, h.curDup = ev, p.vc, p.svc, false, s, dup
 	h.visit(ev, h)
-	h.cur, h.curVC, h.curSend, h.curDup = nil, nil, nil, false
+	h.cur, h.curVC, h.curSVC, h.curSend, h.curDup = nil, nil, nil, nil, false
 	if s != nil {
 		h.spare = append(h.spare, s)
 	}
 	h.spare = append(h.spare, also...)
 	return nil
+}
+
+// merge merges the clock of message s, received by p, into p's clock.
+func (h *HB) merge(p *proc, s *sent) {
+	if h.sparse {
+		h.merged = p.svc.merge(s.svc, h.merged[:0])
+		p.svc, h.merged = h.merged, p.svc
+		return
+	}
+	p.vc.Merge(s.vc)
 }
 
 // again checks a second receive of msg by ev: a duplicated delivery only
@@ -562,7 +648,11 @@ func (h *HB) send(p *proc, ev *trace.Event, msg int64, to int) error {
 	}
 	n := h.newSent()
 	n.ref, n.to, n.typ, n.wall = ev.Ref(), to, ev.MsgType, ev.Wall
-	n.vc = append(n.vc[:0], p.vc...)
+	if h.sparse {
+		n.svc = append(n.svc[:0], p.svc...)
+	} else {
+		n.vc = append(n.vc[:0], p.vc...)
+	}
 	n.lam, n.wmax = p.lam, p.wall
 	h.pending[msg] = n
 	if ws, ok := h.waiting[msg]; ok {
@@ -608,6 +698,11 @@ func (p *proc) enqueue(ev *trace.Event) {
 // chains end at a receive of a message never sent or at a causal cycle (a
 // send that can only come after the receive it must precede), and only the
 // causes are reported, each with the receives that wait behind it.
+//
+// In an abandoned run a receive of a message never sent is the cut its dead
+// recorder left (it wrote the receive, and died before writing the send):
+// the events parked on it, and behind it in other processes, are counted in
+// End.Cut rather than reported. A causal cycle is broken in any run.
 func (h *HB) close() error {
 	var errs []error
 	for _, p := range h.procs {
@@ -691,14 +786,21 @@ func (h *HB) close() error {
 			q = next[q]
 		}
 	}
+	abandoned := h.run.Status == trace.StatusAbandoned
 	behind := make(map[int][]string)
 	for _, id := range parked {
-		if c := cause[id]; c != id {
+		c := cause[id]
+		if abandoned && !onCycle[c] {
+			p := h.procs[id]
+			h.cut += int64(len(p.queue) - p.head)
+			continue
+		}
+		if c != id {
 			behind[c] = append(behind[c], h.procs[id].queue[h.procs[id].head].Ref().String())
 		}
 	}
 	for _, id := range parked {
-		if cause[id] != id {
+		if cause[id] != id || (abandoned && !onCycle[id]) {
 			continue
 		}
 		ev := &h.procs[id].queue[h.procs[id].head]
@@ -814,3 +916,108 @@ func (s *msgSet) receiver(id int64) int {
 }
 
 func (s *msgSet) has(id int64) bool { return s.receiver(id) >= 0 }
+
+// sparseAbove is the number of processes beyond which HB keeps sparse
+// clocks. Dense clocks are faster while they are small, but cost N entries
+// per process and per message in flight: 16,384 processes with one message
+// each took 4 GiB. Below it they cost at most 16 MiB more than sparse
+// ones. A variable for tests.
+var sparseAbove = 1024
+
+// toSparse turns every clock sparse: a run without Nodes has just grown
+// past sparseAbove processes.
+func (h *HB) toSparse() {
+	h.sparse = true
+	for _, p := range h.procs {
+		if p != nil {
+			p.svc, p.vc = sparseOf(p.vc), nil
+		}
+	}
+	for _, s := range h.pending {
+		s.svc, s.vc = sparseOf(s.vc), nil
+	}
+	h.spare = nil
+}
+
+// sparseVC is a vector clock by its non-zero entries, in process order.
+type sparseVC []vcEntry
+
+type vcEntry struct {
+	p int
+	n uint64
+}
+
+func sparseOf(v trace.VC) sparseVC {
+	var s sparseVC
+	for p, n := range v {
+		if n != 0 {
+			s = append(s, vcEntry{p, n})
+		}
+	}
+	return s
+}
+
+// find returns where process p's entry is or would go.
+func (v sparseVC) find(p int) int {
+	lo, hi := 0, len(v)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if v[m].p < p {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// get returns entry p.
+func (v sparseVC) get(p int) uint64 {
+	if i := v.find(p); i < len(v) && v[i].p == p {
+		return v[i].n
+	}
+	return 0
+}
+
+// set sets entry p to n > 0 and returns the clock.
+func (v sparseVC) set(p int, n uint64) sparseVC {
+	i := v.find(p)
+	if i < len(v) && v[i].p == p {
+		v[i].n = n
+		return v
+	}
+	return slices.Insert(v, i, vcEntry{p, n})
+}
+
+// merge appends the entrywise maximum of v and o to out and returns it.
+func (v sparseVC) merge(o sparseVC, out sparseVC) sparseVC {
+	i, j := 0, 0
+	for i < len(v) && j < len(o) {
+		switch a, b := v[i], o[j]; {
+		case a.p < b.p:
+			out = append(out, a)
+			i++
+		case a.p > b.p:
+			out = append(out, b)
+			j++
+		default:
+			out = append(out, vcEntry{a.p, max(a.n, b.n)})
+			i++
+			j++
+		}
+	}
+	out = append(out, v[i:]...)
+	return append(out, o[j:]...)
+}
+
+// dense writes v as a dense clock of n entries into buf.
+func (v sparseVC) dense(buf trace.VC, n int) trace.VC {
+	buf = slices.Grow(buf[:0], n)[:n]
+	clear(buf)
+	for _, e := range v {
+		if e.p < n {
+			buf[e.p] = e.n
+		}
+	}
+	return buf
+}

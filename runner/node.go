@@ -67,6 +67,7 @@ type Resume struct {
 // of a workload: the seed still reproduces everything.
 const (
 	streamNet      = 1
+	streamFault    = 2 // the network fault layer's draws (+ the node's id under dmx run)
 	streamWorkload = 1 << 20
 	streamMachine  = 2 << 20
 )
@@ -94,6 +95,7 @@ type Node struct {
 	det     []byte           // reused for every record's detail
 
 	saved   map[string]algo.Msg // what each machine persisted last
+	skew    time.Duration       // added to the wall clock (a skew fault)
 	resume  *Resume
 	setup   NodeSetup
 	gen     int // bumped by a crash: callbacks of an older generation do nothing
@@ -264,6 +266,40 @@ func (n *Node) Crash(reason string) {
 		t.Stop()
 		delete(n.timers, k)
 	}
+}
+
+// Forget loses what the node's machines persisted: a restart after it is
+// one with amnesia (a recover:P:amnesia fault).
+func (n *Node) Forget() { clear(n.saved) }
+
+// SetSkew sets the node's wall clock d off (a skew fault): the wall time
+// of its events, not the time its machines and timers go by.
+func (n *Node) SetSkew(d time.Duration) { n.skew = d }
+
+// FaultEvent records a fault event: an injected fault began
+// (trace.FaultStart) or ended acting at this process, or could not be
+// applied (trace.FaultNotApplied, recorded here for the injector). A node
+// that is down or stopped records nothing.
+func (n *Node) FaultEvent(fault, phase, reason string) {
+	if !n.started || n.stopped || n.crashed {
+		return
+	}
+	n.record(trace.KindFault, "", func(ev *trace.Event) {
+		ev.Detail = n.detail(trace.Fault{Fault: fault, Phase: phase, Reason: reason})
+	})
+}
+
+// Dropped records that the network fault layer discarded a copy of the
+// message e this node sent: fault names the fault, resend says whether the
+// transport sends it again.
+func (n *Node) Dropped(e *Envelope, fault string, resend bool) {
+	if !n.started || n.stopped || n.crashed {
+		return
+	}
+	n.record(trace.KindDrop, e.Msg.Resource, func(ev *trace.Event) {
+		ev.Msg, ev.MsgType, ev.Peer = e.ID, e.Msg.Type, e.To
+		ev.Detail = n.detail(trace.Drop{Msg: trace.Message(e.Msg), Fault: fault, Resend: resend})
+	})
 }
 
 // Crashed reports whether the node is down.
@@ -646,7 +682,7 @@ func (n *Node) record(kind trace.Kind, r string, fill func(ev *trace.Event)) *tr
 	ev := &n.ev
 	*ev = trace.Event{
 		Proc: n.ID, Seq: n.seq, Kind: kind, Lamport: n.lamport, VC: n.vc,
-		Wall: n.env.Wall(), Peer: trace.NoPeer, Resource: r,
+		Wall: n.env.Wall() + int64(n.skew), Peer: trace.NoPeer, Resource: r,
 	}
 	if fill != nil {
 		fill(ev)

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,6 +24,11 @@ import (
 // write per event, so an event is in the runner's hands before the node does
 // anything else, and survives a SIGKILL of the node), "done" when its
 // workload is finished, and its transport statistics before it exits.
+// Faults come as "fault" lines: a network fault starts or ends, the node
+// pauses (it records the pause and waits; the runner, once it has the
+// event, stops it with SIGSTOP, and after the pause sends SIGCONT and a
+// "resume" line, upon which it records the resume and goes on), its clock
+// is set off, or it records that a fault was not applied.
 
 type nodeConfig struct {
 	ID       int               `json:"id"`
@@ -37,6 +44,27 @@ type nodeConfig struct {
 	Inc    int     `json:"inc,omitempty"`
 	Incs   []int   `json:"incs,omitempty"`
 	Resume *Resume `json:"resume,omitempty"`
+	// MaxRTO, if set, caps the transport's retransmission timeout
+	// (maxRTO); tests lower it to make minutes of retransmission fit in
+	// seconds.
+	MaxRTO time.Duration `json:"max_rto,omitempty"`
+	// The plan's faults (canonical text: the network fault layer judges
+	// by them), those in force when the node starts, raw channels, and
+	// the skew a restarted process's clock keeps.
+	Faults []string      `json:"faults,omitempty"`
+	Active []activeNet   `json:"active,omitempty"`
+	Raw    bool          `json:"raw,omitempty"`
+	Skew   time.Duration `json:"skew,omitempty"`
+}
+
+// faultCmd is a fault line from the runner.
+type faultCmd struct {
+	Op     string        `json:"op"` // net-start, net-end, pause, skew, note
+	Index  int           `json:"i,omitempty"`
+	Proc   int           `json:"p,omitempty"`
+	Spec   string        `json:"spec,omitempty"`
+	Skew   time.Duration `json:"skew,omitempty"`
+	Reason string        `json:"reason,omitempty"`
 }
 
 type toNode struct {
@@ -44,9 +72,12 @@ type toNode struct {
 	Peers     []string    `json:"peers,omitempty"`
 	Stop      bool        `json:"stop,omitempty"`
 	Restarted *restarted  `json:"restarted,omitempty"` // a peer came back as a new incarnation
-	T0        int64       `json:"t0,omitempty"`        // with Peers: the run's start (Unix ns), the origin of Input.Now everywhere
+	Down      *restarted  `json:"down,omitempty"`      // an incarnation of a peer is down: its process ended
+	Fault     *faultCmd   `json:"fault,omitempty"`
+	T0        int64       `json:"t0,omitempty"` // with Peers: the run's start (Unix ns), the origin of Input.Now everywhere
 }
 
+// restarted names an incarnation of a process.
 type restarted struct {
 	Proc int `json:"proc"`
 	Inc  int `json:"inc"`
@@ -125,8 +156,26 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	}
 	tr := newTransport(cfg.ID, cfg.N, cfg.Key, conn, peers, node.Receive)
 	tr.inc = cfg.Inc
+	if cfg.MaxRTO > 0 {
+		tr.maxRTO = cfg.MaxRTO
+	}
 	if len(cfg.Incs) == cfg.N {
 		copy(tr.peerInc, cfg.Incs)
+	}
+	tr.raw = cfg.Raw
+	node.SetSkew(cfg.Skew)
+	if len(cfg.Faults) > 0 {
+		faults, err := ParseFaults(strings.Join(cfg.Faults, ","))
+		if err != nil {
+			return fmt.Errorf("node P%d: %w", cfg.ID, err)
+		}
+		seed := uint64(streamFault + cfg.ID + cfg.Inc<<32)
+		tr.net = newNetFaults(faults, rand.New(rand.NewPCG(cfg.Seed, seed)))
+		tr.dropped = node.Dropped
+		tr.later = func(d time.Duration, f func()) { env.After(d, f) }
+		for _, a := range cfg.Active {
+			tr.net.start(a.Index, a.Proc)
+		}
 	}
 	env.tr = tr
 	env.node = node
@@ -149,9 +198,30 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			dgrams <- dgram{append([]byte(nil), buf[:k]...), addr}
 		}
 	}()
-	// Control reader: news of restarted peers; stop, or EOF when the runner
-	// is gone.
+	// Catching up after a pause: the datagrams the reader has or gets
+	// within catchUpQuiet, for at most catchUpMax.
+	env.catchUp = func() {
+		const catchUpQuiet, catchUpMax = 5 * time.Millisecond, 100 * time.Millisecond
+		quiet := time.NewTimer(catchUpQuiet)
+		defer quiet.Stop()
+		end := time.Now().Add(catchUpMax)
+		for time.Now().Before(end) {
+			select {
+			case d, ok := <-dgrams:
+				if !ok {
+					return
+				}
+				tr.handle(d.b, d.addr)
+				quiet.Reset(catchUpQuiet)
+			case <-quiet.C:
+				return
+			}
+		}
+	}
+	// Control reader: news of peers that went down or came back, faults;
+	// stop, or EOF when the runner is gone.
 	stop := make(chan struct{})
+	resumed := make(chan struct{}, 1)
 	go func() {
 		defer close(stop)
 		for {
@@ -162,10 +232,32 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			if r := m.Restarted; r != nil {
 				loop <- func() { tr.peerRestarted(r.Proc, r.Inc) }
 			}
+			if d := m.Down; d != nil {
+				loop <- func() { tr.peerDown(d.Proc, d.Inc) }
+			}
+			switch c := m.Fault; {
+			case c == nil:
+			case c.Op == "resume":
+				// The loop is waiting in its pause, not reading loop.
+				select {
+				case resumed <- struct{}{}:
+				default:
+				}
+			default:
+				loop <- func() { nodeFault(c, node, tr, resumed, stop) }
+			}
 		}
 	}()
 
 	node.Start()
+	if tr.net != nil {
+		// A restarted process is under the network faults in force.
+		for _, a := range cfg.Active {
+			if tr.net.affects(a.Index, a.Proc, cfg.ID, cfg.N) {
+				node.FaultEvent(tr.net.faults[a.Index].String(), trace.FaultStart, "")
+			}
+		}
+	}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -201,6 +293,46 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	}
 }
 
+// nodeFault carries out a fault line on the node's loop. A pause holds
+// the loop until the runner's resume line (or stop) comes.
+func nodeFault(c *faultCmd, node *Node, tr *transport, resumed, stop <-chan struct{}) {
+	switch c.Op {
+	case "net-start", "net-end":
+		if tr.net == nil || c.Index < 0 || c.Index >= len(tr.net.faults) {
+			return
+		}
+		phase := trace.FaultStart
+		if c.Op == "net-start" {
+			tr.net.start(c.Index, c.Proc)
+		} else {
+			phase = trace.FaultEnd
+		}
+		if tr.net.affects(c.Index, c.Proc, node.ID, node.N) {
+			node.FaultEvent(tr.net.faults[c.Index].String(), phase, "")
+		}
+		if c.Op == "net-end" {
+			tr.net.end(c.Index)
+		}
+	case "pause":
+		// The pause is recorded first (the event is in the runner's hands
+		// when the write returns), and the loop does nothing more until
+		// the resume: the runner stops the whole process with SIGSTOP when
+		// it has the event, and after the pause sends SIGCONT and the
+		// resume line. Timers and datagrams wait, as on a stopped machine.
+		node.FaultEvent(c.Spec, trace.FaultStart, "")
+		select {
+		case <-resumed:
+			node.FaultEvent(c.Spec, trace.FaultEnd, "")
+		case <-stop:
+		}
+	case "skew":
+		node.SetSkew(c.Skew)
+		node.FaultEvent(c.Spec, trace.FaultStart, "")
+	case "note":
+		node.FaultEvent(c.Spec, trace.FaultNotApplied, c.Reason)
+	}
+}
+
 type udpEnv struct {
 	start time.Time
 	loop  chan func()
@@ -208,7 +340,15 @@ type udpEnv struct {
 	tr    *transport
 	node  *Node
 	self  []*Envelope // messages to oneself, not yet delivered
+	// catchUp handles the datagrams that arrived while the process did
+	// not run (see After); caughtUp is when it last did.
+	catchUp  func()
+	caughtUp time.Time
 }
+
+// lateTimer is how late a timer must fire for the process to be taken as
+// having not run meanwhile (paused by SIGSTOP, or starved).
+const lateTimer = 250 * time.Millisecond
 
 func (e *udpEnv) Now() int64  { return int64(time.Since(e.start)) }
 func (e *udpEnv) Wall() int64 { return time.Now().UnixNano() }
@@ -217,10 +357,25 @@ type udpTimer struct{ t *time.Timer }
 
 func (t udpTimer) Stop() { t.t.Stop() }
 
+// After runs f on the loop after d. A timer that fires much later than
+// due means that the process did not run for a while (SIGSTOP, a loaded
+// machine): every timer is then due at once, and the datagrams that
+// arrived meanwhile wait in the socket. They came before the timer is
+// handled, so they are handled first: a failure detector must hear the
+// heartbeats sent while it slept before it decides that their sender went
+// silent.
 func (e *udpEnv) After(d time.Duration, f func()) Timer {
 	stopped := false
+	due := time.Now().Add(d)
 	t := time.AfterFunc(d, func() {
 		e.loop <- func() {
+			if stopped {
+				return
+			}
+			if now := time.Now(); now.Sub(due) > lateTimer && now.Sub(e.caughtUp) > lateTimer && e.catchUp != nil {
+				e.catchUp()
+				e.caughtUp = time.Now()
+			}
 			if !stopped {
 				f()
 			}

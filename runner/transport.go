@@ -16,8 +16,37 @@ import (
 // protocol handles re-transmission) and what Lamport's algorithms assume on
 // top (FIFO channels): every datagram carries a per-channel sequence number,
 // receivers acknowledge cumulatively and deliver in order, senders retransmit
-// what is not acknowledged. Message loss that a run wants is injected above
-// this layer and recorded, never left to chance.
+// what is not acknowledged. A plan with raw channels (ChannelsRaw) turns all
+// of that off: each message is one datagram, sent once, delivered as it
+// arrives.
+//
+// The network fault layer (netFaults) sits on the send path: every
+// datagram, first sends, retransmissions and acknowledgements alike, is
+// judged before it is written, so that injected loss, delay, duplication,
+// reordering and partitions act on the real datagrams and the algorithm
+// cannot tell them from a real network's. A data datagram the layer drops
+// is recorded as a drop event of the sender; with reliable channels it is
+// then sent again after its time-out, so the algorithm sees the loss only
+// as delay. One marked unordered (a reorder fault) is delivered when it
+// arrives instead of waiting for the ones sent before it. Nothing else is
+// lost on loopback: loss that a run wants is injected and recorded, never
+// left to chance.
+//
+// A channel never gives up on a peer that is alive, however long it stays
+// silent (paused by SIGSTOP, starved on a loaded machine): its datagrams
+// are retransmitted, the timeout doubling up to maxRTO (only the oldest
+// retransmitWindow while it stays silent), until it acknowledges them.
+// Giving up after a while would leave a gap that the receiver, which
+// delivers in order, could never fill: it would hold every later message
+// for ever. A message is given up in two cases only, each explained by the
+// trace: its receiver is down (the runner, which starts and reaps the
+// processes, says so when the process has ended: its crash event makes the
+// message lost_to_crash), or the fault layer dropped maxTries copies of it
+// in a row (each a drop event, the last saying it is not sent again: the
+// message is dropped). After a give-up the sender's data datagrams carry
+// the channel's base, the oldest sequence number it still waits for, and
+// the receiver stops waiting for what came before it and did not come: the
+// channel resynchronises instead of blocking for ever.
 //
 // Every datagram is authenticated with HMAC-SHA256 under the run's random
 // key, so packets of another run, stray traffic and forgeries are rejected:
@@ -36,6 +65,8 @@ type packet struct {
 	Inc  int       `json:"i,omitempty"`  // the sender's incarnation (bumped at each restart)
 	RInc int       `json:"ri,omitempty"` // the receiver's incarnation the sender knows of
 	Seq  uint64    `json:"s,omitempty"`  // data: channel sequence number, from 1
+	U    bool      `json:"u,omitempty"`  // data: deliver on arrival, not in order (a reorder fault)
+	Base uint64    `json:"b,omitempty"`  // data, after a give-up: every sequence number below it was delivered or given up
 	Ack  uint64    `json:"a,omitempty"`  // ack: highest sequence delivered in order
 	Env  *Envelope `json:"e,omitempty"`
 }
@@ -48,7 +79,9 @@ type Rejections struct {
 	Stale       int64 `json:"stale"`       // from or for an earlier incarnation of a restarted process
 	Duplicate   int64 `json:"duplicate"`   // a retransmission of something already delivered
 	Retransmits int64 `json:"retransmits"` // datagrams this node sent again
-	Abandoned   int64 `json:"abandoned"`   // datagrams given up on after maxTries unacknowledged sends (the peer is down)
+	Abandoned   int64 `json:"abandoned"`   // datagrams not sent or not retransmitted because their receiver was down (its process had ended)
+	GivenUp     int64 `json:"given_up"`    // datagrams given up after the fault layer dropped maxTries copies in a row
+	FaultDrops  int64 `json:"fault_drops"` // datagrams (data and acks) the fault layer dropped
 }
 
 // Total is the number of datagrams rejected (duplicates are not rejections).
@@ -57,51 +90,173 @@ func (r Rejections) Total() int64 { return r.Malformed + r.BadMAC + r.WrongPeer 
 type outChan struct {
 	next    uint64
 	unacked []*pending // ascending seq
+	heard   time.Time  // when the peer last acknowledged anything, or the first send
+	gaveUp  bool       // a message was given up: data datagrams carry the base
+}
+
+// base is the oldest sequence number the channel still waits for: every
+// one below it was acknowledged or given up.
+func (oc *outChan) base() uint64 {
+	if len(oc.unacked) > 0 {
+		return oc.unacked[0].seq
+	}
+	return oc.next
 }
 
 type pending struct {
-	seq   uint64
-	data  []byte
-	sent  time.Time
-	rto   time.Duration
-	tries int
+	seq     uint64
+	data    []byte
+	sent    time.Time
+	rto     time.Duration
+	dropped int       // copies the fault layer dropped in a row
+	base    uint64    // the base data carries (0: none)
+	packet  *packet   // what data seals, to seal again with a new base
+	env     *Envelope // what it carries, for the record of a drop
 }
 
-// maxTries bounds the retransmissions of one datagram: with the RTO
-// doubling from 30ms until it passes a second (1.92s), the first send and 12
-// retransmissions span about 13s, far beyond any delay on loopback, so the
-// peer is down (killed, and maybe restarted as a new incarnation, which
-// resets the channel anyway). Giving up keeps a dead peer from costing
-// memory and retransmissions for the rest of the run.
+// maxTries bounds the copies of one message the fault layer may drop in a
+// row before the message is given up (recorded as a drop that is not sent
+// again): injected loss of everything on a channel for about 13s (the
+// time-out doubling from 30ms to a second). Silence alone never makes a
+// message given up: see above.
 const maxTries = 12
 
-type inChan struct {
-	expect uint64 // next sequence number to deliver
-	held   map[uint64]*Envelope
+// retransmitWindow is the most datagrams of one channel retransmitted in
+// one round to a peer silent for longer than maxRTO: the oldest are enough
+// (it keeps later ones it gets out of order, and acknowledges all it has
+// in order at once), and the rest would be a storm once a second while a
+// pause lasts.
+const retransmitWindow = 64
+
+// The retransmission time-out of a datagram starts at initialRTO and
+// doubles after each retransmission until it reaches maxRTO. The
+// simulator's model of the transport (simnet.go) uses the same.
+const (
+	initialRTO = 30 * time.Millisecond
+	maxRTO     = time.Second
+)
+
+// inOrder is the receiving end of a channel that delivers in the order
+// sent: messages are numbered from 1 and each is delivered once, after
+// those sent before it, except one marked unordered (a reorder fault),
+// delivered as soon as it comes. The transport and the simulator's model
+// of it (simnet.go) share it.
+type inOrder[T any] struct {
+	expect uint64 // next sequence number to deliver in order
+	held   map[uint64]T
+	done   map[uint64]bool // delivered ahead of order
+}
+
+func newInOrder[T any]() inOrder[T] {
+	return inOrder[T]{expect: 1, held: map[uint64]T{}, done: map[uint64]bool{}}
+}
+
+// maxHeld bounds what waits for an earlier message: a datagram beyond it
+// is dropped and comes again (it is not acknowledged).
+const maxHeld = 1 << 16
+
+// skipTo stops waiting for the messages before seq that did not come:
+// their sender gave them up. Those held are delivered, in order, and then
+// what follows them.
+func (c *inOrder[T]) skipTo(seq uint64, deliver func(T)) {
+	if seq <= c.expect {
+		return
+	}
+	for c.expect < seq {
+		if m, ok := c.held[c.expect]; ok {
+			delete(c.held, c.expect)
+			deliver(m)
+		}
+		delete(c.done, c.expect)
+		c.expect++
+	}
+	c.advance(deliver)
+}
+
+// giveUp stops waiting for message seq, which will not come: the
+// simulator's model gives the receiver the news at once.
+func (c *inOrder[T]) giveUp(seq uint64, deliver func(T)) {
+	if seq == c.expect {
+		c.skipTo(seq+1, deliver)
+	} else if seq > c.expect {
+		c.done[seq] = true
+	}
+}
+
+// accept takes message seq, delivering what is now in order; it reports
+// false for a duplicate.
+func (c *inOrder[T]) accept(seq uint64, unordered bool, m T, deliver func(T)) bool {
+	if _, held := c.held[seq]; held || seq < c.expect || c.done[seq] {
+		return false
+	}
+	switch {
+	case unordered && seq != c.expect:
+		c.done[seq] = true
+		deliver(m)
+		return true
+	case seq != c.expect:
+		if len(c.held) < maxHeld {
+			c.held[seq] = m
+		}
+		return true
+	}
+	deliver(m)
+	c.expect++
+	c.advance(deliver)
+	return true
+}
+
+// advance delivers the held messages that are now in order.
+func (c *inOrder[T]) advance(deliver func(T)) {
+	for {
+		if c.done[c.expect] {
+			delete(c.done, c.expect)
+			c.expect++
+			continue
+		}
+		next, ok := c.held[c.expect]
+		if !ok {
+			return
+		}
+		delete(c.held, c.expect)
+		c.expect++
+		deliver(next)
+	}
 }
 
 // transport is used from one goroutine only (the node loop); the socket
 // reader goroutine hands datagrams over through the loop.
 type transport struct {
 	id, n   int
-	inc     int   // this process's incarnation
-	peerInc []int // the incarnation of each peer, as far as known
+	inc     int    // this process's incarnation
+	peerInc []int  // the incarnation of each peer, as far as known
+	down    []bool // the runner said that this incarnation of the peer is down
 	key     []byte
 	conn    *net.UDPConn
 	peers   []*net.UDPAddr
 	out     []outChan
-	in      []inChan
+	in      []inOrder[*Envelope]
 	deliver func(*Envelope)
-	rto     time.Duration
+	rto     time.Duration // the first retransmission time-out
+	maxRTO  time.Duration // the time-out doubles up to it
 	stats   Rejections
 	scratch bytes.Buffer
+
+	raw bool // raw channels: no sequence, acknowledgement or retransmission
+	// net is the fault layer (nil: none); dropped records a data datagram
+	// it dropped, later runs a function on the node's loop after a delay
+	// (a delayed or duplicated datagram).
+	net     *netFaults
+	dropped func(e *Envelope, fault string, resend bool)
+	later   func(d time.Duration, f func())
 }
 
 func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr, deliver func(*Envelope)) *transport {
-	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: 30 * time.Millisecond}
+	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: initialRTO, maxRTO: maxRTO}
 	t.out = make([]outChan, n)
-	t.in = make([]inChan, n)
+	t.in = make([]inOrder[*Envelope], n)
 	t.peerInc = make([]int, n)
+	t.down = make([]bool, n)
 	for i := range t.in {
 		t.resetChan(i)
 	}
@@ -113,7 +268,7 @@ func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr
 // the crash, as the seeds' crash model says).
 func (t *transport) resetChan(peer int) {
 	t.out[peer] = outChan{next: 1}
-	t.in[peer] = inChan{expect: 1, held: map[uint64]*Envelope{}}
+	t.in[peer] = newInOrder[*Envelope]()
 }
 
 // peerRestarted records that peer is now at incarnation inc.
@@ -122,7 +277,21 @@ func (t *transport) peerRestarted(peer, inc int) {
 		return
 	}
 	t.peerInc[peer] = inc
+	t.down[peer] = false
 	t.resetChan(peer)
+}
+
+// peerDown records that incarnation inc of peer is down: its process
+// ended (the runner saw it). What it did not acknowledge is abandoned, and
+// so is what is sent to it until it comes back. News of an incarnation
+// older than the one known is ignored.
+func (t *transport) peerDown(peer, inc int) {
+	if peer < 0 || peer >= t.n || peer == t.id || inc != t.peerInc[peer] || t.down[peer] {
+		return
+	}
+	t.down[peer] = true
+	t.stats.Abandoned += int64(len(t.out[peer].unacked))
+	t.out[peer].unacked = nil
 }
 
 func seal(key []byte, p *packet) ([]byte, error) {
@@ -162,27 +331,77 @@ var (
 	errBadMAC    = errors.New("datagram not authenticated with this run's key")
 )
 
-// send transmits e reliably to e.To.
+// send transmits e reliably to e.To (with raw channels: once).
 func (t *transport) send(e *Envelope) error {
 	if e.To == t.id {
 		// A message to oneself (a multicast that includes the sender) never
 		// touches the network, but is still delivered later, not inside Step.
 		return nil
 	}
+	if t.down[e.To] {
+		t.stats.Abandoned++
+		return nil
+	}
 	oc := &t.out[e.To]
-	p := &packet{Kind: "d", From: t.id, To: e.To, Inc: t.inc, RInc: t.peerInc[e.To], Seq: oc.next, Env: e}
+	if len(oc.unacked) == 0 {
+		// Nothing was waiting: the peer's silence counts from now.
+		oc.heard = time.Now()
+	}
+	v := t.judge(e.To, e.Msg.Type, true)
+	p := &packet{Kind: "d", From: t.id, To: e.To, Inc: t.inc, RInc: t.peerInc[e.To], Seq: oc.next, U: v.unordered, Env: e}
+	if oc.gaveUp {
+		p.Base = oc.base()
+	}
 	data, err := seal(t.key, p)
 	if err != nil {
 		return fmt.Errorf("encode message %d: %w", e.ID, err)
 	}
 	oc.next++
-	oc.unacked = append(oc.unacked, &pending{seq: p.Seq, data: data, sent: time.Now(), rto: t.rto})
-	_, err = t.conn.WriteToUDP(data, t.peers[e.To])
-	if err != nil {
-		// Loopback rarely refuses; retransmission covers a transient error.
-		return nil
+	if !t.raw {
+		// Its time-out counts from when it leaves, and allows for the
+		// injected delay both ways, as a transport that measures the round
+		// trip would.
+		pd := &pending{seq: p.Seq, data: data, sent: time.Now().Add(v.delay), rto: t.rto + 2*v.delay, base: p.Base, packet: p, env: e}
+		if v.drop != "" {
+			pd.dropped = 1
+		}
+		oc.unacked = append(oc.unacked, pd)
 	}
+	t.emit(e.To, data, v, e, !t.raw)
 	return nil
+}
+
+// judge asks the fault layer about a datagram to peer to.
+func (t *transport) judge(to int, typ string, data bool) netVerdict {
+	if t.net == nil {
+		return netVerdict{}
+	}
+	return t.net.judge(t.id, to, typ, data)
+}
+
+// emit writes a datagram to peer to as verdict v says: not at all (a drop,
+// recorded for a data datagram e, resend saying whether it is sent
+// again), later, or twice.
+func (t *transport) emit(to int, data []byte, v netVerdict, e *Envelope, resend bool) {
+	if v.drop != "" {
+		t.stats.FaultDrops++
+		if e != nil && t.dropped != nil {
+			t.dropped(e, v.drop, resend)
+		}
+		return
+	}
+	write := func() {
+		// Loopback rarely refuses; retransmission covers a transient error.
+		t.conn.WriteToUDP(data, t.peers[to])
+	}
+	if v.delay > 0 && t.later != nil {
+		t.later(v.delay, write)
+	} else {
+		write()
+	}
+	if v.dup && t.later != nil {
+		t.later(v.delay+v.dupDelay, write)
+	}
 }
 
 // handle processes one datagram that arrived from addr.
@@ -216,33 +435,21 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 			k++
 		}
 		oc.unacked = oc.unacked[k:]
+		oc.heard = time.Now()
 	case "d":
 		if p.Env == nil || p.Env.From != p.From || p.Env.To != t.id || p.Seq == 0 {
 			t.stats.Malformed++
 			return
 		}
-		ic := &t.in[p.From]
-		switch {
-		case p.Seq < ic.expect:
+		if t.raw {
+			t.deliver(p.Env) // as it comes: twice if it comes twice
+			return
+		}
+		if p.Base > 0 {
+			t.in[p.From].skipTo(p.Base, t.deliver)
+		}
+		if !t.in[p.From].accept(p.Seq, p.U, p.Env, t.deliver) {
 			t.stats.Duplicate++
-		case p.Seq == ic.expect:
-			t.deliver(p.Env)
-			ic.expect++
-			for {
-				e, ok := ic.held[ic.expect]
-				if !ok {
-					break
-				}
-				delete(ic.held, ic.expect)
-				t.deliver(e)
-				ic.expect++
-			}
-		default:
-			if _, dup := ic.held[p.Seq]; dup {
-				t.stats.Duplicate++
-			} else if len(ic.held) < 1<<16 {
-				ic.held[p.Seq] = p.Env
-			}
 		}
 		t.ack(p.From)
 	default:
@@ -255,35 +462,70 @@ func (t *transport) ack(to int) {
 	if err != nil {
 		return
 	}
-	t.conn.WriteToUDP(data, t.peers[to])
+	t.emit(to, data, t.judge(to, "", false), nil, false)
 }
 
-// retransmit sends again what has waited for its ack longer than its RTO,
-// doubling the RTO each time up to a second.
+// retransmit sends again, on every channel, what has waited for its ack
+// longer than its RTO (see resend).
 func (t *transport) retransmit(now time.Time) {
 	for to := range t.out {
-		oc := &t.out[to]
+		t.resend(to, now)
+	}
+}
+
+// resend sends again the datagrams to peer that have waited for their ack
+// longer than their RTO, and doubles their RTO up to maxRTO. To a peer
+// silent for longer than maxRTO (paused, or down and not known to be),
+// only the oldest retransmitWindow are sent: probes, while a pause lasts,
+// not the whole backlog once a second; as soon as it acknowledges again
+// the rest goes. A message whose last maxTries copies the fault layer
+// dropped is given up.
+func (t *transport) resend(peer int, now time.Time) {
+	oc := &t.out[peer]
+	n := len(oc.unacked)
+	if now.Sub(oc.heard) > t.maxRTO {
+		n = min(n, retransmitWindow)
+	}
+	gaveUp := false
+	for _, p := range oc.unacked[:n] {
+		if now.Sub(p.sent) < p.rto {
+			continue
+		}
+		if oc.gaveUp && p.base != oc.base() {
+			t.reseal(p, oc.base())
+		}
+		t.stats.Retransmits++
+		p.sent = now
+		p.rto = min(2*p.rto, t.maxRTO)
+		v := t.judge(peer, p.env.Msg.Type, true)
+		if v.drop == "" {
+			p.dropped = 0
+		} else {
+			p.dropped++
+		}
+		t.emit(peer, p.data, v, p.env, p.dropped < maxTries)
+		gaveUp = gaveUp || p.dropped >= maxTries
+	}
+	if gaveUp {
+		kept := oc.unacked[:0]
 		for _, p := range oc.unacked {
-			if now.Sub(p.sent) < p.rto {
-				continue
-			}
-			t.conn.WriteToUDP(p.data, t.peers[to])
-			t.stats.Retransmits++
-			p.sent = now
-			p.tries++
-			if p.rto < time.Second {
-				p.rto *= 2
+			if p.dropped >= maxTries {
+				t.stats.GivenUp++
+			} else {
+				kept = append(kept, p)
 			}
 		}
-		// Give up, oldest first, on what was sent maxTries times.
-		k := 0
-		for k < len(oc.unacked) && oc.unacked[k].tries >= maxTries {
-			k++
-		}
-		if k > 0 {
-			t.stats.Abandoned += int64(k)
-			oc.unacked = oc.unacked[k:]
-		}
+		clear(oc.unacked[len(kept):])
+		oc.unacked = kept
+		oc.gaveUp = true
+	}
+}
+
+// reseal seals p's datagram again with a new base.
+func (t *transport) reseal(p *pending, base uint64) {
+	p.packet.Base = base
+	if data, err := seal(t.key, p.packet); err == nil {
+		p.data, p.base = data, base
 	}
 }
 

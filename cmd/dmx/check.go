@@ -20,6 +20,7 @@ func newCheckCmd() *cobra.Command {
 	var only, require []string
 	var runID int64
 	var maxFindings, overtakes int
+	var open openFlags
 	cmd := &cobra.Command{
 		Use:   "check TRACE...",
 		Short: "Check properties of recorded runs; the exit code is the verdict",
@@ -34,6 +35,9 @@ Verdicts: ok, violated (a finding names the events), unknown (e.g. the run
 was cut short, so a pending request may still have been granted), skipped
 (the trace lacks what the check needs, such as wall times: that does not
 change the verdict, unless --require names the check).
+Each trace is first checked for damage anywhere in its file, indexes
+included (--no-integrity-check skips that: about 0.6s per million events);
+a damaged trace is bad input.
 Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 		Example: `  dmx check run.db
   dmx check --format json run.db other.db
@@ -55,7 +59,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 			}
 			var all []render.Report
 			for _, path := range args {
-				st, runs, err := openRuns(path, runID)
+				st, runs, err := open.runs(path, runID)
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
@@ -83,6 +87,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 	cmd.Flags().IntVar(&overtakes, "max-overtakes", 0, "check starvation: how many times a waiting request may be overtaken (default: once per other process, N-1)")
 	cmd.Flags().IntVar(&maxFindings, "max-findings", defaultMaxShown, "findings shown per check in table output (json shows all)")
 	cmd.Flags().StringVar(&diagrams, "diagram", "", "write a space-time diagram of each finding into this directory (SVG, one per finding)")
+	open.register(cmd)
 	return cmd
 }
 
@@ -187,7 +192,7 @@ func checkRuns(st *trace.Store, runs []trace.Run, o checkOptions) ([]render.Repo
 			return nil, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)
 		}
 		out = append(out, render.Report{File: st.Path(), Run: run.ID, Algo: run.Algorithm, Mode: run.Mode, Status: run.Status,
-			Verdict: analyze.Summarize(results), Results: results})
+			Incomplete: !run.Complete, Verdict: analyze.Summarize(results), Results: results})
 	}
 	return out, nil
 }
@@ -211,11 +216,26 @@ func exitCode(v analyze.Verdict) int {
 	return exitOK
 }
 
-// openRuns opens the trace at path and lists its runs, or only run runID
+// openFlags are the flags of the commands that read traces.
+type openFlags struct {
+	noIntegrity bool
+}
+
+func (f *openFlags) register(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.noIntegrity, "no-integrity-check", false,
+		"do not check the whole file for damage before reading it (saves about 0.6s per million events)")
+}
+
+// open opens the trace at path read-only.
+func (f *openFlags) open(path string) (*trace.Store, error) {
+	return trace.OpenWith(path, trace.OpenOptions{NoIntegrityCheck: f.noIntegrity})
+}
+
+// runs opens the trace at path and lists its runs, or only run runID
 // when it is not 0. A trace without runs is an error: there is nothing to
 // report on. The caller closes the store.
-func openRuns(path string, runID int64) (*trace.Store, []trace.Run, error) {
-	st, err := trace.Open(path)
+func (f *openFlags) runs(path string, runID int64) (*trace.Store, []trace.Run, error) {
+	st, err := f.open(path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,7 +54,8 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	fs.StringVar(&f.diagram, "diagram", "", "write the run's space-time diagram here (.svg, .png, .dot, .md; default: beside the trace, as .svg)")
 	fs.BoolVar(&f.noDiag, "no-diagram", false, "do not draw the run's diagram")
 	fs.BoolVarP(&f.yes, "yes", "y", false, "record a very large run (a trace of over 1 GB, estimated) without asking")
-	fs.Var(&faultsFlag{&p.Faults}, "faults", "inject faults: crash:P@TIME, recover:P@TIME, crash:leader@TIME (repeatable, or comma-separated)")
+	fs.Var(&faultsFlag{&p.Faults}, "faults", "inject faults, e.g. crash:leader@600ms or loss:20%:to=2@1s-2s (repeatable, or comma-separated; every kind is listed below)")
+	fs.Var(&p.Channels, "channels", "reliable: the transport retransmits, drops duplicates and delivers in order (what the seeds assume); raw: every message one datagram sent once, so injected loss, duplication and reordering reach the algorithm")
 	if d == runner.DriverSim {
 		fs.Var(&p.Sim.Delay, "delay", "one-way message delay: fixed or uniform range")
 		fs.BoolVar(&p.Sim.Reorder, "reorder", false, "let messages between two processes overtake each other (channels are FIFO by default)")
@@ -193,10 +191,26 @@ to each other over UDP on 127.0.0.1 with a per-run key, records every event
 into a SQLite trace as it happens, then checks the trace and prints the
 verdict. Ctrl-C stops the run and leaves a valid trace marked incomplete.
 
-The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
+The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.
+
+Network faults act on the real datagrams between the processes: each node's
+transport judges every datagram it sends against the faults in force, and
+the runner opens and closes their windows over the control pipe. A dropped
+message is a drop event of its sender. With reliable channels (the default)
+the transport sends a lost datagram again, so the algorithm sees loss as
+delay and the message is delivered in the end (fate delivered, a drop event
+per lost copy); --channels raw shows loss as it is (fate dropped). A crash
+triggered by an event (crash:cs, crash:2@enter#3) is a SIGKILL sent as soon
+as the runner has recorded that event: the process may record a few more
+before it dies. A pause stops the process with SIGSTOP and resumes it with
+SIGCONT; both are fault events in the trace.
+
+` + runner.FaultHelp(),
 		Example: `  dmx run ricart-agrawala
   dmx run central -n 8 --entries 20 --seed 42 -o central.db
-  dmx run ricart-agrawala --contention none   # no contention: exactly 2(N-1) messages per CS`,
+  dmx run ricart-agrawala --contention none   # no contention: exactly 2(N-1) messages per CS
+  dmx run bully --faults pause:leader@600ms-1.2s   # the paused leader comes back to a new one
+  dmx run ricart-agrawala --faults 'loss:20%' --channels raw   # raw loss: requests never answered`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
@@ -206,8 +220,8 @@ The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder) (bool, string, error) {
-				res, err := runner.Launch(ctx, p, rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr()})
+			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
+				res, err := runner.Launch(r.ctx, p, r.rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry})
 				status := res.Status
 				if t := res.Transport; t.Total() > 0 {
 					status += fmt.Sprintf("; transport rejected %s (%d bad key, %d malformed, %d wrong peer)", plural.Count(t.Total(), "datagram"), t.BadMAC, t.Malformed, t.WrongPeer)
@@ -217,8 +231,14 @@ The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
 					if t.Abandoned > 0 {
 						status += fmt.Sprintf(", %d abandoned to processes that were down", t.Abandoned)
 					}
+					if t.GivenUp > 0 {
+						status += fmt.Sprintf(", %d given up after the faults dropped every copy (recorded as drops)", t.GivenUp)
+					}
 				}
-				return res.Complete, status, err
+				if t := res.Transport; t.FaultDrops > 0 {
+					status += fmt.Sprintf("; faults dropped %d datagrams", t.FaultDrops)
+				}
+				return res.Complete, status, res.Notes, err
 			})
 		},
 	}
@@ -233,12 +253,19 @@ func newSimCmd() *cobra.Command {
 		Short: "Run an algorithm in the deterministic simulator, record the trace, check it",
 		Long: `sim runs the same state machines and the same runtime as run, in one
 process, on a simulated network with seeded random delays. The same seed
-gives the same trace, event for event; wall_ns in its trace is simulated time.`,
+gives the same trace, event for event; wall_ns in its trace is simulated time.
+
+Faults are those of dmx run (dmx run --help lists every kind). The simulator
+models the transport: with reliable channels a message a fault drops is sent
+again after the transport's time-out (a drop event per lost copy); with raw
+channels it is lost.`,
 		Example: `  dmx sim ricart-agrawala --seed 7
   dmx sim central -n 8 --entries 50 --delay 1ms-20ms --contention high
   dmx sim lamport --reorder --contention high --seed 1   # without FIFO channels: two in the CS
   dmx sim --scenario examples/nested-deadlock.json       # nested locks in opposite orders deadlock
-  dmx sim ricart-agrawala -n 300 --entries 2 --yes       # a very large run, without asking`,
+  dmx sim ricart-agrawala -n 300 --entries 2 --yes       # a very large run, without asking
+  dmx sim bully --faults partition:0+1:2+3+4@500ms-1s    # a partition: split brain
+  dmx sim --scenario examples/majority-amnesia.json      # a restart without stable storage lets two in`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
@@ -248,9 +275,9 @@ gives the same trace, event for event; wall_ns in its trace is simulated time.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder) (bool, string, error) {
-				res, err := runner.Simulate(p, rec, ctx.Done())
-				return res.Complete, res.Status, err
+			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
+				res, err := runner.Simulate(p, r.rec, r.ctx.Done())
+				return res.Complete, res.Status, res.Notes, err
 			})
 		},
 	}
@@ -262,24 +289,53 @@ type recorderFunc func(*trace.Event) error
 
 func (r recorderFunc) Record(ev *trace.Event) error { return r(ev) }
 
+// recording is what a driver (run, sim) gets from recordAndCheck.
+type recording struct {
+	ctx   context.Context // cancelled by the first interrupt: stop the run, keep what was recorded
+	hurry <-chan struct{} // closed by the second: stop at once
+	rec   runner.Recorder
+}
+
 // recordAndCheck records the run of p into the trace f.out with do, then
 // checks it and prints the verdict.
-func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
-	do func(context.Context, runner.Recorder) (complete bool, status string, err error)) error {
+//
+// The order matters for the trace, which must be whole whenever dmx stops:
+// interrupts are handled before the file exists; the run is ended (its
+// row says how) and the store closed, which copies the WAL into the file,
+// before anything is printed on stdout, so that a reader gone from a pipe
+// cannot kill dmx with the trace half-settled; the check then reads the
+// closed trace like any reader.
+func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(recording) (complete bool, status string, notes []string, err error)) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	est := p.Estimate()
 	if err := sizeOK(cmd.InOrStdin(), stderr, cmd.Name()+" "+p.Spec.Name, p, est, f.yes); err != nil {
 		return &exitError{exitUsage, err}
 	}
+	// From here on, until the trace is closed, an interrupt is handled,
+	// not obeyed (before, at the question above, Ctrl-C simply quits).
+	it := catchInterrupts(stderr)
+	defer it.stop()
+	if it.interrupted() {
+		return &exitError{exitInconclusive, fmt.Errorf("%s: interrupted before the trace was made", cmd.Name())}
+	}
 	st, err := trace.Create(f.out)
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	defer st.Close()
+	closeStore := func() error {
+		err := st.Close()
+		var side *trace.SideFilesError
+		if errors.As(err, &side) {
+			fmt.Fprintf(stderr, "dmx: note: %v\n", err)
+			return nil
+		}
+		return err
+	}
 	row := p.RunRow()
 	row.ToolVersion, row.Started = toolVersion(), time.Now().UnixNano()
 	runID, err := st.BeginRun(row)
 	if err != nil {
+		closeStore()
 		return &exitError{exitUsage, err}
 	}
 	what := plural.Count(p.Workload.Entries, "entry") + " each"
@@ -304,8 +360,6 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		fmt.Fprintf(stderr, "expect %s\n", what)
 	}
 
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
 	w := st.NewWriter(runID)
 	m := &meter{rec: recorderFunc(w.Add)}
 	stopProgress := func() {}
@@ -313,8 +367,14 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		stopProgress = progressLine(stderr, m, p, est, f.out)
 	}
 	start := time.Now()
-	complete, status, runErr := do(ctx, m)
+	complete, status, notes, runErr := do(recording{ctx: it.ctx, hurry: it.hurry, rec: m})
+	took := time.Since(start).Round(time.Millisecond).String()
 	stopProgress()
+	// An interrupt that came while the run was stopping on its own still
+	// marks it.
+	if it.interrupted() && complete {
+		complete, status = false, "interrupted"
+	}
 	werr := w.Close()
 	if runErr == nil && werr != nil {
 		runErr = werr
@@ -327,33 +387,67 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 	if err := st.EndRun(runID, time.Now().UnixNano(), complete, status); err != nil && runErr == nil {
 		runErr = err
 	}
-	took := time.Since(start).Round(time.Millisecond).String()
+	if err := closeStore(); err != nil && runErr == nil {
+		runErr = err
+	}
 	if p.WithDefaults().Driver == runner.DriverSim {
 		// What a simulated run took to compute is not how long it lasted:
 		// say both, the second as dmx stats does.
 		took += " of real time, " + m.span().String() + " of " + render.Clock("sim")
 	}
 	fmt.Fprintf(stderr, "recorded run %d: %s in %s (%s)\n", runID, plural.Count(w.Count(), "event"), took, status)
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "dmx: %s\n", n)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "dmx: %s\n", n)
+	}
 	if runErr != nil {
 		return &exitError{exitUsage, fmt.Errorf("%s: %w (what was recorded is in %s, run %d)", cmd.Name(), runErr, f.out, runID)}
 	}
-	run, err := st.Run(runID)
+	if it.hurried() {
+		return &exitError{exitInconclusive, fmt.Errorf("stopped at once (second interrupt): run %d of %s is marked interrupted; not checked", runID, f.out)}
+	}
+	// From here on the trace is read like any reader reads it.
+	rd, err := trace.OpenWith(f.out, trace.OpenOptions{NoIntegrityCheck: true}) // just written: no need
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
+	run, err := rd.Run(runID)
+	if err != nil {
+		rd.Close()
+		return &exitError{exitUsage, err}
+	}
 	if f.noCheck {
+		defer rd.Close()
 		fmt.Fprintf(stdout, "trace: %s\n", f.out)
-		if line := f.drawRun(st, run, nil, w.Count()); line != "" {
+		if line := f.drawRun(rd, run, nil, w.Count()); line != "" {
 			fmt.Fprintln(stdout, line)
 		}
 		return nil
 	}
-	reports, err := checkRuns(st, []trace.Run{run}, checkOptions{})
+	// The check stops at the second interrupt, or at the first if it comes
+	// only now that the run is over.
+	var stop <-chan struct{} = it.hurry
+	if !it.interrupted() {
+		stop = it.ctx.Done()
+	}
+	reports, err := checkRecorded(rd, run, stop)
+	if errors.Is(err, errStopped) {
+		// rd stays open: the abandoned check may still be reading it.
+		return &exitError{exitInconclusive, fmt.Errorf("interrupted: run %d of %s is recorded; not checked", runID, f.out)}
+	}
+	defer rd.Close()
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
 	code := printReports(stdout, f.format, reports, defaultMaxShown)
-	diag := f.drawRun(st, run, reports[0].Results, w.Count())
+	diag := "diagram: none: the run was interrupted (dmx render draws one)"
+	if !it.interrupted() {
+		// Drawing reads the trace again: after Ctrl-C, which asks dmx
+		// to stop, the verdict is enough.
+		diag = f.drawRun(rd, run, reports[0].Results, w.Count())
+	}
 	if diag != "" && f.format != "table" {
 		fmt.Fprintln(stderr, diag) // stdout holds the JSON report
 	}
@@ -373,6 +467,29 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		fmt.Fprintf(stdout, "look further:\n  dmx check %s\n  dmx stats %s\n  dmx sql %s \"%s\"\n", p, p, p, q)
 	}
 	return verdictExit(code)
+}
+
+// errStopped: the check was stopped by an interrupt.
+var errStopped = errors.New("stopped")
+
+// checkRecorded checks run of st, unless stop is closed first: then it
+// returns errStopped at once, leaving the check to die with the process.
+func checkRecorded(st *trace.Store, run trace.Run, stop <-chan struct{}) ([]render.Report, error) {
+	type result struct {
+		reps []render.Report
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		reps, err := checkRuns(st, []trace.Run{run}, checkOptions{})
+		done <- result{reps, err}
+	}()
+	select {
+	case r := <-done:
+		return r.reps, r.err
+	case <-stop:
+		return nil, errStopped
+	}
 }
 
 // shellQuote quotes s for a POSIX shell, unless it needs none.

@@ -18,6 +18,7 @@ import (
 func newStatsCmd() *cobra.Command {
 	var format string
 	var runID int64
+	var open openFlags
 	cmd := &cobra.Command{
 		Use:   "stats TRACE...",
 		Short: "Message complexity, delays and throughput of recorded runs, beside the theory",
@@ -53,7 +54,7 @@ column first.`,
 			}
 			var files []render.StatsFile
 			for _, path := range args {
-				all, err := measure(path, runID)
+				all, err := measure(&open, path, runID)
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
@@ -64,13 +65,14 @@ column first.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, json or csv")
 	cmd.Flags().Int64Var(&runID, "run", 0, "measure only this run (default: every run)")
+	open.register(cmd)
 	return cmd
 }
 
-// measure measures the runs of the trace at path (only run runID if it is
-// not 0), each beside the costs of its algorithm.
-func measure(path string, runID int64) ([]*stats.Stats, error) {
-	st, runs, err := openRuns(path, runID)
+// measure measures the runs of the trace at path, opened as open says
+// (only run runID if it is not 0), each beside the costs of its algorithm.
+func measure(open *openFlags, path string, runID int64) ([]*stats.Stats, error) {
+	st, runs, err := open.runs(path, runID)
 	if err != nil {
 		return nil, err
 	}

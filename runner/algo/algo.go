@@ -188,6 +188,46 @@ type Spec struct {
 	// that the rules are at hand without the source.
 	Doc string
 	New func(Config) (Machine, error)
+	// Parts says which parts its processes play that a fault can aim at
+	// (crash:leader, crash:coordinator, crash:token) in a configuration;
+	// nil means none. Faults aimed at a part the algorithm has not are
+	// refused before a run starts.
+	Parts func(params map[string]string) Parts
+}
+
+// NoProc is a Parts field's "no such process".
+const NoProc = -1
+
+// Parts are the parts processes play in one configuration of an
+// algorithm that faults can aim at, as far as the runner can follow them
+// from the events.
+type Parts struct {
+	// Leader: the algorithm decides leaders (its leader events name them).
+	// The leader is then also its coordinator.
+	Leader bool
+	// Coordinator is the process that coordinates from the start when no
+	// election picks it (central's coordinator parameter); NoProc if none.
+	Coordinator int
+	// Token is the message type of a token that one process holds at a
+	// time; "" if the algorithm has none. The holder is the last process
+	// that received it (at the start: TokenHolder).
+	Token       string
+	TokenHolder int
+}
+
+// ElectionParts are the parts of an election algorithm: the leader it
+// elects (whom seed 000's bully calls the coordinator).
+func ElectionParts(map[string]string) Parts {
+	return Parts{Leader: true, Coordinator: NoProc, TokenHolder: NoProc}
+}
+
+// PartsOf returns the parts of spec in the configuration params: none if
+// the algorithm declares none.
+func (s *Spec) PartsOf(params map[string]string) Parts {
+	if s.Parts == nil {
+		return Parts{Coordinator: NoProc, TokenHolder: NoProc}
+	}
+	return s.Parts(params)
 }
 
 // Variant is one configuration of an algorithm: the parameters that differ

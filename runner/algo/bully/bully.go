@@ -67,6 +67,7 @@ var Spec = algo.Spec{
 	Params:   params,
 	Variants: variants,
 	New:      New,
+	Parts:    algo.ElectionParts,
 }
 
 type phase int

@@ -73,6 +73,16 @@ var Spec = algo.Spec{
 	Params:   params,
 	Variants: variants,
 	New:      New,
+	Parts: func(p map[string]string) algo.Parts {
+		if f, ok := p["failover"]; ok && f != FailoverNone {
+			return algo.Parts{Leader: true, Coordinator: algo.NoProc, TokenHolder: algo.NoProc}
+		}
+		c, err := strconv.Atoi(p["coordinator"])
+		if err != nil {
+			c = 0
+		}
+		return algo.Parts{Coordinator: c, TokenHolder: algo.NoProc}
+	},
 }
 
 // messagesPerCS is seed 003's three messages for a critical section of a

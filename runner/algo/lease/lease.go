@@ -67,6 +67,7 @@ var Spec = algo.Spec{
 	},
 	Params: params,
 	New:    New,
+	Parts:  algo.ElectionParts,
 }
 
 type role int

@@ -51,6 +51,13 @@ var Spec = algo.Spec{
 	},
 	Params: params,
 	New:    New,
+	Parts: func(p map[string]string) algo.Parts {
+		x, err := strconv.Atoi(p["initial"])
+		if err != nil {
+			x = 0
+		}
+		return algo.Parts{Coordinator: algo.NoProc, Token: MsgToken, TokenHolder: x} // [RI1]: P_x holds it first
+	},
 }
 
 type state int

@@ -59,6 +59,7 @@ var Spec = algo.Spec{
 	Params:   params,
 	Variants: variants,
 	New:      New,
+	Parts:    algo.ElectionParts,
 }
 
 // Machine is one process of the ring election.

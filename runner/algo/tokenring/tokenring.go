@@ -74,6 +74,11 @@ var Spec = algo.Spec{
 	Params:   params,
 	Variants: variants,
 	New:      New,
+	Parts: func(p map[string]string) algo.Parts {
+		// Seed 000: process 0 creates the token. Regeneration elects the
+		// process that makes a new one: its leader.
+		return algo.Parts{Leader: p["regenerate"] == "true", Coordinator: algo.NoProc, Token: MsgToken, TokenHolder: 0}
+	},
 }
 
 // Machine is one process of the token ring.
