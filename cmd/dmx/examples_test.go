@@ -147,7 +147,9 @@ func TestCatalogueReliable(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.Spec = registry.Lookup(sc.Algorithm)
-			checks, err := analyze.For(p.Spec.Properties)
+			// The checks dmx check gives the run, held to the validity
+			// rule its algorithm promises.
+			checks, opts, err := checksFor(trace.Run{Algorithm: p.Spec.Name, Mode: "sim"}, checkOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +160,7 @@ func TestCatalogueReliable(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				results, err := analyze.Evaluate(trace.Run{Nodes: p.N, Complete: res.Complete}, &trace.SliceReader{Events: c.Events}, checks)
+				results, err := analyze.Evaluate(trace.Run{Nodes: p.N, Complete: res.Complete}, &trace.SliceReader{Events: c.Events}, checks, opts...)
 				if err != nil {
 					t.Fatal(err)
 				}
