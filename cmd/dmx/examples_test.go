@@ -185,3 +185,23 @@ func TestCatalogueReliable(t *testing.T) {
 		})
 	}
 }
+
+// TestSkewScenarioShowsTheClocks: what skew-realtime.json says it shows.
+// Its overlaps in wall time are of sections happens-before orders, so
+// mutex-realtime stays ok (the scenario's expect), and clock-skew names
+// P1's clock as ahead of the others by close to the 5ms planted.
+func TestSkewScenarioShowsTheClocks(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.db")
+	if code, _, errs := dmx(t, "sim", "--scenario", "../../examples/skew-realtime.json", "-o", out, "--no-check", "--no-diagram"); code != 0 {
+		t.Fatalf("sim: exit %d\n%s", code, errs)
+	}
+	code, stdout, _ := dmx(t, "check", "--checks", "clock-skew,mutex-realtime", out)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (clock-skew violated)\n%s", code, stdout)
+	}
+	for _, want := range []string{"clock-skew     │ violated", "mutex-realtime │ ok", "overlap in wall time but not in fact", "is behind P1's by at least 4."} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in:\n%s", want, stdout)
+		}
+	}
+}
