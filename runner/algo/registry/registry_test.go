@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +17,12 @@ func TestSpecs(t *testing.T) {
 	for _, spec := range registry.All() {
 		if _, err := analyze.For(spec.Properties); err != nil {
 			t.Errorf("%s: properties: %v", spec.Name, err)
+		}
+		if spec.Validity != "" && !slices.Contains(analyze.ValidityRules, spec.Validity) {
+			t.Errorf("%s: validity rule %q is none of %v", spec.Name, spec.Validity, analyze.ValidityRules)
+		}
+		if slices.Contains(spec.Properties, "validity") && spec.Validity == "" {
+			t.Errorf("%s claims validity but names no rule of it", spec.Name)
 		}
 		if !strings.HasPrefix(spec.Doc, "Package ") {
 			t.Errorf("%s: Doc is not its package documentation: %.40q", spec.Name, spec.Doc)
