@@ -29,7 +29,10 @@
 // -update rewrites them), and the README pastes some of them.
 //
 // The space-time diagrams are the subpackage render/spacetime (a window of
-// a run laid out once, written as DOT, SVG, PNG or Mermaid). A new
+// a run laid out once, written as DOT, SVG, PNG or Mermaid); the
+// interactive viewer of dmx serve, a web server with its page embedded,
+// is render/viewer (under render because it is one more presentation of
+// runs and findings, drawn with spacetime's words for events). A new
 // renderer goes into its own file here (or subpackage), with its formats
 // and golden files; render imports analyze, analyze/stats, trace and
 // runner/algo, never cmd.
