@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
@@ -46,6 +48,13 @@ type NodeSetup struct {
 	// that crashed: Start records a recover event instead of a start event
 	// and carries on from where the trace left the process.
 	Resume *Resume
+	// Origin is the wall-clock time (Unix ns, as Env.Wall counts) at which
+	// the run's time starts: a machine's Input.Now is the wall time of the
+	// event that recorded the input minus Origin. Real runs set it to the
+	// runner's start time (the start event records it, so that a replay
+	// feeds the machines the same Now); the simulator, whose wall times are
+	// simulated time, leaves it 0.
+	Origin int64
 }
 
 // Resume is what a restarted process takes over from its crashed
@@ -91,6 +100,7 @@ type Node struct {
 	planIdx int              // nested workloads: index in plan of the resource asked for last
 	ev      trace.Event      // reused for every record
 	det     []byte           // reused for every record's detail
+	inNow   int64            // Input.Now of the input being handled: its event's wall time - Origin
 
 	saved   map[string]algo.Msg // what each machine persisted last
 	resume  *Resume
@@ -199,8 +209,8 @@ func (n *Node) Start() {
 		n.recover()
 		return
 	}
-	n.record(trace.KindStart, "", func(ev *trace.Event) {
-		ev.Detail = n.detail(trace.Start{Algorithm: n.spec.Name, N: n.N, Resources: n.wl.Resources})
+	n.recordInput(trace.KindStart, "", func(ev *trace.Event) {
+		ev.Detail = n.detail(trace.Start{Algorithm: n.spec.Name, N: n.N, Resources: n.wl.Resources, Origin: n.setup.Origin})
 	})
 	for _, r := range n.resources {
 		n.step(r, algo.Input{Kind: algo.Start})
@@ -286,13 +296,109 @@ func (n *Node) Recover() {
 }
 
 func (n *Node) recover() {
-	n.record(trace.KindRecover, "", nil)
+	n.recordInput(trace.KindRecover, "", nil)
 	for _, r := range n.resources {
 		n.step(r, algo.Input{Kind: algo.Recover, Msg: n.saved[r]})
 	}
 	n.done = false
 	n.startWorkload(0)
 }
+
+// Request makes the workload's next request of resource r now (for a
+// multicast algorithm: its next multicast, counted as an entry on r), as
+// the node's own workload does after its think time. It is for drivers
+// that decide the schedule themselves (replay, World): their Env never
+// fires the workload's callbacks. It fails if the node is not running or
+// r is none of its workload's resources.
+func (n *Node) Request(r string) error {
+	if err := n.running(); err != nil {
+		return err
+	}
+	if n.spec.Kind == algo.Multicast {
+		if !slices.Contains(n.wl.Resources, r) {
+			return fmt.Errorf("P%d multicasts on %v, not on %q", n.ID, n.wl.Resources, r)
+		}
+	} else if _, ok := n.machines[r]; !ok || n.spec.Kind != algo.MutualExclusion {
+		return fmt.Errorf("P%d has no mutual exclusion on %q", n.ID, r)
+	}
+	n.request(r)
+	return nil
+}
+
+// Release leaves the critical section of resource r now, as the node's own
+// workload does after its hold time (see Request).
+func (n *Node) Release(r string) error {
+	if err := n.running(); err != nil {
+		return err
+	}
+	if _, ok := n.machines[r]; !ok || n.spec.Kind != algo.MutualExclusion {
+		return fmt.Errorf("P%d has no mutual exclusion on %q", n.ID, r)
+	}
+	n.release(r)
+	return nil
+}
+
+// Fire fires the machine timer name of resource r now (see Request). It
+// fails unless the machine has set that timer and not cancelled it since.
+func (n *Node) Fire(r, name string) error {
+	if err := n.running(); err != nil {
+		return err
+	}
+	if _, ok := n.timers[r+"\x00"+name]; !ok {
+		return fmt.Errorf("P%d has no timer %q set on %q", n.ID, name, r)
+	}
+	n.fire(r, name)
+	return nil
+}
+
+func (n *Node) running() error {
+	switch {
+	case !n.started:
+		return fmt.Errorf("P%d has not started", n.ID)
+	case n.crashed:
+		return fmt.Errorf("P%d is down", n.ID)
+	case n.stopped:
+		return fmt.Errorf("P%d has stopped", n.ID)
+	}
+	return nil
+}
+
+// TimerRef names a machine timer that is set: its resource and name.
+type TimerRef struct {
+	Resource, Name string
+}
+
+// Timers returns the machine timers that are set, sorted by resource and
+// name.
+func (n *Node) Timers() []TimerRef {
+	out := make([]TimerRef, 0, len(n.timers))
+	for k := range n.timers {
+		r, name, _ := strings.Cut(k, "\x00")
+		out = append(out, TimerRef{r, name})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Resource != out[j].Resource {
+			return out[i].Resource < out[j].Resource
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Machine returns the algorithm instance of resource r (for elections and
+// multicast, r is ""), or nil.
+func (n *Node) Machine(r string) algo.Machine { return n.machines[r] }
+
+// Resources returns the resources the node has an algorithm instance for,
+// in the order their random streams are numbered ("" alone for elections
+// and multicast).
+func (n *Node) Resources() []string { return n.resources }
+
+// VC returns the node's vector clock; the caller must not modify it.
+func (n *Node) VC() trace.VC { return n.vc }
+
+// Stopped reports whether the node has stopped.
+func (n *Node) Stopped() bool { return n.stopped }
 
 // Receive hands a message that arrived from the network to its machine.
 func (n *Node) Receive(e *Envelope) {
@@ -310,7 +416,7 @@ func (n *Node) Receive(e *Envelope) {
 		n.lamport = e.Lamport
 	}
 	n.vc.Merge(e.VC)
-	n.record(trace.KindReceive, e.Msg.Resource, func(ev *trace.Event) {
+	n.recordInput(trace.KindReceive, e.Msg.Resource, func(ev *trace.Event) {
 		ev.Msg, ev.MsgType, ev.Peer = e.ID, e.Msg.Type, e.From
 		ev.Detail = n.detail(trace.Message(e.Msg))
 	})
@@ -397,19 +503,19 @@ func (n *Node) request(r string) {
 		// no resource: r only counts the workload's entries (the detail
 		// names it, so that a restarted process resumes its count).
 		m := n.resources[0]
-		n.record(trace.KindInternal, m, func(ev *trace.Event) {
+		n.recordInput(trace.KindInternal, m, func(ev *trace.Event) {
 			ev.Detail = n.detail(trace.Multicast{Entry: n.wl.Entries - n.left[r] + 1, Resource: r})
 		})
 		n.step(m, algo.Input{Kind: algo.Request, Resource: m})
 		n.entryDone(r)
 		return
 	}
-	n.record(trace.KindCSRequest, r, nil)
+	n.recordInput(trace.KindCSRequest, r, nil)
 	n.step(r, algo.Input{Kind: algo.Request, Resource: r})
 }
 
 func (n *Node) release(r string) {
-	n.record(trace.KindCSExit, r, nil)
+	n.recordInput(trace.KindCSExit, r, nil)
 	n.step(r, algo.Input{Kind: algo.Release, Resource: r})
 	n.entryDone(r)
 }
@@ -417,7 +523,7 @@ func (n *Node) release(r string) {
 // releaseNested leaves every resource of a nested entry, innermost first.
 func (n *Node) releaseNested(plan []string) {
 	for i := len(plan) - 1; i >= 0; i-- {
-		n.record(trace.KindCSExit, plan[i], nil)
+		n.recordInput(trace.KindCSExit, plan[i], nil)
 		n.step(plan[i], algo.Input{Kind: algo.Release, Resource: plan[i]})
 		n.left[plan[i]]--
 	}
@@ -459,16 +565,17 @@ func (n *Node) fire(r, name string) {
 		return
 	}
 	delete(n.timers, r+"\x00"+name)
-	n.record(trace.KindTimeout, r, func(ev *trace.Event) {
+	n.recordInput(trace.KindTimeout, r, func(ev *trace.Event) {
 		ev.Detail = n.detail(trace.Timeout{Timer: name})
 	})
 	n.step(r, algo.Input{Kind: algo.Timer, TimerName: name})
 }
 
 // step gives one input to the machine of resource r and carries out its
-// outputs in order.
+// outputs in order. The input's event was recorded last by recordInput
+// (Start and Recover step every machine after one event).
 func (n *Node) step(r string, in algo.Input) {
-	in.Now = n.env.Now()
+	in.Now = n.inNow
 	in.Clock = n.lamport
 	outs := n.machines[r].Step(in)
 	for _, o := range outs {
@@ -590,6 +697,14 @@ func (n *Node) record(kind trace.Kind, r string, fill func(ev *trace.Event)) *tr
 	}
 	n.env.Record(ev)
 	return ev
+}
+
+// recordInput records the event of an input the machines are about to get
+// and takes their Input.Now from its wall time: what the trace holds is
+// what a replay feeds them.
+func (n *Node) recordInput(kind trace.Kind, r string, fill func(ev *trace.Event)) {
+	ev := n.record(kind, r, fill)
+	n.inNow = ev.Wall - n.setup.Origin
 }
 
 // detail encodes d into the node's detail buffer, which serves every event

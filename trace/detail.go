@@ -59,6 +59,12 @@ type Start struct {
 	Algorithm string   // the algorithm's name
 	N         int      // processes in the run
 	Resources []string // the resources its workload asks for; nil if none is named
+	// Origin is the wall-clock time (Unix ns) the run's time counts from:
+	// the machines of a real run see Input.Now = the wall time of the
+	// event that recorded the input minus Origin, so that a replay gives
+	// them the same values. 0 (and left out, "t0") in simulated runs,
+	// whose wall times are the simulated time itself.
+	Origin int64
 }
 
 func (d Start) appendDetail(b []byte) []byte {
@@ -79,6 +85,10 @@ func (d Start) appendDetail(b []byte) []byte {
 		}
 		b = append(b, ']')
 	}
+	if d.Origin != 0 {
+		b = append(b, `,"t0":`...)
+		b = strconv.AppendInt(b, d.Origin, 10)
+	}
 	return append(b, '}')
 }
 
@@ -91,6 +101,8 @@ func (d *Start) decode(detail []byte) error {
 			d.N, err = jsonIntN(v)
 		case "resources":
 			d.Resources, err = jsonArray(v, jsonString)
+		case "t0":
+			d.Origin, err = jsonInt(v)
 		}
 		return err
 	})

@@ -194,3 +194,31 @@ func (m *Machine) String() string {
 	}
 	return s + fmt.Sprintf("] heard=%v", m.heard)
 }
+
+// State implements algo.Inspector: the request queue (T, id) earliest
+// first, the own request's T_i, and the largest timestamp heard from each
+// process (an ack or a release), which decides when the own request is
+// first everywhere.
+func (m *Machine) State() any {
+	type request struct {
+		T  uint64 `json:"t"`
+		ID int    `json:"id"`
+	}
+	st := struct {
+		State      string    `json:"state"`
+		T          uint64    `json:"t,omitempty"`
+		Queue      []request `json:"queue"`
+		Heard      []uint64  `json:"heard"`
+		WaitingFor []int     `json:"waiting_for"`
+	}{State: "RELEASED", Queue: []request{}, Heard: algo.Clone(m.heard), WaitingFor: algo.Clone(m.wait)}
+	switch {
+	case m.held:
+		st.State, st.T = "HELD", m.t
+	case m.requesting:
+		st.State, st.T = "REQUESTED", m.t
+	}
+	for _, r := range m.queue {
+		st.Queue = append(st.Queue, request{r.t, r.id})
+	}
+	return st
+}
