@@ -13,6 +13,10 @@
 //     CSV; Costs writes an algorithm's costs (algo.Spec.Costs) as one line
 //     of text, the same values dmx stats puts beside a run.
 //   - Rows: the result of an SQL query (dmx sql) as a table, CSV or JSON.
+//   - ReplayResult and ReplayStep: what dmx replay found (matches, or the
+//     first divergence with the process's state) and each step of --step,
+//     as text or as JSON lines; Event is the JSON form of an event they
+//     share.
 //   - Table, CSV and JSON: the three building blocks the others share.
 //
 // Each renderer has its formats in a variable (ReportFormats, ...), the

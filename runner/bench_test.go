@@ -33,8 +33,8 @@ func BenchmarkSimulate(b *testing.B) {
 		faults  string
 	}{
 		{"ricart-agrawala", 100, ""},
-		{"majority", 5, "crash:1@20ms,recover:1@40ms"},
-		{"bully", 0, ""},
+		{"maekawa", 50, "crash:1@20ms,recover:1@40ms"},
+		{"lease", 0, ""},
 	} {
 		b.Run(bc.algo, func(b *testing.B) {
 			p := runner.NewPlan(runner.DriverSim)

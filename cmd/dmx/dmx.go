@@ -125,6 +125,7 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		newImportCmd(),
 		newExportCmd(),
 		newNodeCmd(),
+		newReplayCmd(),
 	)
 	return root
 }

@@ -93,9 +93,9 @@ func (r *Result) Matches() bool { return r.Divergence == nil }
 // Divergence is where a replay and the recording part.
 type Divergence struct {
 	Proc int
-	// Input is the input event whose handling diverged (zero Seq: the
-	// recorded event is no input, and the process had nothing more).
-	Input trace.Ref
+	// Input is the input event whose handling diverged; nil if the
+	// process had handled none yet.
+	Input *trace.Event
 	// Recorded is the event the trace has where the replay diverged; nil
 	// if the trace has no more events of the process.
 	Recorded *trace.Event
@@ -111,7 +111,7 @@ type Divergence struct {
 func (d *Divergence) Error() string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "P%d diverges", d.Proc)
-	if d.Input.Seq > 0 {
+	if d.Input != nil {
 		fmt.Fprintf(&b, " handling %v", d.Input)
 	}
 	fmt.Fprintf(&b, ": %s", d.Reason)
@@ -171,7 +171,7 @@ func Run(run trace.Run, r trace.Reader, opt Options) (*Result, error) {
 			continue
 		}
 		ev := p.pending[0]
-		res.Divergence = &Divergence{Proc: p.id, Input: p.input, Replayed: &ev, Before: p.before,
+		res.Divergence = &Divergence{Proc: p.id, Input: p.inputEvent(), Replayed: &ev, Before: p.before,
 			Reason: fmt.Sprintf("the machine produced %v, which the trace does not have (it ends at %v)", &ev, p.hist.Last())}
 		break
 	}
@@ -205,6 +205,7 @@ type proc struct {
 	hist    *runner.History // its recorded events so far
 	pending []trace.Event   // produced by the node, not yet met in the trace
 	input   trace.Ref       // the input pending follows from
+	inEv    trace.Event     // that input's event, its slices its own
 	before  ProcState       // the state before input
 	after   ProcState       // the state after input
 	changed []Change
@@ -307,7 +308,7 @@ func (rp *replayer) fail(err error) {
 }
 
 func (rp *replayer) diverge(p *proc, rec, rep *trace.Event, why string) {
-	d := &Divergence{Proc: p.id, Input: p.input, Reason: why, Before: p.before}
+	d := &Divergence{Proc: p.id, Input: p.inputEvent(), Reason: why, Before: p.before}
 	if rec != nil {
 		c := *rec
 		c.VC = rec.VC.Clone()
@@ -351,6 +352,8 @@ func (rp *replayer) drive(p *proc, ev *trace.Event) (ok bool) {
 	}()
 	p.before = p.state()
 	p.input = ev.Ref()
+	p.inEv = *ev
+	p.inEv.VC, p.inEv.Detail = ev.VC.Clone(), append([]byte(nil), ev.Detail...)
 	p.changed = nil
 	if p.env != nil {
 		p.env.wall = ev.Wall
@@ -382,7 +385,10 @@ func (rp *replayer) drive(p *proc, ev *trace.Event) (ok bool) {
 		return false
 	}
 	p.after = p.state()
-	p.changed = changes(p.before, p.after)
+	if ev.Kind != trace.KindStart && ev.Kind != trace.KindRecover {
+		// A start or a recovery makes the machines: nothing changed.
+		p.changed = changes(p.before, p.after)
+	}
 	if ev.Kind != trace.KindCrash && len(p.pending) == 0 {
 		rp.diverge(p, ev, nil, fmt.Sprintf("the machine recorded nothing for the input %v", ev))
 		return false
@@ -493,6 +499,16 @@ func (rp *replayer) input(p *proc, ev *trace.Event) error {
 		return nil
 	}
 	return fmt.Errorf("%v is no input dmx knows", ev)
+}
+
+// inputEvent returns a copy of the input the process handles, or nil if
+// it has handled none.
+func (p *proc) inputEvent() *trace.Event {
+	if p.input.Seq == 0 {
+		return nil
+	}
+	c := p.inEv
+	return &c
 }
 
 // state returns the process's state now.
