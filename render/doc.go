@@ -28,6 +28,6 @@
 // The space-time diagrams are the subpackage render/spacetime (a window of
 // a run laid out once, written as DOT, SVG, PNG or Mermaid). A new
 // renderer goes into its own file here (or subpackage), with its formats
-// and golden files; render imports analyze, analyze/stats, trace and
-// runner/algo, never cmd.
+// and golden files; render imports analyze, analyze/stats, trace,
+// runner/algo and runner/replay, never cmd.
 package render

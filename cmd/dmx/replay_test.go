@@ -69,7 +69,9 @@ func TestReplayStepCLI(t *testing.T) {
 	var step struct {
 		Step struct {
 			Event struct{ Ref string }
-			State struct{ Machines []struct{ State map[string]any } }
+			State struct {
+				Machines []struct{ State map[string]any }
+			}
 		}
 	}
 	var result struct{ Result struct{ Verdict string } }
