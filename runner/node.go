@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/deep"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -715,4 +716,66 @@ func (n *Node) detail(d trace.Detail) json.RawMessage {
 		return nil // a message without fields: no detail
 	}
 	return n.det
+}
+
+// clone returns a copy of the node that records through env and shares
+// nothing mutable with n: its machines are copied deep. Callbacks (OnDone,
+// OnLeader) are not copied. It is for drivers whose Env fires no callback
+// a node gave it (World): the copy's timers are the original's names.
+func (n *Node) clone(env Env) (*Node, error) {
+	c := *n
+	c.env = env
+	c.OnDone, c.OnLeader = nil, nil
+	c.ev, c.det = trace.Event{}, nil
+	c.vc = n.vc.Clone()
+	c.plan = slices.Clone(n.plan)
+	c.machines = make(map[string]algo.Machine, len(n.machines))
+	for r, m := range n.machines {
+		cm, err := deep.Copy(m)
+		if err != nil {
+			return nil, fmt.Errorf("%s: copy P%d's machine: %w", n.spec.Name, n.ID, err)
+		}
+		c.machines[r] = cm
+	}
+	var err error
+	if c.wrand, err = deep.Copy(n.wrand); err != nil {
+		return nil, err
+	}
+	if c.saved, err = deep.Copy(n.saved); err != nil {
+		return nil, err
+	}
+	c.timers = make(map[string]Timer, len(n.timers))
+	for k, t := range n.timers {
+		c.timers[k] = t
+	}
+	c.left = make(map[string]int, len(n.left))
+	for k, v := range n.left {
+		c.left[k] = v
+	}
+	return &c, nil
+}
+
+// fingerprint mixes into h what decides the node's future behaviour: its
+// machines, Lamport clock, persisted state, timers set, and whether it is
+// up (see World.Fingerprint).
+func (n *Node) fingerprint(h *deep.Hasher) {
+	var flags uint64
+	for i, b := range []bool{n.started, n.crashed, n.stopped, n.err != nil} {
+		if b {
+			flags |= 1 << i
+		}
+	}
+	h.Word(flags)
+	h.Word(n.lamport)
+	for _, r := range n.resources {
+		h.Value(n.machines[r])
+	}
+	if len(n.saved) > 0 {
+		h.Value(n.saved)
+	}
+	h.Word(uint64(len(n.timers)))
+	for _, t := range n.Timers() {
+		h.String(t.Resource)
+		h.String(t.Name)
+	}
 }

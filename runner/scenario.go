@@ -46,6 +46,10 @@ type Scenario struct {
 	Reorder    bool                    `json:"reorder,omitempty"` // sim only
 	Duration   string                  `json:"duration,omitempty"`
 	Procs      map[string]ProcWorkload `json:"procs,omitempty"` // keys: "2" or "P2"
+	// Schedule is the run step by step (see Step for the steps' form):
+	// what dmx explore writes for the violation it finds. The simulator
+	// then follows it instead of drawing delays and think times.
+	Schedule []string `json:"schedule,omitempty"`
 	// Expect is what dmx check should conclude on the run: for examples
 	// and regression tests ("ok", or "violated" with the checks that find
 	// it). dmx itself does not act on it.
@@ -136,6 +140,7 @@ func (s *Scenario) Apply(p *Plan, given func(key string) bool) error {
 		}),
 		set("duration", s.Duration != "", func() (err error) { p.Duration, err = time.ParseDuration(s.Duration); return }),
 		set("procs", len(s.Procs) > 0, func() (err error) { w.Procs, err = s.procs(); return }),
+		set("schedule", len(s.Schedule) > 0, func() (err error) { p.Schedule, err = ParseSteps(s.Schedule); return }),
 	)
 	if err != nil {
 		if s.Path != "" {
