@@ -737,10 +737,9 @@ func (n *Node) clone(env Env) (*Node, error) {
 		}
 		c.machines[r] = cm
 	}
+	// c.wrand stays shared: the workload's draws time the node's own
+	// callbacks, which such a driver never fires.
 	var err error
-	if c.wrand, err = deep.Copy(n.wrand); err != nil {
-		return nil, err
-	}
 	if c.saved, err = deep.Copy(n.saved); err != nil {
 		return nil, err
 	}

@@ -361,11 +361,21 @@ func (w *World) Quiescent() bool {
 	return len(w.Enabled(buf[:0])) == 0
 }
 
-// Apply carries out step s, which must be enabled (faults: a crash of a
-// process that is up, a recovery of one that is down).
-func (w *World) Apply(s Step) error {
+// Can says why step s cannot happen now, or returns nil if it can: a step
+// that Enabled lists, or a crash of a process that is up, a recovery of
+// one that is down.
+func (w *World) Can(s Step) error {
 	if err := w.check(s); err != nil {
 		return fmt.Errorf("step %d (%v): %w", w.steps+1, s, err)
+	}
+	return nil
+}
+
+// Apply carries out step s, which must be one that can happen (Can); if it
+// cannot, Apply changes nothing and says why.
+func (w *World) Apply(s Step) error {
+	if err := w.Can(s); err != nil {
+		return err
 	}
 	w.steps++
 	w.now = int64(w.steps) * int64(StepTime)
@@ -445,7 +455,10 @@ func (w *World) check(s Step) error {
 	pl := &w.load[s.Proc]
 	switch s.Kind {
 	case StepTimer:
-		return nil // Fire says whether it is set
+		if !slices.Contains(nd.Timers(), TimerRef{s.Resource, s.Timer}) {
+			return fmt.Errorf("P%d has no timer %q set on %q", s.Proc, s.Timer, s.Resource)
+		}
+		return nil
 	case StepRequest, StepRelease:
 		j := slices.Index(pl.resources, s.Resource)
 		switch {

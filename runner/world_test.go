@@ -178,3 +178,25 @@ func TestScheduleErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestNewScenario: the scenario of a plan applies back to the same plan,
+// schedule included.
+func TestNewScenario(t *testing.T) {
+	p := worldPlan("lamport", 3, 2, map[string]string{"x": "y"})
+	p.Sim.Reorder = true
+	p.Workload.Resources = []string{"a", "b"}
+	p.Schedule = walk(t, worldPlan("lamport", 3, 2, nil), 4, 20, false)
+	p.Params = nil
+	sc := runner.NewScenario(p)
+	q := runner.NewPlan(runner.DriverSim)
+	q.Spec = p.Spec
+	if err := sc.Apply(&q, nil); err != nil {
+		t.Fatal(err)
+	}
+	q.Scenario = nil
+	// With a schedule, the times are the scenario's to leave out.
+	q.Workload.Think, q.Workload.Hold, q.Sim.Delay = p.Workload.Think, p.Workload.Hold, p.Sim.Delay
+	if !reflect.DeepEqual(p.WithDefaults(), q.WithDefaults()) {
+		t.Fatalf("scenario %+v applies to\n%+v, want\n%+v", sc, q.WithDefaults(), p.WithDefaults())
+	}
+}

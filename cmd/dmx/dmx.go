@@ -126,6 +126,7 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		newExportCmd(),
 		newNodeCmd(),
 		newReplayCmd(),
+		newExploreCmd(),
 	)
 	return root
 }

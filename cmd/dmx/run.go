@@ -295,7 +295,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 	defer cancel()
 	w := st.NewWriter(runID)
 	var progress func(runner.Progress)
-	if fd, ok := stderr.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(fd.Fd()) {
+	if isTerminal(stderr) {
 		progress = func(p runner.Progress) {
 			fmt.Fprintf(stderr, "\r  entries %d/%d  events %d ", p.Entries, p.Total, p.Events)
 		}
@@ -357,6 +357,13 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		fmt.Fprintf(stdout, "look further:\n  dmx check %s\n  dmx stats %s\n  dmx sql %s \"%s\"\n", p, p, p, q)
 	}
 	return verdictExit(code)
+}
+
+// isTerminal reports whether w is a terminal: progress lines go there,
+// never into a file or a pipe.
+func isTerminal(w io.Writer) bool {
+	fd, ok := w.(interface{ Fd() uintptr })
+	return ok && isatty.IsTerminal(fd.Fd())
 }
 
 // shellQuote quotes s for a POSIX shell, unless it needs none.

@@ -3,6 +3,7 @@ package deep
 import (
 	"fmt"
 	"reflect"
+	"sync"
 	"unsafe"
 )
 
@@ -12,12 +13,16 @@ import (
 // they are (they are values). A func or a channel that is not nil cannot
 // be copied: the error names where it is.
 func Copy[T any](v T) (T, error) {
-	c := copier{seen: map[ptrKey]reflect.Value{}}
+	c := copiers.Get().(*copier)
+	defer func() {
+		clear(c.seen)
+		copiers.Put(c)
+	}()
 	src := reflect.ValueOf(&v).Elem()
 	dst := reflect.New(src.Type()).Elem()
-	if err := c.copy(dst, src, "value"); err != nil {
+	if err := c.copy(dst, src); err != nil {
 		var zero T
-		return zero, err
+		return zero, fmt.Errorf("value%s", err)
 	}
 	return dst.Interface().(T), nil
 }
@@ -31,6 +36,9 @@ type copier struct {
 	seen map[ptrKey]reflect.Value // copies of the pointers met so far
 }
 
+// copiers recycles copiers: a search copies machines millions of times.
+var copiers = sync.Pool{New: func() any { return &copier{seen: map[ptrKey]reflect.Value{}} }}
+
 // open returns v as a value that can be read and set even if it was
 // reached through an unexported field. v must be addressable.
 func open(v reflect.Value) reflect.Value {
@@ -40,9 +48,28 @@ func open(v reflect.Value) reflect.Value {
 	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
 }
 
+// uncopyable says where in a value a func or channel is: the path is
+// built as the error goes up, so that a copy that succeeds builds none.
+type uncopyable struct {
+	path string // ".field[2]...", from the value copied
+	kind reflect.Kind
+}
+
+func (e *uncopyable) Error() string {
+	return fmt.Sprintf("%s is a %s, which cannot be copied", e.path, e.kind)
+}
+
+// within prefixes the path of an uncopyable error with seg.
+func within(err error, seg string) error {
+	if u, ok := err.(*uncopyable); ok {
+		u.path = seg + u.path
+	}
+	return err
+}
+
 // copy copies src into dst, which has src's type and can be set; src is
 // addressable or was not reached through an unexported field.
-func (c *copier) copy(dst, src reflect.Value, path string) error {
+func (c *copier) copy(dst, src reflect.Value) error {
 	switch src.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
@@ -51,15 +78,15 @@ func (c *copier) copy(dst, src reflect.Value, path string) error {
 	case reflect.Struct:
 		src = addressable(src)
 		for i := 0; i < src.NumField(); i++ {
-			if err := c.copy(open(dst.Field(i)), open(src.Field(i)), path+"."+src.Type().Field(i).Name); err != nil {
-				return err
+			if err := c.copy(open(dst.Field(i)), open(src.Field(i))); err != nil {
+				return within(err, "."+src.Type().Field(i).Name)
 			}
 		}
 	case reflect.Array:
 		src = addressable(src)
 		for i := 0; i < src.Len(); i++ {
-			if err := c.copy(dst.Index(i), open(src.Index(i)), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
+			if err := c.copy(dst.Index(i), open(src.Index(i))); err != nil {
+				return within(err, fmt.Sprintf("[%d]", i))
 			}
 		}
 	case reflect.Slice:
@@ -68,8 +95,8 @@ func (c *copier) copy(dst, src reflect.Value, path string) error {
 		}
 		s := reflect.MakeSlice(src.Type(), src.Len(), src.Cap())
 		for i := 0; i < src.Len(); i++ {
-			if err := c.copy(s.Index(i), open(src.Index(i)), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
+			if err := c.copy(s.Index(i), open(src.Index(i))); err != nil {
+				return within(err, fmt.Sprintf("[%d]", i))
 			}
 		}
 		dst.Set(s)
@@ -82,8 +109,8 @@ func (c *copier) copy(dst, src reflect.Value, path string) error {
 		for it.Next() {
 			k, v := it.Key(), it.Value()
 			nv := reflect.New(v.Type()).Elem()
-			if err := c.copy(nv, v, fmt.Sprintf("%s[%v]", path, k)); err != nil {
-				return err
+			if err := c.copy(nv, v); err != nil {
+				return within(err, fmt.Sprintf("[%v]", k))
 			}
 			m.SetMapIndex(k, nv)
 		}
@@ -100,14 +127,14 @@ func (c *copier) copy(dst, src reflect.Value, path string) error {
 		p := reflect.New(src.Type().Elem())
 		c.seen[key] = p
 		dst.Set(p)
-		return c.copy(p.Elem(), open(src.Elem()), path)
+		return c.copy(p.Elem(), open(src.Elem()))
 	case reflect.Interface:
 		if src.IsNil() {
 			return nil
 		}
 		e := src.Elem()
 		ne := reflect.New(e.Type()).Elem()
-		if err := c.copy(ne, e, path); err != nil {
+		if err := c.copy(ne, e); err != nil {
 			return err
 		}
 		dst.Set(ne)
@@ -115,9 +142,9 @@ func (c *copier) copy(dst, src reflect.Value, path string) error {
 		if src.IsNil() {
 			return nil
 		}
-		return fmt.Errorf("%s is a %s, which cannot be copied", path, src.Kind())
+		return &uncopyable{kind: src.Kind()}
 	default:
-		return fmt.Errorf("%s: cannot copy a %s", path, src.Kind())
+		return &uncopyable{kind: src.Kind()}
 	}
 	return nil
 }
