@@ -48,14 +48,20 @@ func (m *monitor) attach(w *runner.World) {
 	w.Observe = m.event
 }
 
+// event watches one event. It keeps only the first suspicion of a step,
+// but always takes the event in: what it remembers must depend on the
+// run's events alone, not on when it suspected something (its memory is
+// part of the state's fingerprint).
 func (m *monitor) event(ev *trace.Event) {
-	if m.suspect != "" {
-		return
+	suspect := func(format string, args ...any) {
+		if m.suspect == "" {
+			m.suspect = fmt.Sprintf(format, args...)
+		}
 	}
 	switch ev.Kind {
 	case trace.KindCSEnter:
 		if hs := m.w.Holders(ev.Resource); len(hs) > 1 {
-			m.suspect = fmt.Sprintf("%s in the critical section of %s at once", procs(hs), ev.Resource)
+			suspect("%s in the critical section of %s at once", procs(hs), ev.Resource)
 		}
 	case trace.KindDeliver:
 		if !m.multicast {
@@ -78,8 +84,7 @@ func (m *monitor) event(ev *trace.Event) {
 			// delivered before d too, if it delivered it at all.
 			for _, e := range m.delivered[p] {
 				if j := slices.Index(theirs, e); j > at {
-					m.suspect = fmt.Sprintf("P%d delivered %v before %v, P%d after", p, name(e), name(d), q)
-					return
+					suspect("P%d delivered %v before %v, P%d after", p, name(e), name(d), q)
 				}
 			}
 		}

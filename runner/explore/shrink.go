@@ -122,14 +122,16 @@ func (sh *shrinker) try(p runner.Plan) (*Violation, error) {
 
 // accept makes v the best violation if it is smaller.
 func (sh *shrinker) accept(v *Violation) bool {
-	if v == nil || !smaller(v.Size(), sh.best.Size()) {
+	if v == nil || !Smaller(v.Size(), sh.best.Size()) {
 		return false
 	}
 	sh.best = v
 	return true
 }
 
-func smaller(a, b Size) bool {
+// Smaller reports whether size a is smaller than b: fewer processes, then
+// fewer entries, then fewer steps, then fewer faults.
+func Smaller(a, b Size) bool {
 	switch {
 	case a.N != b.N:
 		return a.N < b.N
