@@ -1,0 +1,103 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dmxlab/dmx/runner"
+)
+
+// TestExploreCLI: dmx explore finds basic Maekawa's deadlock, writes it as
+// a trace that check, render and replay take and a scenario that sim
+// records again; exhausts a clean run (exit 0); says when it could not
+// (exit 3).
+func TestExploreCLI(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "m.db")
+	code, out, errs := dmx(t, "explore", "maekawa", "-n", "3", "--entries", "1", "-o", tr)
+	if code != 1 {
+		t.Fatalf("explore maekawa: exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{"violation found after", "shrunk from 3 processes", "shortest:", "deadlock", "request P0 cs", "scenario: " + filepath.Join(dir, "m.json")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, out, _ := dmx(t, "check", tr); code != 1 || !strings.Contains(out, "deadlock on cs") {
+		t.Fatalf("check of the violation: exit %d\n%s", code, out)
+	}
+	if code, out, _ := dmx(t, "replay", tr); code != 0 {
+		t.Fatalf("replay of the violation: exit %d\n%s", code, out)
+	}
+	if code, out, errs := dmx(t, "render", tr, "-o", filepath.Join(dir, "m.svg")); code != 0 {
+		t.Fatalf("render of the violation: exit %d\n%s%s", code, out, errs)
+	}
+	sc, err := runner.LoadScenario(filepath.Join(dir, "m.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Schedule) == 0 || sc.Expect == nil || sc.Expect.Verdict != "violated" {
+		t.Fatalf("scenario %+v: want a schedule and the expected verdict", sc)
+	}
+	again := filepath.Join(dir, "again.db")
+	if code, out, errs := dmx(t, "sim", "--scenario", filepath.Join(dir, "m.json"), "-o", again); code != 1 || !strings.Contains(out, "deadlock") {
+		t.Fatalf("sim --scenario: exit %d\n%s%s", code, out, errs)
+	}
+	const q = "SELECT proc, seq, kind, lamport, vc, msg, msg_type, peer, resource, detail FROM events ORDER BY proc, seq"
+	_, a, _ := dmx(t, "sql", tr, q, "--format", "csv")
+	_, b, _ := dmx(t, "sql", again, q, "--format", "csv")
+	if a != b || a == "" {
+		t.Fatal("the scenario records another trace than explore wrote")
+	}
+
+	code, out, _ = dmx(t, "explore", "central", "-n", "3", "--entries", "1", "-o", filepath.Join(dir, "c.db"))
+	if code != 0 || !strings.Contains(out, "the space is exhausted") {
+		t.Fatalf("explore central: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c.db")); err == nil {
+		t.Fatal("a trace was written without a violation")
+	}
+	code, out, _ = dmx(t, "explore", "ricart-agrawala", "-n", "3", "--entries", "2", "--max-states", "500", "--format", "json", "-o", filepath.Join(dir, "r.db"))
+	var rep struct {
+		Verdict   string
+		States    int64
+		Exhausted bool
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 3 || rep.Verdict != "inconclusive" || rep.Exhausted || rep.States == 0 {
+		t.Fatalf("explore with a budget: exit %d %+v (%v)\n%s", code, rep, err, out)
+	}
+}
+
+// TestExploreFaultsCLI: with --faults the search crashes and restarts
+// processes: majority coordinators that forget their vote let two in.
+func TestExploreFaultsCLI(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := dmx(t, "explore", "majority", "-n", "2", "--entries", "1", "--param", "forget=true", "--param", "coordinators=1",
+		"--faults", "crash,restart", "--checks", "mutex-causal", "-o", filepath.Join(dir, "f.db"))
+	if code != 1 || !strings.Contains(out, "in the critical section of cs at once") || !strings.Contains(out, "crash P0") || !strings.Contains(out, "recover P0") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestExploreBadInput: what explore cannot do is a usage error naming why.
+func TestExploreBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explore", "paxos"}, `unknown algorithm "paxos"`},
+		{[]string{"explore", "bully"}, "elections run on time-outs"},
+		{[]string{"explore", "central", "--faults", "loss"}, `--faults "loss"`},
+		{[]string{"explore", "central", "-n", "0"}, "nodes 0"},
+		{[]string{"explore", "central", "--format", "xml"}, `--format "xml"`},
+		{[]string{"explore", "central", "--faults", "crash", "--max-faults", "0"}, "--max-faults 0"},
+	} {
+		code, _, errs := dmx(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, want 2 with %q:\n%s", c.args, code, c.want, errs)
+		}
+	}
+}
