@@ -211,7 +211,12 @@ func TestReductionSound(t *testing.T) {
 func TestRefuses(t *testing.T) {
 	for _, p := range []runner.Plan{
 		plan("bully", 3, 0, nil, false),
-		func() runner.Plan { p := plan("central", 3, 1, nil, false); p.Workload.Nested = true; p.Workload.Resources = []string{"a", "b"}; return p }(),
+		func() runner.Plan {
+			p := plan("central", 3, 1, nil, false)
+			p.Workload.Nested = true
+			p.Workload.Resources = []string{"a", "b"}
+			return p
+		}(),
 		plan("central", 0, 1, nil, false),
 	} {
 		if _, err := explore.Search(explore.Options{Plan: p}); err == nil {
