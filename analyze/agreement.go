@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -94,9 +95,9 @@ func (c *agreement) Finish(end End) Result {
 			byLeader[l] = append(byLeader[l], p)
 		}
 	}
-	note := fmt.Sprintf("%d decisions", c.el.leaders)
+	note := plural.Count(c.el.leaders, "decision")
 	if len(c.terms) > 0 {
-		note += fmt.Sprintf(" in %d terms", len(c.terms))
+		note += " in " + plural.Count(len(c.terms), "term")
 	}
 	if len(byLeader) == 1 {
 		for l, ps := range byLeader {
@@ -108,10 +109,10 @@ func (c *agreement) Finish(end End) Result {
 		}
 	}
 	if still > 0 {
-		note += fmt.Sprintf("; %d live processes were still electing at the end", still)
+		note += fmt.Sprintf("; %s %s still electing at the end", plural.Count(still, "live process"), plural.Form(still, "was", "were"))
 	}
 	if stale > 0 {
-		note += fmt.Sprintf("; %d live processes still followed a crashed leader", stale)
+		note += fmt.Sprintf("; %s still followed a crashed leader", plural.Count(stale, "live process"))
 	}
 	if len(byLeader) > 1 {
 		leaders := sortedInts(byLeader)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -231,7 +232,7 @@ func (f *findings) result(note string) Result {
 		return Result{Verdict: OK, Note: note}
 	}
 	if f.more > 0 {
-		more := fmt.Sprintf("%d more findings not shown", f.more)
+		more := plural.Count(f.more, "more finding") + " not shown"
 		if note != "" {
 			more += "; " + note
 		}

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -52,7 +53,7 @@ func (c *clocks) Event(ev *trace.Event, hb *HB) {
 }
 
 func (c *clocks) Finish(End) Result {
-	note := fmt.Sprintf("%d vector and %d Lamport clocks verified", c.vcs, c.lamports)
+	note := fmt.Sprintf("%d vector and %s verified", c.vcs, plural.Count(c.lamports, "Lamport clock"))
 	if c.vcs == 0 && c.lamports == 0 {
 		note = "no recorded clocks to verify"
 	}

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/graph/simple"
 	"gonum.org/v1/gonum/graph/topo"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -220,13 +221,13 @@ func (c *deadlock) Finish(end End) Result {
 	}
 	note := "no process was blocked at the end of the run"
 	if nblocked > 0 {
-		note = fmt.Sprintf("%d processes blocked at the end of the run", nblocked)
+		note = plural.Count(nblocked, "process") + " blocked at the end of the run"
 		if len(cycles) == 0 {
 			note += ", with no cycle among them"
 		}
 	}
 	if c.badWait > 0 {
-		note += fmt.Sprintf("; %d wait events with an unreadable detail ignored (first %v)", c.badWait, c.badRef)
+		note += fmt.Sprintf("; %s with an unreadable detail ignored (first %v)", plural.Count(c.badWait, "wait event"), c.badRef)
 	}
 	if len(cycles) > 0 && !end.Complete {
 		return Result{Verdict: Unknown, Note: fmt.Sprintf("the run is incomplete: a message in flight or a holder about to leave may have broken the cycle: %s; %s",

@@ -97,7 +97,7 @@ func TestElectionChecks(t *testing.T) {
 			want: want{"agreement": Violated, "validity": Violated, "split-brain": Violated, "termination": Violated},
 			finding: map[string]string{
 				"agreement":   "live processes disagree at the end of the run: P0 and P1 follow P1 (P0#",
-				"validity":    "leader(1) at +200ms names P1, but P2 was alive and has a higher id (it never crashed); so do 1 more decisions",
+				"validity":    "leader(1) at +200ms names P1, but P2 was alive and has a higher id (it never crashed); so does 1 more decision",
 				"split-brain": "split brain: P2 and P1 both believed they led: P2 from P2#",
 			},
 		},
@@ -114,7 +114,7 @@ func TestElectionChecks(t *testing.T) {
 			want: want{"termination": Violated},
 			finding: map[string]string{
 				"termination": "the election started at P1#",
-				"agreement":   "at the end P1 follows P1; 1 live processes still followed a crashed leader",
+				"agreement":   "at the end P1 follows P1; 1 live process still followed a crashed leader",
 			},
 		},
 		{

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -240,7 +241,7 @@ func (h *HB) add(ev *trace.Event) error {
 	if ev.Proc < 0 || (h.fixed && ev.Proc >= len(h.procs)) || ev.Proc >= MaxProcs {
 		n := "no process count"
 		if h.fixed {
-			n = fmt.Sprintf("%d processes", len(h.procs))
+			n = plural.Count(len(h.procs), "process")
 		}
 		return broken(ev, "names process %d, out of range (run has %s)", ev.Proc, n)
 	}

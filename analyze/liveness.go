@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -79,7 +80,7 @@ func (c *liveness) Finish(end End) Result {
 	slices.SortFunc(all, func(a, b left) int {
 		return cmp.Or(cmp.Compare(a.ref.Proc, b.ref.Proc), cmp.Compare(a.ref.Seq, b.ref.Seq))
 	})
-	note := fmt.Sprintf("%d requests granted", c.granted)
+	note := plural.Count(c.granted, "request") + " granted"
 	if c.canceled > 0 {
 		note += fmt.Sprintf(", %d canceled by a crash", c.canceled)
 	}
@@ -96,8 +97,8 @@ func (c *liveness) Finish(end End) Result {
 			}
 			names = append(names, name(l))
 		}
-		return Result{Verdict: Unknown, Note: fmt.Sprintf("the run is incomplete and %d requests are still pending: %s; %s",
-			len(all), strings.Join(names, ", "), note)}
+		return Result{Verdict: Unknown, Note: fmt.Sprintf("the run is incomplete and %s %s still pending: %s; %s",
+			plural.Count(len(all), "request"), plural.Form(len(all), "is", "are"), strings.Join(names, ", "), note)}
 	}
 	var f findings
 	for _, l := range all {

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -188,9 +189,9 @@ func (c *mutexCausal) Finish(end End) Result {
 		f.addParts(msg, parts, refs...)
 	}
 	f.more += c.more
-	note := fmt.Sprintf("%s on %s", plural(int(c.sections), "critical section"), plural(len(c.res), "resource"))
+	note := fmt.Sprintf("%s on %s", plural.Count(c.sections, "critical section"), plural.Count(len(c.res), "resource"))
 	if c.stray > 0 {
-		note += fmt.Sprintf("; %d cs_exit events without a matching cs_enter ignored (first %v)", c.stray, c.strayRef)
+		note += fmt.Sprintf("; %s without a matching cs_enter ignored (first %v)", plural.Count(c.stray, "cs_exit event"), c.strayRef)
 	}
 	return f.result(note)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -101,5 +102,5 @@ func (c *mutexRealtime) Finish(end End) Result {
 			}
 		}
 	}
-	return f.result(fmt.Sprintf("%s on %s", plural(n, "critical section"), plural(len(c.res), "resource")))
+	return f.result(fmt.Sprintf("%s on %s", plural.Count(n, "critical section"), plural.Count(len(c.res), "resource")))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -228,7 +229,7 @@ func (c *splitBrain) Finish(end End) Result {
 		f.addParts(fmt.Sprintf("split brain: P%d and P%d both believed they led: %v and %v; %s",
 			a.proc, b.proc, a, b, strings.Join(how, "; ")), parts, a.start.ref, b.start.ref)
 	}
-	note := fmt.Sprintf("%d leadership intervals", len(c.all))
+	note := plural.Count(len(c.all), "leadership interval")
 	if !end.HasWall {
 		note += "; no wall times: checked causally only"
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -70,9 +71,9 @@ func (c *termination) Finish(end End) Result {
 		}
 		opens[i].starts = append(opens[i].starts, q)
 	}
-	note := fmt.Sprintf("%d election starts, %d decisions", c.el.starts, c.el.leaders)
+	note := plural.Count(c.el.starts, "election start") + ", " + plural.Count(c.el.leaders, "decision")
 	if c.el.starts == 0 {
-		note = fmt.Sprintf("no election started; %d decisions", c.el.leaders)
+		note = "no election started; " + plural.Count(c.el.leaders, "decision")
 	}
 	var f findings
 	for _, o := range opens {

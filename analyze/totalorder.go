@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -146,11 +147,11 @@ func (c *totalOrder) Finish(end End) Result {
 			}
 		}
 	}
-	note := fmt.Sprintf("%d multicasts, %d deliveries at %d processes", len(all), countDeliveries(c.seqs), len(procs))
+	note := fmt.Sprintf("%s, %s at %s", plural.Count(len(all), "multicast"), plural.Count(countDeliveries(c.seqs), "delivery"), plural.Count(len(procs), "process"))
 	if missing > 0 && !end.Complete {
 		r := f.result(note)
 		if r.Verdict == OK {
-			return Result{Verdict: Unknown, Note: fmt.Sprintf("the run is incomplete and %d deliveries are missing; %s", missing, note)}
+			return Result{Verdict: Unknown, Note: fmt.Sprintf("the run is incomplete and %s %s missing; %s", plural.Count(missing, "delivery"), plural.Form(missing, "is", "are"), note)}
 		}
 		return r
 	}

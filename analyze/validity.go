@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -151,7 +152,7 @@ func (c *validity) Finish(end End) Result {
 			refs = append(refs, g.since.ref)
 		}
 		if len(g.more) > 0 {
-			msg += fmt.Sprintf("; so do %d more decisions (%v", len(g.more), g.more[0])
+			msg += fmt.Sprintf("; so %s %s (%v", plural.Form(len(g.more), "does", "do"), plural.Count(len(g.more), "more decision"), g.more[0])
 			if len(g.more) > 1 {
 				msg += fmt.Sprintf(" .. %v", g.more[len(g.more)-1])
 			}
@@ -160,9 +161,9 @@ func (c *validity) Finish(end End) Result {
 		}
 		f.add(msg, refs...)
 	}
-	note := fmt.Sprintf("%d decisions checked", len(c.decs))
+	note := plural.Count(len(c.decs), "decision") + " checked"
 	if bad > 0 {
-		note = fmt.Sprintf("%d of %d decisions named a wrong leader", bad, len(c.decs))
+		note = fmt.Sprintf("%d of %s named a wrong leader", bad, plural.Count(len(c.decs), "decision"))
 	}
 	if !end.HasWall {
 		note += "; no wall times: crashes ordered by the walk"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/runner/explore"
 )
 
@@ -64,25 +65,17 @@ func (r *ExploreReport) what() string {
 	if r.Reorder {
 		ch = "channels that reorder"
 	}
-	s := fmt.Sprintf("%d processes, %d %s each, %s", r.N, r.Entries, plural(r.Entries, "entry", "entries"), ch)
+	s := fmt.Sprintf("%s, %s each, %s", plural.Count(r.N, "process"), plural.Count(r.Entries, "entry"), ch)
 	if r.Faults != "" {
 		s += ", faults " + r.Faults
 	}
 	return s
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 func sizeText(s explore.Size) string {
-	t := fmt.Sprintf("%d %s, %d %s, %d %s", s.N, plural(s.N, "process", "processes"), s.Entries, plural(s.Entries, "entry", "entries"),
-		s.Steps, plural(s.Steps, "step", "steps"))
+	t := plural.Count(s.N, "process") + ", " + plural.Count(s.Entries, "entry") + ", " + plural.Count(s.Steps, "step")
 	if s.Faults > 0 {
-		t += fmt.Sprintf(", %d %s", s.Faults, plural(s.Faults, "crash", "crashes"))
+		t += ", " + plural.Count(s.Faults, "crash")
 	}
 	return t
 }

@@ -134,7 +134,7 @@ func f64(v float64) *float64 { return &v }
 // seeds' figure, an election left unfinished, a multicast with heartbeats
 // and lost messages.
 var runs = []*stats.Stats{
-	{Run: 1, Algorithm: "ricart-agrawala", Nodes: 5, Complete: true, Events: 412, DurationNS: 60_000_000,
+	{Run: 1, Algorithm: "ricart-agrawala", Mode: "udp", Nodes: 5, Complete: true, Events: 412, DurationNS: 60_000_000,
 		Messages: stats.Messages{Total: 80, ByType: map[string]int64{"request": 40, "reply": 40}},
 		Mutex: &stats.Mutex{Resources: 1, Requests: 10, CriticalSections: 10, Throughput: 166.66666,
 			MessagesPerCS: stats.PerCS{Measured: 8, ByType: map[string]float64{"request": 4, "reply": 4}, Each: map[int64]int64{8: 10},
@@ -144,7 +144,7 @@ var runs = []*stats.Stats{
 				Seeds:  &stats.Figure{Formula: "2 (multicast + replies)", Value: f64(2)}},
 			SyncDelay: stats.Delay{Seeds: &stats.Figure{Formula: "1", Value: f64(1)}},
 		}},
-	{Run: 2, Algorithm: "token-ring", Nodes: 4, Complete: false, Events: 300, DurationNS: 1_500_000_000,
+	{Run: 2, Algorithm: "token-ring", Mode: "sim", Nodes: 4, Complete: false, Events: 300, DurationNS: 1_500_000_000,
 		Messages: stats.Messages{Total: 90, ByType: map[string]int64{"token": 90}},
 		Mutex: &stats.Mutex{Resources: 1, Requests: 12, Contended: 7, CriticalSections: 11, Throughput: 7.333,
 			MessagesPerCS: stats.PerCS{Measured: 8.1818, ByType: map[string]float64{"token": 8.1818},
@@ -154,13 +154,13 @@ var runs = []*stats.Stats{
 			SyncDelay: stats.Delay{Hops: stats.Dist{Count: 7, Mean: 1, P50: 1, P99: 1, Max: 1},
 				Seeds: &stats.Figure{Formula: "avg N/2, worst N-1", Value: f64(2), Min: f64(1), Max: f64(3)}},
 		}},
-	{Run: 3, Algorithm: "bully", Nodes: 5, Complete: true, Events: 800, DurationNS: 2_000_000_000,
+	{Run: 3, Algorithm: "bully", Mode: "sim", Nodes: 5, Complete: true, Events: 800, DurationNS: 2_000_000_000,
 		Messages: stats.Messages{Total: 24, ByType: map[string]int64{"election": 10, "answer": 8, "coordinator": 6}, Heartbeat: 300, Lost: 3},
 		Election: &stats.Election{Starts: 4, Decisions: 9, Elections: 1, Unfinished: 1, MessagesOutside: 2,
 			MessagesPerElection: stats.Measured{Measured: 14, Seeds: &stats.Figure{Formula: "best N-2, worst O(N^2) (N^2-1 when the lowest id starts)", Min: f64(3), Max: f64(24)}},
 			Completion: stats.Delay{Hops: stats.Dist{Count: 1, Mean: 3, P50: 3, P99: 3, Max: 3}, WallNS: stats.Dist{Count: 1, Mean: 12e6, P50: 12e6, P99: 12e6, Max: 12e6},
 				Seeds: &stats.Figure{Formula: "best 2N, avg 2.5N, worst 3N-1 message transmission times", Value: f64(12.5), Min: f64(10), Max: f64(14)}}}},
-	{Run: 4, Algorithm: "tomcast", Nodes: 3, Complete: true, Events: 150, DurationNS: 20_000_000,
+	{Run: 4, Algorithm: "tomcast", Mode: "import", Nodes: 3, Complete: true, Events: 150, DurationNS: 20_000_000,
 		Messages:  stats.Messages{Total: 24, ByType: map[string]int64{"msg": 6, "ack": 18}},
 		Multicast: &stats.Multicast{Multicasts: 2, Deliveries: 6, MessagesPerMulticast: 12}},
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/render/plural"
 )
 
 // Report is the checks of one run of one trace file, as dmx check and dmx
@@ -45,7 +46,11 @@ func Verdict(reps []Report) analyze.Verdict {
 
 // Reports writes reps in format, one of ReportFormats: a table then the
 // findings (at most maxShown per check) and the overall verdict; JSON,
-// {"verdict": V, "runs": [REPORT...]}; or JUnit XML.
+// {"verdict": V, "runs": [REPORT...]}; or JUnit XML. The table is a
+// summary that stays readable whatever the size of the run (one of 1000
+// processes has notes of 100,000 characters): a note longer than MaxNote
+// is cut in its cell and shown below the table, and there, as findings
+// are, cut at MaxFinding; JSON and JUnit have them whole.
 func Reports(w io.Writer, format string, reps []Report, maxShown int) error {
 	switch format {
 	case "table":
@@ -70,19 +75,36 @@ func reportJSON(w io.Writer, reps []Report) error {
 	}{Verdict(reps), reps})
 }
 
+// Bounds of what the table shows of one note in its cell and of one note
+// or finding below it, in characters.
+const (
+	MaxNote    = 72
+	MaxFinding = 500
+)
+
 // reportTable writes one row per check of each run (the runs named by a
 // first column when there are several), then each check's findings, at
 // most maxShown of them (JSON shows them all), then the overall verdict.
+// Long notes and findings are cut, and a line says so.
 func reportTable(w io.Writer, reps []Report, maxShown int) error {
+	cut := false
+	shorten := func(s string, width int) string {
+		short := clip(s, width)
+		cut = cut || short != s
+		return short
+	}
+	note := func(res analyze.Result) string {
+		if res.Err != nil {
+			return "error: " + res.Err.Error()
+		}
+		return res.Note
+	}
 	multi := len(reps) > 1
 	where := func(rep Report) string { return fmt.Sprintf("%s#%d", rep.File, rep.Run) }
 	var rows [][]string
 	for _, rep := range reps {
 		for _, res := range rep.Results {
-			row := []string{res.Check, string(res.Verdict), strconv.Itoa(len(res.Findings)), res.Note}
-			if res.Err != nil {
-				row[3] = "error: " + res.Err.Error()
-			}
+			row := []string{res.Check, string(res.Verdict), strconv.Itoa(len(res.Findings)), clip(note(res), MaxNote)}
 			if multi {
 				row = append([]string{where(rep)}, row...)
 			}
@@ -102,14 +124,20 @@ func reportTable(w io.Writer, reps []Report, maxShown int) error {
 			prefix = where(rep) + " "
 		}
 		for _, res := range rep.Results {
+			if n := note(res); clip(n, MaxNote) != n {
+				fmt.Fprintf(w, "%s%s (note): %s\n", prefix, res.Check, shorten(n, MaxFinding))
+			}
 			for i, f := range res.Findings {
 				if i == maxShown {
-					fmt.Fprintf(w, "  ... and %d more %s findings (--format json shows all)\n", len(res.Findings)-maxShown, res.Check)
+					fmt.Fprintf(w, "  ... and %s (--format json shows all)\n", plural.Count(len(res.Findings)-maxShown, "more "+res.Check+" finding"))
 					break
 				}
-				fmt.Fprintf(w, "%s%s: %s\n", prefix, res.Check, f.Text())
+				fmt.Fprintf(w, "%s%s: %s\n", prefix, res.Check, shorten(f.Text(), MaxFinding))
 			}
 		}
+	}
+	if cut {
+		fmt.Fprintf(w, "(notes and findings cut at %d characters: --format json shows them whole)\n", MaxFinding)
 	}
 	_, err := fmt.Fprintf(w, "verdict: %s\n", Verdict(reps))
 	return err
@@ -161,7 +189,7 @@ func reportJUnit(w io.Writer, reps []Report) error {
 				for i, f := range res.Findings {
 					msgs[i] = f.Text()
 				}
-				tc.Failure = &junitFailure{Message: fmt.Sprintf("%d findings", len(res.Findings)), Text: strings.Join(msgs, "\n")}
+				tc.Failure = &junitFailure{Message: plural.Count(len(res.Findings), "finding"), Text: strings.Join(msgs, "\n")}
 				s.Failures++
 			case res.Verdict == analyze.Unknown:
 				tc.Skipped = &junitFailure{Message: res.Note}

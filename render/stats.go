@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/analyze/stats"
+	"github.com/dmxlab/dmx/render/plural"
 )
 
 // StatsFormats are the formats Stats writes, the default first.
@@ -52,6 +53,18 @@ func statsCSV(w io.Writer, runs []*stats.Stats) error {
 	return CSV(w, []string{"run", "measure", "unit", "count", "value", "p50", "p99", "max", "seeds", "seeds_value"}, rows)
 }
 
+// Clock names the time a run of mode (the trace's runs.mode) counts in:
+// "simulated time" for the simulator's runs, "wall-clock time" for real
+// ones and imports. dmx sim and dmx stats both say it, so that a
+// simulated run's duration is not taken for the seconds it took to
+// compute.
+func Clock(mode string) string {
+	if mode == "sim" {
+		return "simulated time"
+	}
+	return "wall-clock time"
+}
+
 // statsTable writes each run as a line that says what ran, then a table
 // of its measures beside the seeds' figures; a blank line separates runs.
 func statsTable(w io.Writer, runs []*stats.Stats) error {
@@ -63,7 +76,8 @@ func statsTable(w io.Writer, runs []*stats.Stats) error {
 		if !s.Complete {
 			status = "incomplete"
 		}
-		fmt.Fprintf(w, "run %d: %s, N=%d, %s, %d events in %v\n", s.Run, s.Algorithm, s.Nodes, status, s.Events, time.Duration(s.DurationNS))
+		fmt.Fprintf(w, "run %d: %s, N=%d, %s, %s in %v of %s (first to last event)\n",
+			s.Run, s.Algorithm, s.Nodes, status, plural.Count(s.Events, "event"), time.Duration(s.DurationNS), Clock(s.Mode))
 		var rows [][]string
 		for _, m := range statRows(s) {
 			rows = append(rows, []string{m.name, m.measured(), figure(m.seeds)})
@@ -182,7 +196,7 @@ func statRows(s *stats.Stats) []statRow {
 }
 
 func mutexRows(m *stats.Mutex) []statRow {
-	contention := fmt.Sprintf("%d of %d requests", m.Contended, m.Requests)
+	contention := fmt.Sprintf("%d of %s", m.Contended, plural.Count(m.Requests, "request"))
 	if m.Contended == 0 {
 		contention += ": without contention, as the seeds' figures assume"
 	}
@@ -205,7 +219,7 @@ func mutexRows(m *stats.Mutex) []statRow {
 	}
 	slices.Sort(counts)
 	for _, k := range counts {
-		rows = append(rows, statRow{name: fmt.Sprintf("CSs that cost %d messages", k), unit: "count", value: float64(m.MessagesPerCS.Each[k])})
+		rows = append(rows, statRow{name: "CSs that cost " + plural.Count(k, "message"), unit: "count", value: float64(m.MessagesPerCS.Each[k])})
 	}
 	rows = append(rows,
 		statRow{name: "client delay (hops)", unit: "hops", dist: &m.ClientDelay.Hops, seeds: m.ClientDelay.Seeds},

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -48,4 +49,18 @@ func JSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// clip shortens s to at most width runes, cutting at a word and marking
+// the cut with "...".
+func clip(s string, width int) string {
+	r := []rune(s)
+	if len(r) <= width {
+		return s
+	}
+	cut := string(r[:width-3])
+	if i := strings.LastIndexByte(cut, ' '); i > width/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,:;") + "..."
 }

@@ -16,8 +16,10 @@
 // anything starts, with *PlanError naming the part that is wrong. A plan
 // comes from flags (cmd/dmx maps them), from a scenario file
 // (Scenario.Apply) or from a recorded run (PlanFromRun); it gives the
-// trace's runs row (RunRow) and the command line that runs it again
-// (Args). Simulate and Launch each take one.
+// trace's runs row (RunRow), the command line that runs it again (Args),
+// and an estimate of its size before it starts (Estimate: events,
+// messages, trace bytes, from the algorithm's costs). Simulate and Launch
+// each take one.
 //
 // # The launcher
 //
@@ -26,11 +28,27 @@
 // read), the hello phase that exchanges addresses (hello), watch the run
 // (watch, with handle and event for what the nodes send, and tick for
 // when the run is over), record (record), faults (scheduleFaults fires
-// them; inject dispatches to crash and recover), crash accounting (died
-// records a killed node's crash on its behalf), and stop (stopAll, fail,
-// killAll, abort). A new fault kind is a constant and a line in fault.go,
-// a case in sim.inject (sim.go) and a method of the launcher called from
-// launcher.inject (launch.go).
+// the injector's steps; crash, recover, pause, skew, netStart, netEnd and
+// notApplied carry them out), crash accounting (died records a killed
+// node's crash on its behalf), and stop (stopAll, fail, killAll, abort).
+//
+// # Faults
+//
+// fault.go is the fault language: the kinds, the parser (errors name the
+// token and what was expected), the canonical printing runs.faults stores,
+// and the checks of a schedule against the run (Plan.Validate refuses what
+// can never apply). The injector (inject.go) carries a schedule out for
+// either driver through the faultDriver interface: it turns faults into
+// timed steps, follows from the events who plays which part (leader,
+// coordinator, token holder, a process in the critical section) so that a
+// crash can wait for a condition, restarts crashed processes after their
+// delay, and says at the end which faults never applied. Network faults
+// act on the send path (netfault.go): in the simulator on every message,
+// through a model of the transport (simnet.go); under dmx run on every
+// datagram, in each node's transport. A new fault kind is a constant and a
+// line in faultKinds, its fields in parseFault and Fault.String, a case in
+// injector.start calling a method of each driver, or for a network fault a
+// case in netFaults.judge.
 //
 // # Clocks
 //

@@ -1,63 +1,313 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dmxlab/dmx/runner/algo"
 )
+
+// The fault language. A fault is one item of text, so that a schedule can
+// be given on a command line or in a scenario file, printed, stored with
+// the run (runs.faults) and read back (after pebble's errorfs):
+//
+//	spec   = fault { sep fault }          sep: "," ";" or blanks
+//	fault  = kind [ ":" field { ":" field } ] [ "@" when ]
+//
+// The kinds, their fields and their when are in faultKinds; `dmx run
+// --help` prints that table. Shared pieces:
+//
+//	WHO    = PROC | leader | coordinator | token | cs
+//	PROC   = 2 | P2
+//	SET    = PROC { "+" PROC }            e.g. 0+1+2
+//	LINK   = { ":" ( from=SET | to=SET | type=NAME ) }   default: every link, every message
+//	RATE   = 20% | 0.2
+//	DIST   = 20ms | 10ms-50ms | exp=20ms  fixed, uniform, exponential (mean)
+//	TIME   = a duration since the start of the run: 500ms, 1.5s
+//	WINDOW = FROM | FROM-TO | FROM+LENGTH (open: until heal or the end)
+//
+// ParseFaults reads a spec; Fault.String prints one fault in canonical
+// form (what runs.faults stores and Plan.Args repeats), which parses back
+// to the same fault. A new kind is a constant and a line in faultKinds,
+// its fields in parseFault and String, its checks in validate, and its
+// effect: a case of injector.fire (inject.go) that calls a method of each
+// driver (sim in sim.go, the launcher in launch.go), or, for a network
+// fault, a case of netFaults.judge (netfault.go).
 
 // FaultKind is what a fault does.
 type FaultKind string
 
-// Fault kinds. A new kind is a constant here and a line in faultKinds, and
-// its effect in each driver: a case of sim.inject (sim.go) and a method of
-// the launcher called from launcher.inject (launch.go).
+// Fault kinds.
 const (
-	FaultCrash   FaultKind = "crash"   // the process stops (under dmx run: SIGKILL)
-	FaultRecover FaultKind = "recover" // a crashed process restarts with fresh state (plus what it persisted)
+	FaultCrash     FaultKind = "crash"     // the process stops (under dmx run: SIGKILL)
+	FaultRecover   FaultKind = "recover"   // a crashed process restarts (fresh state plus what it persisted, or none: amnesia)
+	FaultPause     FaultKind = "pause"     // the process stops for a while and resumes (SIGSTOP, SIGCONT)
+	FaultSkew      FaultKind = "skew"      // the process's wall clock is set off
+	FaultLoss      FaultKind = "loss"      // messages are lost with a probability
+	FaultDelay     FaultKind = "delay"     // messages take longer (channels stay FIFO)
+	FaultReorder   FaultKind = "reorder"   // messages get a random extra delay and may overtake each other
+	FaultDuplicate FaultKind = "duplicate" // messages arrive twice with a probability
+	FaultPartition FaultKind = "partition" // groups of processes cannot reach each other
+	FaultIsolate   FaultKind = "isolate"   // one process can reach nobody, nobody can reach it
+	FaultCut       FaultKind = "cut"       // one-way: messages from some processes to others are lost
+	FaultHeal      FaultKind = "heal"      // every partition, isolation and cut in force ends
 )
 
-// faultKinds are the kinds ParseFaults knows, in the order its errors list
-// them, and whether a fault of the kind may aim at the leader.
+// faultKinds are the kinds of the language, in the order help and errors
+// list them: the form of each, an example, and what it does.
 var faultKinds = []struct {
-	kind     FaultKind
-	atLeader bool
+	kind    FaultKind
+	alias   string // another name it is read under, printed as kind
+	form    string
+	example string
+	doc     string
 }{
-	{FaultCrash, true},
-	{FaultRecover, false},
+	{FaultCrash, "", "crash:WHO@TIME | crash:PROC@enter#K | crash:PROC@send:TYPE#K", "crash:leader@600ms",
+		"the process stops, losing its state (SIGKILL under run). A part (leader, coordinator, token: its holder, cs: a process in the critical section) is the process that plays it at TIME, or, if none does, the first to take it after. enter#K: right after the process's K-th cs_enter; send:TYPE#K: right after it sent its K-th TYPE message"},
+	{FaultRecover, "restart", "recover:PROC[:amnesia]@TIME | recover:WHO[:amnesia]@+DELAY", "recover:leader:amnesia@+50ms",
+		"a crashed process restarts with fresh state and what it persisted (amnesia: without it). @+DELAY: that long after the crash before it with the same WHO"},
+	{FaultPause, "", "pause:WHO@FROM-TO", "pause:leader@600ms-1s",
+		"the process stops and later resumes where it was (SIGSTOP and SIGCONT under run): its time-outs fire late, its peers' fire on a live process"},
+	{FaultSkew, "", "skew:PROC:OFFSET[@TIME]", "skew:1:+5ms",
+		"the process's wall clock reads OFFSET (+ or -) off from TIME on: the wall_ns of its events, not its time-outs"},
+	{FaultLoss, "", "loss:RATE[LINK][@WINDOW]", "loss:20%:from=1:type=request@1s-2s",
+		"each message on the links is lost with probability RATE (with reliable channels: each datagram, sent again until one gets through)"},
+	{FaultDelay, "", "delay:DIST[LINK][@WINDOW]", "delay:exp=20ms:to=3",
+		"each message on the links takes DIST longer; channels stay FIFO (with raw channels they may not)"},
+	{FaultReorder, "jitter", "reorder[:DIST][LINK][@WINDOW]", "reorder:0ms-10ms",
+		"the links are no longer FIFO: each message takes DIST (default 0ms-5ms) longer, drawn anew, so later ones overtake earlier ones"},
+	{FaultDuplicate, "", "duplicate:RATE[LINK][@WINDOW]", "duplicate:10%",
+		"each message on the links arrives twice with probability RATE (reliable channels drop the copy; raw ones deliver it)"},
+	{FaultPartition, "", "partition:SET[:SET...][@WINDOW]", "partition:0+1:2+3+4@1s-2s",
+		"processes in different groups cannot reach each other (the processes not named form one more group)"},
+	{FaultIsolate, "", "isolate:WHO[@WINDOW]", "isolate:leader@600ms-1.5s",
+		"the process can reach nobody and nobody can reach it (a part is resolved when it starts)"},
+	{FaultCut, "", "cut:from=SET:to=SET[@WINDOW]", "cut:from=4:to=0+1@500ms-1s",
+		"one-way partition: what the from processes send to the to processes is lost; the other way still works"},
+	{FaultHeal, "", "heal@TIME", "heal@2s",
+		"every partition, isolation and cut in force ends"},
 }
 
-// Leader is the Proc of a fault aimed at whichever process leads when the
-// fault fires (the leader most recently decided by any process).
-const Leader = -1
+// FaultHelp describes the fault language for `dmx run --help`: every
+// kind with its form, an example and what it does.
+func FaultHelp() string {
+	var b strings.Builder
+	b.WriteString("Faults (--faults SPEC, repeatable or comma-separated; the same text in a scenario's \"faults\"):\n")
+	for _, k := range faultKinds {
+		fmt.Fprintf(&b, "\n  %s\n      e.g. %s\n", k.form, k.example)
+		for _, line := range wrap(k.doc, 72) {
+			fmt.Fprintf(&b, "      %s\n", line)
+		}
+	}
+	b.WriteString(`
+  WHO: a process (2 or P2), or leader, coordinator, token, cs. SET: 0+1+2.
+  LINK: any of :from=SET :to=SET :type=NAME (default every link, every message).
+  RATE: 20% or 0.2. DIST: 20ms, 10ms-50ms (uniform), exp=20ms (exponential, mean).
+  TIME counts from the start of the run. WINDOW: FROM, FROM-TO or FROM+LENGTH;
+  without an end it lasts until heal or the end of the run.
+`)
+	return b.String()
+}
 
-// Fault is one scheduled fault. Faults are text so that a schedule can be
-// printed, stored with the run and replayed (after pebble's errorfs):
-//
-//	crash:2@500ms       crash P2 500ms after the start
-//	recover:P2@900ms    restart P2 at 900ms
-//	crash:leader@1s     crash whoever leads at 1s
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(lines, line)
+}
+
+// Parts a fault can aim at instead of a process (Fault.Proc): which process
+// plays the part is known only when the fault fires.
+const (
+	Leader      = -1 // the leader most recently decided by any process
+	Coordinator = -2 // the coordinator: the leader if the algorithm elects one, else its fixed coordinator
+	TokenHolder = -3 // the last process that received the token (at the start: its first holder)
+	InCS        = -4 // a process in a critical section
+)
+
+var roleNames = []struct {
+	proc int
+	name string
+}{{Leader, "leader"}, {Coordinator, "coordinator"}, {TokenHolder, "token"}, {InCS, "cs"}}
+
+func roleName(p int) string {
+	for _, r := range roleNames {
+		if r.proc == p {
+			return r.name
+		}
+	}
+	return "P" + strconv.Itoa(p)
+}
+
+// Trigger is what a condition-triggered crash waits for: its process's
+// Count-th cs_enter (Event "enter"), or its Count-th send of a Type
+// message (Event "send").
+type Trigger struct {
+	Event string
+	Type  string
+	Count int
+}
+
+// Fault is one fault of a schedule. Which fields mean something depends
+// on Kind (see faultKinds); the others are zero.
 type Fault struct {
 	Kind FaultKind
-	Proc int // or Leader
-	At   time.Duration
+	// Proc is the process of crash, recover, pause, skew and isolate, or a
+	// part (Leader, Coordinator, TokenHolder, InCS).
+	Proc int
+	// At is when the fault starts, from the start of the run; for a
+	// recover with AfterCrash, how long after its crash.
+	At time.Duration
+	// End closes the window of a pause or a network fault; 0 leaves a
+	// network fault open until heal or the end of the run.
+	End time.Duration
+	// AfterCrash: a recover At after the crash before it with the same Proc.
+	AfterCrash bool
+	// Trigger, if its Event is set, fires a crash instead of At.
+	Trigger Trigger
+	// Amnesia: a recover without what the process persisted.
+	Amnesia bool
+	// Rate is the probability of loss and duplicate.
+	Rate float64
+	// Dist is the extra delay of delay, the jitter of reorder.
+	Dist Dist
+	// Skew is the offset of a skew.
+	Skew time.Duration
+	// From and To name the links of a network fault (nil: every process);
+	// Type its messages ("": every type).
+	From, To []int
+	Type     string
+	// Groups are a partition's groups.
+	Groups [][]int
 }
 
-func (f Fault) String() string {
-	p := strconv.Itoa(f.Proc)
-	if f.Proc == Leader {
-		p = "leader"
+// defaultJitter is reorder's DIST when none is given: about the spread of
+// the simulator's default delay, far above loopback's.
+var defaultJitter = Dist{Min: 0, Max: 5 * time.Millisecond}
+
+// network reports whether f acts on messages (judged by netFaults) rather
+// than on a process.
+func (f *Fault) network() bool {
+	switch f.Kind {
+	case FaultLoss, FaultDelay, FaultReorder, FaultDuplicate, FaultPartition, FaultIsolate, FaultCut:
+		return true
 	}
-	return fmt.Sprintf("%s:%s@%v", f.Kind, p, f.At)
+	return false
+}
+
+// severs reports whether f cuts links (and so is ended by heal).
+func (f *Fault) severs() bool {
+	return f.Kind == FaultPartition || f.Kind == FaultIsolate || f.Kind == FaultCut
+}
+
+// String prints f in canonical form: what ParseFaults reads back to f.
+func (f Fault) String() string {
+	var b strings.Builder
+	b.WriteString(string(f.Kind))
+	field := func(s string) { b.WriteString(":" + s) }
+	link := func() {
+		if f.From != nil {
+			field("from=" + setString(f.From))
+		}
+		if f.To != nil {
+			field("to=" + setString(f.To))
+		}
+		if f.Type != "" {
+			field("type=" + f.Type)
+		}
+	}
+	switch f.Kind {
+	case FaultCrash, FaultRecover, FaultPause, FaultIsolate:
+		field(procString(f.Proc))
+		if f.Amnesia {
+			field("amnesia")
+		}
+	case FaultSkew:
+		field(procString(f.Proc))
+		sign := "+"
+		if f.Skew < 0 {
+			sign = ""
+		}
+		field(sign + f.Skew.String())
+	case FaultLoss, FaultDuplicate:
+		field(rateString(f.Rate))
+		link()
+	case FaultDelay:
+		field(f.Dist.String())
+		link()
+	case FaultReorder:
+		if f.Dist != defaultJitter {
+			field(f.Dist.String())
+		}
+		link()
+	case FaultPartition:
+		for _, g := range f.Groups {
+			field(setString(g))
+		}
+	case FaultCut:
+		link()
+	}
+	switch {
+	case f.Trigger.Event == "enter":
+		fmt.Fprintf(&b, "@enter#%d", f.Trigger.Count)
+	case f.Trigger.Event == "send":
+		fmt.Fprintf(&b, "@send:%s#%d", f.Trigger.Type, f.Trigger.Count)
+	case f.AfterCrash:
+		b.WriteString("@+" + f.At.String())
+	case f.Kind == FaultCrash || f.Kind == FaultRecover || f.Kind == FaultHeal:
+		b.WriteString("@" + f.At.String())
+	case f.Kind == FaultSkew:
+		if f.At != 0 {
+			b.WriteString("@" + f.At.String())
+		}
+	case f.End != 0:
+		b.WriteString("@" + f.At.String() + "-" + f.End.String())
+	case f.At != 0:
+		b.WriteString("@" + f.At.String())
+	}
+	return b.String()
+}
+
+func procString(p int) string {
+	if p < 0 {
+		return roleName(p)
+	}
+	return strconv.Itoa(p)
+}
+
+func setString(s []int) string {
+	parts := make([]string, len(s))
+	for i, p := range s {
+		parts[i] = strconv.Itoa(p)
+	}
+	return strings.Join(parts, "+")
+}
+
+func rateString(r float64) string {
+	return strconv.FormatFloat(r*100, 'f', -1, 64) + "%"
 }
 
 // ParseFaults reads a fault specification: one or more faults separated by
-// commas or spaces. Whether their processes exist is for Plan.Validate,
-// which knows the group size.
+// commas, semicolons or blanks. An error names the fault, the token that is
+// wrong and what was expected there. What needs the run (the group size,
+// the algorithm's parts and message types, the order of crashes and
+// recoveries) is for Plan.Validate.
 func ParseFaults(spec string) ([]Fault, error) {
 	var out []Fault
-	for _, item := range strings.FieldsFunc(spec, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
+	for _, item := range strings.FieldsFunc(spec, func(r rune) bool { return r == ',' || r == ' ' || r == ';' || r == '\t' || r == '\n' }) {
 		f, err := parseFault(item)
 		if err != nil {
 			return nil, fmt.Errorf("fault %q: %w", item, err)
@@ -68,71 +318,307 @@ func ParseFaults(spec string) ([]Fault, error) {
 }
 
 func parseFault(s string) (Fault, error) {
-	kind, rest, ok := strings.Cut(s, ":")
-	if !ok {
-		return Fault{}, fmt.Errorf("want KIND:PROCESS@TIME, e.g. crash:2@500ms")
-	}
-	f := Fault{Kind: FaultKind(kind)}
-	if !f.Kind.known() {
-		return Fault{}, fmt.Errorf("unknown fault %q (known: %s)", kind, knownFaultKinds())
-	}
-	who, at, ok := strings.Cut(rest, "@")
-	if !ok {
-		return Fault{}, fmt.Errorf("no time: want %s:PROCESS@TIME, e.g. %s:2@500ms", kind, kind)
-	}
-	if who == "leader" {
-		f.Proc = Leader
-	} else {
-		p, err := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(who, "P"), "p"))
-		if err != nil || p < 0 {
-			return Fault{}, fmt.Errorf("process %q: want a number such as 2 or P2, or leader", who)
+	head, when, hasWhen := strings.Cut(s, "@")
+	fields := strings.Split(head, ":")
+	name := fields[0]
+	var f Fault
+	for _, k := range faultKinds {
+		if name == string(k.kind) || name == k.alias && k.alias != "" {
+			f.Kind = k.kind
 		}
-		f.Proc = p
 	}
-	d, err := time.ParseDuration(at)
-	if err != nil || d < 0 {
-		return Fault{}, fmt.Errorf("time %q: want a duration since the start, e.g. 500ms", at)
+	if f.Kind == "" {
+		return f, fmt.Errorf("unknown fault %q (known: %s)", name, knownFaultKinds())
 	}
-	f.At = d
-	return f, f.validate(-1)
-}
-
-// validate checks f against a group of n processes (n < 0: any group).
-func (f Fault) validate(n int) error {
-	if !f.Kind.known() {
-		return fmt.Errorf("unknown fault %q (known: %s)", f.Kind, knownFaultKinds())
+	args := fields[1:]
+	form := kindForm(f.Kind)
+	need := func(what string) error {
+		if len(args) == 0 || args[0] == "" {
+			return fmt.Errorf("want %s after %q: %s", what, name+":", form)
+		}
+		return nil
 	}
-	switch {
-	case f.Proc == Leader:
-		var can []string
-		ok := false
-		for _, k := range faultKinds {
-			if k.atLeader {
-				can = append(can, string(k.kind))
-				ok = ok || k.kind == f.Kind
+	switch f.Kind {
+	case FaultCrash, FaultRecover, FaultPause, FaultIsolate, FaultSkew:
+		if err := need("a process"); err != nil {
+			return f, err
+		}
+		p, err := parseWho(args[0])
+		if err != nil {
+			return f, err
+		}
+		f.Proc, args = p, args[1:]
+	}
+	switch f.Kind {
+	case FaultRecover:
+		if len(args) > 0 {
+			if args[0] != "amnesia" {
+				return f, fmt.Errorf("%q: want amnesia or nothing after the process: %s", args[0], form)
+			}
+			f.Amnesia, args = true, args[1:]
+		}
+	case FaultSkew:
+		if err := need("an offset such as +5ms or -5ms"); err != nil {
+			return f, err
+		}
+		d, err := time.ParseDuration(strings.TrimPrefix(args[0], "+"))
+		if err != nil || d == 0 {
+			return f, fmt.Errorf("offset %q: want a duration such as +5ms or -5ms", args[0])
+		}
+		f.Skew, args = d, args[1:]
+	case FaultLoss, FaultDuplicate:
+		if err := need("a probability such as 20% or 0.2"); err != nil {
+			return f, err
+		}
+		r, err := parseRate(args[0])
+		if err != nil {
+			return f, err
+		}
+		f.Rate, args = r, args[1:]
+	case FaultDelay:
+		if err := need("a delay such as 20ms, 10ms-50ms or exp=20ms"); err != nil {
+			return f, err
+		}
+		d, err := ParseDist(args[0])
+		if err != nil {
+			return f, fmt.Errorf("delay %q: want 20ms, 10ms-50ms or exp=20ms", args[0])
+		}
+		f.Dist, args = d, args[1:]
+	case FaultReorder:
+		f.Dist = defaultJitter
+		if len(args) > 0 && (!strings.Contains(args[0], "=") || strings.HasPrefix(args[0], "exp=")) {
+			d, err := ParseDist(args[0])
+			if err != nil {
+				return f, fmt.Errorf("jitter %q: want 5ms, 0ms-10ms or exp=5ms", args[0])
+			}
+			f.Dist, args = d, args[1:]
+		}
+	case FaultPartition:
+		if err := need("a group of processes such as 0+1"); err != nil {
+			return f, err
+		}
+		for len(args) > 0 && !strings.Contains(args[0], "=") {
+			g, err := parseSet(args[0])
+			if err != nil {
+				return f, err
+			}
+			f.Groups, args = append(f.Groups, g), args[1:]
+		}
+	}
+	switch f.Kind {
+	case FaultLoss, FaultDelay, FaultReorder, FaultDuplicate, FaultCut:
+		for ; len(args) > 0; args = args[1:] {
+			k, v, ok := strings.Cut(args[0], "=")
+			switch {
+			case ok && v == "" && (k == "from" || k == "to" || k == "type"):
+				return f, fmt.Errorf("%q: want a value after %s=", args[0], k)
+			case ok && k == "from" && f.From == nil:
+				set, err := parseSet(v)
+				if err != nil {
+					return f, fmt.Errorf("from: %w", err)
+				}
+				f.From = set
+			case ok && k == "to" && f.To == nil:
+				set, err := parseSet(v)
+				if err != nil {
+					return f, fmt.Errorf("to: %w", err)
+				}
+				f.To = set
+			case ok && k == "type" && f.Type == "" && f.Kind != FaultCut:
+				f.Type = v
+			case ok && (k == "from" || k == "to" || k == "type" && f.Kind != FaultCut):
+				return f, fmt.Errorf("%q: %s given twice", args[0], k)
+			default:
+				want := "from=SET, to=SET or type=NAME"
+				if f.Kind == FaultCut {
+					want = "from=SET or to=SET"
+				}
+				return f, fmt.Errorf("%q: want %s: %s", args[0], want, form)
 			}
 		}
-		if !ok {
-			return fmt.Errorf("a %s cannot aim at the leader (only %s can)", f.Kind, strings.Join(can, ", "))
+		if f.Kind == FaultCut && (f.From == nil || f.To == nil) {
+			return f, fmt.Errorf("want both from=SET and to=SET: %s", form)
 		}
-	case f.Proc < 0:
-		return fmt.Errorf("process %d: want a process id or leader", f.Proc)
-	case n >= 0 && f.Proc >= n:
-		return fmt.Errorf("process %d does not exist (there are %d: 0..%d)", f.Proc, n, n-1)
 	}
-	if f.At < 0 {
-		return fmt.Errorf("time %v: must not be negative", f.At)
+	if len(args) > 0 {
+		return f, fmt.Errorf("%q: unexpected: %s", strings.Join(args, ":"), form)
 	}
+	return f, f.parseWhen(when, hasWhen, form)
+}
+
+// parseWhen reads what follows the "@" of f.
+func (f *Fault) parseWhen(when string, has bool, form string) error {
+	switch f.Kind {
+	case FaultCrash:
+		if !has {
+			return fmt.Errorf("no time: %s", form)
+		}
+		if rest, ok := strings.CutPrefix(when, "enter"); ok {
+			k, err := parseCount(rest, when, "enter#3")
+			f.Trigger = Trigger{Event: "enter", Count: k}
+			return err
+		}
+		if rest, ok := strings.CutPrefix(when, "send:"); ok {
+			typ, _, _ := strings.Cut(rest, "#")
+			if typ == "" {
+				return fmt.Errorf("%q: want send:TYPE#K, e.g. send:grant#1", when)
+			}
+			k, err := parseCount(strings.TrimPrefix(rest, typ), when, "send:grant#1")
+			f.Trigger = Trigger{Event: "send", Type: typ, Count: k}
+			return err
+		}
+		d, err := parseTime(when)
+		f.At = d
+		return err
+	case FaultRecover:
+		if !has {
+			return fmt.Errorf("no time: %s", form)
+		}
+		if rest, ok := strings.CutPrefix(when, "+"); ok {
+			d, err := parseTime(rest)
+			if err != nil {
+				return fmt.Errorf("delay %q: want a duration after the crash, e.g. +50ms", rest)
+			}
+			f.At, f.AfterCrash = d, true
+			return nil
+		}
+		d, err := parseTime(when)
+		f.At = d
+		return err
+	case FaultHeal, FaultSkew:
+		if !has {
+			if f.Kind == FaultHeal {
+				return fmt.Errorf("no time: %s", form)
+			}
+			return nil
+		}
+		d, err := parseTime(when)
+		f.At = d
+		return err
+	case FaultPause:
+		if !has {
+			return fmt.Errorf("no window: %s", form)
+		}
+		if err := f.parseWindow(when); err != nil {
+			return err
+		}
+		if f.End == 0 {
+			return fmt.Errorf("window %q: a pause needs an end, e.g. 600ms-1s or 600ms+400ms", when)
+		}
+		return nil
+	}
+	if !has {
+		return nil
+	}
+	return f.parseWindow(when)
+}
+
+// parseWindow reads FROM, FROM-TO or FROM+LENGTH into At and End.
+func (f *Fault) parseWindow(w string) error {
+	i := strings.IndexAny(w, "-+")
+	if i < 0 {
+		d, err := parseTime(w)
+		f.At = d
+		return err
+	}
+	from, err := parseTime(w[:i])
+	if err != nil {
+		return fmt.Errorf("window %q: %w", w, err)
+	}
+	second, err := time.ParseDuration(w[i+1:])
+	if err != nil || second < 0 {
+		return fmt.Errorf("window %q: want FROM-TO or FROM+LENGTH, e.g. 1s-2s or 1s+500ms", w)
+	}
+	to := second
+	if w[i] == '+' {
+		to = from + second
+	}
+	if to <= from {
+		return fmt.Errorf("window %q: its end must come after its start", w)
+	}
+	f.At, f.End = from, to
 	return nil
 }
 
-func (k FaultKind) known() bool {
-	for _, fk := range faultKinds {
-		if fk.kind == k {
-			return true
+func parseCount(rest, when, example string) (int, error) {
+	if rest == "" {
+		return 1, nil
+	}
+	k, err := strconv.Atoi(strings.TrimPrefix(rest, "#"))
+	if !strings.HasPrefix(rest, "#") || err != nil || k < 1 {
+		return 0, fmt.Errorf("%q: want a count from 1 after #, e.g. %s", when, example)
+	}
+	return k, nil
+}
+
+func parseTime(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("time %q: want a duration since the start, e.g. 500ms", s)
+	}
+	return d, nil
+}
+
+func parseWho(s string) (int, error) {
+	for _, r := range roleNames {
+		if s == r.name {
+			return r.proc, nil
 		}
 	}
-	return false
+	p, err := parseProc(s)
+	if err != nil {
+		return 0, fmt.Errorf("process %q: want a number such as 2 or P2, or leader, coordinator, token or cs", s)
+	}
+	return p, nil
+}
+
+func parseProc(s string) (int, error) {
+	p, err := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(s, "P"), "p"))
+	if err != nil || p < 0 || strings.HasPrefix(s, "+") || strings.HasPrefix(s, "-") {
+		return 0, fmt.Errorf("process %q: want a number such as 2 or P2", s)
+	}
+	return p, nil
+}
+
+// parseSet reads 0+1+2 into a sorted set without repeats.
+func parseSet(s string) ([]int, error) {
+	var set []int
+	for _, part := range strings.Split(s, "+") {
+		p, err := parseProc(part)
+		if err != nil {
+			return nil, fmt.Errorf("set %q: %w (a set is 0+1+2)", s, err)
+		}
+		if slices.Contains(set, p) {
+			return nil, fmt.Errorf("set %q: P%d named twice", s, p)
+		}
+		set = append(set, p)
+	}
+	slices.Sort(set)
+	return set, nil
+}
+
+func parseRate(s string) (float64, error) {
+	var r float64
+	var err error
+	if pct, ok := strings.CutSuffix(s, "%"); ok {
+		r, err = strconv.ParseFloat(pct, 64)
+		r /= 100
+	} else {
+		r, err = strconv.ParseFloat(s, 64)
+	}
+	if err != nil || !(r > 0 && r <= 1) {
+		return 0, fmt.Errorf("rate %q: want a probability above 0 and at most 1, such as 20%% or 0.2", s)
+	}
+	return r, nil
+}
+
+func kindForm(k FaultKind) string {
+	for _, fk := range faultKinds {
+		if fk.kind == k {
+			return "want " + fk.form + ", e.g. " + fk.example
+		}
+	}
+	return ""
 }
 
 func knownFaultKinds() string {
@@ -141,4 +627,189 @@ func knownFaultKinds() string {
 		names[i] = string(k.kind)
 	}
 	return strings.Join(names, ", ")
+}
+
+// validate checks f alone against a group of n processes and the
+// algorithm's roles and message types (spec nil: any algorithm).
+func (f *Fault) validate(n int, spec *algo.Spec, roles algo.Parts) error {
+	known := false
+	for _, k := range faultKinds {
+		known = known || k.kind == f.Kind
+	}
+	if !known {
+		return fmt.Errorf("unknown fault %q (known: %s)", f.Kind, knownFaultKinds())
+	}
+	proc := func(p int) error {
+		if p < 0 || p >= n {
+			return fmt.Errorf("process %d does not exist (there are %d: 0..%d)", p, n, n-1)
+		}
+		return nil
+	}
+	set := func(s []int) error {
+		for _, p := range s {
+			if err := proc(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	switch f.Kind {
+	case FaultCrash, FaultRecover, FaultPause, FaultIsolate, FaultSkew:
+		switch {
+		case f.Proc >= 0:
+			if err := proc(f.Proc); err != nil {
+				return err
+			}
+		case f.Kind == FaultSkew:
+			return fmt.Errorf("a skew sets one process's clock: name the process (e.g. skew:1:+5ms)")
+		case f.Kind == FaultRecover && !f.AfterCrash:
+			return fmt.Errorf("a recover of the %s needs a time after its crash (recover:%s@+50ms): which process it is is known when the crash happens", roleName(f.Proc), roleName(f.Proc))
+		default:
+			if err := roleExists(f.Kind, f.Proc, spec, roles); err != nil {
+				return err
+			}
+		}
+	}
+	if f.Trigger.Event != "" {
+		if f.Proc < 0 {
+			return fmt.Errorf("a crash at the %s's %s names the process whose events count (e.g. crash:2@%s)", roleName(f.Proc), f.Trigger.Event, strings.TrimPrefix(f.String(), "crash:"+roleName(f.Proc)+"@"))
+		}
+		if f.Trigger.Event == "enter" && spec != nil && spec.Kind != algo.MutualExclusion {
+			return fmt.Errorf("%s has no critical section to enter", spec.Name)
+		}
+	}
+	if typ := f.Type + f.Trigger.Type; typ != "" && spec != nil && !slices.Contains(spec.MsgTypes, typ) {
+		return fmt.Errorf("%s sends no %q messages (it sends: %s)", spec.Name, typ, strings.Join(spec.MsgTypes, ", "))
+	}
+	if err := set(f.From); err != nil {
+		return fmt.Errorf("from: %w", err)
+	}
+	if err := set(f.To); err != nil {
+		return fmt.Errorf("to: %w", err)
+	}
+	if f.Kind == FaultPartition {
+		seen := map[int]bool{}
+		for _, g := range f.Groups {
+			if err := set(g); err != nil {
+				return err
+			}
+			for _, p := range g {
+				if seen[p] {
+					return fmt.Errorf("P%d is in two groups", p)
+				}
+				seen[p] = true
+			}
+		}
+		if len(f.Groups) == 1 && len(f.Groups[0]) == n {
+			return fmt.Errorf("group %s holds every process: nothing is cut off", setString(f.Groups[0]))
+		}
+	}
+	if f.At < 0 || f.End < 0 {
+		return fmt.Errorf("time %v: must not be negative", f.At)
+	}
+	if f.End != 0 && f.End <= f.At {
+		return fmt.Errorf("window %v-%v: its end must come after its start", f.At, f.End)
+	}
+	if (f.Rate != 0 || f.Kind == FaultLoss || f.Kind == FaultDuplicate) && !(f.Rate > 0 && f.Rate <= 1) {
+		return fmt.Errorf("rate %v: want a probability above 0 and at most 1", f.Rate)
+	}
+	if f.Dist.Max > MaxDuration || f.Dist.Mean > MaxDuration {
+		return fmt.Errorf("delay %v: at most %v", f.Dist, MaxDuration)
+	}
+	return nil
+}
+
+// roleExists says why the algorithm has no process playing part p.
+func roleExists(kind FaultKind, p int, spec *algo.Spec, roles algo.Parts) error {
+	if spec == nil {
+		return nil
+	}
+	var ok bool
+	switch p {
+	case Leader:
+		ok = roles.Leader
+	case Coordinator:
+		ok = roles.Leader || roles.Coordinator != algo.NoProc
+	case TokenHolder:
+		ok = roles.Token != ""
+	case InCS:
+		ok = spec.Kind == algo.MutualExclusion
+	default:
+		return fmt.Errorf("process %d: want a process id or a part", p)
+	}
+	if ok {
+		return nil
+	}
+	what := map[int]string{Leader: "elects no leader", Coordinator: "has no single coordinator", TokenHolder: "has no token", InCS: "has no critical section"}[p]
+	return fmt.Errorf("%s %s in this configuration: name a process instead (e.g. %s:2)", spec.Name, what, kind)
+}
+
+// faultsDelay bounds, roughly, how much later than usual the network
+// faults of a schedule make a message arrive: the largest delay or jitter
+// one adds (an exponential one counted as 4 means), and with loss or a
+// cut, three retransmissions (one datagram lost three times running).
+func faultsDelay(faults []Fault) time.Duration {
+	var d time.Duration
+	for _, f := range faults {
+		switch f.Kind {
+		case FaultDelay, FaultReorder:
+			d = max(d, f.Dist.Max, 4*f.Dist.Mean)
+		case FaultLoss, FaultPartition, FaultIsolate, FaultCut:
+			d = max(d, 7*initialRTO)
+		}
+	}
+	return d
+}
+
+// validateFaults checks a schedule as a whole, refusing what can never
+// apply: a recover with no crash before it that could have brought its
+// process down, a heal with nothing to heal.
+func validateFaults(faults []Fault) error {
+	for i, f := range faults {
+		switch f.Kind {
+		case FaultRecover:
+			if crashBefore(faults, i) < 0 {
+				if f.AfterCrash {
+					return &PlanError{Field: "fault", Value: f.String(), Err: fmt.Errorf("no crash:%s before it to count from", roleName(f.Proc))}
+				}
+				return &PlanError{Field: "fault", Value: f.String(), Err: fmt.Errorf("no crash before it could bring P%d down: nothing to recover", f.Proc)}
+			}
+		case FaultHeal:
+			healable := false
+			for _, g := range faults {
+				healable = healable || g.severs() && g.At <= f.At && (g.End == 0 || g.End > f.At)
+			}
+			if !healable {
+				return &PlanError{Field: "fault", Value: f.String(), Err: errors.New("no partition, isolation or cut is in force then: nothing to heal")}
+			}
+		}
+	}
+	return nil
+}
+
+// crashBefore returns the index of the crash the recover faults[i] follows,
+// or -1. A relative recover follows the nearest crash before it in the
+// list with the same Proc; a recover at a time, any crash that may bring
+// its process down by then (one aimed at it or at a part it may play, at
+// or before that time, or triggered by its events).
+func crashBefore(faults []Fault, i int) int {
+	r := faults[i]
+	for j := i - 1; j >= 0; j-- {
+		c := faults[j]
+		if c.Kind == FaultCrash && c.Proc == r.Proc && r.AfterCrash {
+			return j
+		}
+	}
+	if r.AfterCrash {
+		return -1
+	}
+	for j, c := range faults {
+		if c.Kind != FaultCrash || (c.Proc >= 0 && c.Proc != r.Proc) {
+			continue
+		}
+		if c.Trigger.Event != "" || c.At < r.At || c.At == r.At && j < i {
+			return j
+		}
+	}
+	return -1
 }

@@ -100,3 +100,7 @@ func (h *History) Resume(w Workload) *Resume {
 	}
 	return &Resume{Seq: h.last.Seq, Lamport: h.last.Lamport, VC: h.last.VC.Clone(), Sent: h.sent, Saved: saved, Left: left}
 }
+
+// Forget drops what the process's machines persisted: it restarts with
+// amnesia (a recover fault's), as if its stable storage were lost.
+func (h *History) Forget() { clear(h.saved) }

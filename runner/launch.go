@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -31,14 +32,6 @@ type LaunchHooks struct {
 	Command func() *exec.Cmd
 	// Stderr receives the nodes' own diagnostics, each line prefixed "P3: ".
 	Stderr io.Writer
-	// Progress, if set, is called about every 200ms.
-	Progress func(Progress)
-}
-
-// Progress is how far a run has got.
-type Progress struct {
-	Entries, Total int   // critical-section exits so far, and the workload's total
-	Events         int64 // events recorded
 }
 
 // LaunchResult says how a run of processes ended.
@@ -47,6 +40,9 @@ type LaunchResult struct {
 	Status    string
 	Events    int64
 	Transport Rejections // summed over the nodes
+	// Notes are the faults that did not apply, and why (each also an event
+	// of the trace).
+	Notes []string
 }
 
 // add sums a node's counts into r.
@@ -58,6 +54,7 @@ func (r *Rejections) add(s Rejections) {
 	r.Duplicate += s.Duplicate
 	r.Retransmits += s.Retransmits
 	r.Abandoned += s.Abandoned
+	r.FaultDrops += s.FaultDrops
 }
 
 type nodeProc struct {
@@ -73,6 +70,8 @@ type nodeProc struct {
 	// end not yet seen; it is carried out when the end is.
 	recoverAfter *Fault
 	waitErr      error
+	pausing      *Fault // a pause was asked for
+	paused       bool   // its pause event came: it is stopped (SIGSTOP) until resumed
 }
 
 // procState is what the runner knows of a process across its incarnations:
@@ -82,6 +81,7 @@ type procState struct {
 	*History
 	addr string
 	done bool
+	skew time.Duration // a skew fault's: a restart keeps it
 }
 
 type nodeMsg struct {
@@ -146,15 +146,17 @@ type launcher struct {
 	t0           time.Time // when the run started (after the hello phase)
 	res          LaunchResult
 	failure      error
-	prog         Progress
 	lastEvent    time.Time
 	allDoneSince time.Time // when every live node last became done
 	stopping     bool
 	stopDeadline <-chan time.Time // nodes still running then are killed
-	leader       int              // the leader most recently decided, or -1
 
-	faults        chan Fault // faults due, from scheduleFaults
-	pendingFaults int        // faults not yet carried out: the run waits for them
+	inj        *injector
+	due        chan func()   // fault steps and timers due, run on the loop
+	quit       chan struct{} // closed when the run is over: timers stop
+	recovering int           // recoveries waiting for a killed process's end
+	netActive  []activeNet   // network faults in force (a restarted node starts under them)
+	finished   bool          // the injector said which faults did not apply
 }
 
 func newLauncher(p Plan, rec Recorder, hooks LaunchHooks) (*launcher, error) {
@@ -176,13 +178,14 @@ func newLauncher(p Plan, rec Recorder, hooks LaunchHooks) (*launcher, error) {
 	wl.normalize()
 	l := &launcher{
 		plan: p, wl: wl, election: p.Spec.Kind == algo.Election, rec: rec, hooks: hooks, key: key,
-		msgs:   make(chan nodeMsg, 4096),
-		procs:  make([]*nodeProc, p.N),
-		state:  make([]*procState, p.N),
-		incs:   make([]int, p.N),
-		leader: -1,
-		faults: make(chan Fault, len(p.Faults)),
+		msgs:  make(chan nodeMsg, 4096),
+		procs: make([]*nodeProc, p.N),
+		state: make([]*procState, p.N),
+		incs:  make([]int, p.N),
+		due:   make(chan func(), 64),
+		quit:  make(chan struct{}),
 	}
+	l.inj = newInjector(p, l)
 	for i := range l.state {
 		l.state[i] = &procState{History: NewHistory(i)}
 	}
@@ -207,7 +210,19 @@ func (l *launcher) config(i int) *nodeConfig {
 	if l.plan.UDP.BasePort != 0 {
 		port = l.plan.UDP.BasePort + i
 	}
-	return &nodeConfig{ID: i, N: l.plan.N, Algo: l.plan.Spec.Name, Params: l.plan.Params, Seed: l.plan.Seed, Workload: l.wl, Key: l.key, Port: port}
+	c := &nodeConfig{ID: i, N: l.plan.N, Algo: l.plan.Spec.Name, Params: l.plan.Params, Seed: l.plan.Seed, Workload: l.wl, Key: l.key, Port: port,
+		Raw: l.plan.raw(), Skew: l.state[i].skew, Active: slices.Clone(l.netActive)}
+	for _, f := range l.plan.Faults {
+		if f.network() {
+			// The node's fault layer judges by the plan's faults, named
+			// by their index: it gets them all.
+			for _, g := range l.plan.Faults {
+				c.Faults = append(c.Faults, g.String())
+			}
+			break
+		}
+	}
+	return c
 }
 
 // spawn starts incarnation inc of process i.
@@ -320,28 +335,19 @@ func (l *launcher) hello(ctx context.Context) error {
 // records every event, fires the faults and decides when the run ends. It
 // returns when every process has ended and no fault is still to come.
 func (l *launcher) watch(ctx context.Context) {
-	if l.plan.Spec.Kind == algo.MutualExclusion {
-		for i := 0; i < l.plan.N; i++ {
-			w := l.wl.For(i)
-			l.prog.Total += w.Entries * len(w.Resources)
-		}
-	}
 	l.lastEvent = time.Now()
-	quitFaults := make(chan struct{})
-	defer close(quitFaults)
-	l.pendingFaults = len(l.plan.Faults)
-	go l.scheduleFaults(quitFaults)
+	defer close(l.quit)
+	go l.scheduleFaults(l.inj.steps())
 
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	lastProgress := time.Time{}
 	ctxDone := ctx.Done()
-	for l.ended < l.started || (l.pendingFaults > 0 && !l.stopping) {
+	for l.ended < l.started || (l.inj.waiting() && !l.stopping) {
 		select {
 		case m := <-l.msgs:
 			l.handle(m)
-		case f := <-l.faults:
-			l.inject(f)
+		case f := <-l.due:
+			f()
 		case <-ctxDone:
 			ctxDone = nil
 			status := "interrupted"
@@ -350,10 +356,6 @@ func (l *launcher) watch(ctx context.Context) {
 			}
 			l.stopAll(status, false)
 		case now := <-tick.C:
-			if l.hooks.Progress != nil && now.Sub(lastProgress) >= 200*time.Millisecond {
-				lastProgress = now
-				l.hooks.Progress(l.prog)
-			}
 			l.tick(now)
 		case <-l.stopDeadline:
 			// Nodes that do not stop when told are killed; what they
@@ -363,9 +365,6 @@ func (l *launcher) watch(ctx context.Context) {
 		}
 	}
 	l.readers.Wait()
-	if l.hooks.Progress != nil {
-		l.hooks.Progress(l.prog)
-	}
 }
 
 // handle acts on one message from a node.
@@ -411,13 +410,9 @@ func (l *launcher) event(p *nodeProc, ev trace.Event) {
 	}
 	l.record(&ev)
 	l.state[p.id].Add(&ev, l.plan.Spec.Kind == algo.Multicast)
-	switch ev.Kind {
-	case trace.KindCSExit:
-		l.prog.Entries++
-	case trace.KindLeader:
-		if ev.Peer >= 0 {
-			l.leader = ev.Peer
-		}
+	l.inj.observe(&ev)
+	if ev.Kind == trace.KindFault {
+		l.pauseEvent(p, &ev)
 	}
 }
 
@@ -427,7 +422,6 @@ func (l *launcher) record(ev *trace.Event) {
 		l.fail(err)
 	}
 	l.res.Events++
-	l.prog.Events = l.res.Events
 	l.lastEvent = time.Now()
 }
 
@@ -447,9 +441,11 @@ func (l *launcher) died(p *nodeProc) {
 	crash := st.Crash(wall, l.plan.N, trace.Crash{Reason: exitReason(p), Fault: p.fault})
 	l.record(&crash)
 	st.Add(&crash, false)
+	l.inj.observe(&crash)
 	if f := p.recoverAfter; f != nil {
 		p.recoverAfter = nil
-		l.inject(*f)
+		l.recovering--
+		l.recover(p.id, f)
 	}
 	if p.fault == "" && l.res.Status == "" {
 		l.res.Status = fmt.Sprintf("node P%d died: %s", p.id, exitReason(p))
@@ -483,11 +479,11 @@ func (l *launcher) tick(now time.Time) {
 	case l.election:
 	case now.Sub(l.t0) >= l.plan.Duration:
 		l.stopAll(fmt.Sprintf("cut short: duration %v reached", l.plan.Duration), false)
-	case l.pendingFaults > 0:
+	case l.inj.waiting() || l.recovering > 0:
 	case done >= live && (quiet >= linger || now.Sub(l.allDoneSince) >= 5*linger):
 		// Quiet, or as quiet as it gets: a token ring's token
 		// circulates for ever.
-		l.stopAll("every workload finished", true)
+		l.stopAll(l.endStatus(), true)
 	case quiet >= l.plan.UDP.Stall:
 		l.stopAll(fmt.Sprintf("stalled: no event for %v while %d of %d nodes had not finished", l.plan.UDP.Stall, live-done, l.plan.N), true)
 	}
@@ -496,70 +492,92 @@ func (l *launcher) tick(now time.Time) {
 	}
 }
 
-// scheduleFaults fires the plan's faults into the loop at their times. One
-// goroutine fires them in time order, and those due at the same time in
-// the order given (as the simulator does): separate timers could fire a
-// recover:1@T before the crash:1@T it follows.
-func (l *launcher) scheduleFaults(quit <-chan struct{}) {
-	sorted := append([]Fault(nil), l.plan.Faults...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].At < sorted[j].At })
-	for _, f := range sorted {
-		t := time.NewTimer(f.At - time.Since(l.t0))
+// scheduleFaults fires the plan's fault steps into the loop at their
+// times. One goroutine fires them in time order, and those due at the same
+// time in the order given (as the simulator does): separate timers could
+// fire a recover:1@T before the crash:1@T it follows.
+func (l *launcher) scheduleFaults(steps []faultStep) {
+	sort.SliceStable(steps, func(i, j int) bool { return steps[i].At < steps[j].At })
+	for _, st := range steps {
+		t := time.NewTimer(st.At - time.Since(l.t0))
 		select {
 		case <-t.C:
-			l.faults <- f // buffered for every fault: never blocks
-		case <-quit:
+			select {
+			case l.due <- st.do:
+			case <-l.quit:
+				return
+			}
+		case <-l.quit:
 			t.Stop()
 			return
 		}
 	}
 }
 
-// inject carries out a fault that is due.
-func (l *launcher) inject(f Fault) {
-	l.pendingFaults--
-	if l.stopping {
-		return
-	}
-	i := f.Proc
-	if i == Leader {
-		if i = l.leader; i < 0 {
-			fmt.Fprintf(l.hooks.Stderr, "dmx: fault %s: no leader yet; nothing crashed\n", f)
-			return
+// endStatus is the status of a run whose live nodes all finished.
+func (l *launcher) endStatus() string {
+	var down []string
+	for i, p := range l.procs {
+		if p.exited && !l.state[i].done {
+			down = append(down, fmt.Sprintf("P%d", i))
 		}
 	}
-	switch f.Kind {
-	case FaultCrash:
-		l.crash(l.procs[i], f)
-	case FaultRecover:
-		l.recover(l.procs[i], f)
-	}
+	return endStatus(l.plan.Spec.Kind, time.Since(l.t0), 0, l.plan.N, down)
 }
 
-// crash SIGKILLs p, unless it is already down. Its crash is recorded when
-// its end is seen (died).
-func (l *launcher) crash(p *nodeProc, f Fault) {
+// The launcher's side of the faults (faultDriver): the injector decides
+// what happens when, these carry it out on the processes.
+
+func (l *launcher) elapsed() time.Duration { return time.Since(l.t0) }
+
+// after runs f on the loop d from now; with d 0 at once (the loop is
+// where the injector calls it from): a crash triggered by an event is the
+// SIGKILL sent as soon as the runner has recorded the event, which lands
+// while the process may be recording a few more.
+func (l *launcher) after(d time.Duration, f func()) {
+	if d <= 0 {
+		f()
+		return
+	}
+	time.AfterFunc(d, func() {
+		select {
+		case l.due <- f:
+		case <-l.quit:
+		}
+	})
+}
+
+func (l *launcher) up(i int) bool { p := l.procs[i]; return !p.exited && p.fault == "" }
+
+// crash SIGKILLs process i, unless it is already down. Its crash is
+// recorded when its end is seen (died).
+func (l *launcher) crash(i int, f *Fault) {
+	p := l.procs[i]
 	if !p.exited && p.fault == "" {
 		p.fault = f.String()
 		p.killedAt = time.Now().UnixNano()
 		p.cmd.Process.Kill()
+		p.pausing, p.paused = nil, false // SIGKILL ends a stopped process too
 	}
 }
 
-// recover restarts a crashed process as a new incarnation on the same
-// address, resuming from what the trace says of it; the others learn of
-// the new incarnation.
-func (l *launcher) recover(p *nodeProc, f Fault) {
+// recover restarts crashed process i as a new incarnation on the same
+// address, resuming from what the trace says of it (without what it
+// persisted, with amnesia); the others learn of the new incarnation.
+func (l *launcher) recover(i int, f *Fault) {
+	p := l.procs[i]
 	if !p.exited {
 		if p.fault != "" && p.recoverAfter == nil {
 			// Killed, but its end is not in yet: recover it then.
-			p.recoverAfter = &f
-			l.pendingFaults++
+			p.recoverAfter = f
+			l.recovering++
 		}
-		return // otherwise it is up: nothing to recover
+		return
 	}
-	i := p.id
 	st := l.state[i]
+	if f.Amnesia {
+		st.Forget()
+	}
 	l.incs[i]++
 	c := l.config(i)
 	if _, port, err := net.SplitHostPort(st.addr); err == nil {
@@ -568,6 +586,7 @@ func (l *launcher) recover(p *nodeProc, f Fault) {
 	}
 	c.Inc, c.Incs = l.incs[i], append([]int(nil), l.incs...)
 	c.Resume = st.Resume(l.wl.For(i))
+	c.Resume.Amnesia = f.Amnesia
 	st.done = false
 	if err := l.spawn(i, l.incs[i], c); err != nil {
 		l.fail(err)
@@ -576,6 +595,85 @@ func (l *launcher) recover(p *nodeProc, f Fault) {
 	for _, q := range l.procs {
 		if q.id != i && !q.exited {
 			l.send(q, toNode{Restarted: &restarted{Proc: i, Inc: l.incs[i]}})
+		}
+	}
+}
+
+// pause asks process i to pause: it records the pause and waits;
+// pauseEvent stops it (SIGSTOP) when the pause event comes, and resumes it
+// after the pause (SIGCONT, then the resume line it waits for).
+func (l *launcher) pause(i int, f *Fault) {
+	p := l.procs[i]
+	p.pausing = f
+	l.send(p, toNode{Fault: &faultCmd{Op: "pause", Spec: f.String()}})
+}
+
+// pauseEvent follows the fault events of p's pause.
+func (l *launcher) pauseEvent(p *nodeProc, ev *trace.Event) {
+	d, err := ev.Fault()
+	if err != nil || p.pausing == nil || d.Fault != p.pausing.String() {
+		return
+	}
+	switch d.Phase {
+	case trace.FaultStart:
+		if p.exited || p.fault != "" || p.stopSent {
+			return
+		}
+		p.paused = true
+		p.cmd.Process.Signal(syscall.SIGSTOP)
+		f := p.pausing
+		l.after(f.End-f.At, func() { l.resume(p) })
+	case trace.FaultEnd:
+		p.pausing, p.paused = nil, false
+	}
+}
+
+// resume ends p's pause: SIGCONT, then the line its loop waits for.
+func (l *launcher) resume(p *nodeProc) {
+	if p.exited || !p.paused || p.fault != "" {
+		return
+	}
+	p.cmd.Process.Signal(syscall.SIGCONT)
+	l.send(p, toNode{Fault: &faultCmd{Op: "resume"}})
+}
+
+func (l *launcher) skew(i int, f *Fault) {
+	l.state[i].skew = f.Skew
+	if l.up(i) {
+		l.send(l.procs[i], toNode{Fault: &faultCmd{Op: "skew", Spec: f.String(), Skew: f.Skew}})
+	}
+}
+
+func (l *launcher) netStart(i, proc int) {
+	l.netActive = append(l.netActive, activeNet{Index: i, Proc: proc})
+	l.tellAll(&faultCmd{Op: "net-start", Index: i, Proc: proc})
+}
+
+func (l *launcher) netEnd(i int) {
+	for k, a := range l.netActive {
+		if a.Index == i {
+			l.tellAll(&faultCmd{Op: "net-end", Index: i, Proc: a.Proc})
+			l.netActive = slices.Delete(l.netActive, k, k+1)
+			return
+		}
+	}
+}
+
+// tellAll sends a fault line to every process that is up.
+func (l *launcher) tellAll(c *faultCmd) {
+	for _, p := range l.procs {
+		if !p.exited && !p.stopSent {
+			l.send(p, toNode{Fault: c})
+		}
+	}
+}
+
+func (l *launcher) notApplied(f *Fault, reason string) {
+	l.res.Notes = append(l.res.Notes, faultNote(f, reason))
+	for i, p := range l.procs {
+		if l.up(i) && !p.stopSent {
+			l.send(p, toNode{Fault: &faultCmd{Op: "note", Spec: f.String(), Reason: reason}})
+			return
 		}
 	}
 }
@@ -589,10 +687,19 @@ func (l *launcher) stopAll(status string, complete bool) {
 	if l.res.Status == "" {
 		l.res.Status, l.res.Complete = status, complete
 	}
+	if !l.finished {
+		l.finished = true
+		l.inj.finish()
+	}
 	for _, p := range l.procs {
 		if !p.exited && !p.stopSent {
 			p.stopSent = true
 			l.send(p, toNode{Stop: true})
+			if p.paused {
+				// A stopped process cannot read its stop line.
+				p.cmd.Process.Signal(syscall.SIGCONT)
+				p.paused = false
+			}
 		}
 	}
 }
@@ -618,6 +725,9 @@ func (l *launcher) reap(p *nodeProc) {
 func (l *launcher) killAll() {
 	for _, p := range l.procs {
 		if p != nil && p.cmd.Process != nil && !p.exited {
+			// SIGKILL ends a stopped process too; SIGCONT first all the
+			// same, so that nothing is left stopped whatever comes.
+			p.cmd.Process.Signal(syscall.SIGCONT)
 			p.cmd.Process.Kill()
 		}
 	}

@@ -68,6 +68,7 @@ type Resume struct {
 	VC      trace.VC            `json:"vc"`
 	Sent    int64               `json:"sent"`
 	Saved   map[string]algo.Msg `json:"saved,omitempty"`
+	Amnesia bool                `json:"amnesia,omitempty"` // Saved was lost: the recover event says so
 	Left    map[string]int      `json:"left,omitempty"`
 }
 
@@ -76,6 +77,7 @@ type Resume struct {
 // of a workload: the seed still reproduces everything.
 const (
 	streamNet      = 1
+	streamFault    = 2 // the network fault layer's draws (+ the node's id under dmx run)
 	streamWorkload = 1 << 20
 	streamMachine  = 2 << 20
 )
@@ -104,6 +106,8 @@ type Node struct {
 	inNow   int64            // Input.Now of the input being handled: its event's wall time - Origin
 
 	saved   map[string]algo.Msg // what each machine persisted last
+	skew    time.Duration       // added to the wall clock (a skew fault)
+	amnesia bool                // the next recovery has lost what was persisted (Forget)
 	resume  *Resume
 	setup   NodeSetup
 	gen     int // bumped by a crash: callbacks of an older generation do nothing
@@ -154,7 +158,7 @@ func NewNode(s NodeSetup, env Env) (*Node, error) {
 	}
 	if r := s.Resume; r != nil {
 		n.resume = r
-		n.seq, n.lamport, n.sent = r.Seq, r.Lamport, r.Sent
+		n.seq, n.lamport, n.sent, n.amnesia = r.Seq, r.Lamport, r.Sent, r.Amnesia
 		copy(n.vc, r.VC)
 		for k, v := range r.Saved {
 			n.saved[k] = v
@@ -276,6 +280,44 @@ func (n *Node) Crash(reason string) {
 	}
 }
 
+// Forget loses what the node's machines persisted: a restart after it is
+// one with amnesia (a recover:P:amnesia fault), which its recover event
+// says (trace.Crash.Amnesia), so that a replay restarts it so too.
+func (n *Node) Forget() {
+	clear(n.saved)
+	n.amnesia = true
+}
+
+// SetSkew sets the node's wall clock d off (a skew fault): the wall time
+// of its events, not the time its machines and timers go by.
+func (n *Node) SetSkew(d time.Duration) { n.skew = d }
+
+// FaultEvent records a fault event: an injected fault began
+// (trace.FaultStart) or ended acting at this process, or could not be
+// applied (trace.FaultNotApplied, recorded here for the injector). A node
+// that is down or stopped records nothing.
+func (n *Node) FaultEvent(fault, phase, reason string) {
+	if !n.started || n.stopped || n.crashed {
+		return
+	}
+	n.record(trace.KindFault, "", func(ev *trace.Event) {
+		ev.Detail = n.detail(trace.Fault{Fault: fault, Phase: phase, Reason: reason})
+	})
+}
+
+// Dropped records that the network fault layer discarded a copy of the
+// message e this node sent: fault names the fault, resend says whether the
+// transport sends it again.
+func (n *Node) Dropped(e *Envelope, fault string, resend bool) {
+	if !n.started || n.stopped || n.crashed {
+		return
+	}
+	n.record(trace.KindDrop, e.Msg.Resource, func(ev *trace.Event) {
+		ev.Msg, ev.MsgType, ev.Peer = e.ID, e.Msg.Type, e.To
+		ev.Detail = n.detail(trace.Drop{Msg: trace.Message(e.Msg), Fault: fault, Resend: resend})
+	})
+}
+
 // Crashed reports whether the node is down.
 func (n *Node) Crashed() bool { return n.crashed }
 
@@ -297,7 +339,14 @@ func (n *Node) Recover() {
 }
 
 func (n *Node) recover() {
-	n.recordInput(trace.KindRecover, "", nil)
+	var fill func(ev *trace.Event)
+	if n.amnesia {
+		n.amnesia = false
+		fill = func(ev *trace.Event) {
+			ev.Detail = n.detail(trace.Crash{Reason: "restarted without what it persisted", Amnesia: true})
+		}
+	}
+	n.recordInput(trace.KindRecover, "", fill)
 	for _, r := range n.resources {
 		n.step(r, algo.Input{Kind: algo.Recover, Msg: n.saved[r]})
 	}
@@ -305,73 +354,14 @@ func (n *Node) recover() {
 	n.startWorkload(0)
 }
 
-// Request makes the workload's next request of resource r now (for a
-// multicast algorithm: its next multicast, counted as an entry on r), as
-// the node's own workload does after its think time. It is for drivers
-// that decide the schedule themselves (replay, World): their Env never
-// fires the workload's callbacks. It fails if the node is not running or
-// r is none of its workload's resources.
-func (n *Node) Request(r string) error {
-	if err := n.running(); err != nil {
-		return err
-	}
-	if n.spec.Kind == algo.Multicast {
-		if !slices.Contains(n.wl.Resources, r) {
-			return fmt.Errorf("P%d multicasts on %v, not on %q", n.ID, n.wl.Resources, r)
-		}
-	} else if _, ok := n.machines[r]; !ok || n.spec.Kind != algo.MutualExclusion {
-		return fmt.Errorf("P%d has no mutual exclusion on %q", n.ID, r)
-	}
-	n.request(r)
-	return nil
-}
-
-// Release leaves the critical section of resource r now, as the node's own
-// workload does after its hold time (see Request).
-func (n *Node) Release(r string) error {
-	if err := n.running(); err != nil {
-		return err
-	}
-	if _, ok := n.machines[r]; !ok || n.spec.Kind != algo.MutualExclusion {
-		return fmt.Errorf("P%d has no mutual exclusion on %q", n.ID, r)
-	}
-	n.release(r)
-	return nil
-}
-
-// Fire fires the machine timer name of resource r now (see Request). It
-// fails unless the machine has set that timer and not cancelled it since.
-func (n *Node) Fire(r, name string) error {
-	if err := n.running(); err != nil {
-		return err
-	}
-	if _, ok := n.timers[r+"\x00"+name]; !ok {
-		return fmt.Errorf("P%d has no timer %q set on %q", n.ID, name, r)
-	}
-	n.fire(r, name)
-	return nil
-}
-
-func (n *Node) running() error {
-	switch {
-	case !n.started:
-		return fmt.Errorf("P%d has not started", n.ID)
-	case n.crashed:
-		return fmt.Errorf("P%d is down", n.ID)
-	case n.stopped:
-		return fmt.Errorf("P%d has stopped", n.ID)
-	}
-	return nil
-}
-
 // TimerRef names a machine timer that is set: its resource and name.
 type TimerRef struct {
 	Resource, Name string
 }
 
-// Timers returns the machine timers that are set, sorted by resource and
-// name.
-func (n *Node) Timers() []TimerRef {
+// Armed returns the machine timers that are set, sorted by resource and
+// name: the timers a driver that steps a node by hand may fire (World).
+func (n *Node) Armed() []TimerRef {
 	out := make([]TimerRef, 0, len(n.timers))
 	for k := range n.timers {
 		r, name, _ := strings.Cut(k, "\x00")
@@ -440,6 +430,68 @@ func (n *Node) Stop() {
 		delete(n.timers, k)
 	}
 }
+
+// Request asks for the critical section of resource r now (for a multicast
+// algorithm: multicasts one message), as the workload does when a think time
+// ends. It is for drivers that step a node by hand (interaction scripts,
+// replay); a node that is down or stopped ignores it.
+func (n *Node) Request(r string) {
+	if n.stopped || n.crashed {
+		return
+	}
+	if _, ok := n.machines[r]; !ok && n.spec.Kind != algo.Multicast {
+		n.fail(fmt.Errorf("request for resource %q, which P%d does not guard", r, n.ID))
+		return
+	}
+	n.request(r)
+}
+
+// Release leaves the critical section of resource r now, as the workload
+// does when a hold time ends; like Request, for drivers that step a node by
+// hand.
+func (n *Node) Release(r string) {
+	if n.stopped || n.crashed || n.machines[r] == nil {
+		return
+	}
+	n.release(r)
+}
+
+// Fire fires the timer name of resource r's machine now, whether or not it
+// is armed (an armed one is stopped), as a driver that steps a node by hand
+// needs: replay re-executes a recorded timeout, and an interaction script
+// shows what a machine does with a timer it does not expect. A node that is
+// down or stopped ignores it.
+func (n *Node) Fire(r, name string) {
+	if n.stopped || n.crashed {
+		return
+	}
+	if n.machines[r] == nil {
+		n.fail(fmt.Errorf("timer %s for resource %q, which P%d does not guard", name, r, n.ID))
+		return
+	}
+	if t, ok := n.timers[r+"\x00"+name]; ok {
+		t.Stop()
+	}
+	n.fire(r, name)
+}
+
+// Timers returns the timers armed by the machine of resource r, by name:
+// what the Env's After returned for each, from which a driver that steps a
+// node by hand reads when each is due (it fires one with Fire).
+func (n *Node) Timers(r string) map[string]Timer {
+	out := map[string]Timer{}
+	for k, t := range n.timers {
+		if res, name, _ := strings.Cut(k, "\x00"); res == r {
+			out[name] = t
+		}
+	}
+	return out
+}
+
+// RaiseLamport raises the node's Lamport clock to c if it is lower, as the
+// delivery of a message stamped c would: an interaction script sets up
+// equal or ordered request timestamps with it.
+func (n *Node) RaiseLamport(c uint64) { n.lamport = max(n.lamport, c) }
 
 // after runs f after d unless the node crashes or stops first.
 func (n *Node) after(d time.Duration, f func()) {
@@ -691,7 +743,7 @@ func (n *Node) record(kind trace.Kind, r string, fill func(ev *trace.Event)) *tr
 	ev := &n.ev
 	*ev = trace.Event{
 		Proc: n.ID, Seq: n.seq, Kind: kind, Lamport: n.lamport, VC: n.vc,
-		Wall: n.env.Wall(), Peer: trace.NoPeer, Resource: r,
+		Wall: n.env.Wall() + int64(n.skew), Peer: trace.NoPeer, Resource: r,
 	}
 	if fill != nil {
 		fill(ev)
@@ -705,7 +757,8 @@ func (n *Node) record(kind trace.Kind, r string, fill func(ev *trace.Event)) *tr
 // what a replay feeds them.
 func (n *Node) recordInput(kind trace.Kind, r string, fill func(ev *trace.Event)) {
 	ev := n.record(kind, r, fill)
-	n.inNow = ev.Wall - n.setup.Origin
+	// A skew sets the wall clock off, not the time machines go by.
+	n.inNow = ev.Wall - int64(n.skew) - n.setup.Origin
 }
 
 // detail encodes d into the node's detail buffer, which serves every event
@@ -773,7 +826,7 @@ func (n *Node) fingerprint(h *deep.Hasher) {
 		h.Value(n.saved)
 	}
 	h.Word(uint64(len(n.timers)))
-	for _, t := range n.Timers() {
+	for _, t := range n.Armed() {
 		h.String(t.Resource)
 		h.String(t.Name)
 	}

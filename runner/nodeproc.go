@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,6 +24,11 @@ import (
 // write per event, so an event is in the runner's hands before the node does
 // anything else, and survives a SIGKILL of the node), "done" when its
 // workload is finished, and its transport statistics before it exits.
+// Faults come as "fault" lines: a network fault starts or ends, the node
+// pauses (it records the pause and waits; the runner, once it has the
+// event, stops it with SIGSTOP, and after the pause sends SIGCONT and a
+// "resume" line, upon which it records the resume and goes on), its clock
+// is set off, or it records that a fault was not applied.
 
 type nodeConfig struct {
 	ID       int               `json:"id"`
@@ -37,6 +44,23 @@ type nodeConfig struct {
 	Inc    int     `json:"inc,omitempty"`
 	Incs   []int   `json:"incs,omitempty"`
 	Resume *Resume `json:"resume,omitempty"`
+	// The plan's faults (canonical text: the network fault layer judges
+	// by them), those in force when the node starts, raw channels, and
+	// the skew a restarted process's clock keeps.
+	Faults []string      `json:"faults,omitempty"`
+	Active []activeNet   `json:"active,omitempty"`
+	Raw    bool          `json:"raw,omitempty"`
+	Skew   time.Duration `json:"skew,omitempty"`
+}
+
+// faultCmd is a fault line from the runner.
+type faultCmd struct {
+	Op     string        `json:"op"` // net-start, net-end, pause, skew, note
+	Index  int           `json:"i,omitempty"`
+	Proc   int           `json:"p,omitempty"`
+	Spec   string        `json:"spec,omitempty"`
+	Skew   time.Duration `json:"skew,omitempty"`
+	Reason string        `json:"reason,omitempty"`
 }
 
 type toNode struct {
@@ -44,7 +68,8 @@ type toNode struct {
 	Peers     []string    `json:"peers,omitempty"`
 	Stop      bool        `json:"stop,omitempty"`
 	Restarted *restarted  `json:"restarted,omitempty"` // a peer came back as a new incarnation
-	T0        int64       `json:"t0,omitempty"`        // with Peers: the run's start (Unix ns), the origin of Input.Now everywhere
+	Fault     *faultCmd   `json:"fault,omitempty"`
+	T0        int64       `json:"t0,omitempty"` // with Peers: the run's start (Unix ns), the origin of Input.Now everywhere
 }
 
 type restarted struct {
@@ -135,6 +160,21 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	if len(cfg.Incs) == cfg.N {
 		copy(tr.peerInc, cfg.Incs)
 	}
+	tr.raw = cfg.Raw
+	node.SetSkew(cfg.Skew)
+	if len(cfg.Faults) > 0 {
+		faults, err := ParseFaults(strings.Join(cfg.Faults, ","))
+		if err != nil {
+			return fmt.Errorf("node P%d: %w", cfg.ID, err)
+		}
+		seed := uint64(streamFault + cfg.ID + cfg.Inc<<32)
+		tr.net = newNetFaults(faults, rand.New(rand.NewPCG(cfg.Seed, seed)))
+		tr.dropped = node.Dropped
+		tr.later = func(d time.Duration, f func()) { env.After(d, f) }
+		for _, a := range cfg.Active {
+			tr.net.start(a.Index, a.Proc)
+		}
+	}
 	env.tr = tr
 	env.node = node
 	node.OnDone = func() { out.send(fromNode{Done: true}) }
@@ -159,6 +199,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	// Control reader: news of restarted peers; stop, or EOF when the runner
 	// is gone.
 	stop := make(chan struct{})
+	resumed := make(chan struct{}, 1)
 	go func() {
 		defer close(stop)
 		for {
@@ -169,10 +210,29 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			if r := m.Restarted; r != nil {
 				loop <- func() { tr.peerRestarted(r.Proc, r.Inc) }
 			}
+			switch c := m.Fault; {
+			case c == nil:
+			case c.Op == "resume":
+				// The loop is waiting in its pause, not reading loop.
+				select {
+				case resumed <- struct{}{}:
+				default:
+				}
+			default:
+				loop <- func() { nodeFault(c, node, tr, resumed, stop) }
+			}
 		}
 	}()
 
 	node.Start()
+	if tr.net != nil {
+		// A restarted process is under the network faults in force.
+		for _, a := range cfg.Active {
+			if tr.net.affects(a.Index, a.Proc, cfg.ID, cfg.N) {
+				node.FaultEvent(tr.net.faults[a.Index].String(), trace.FaultStart, "")
+			}
+		}
+	}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -205,6 +265,46 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			out.send(fromNode{Stats: &st})
 			return out.err
 		}
+	}
+}
+
+// nodeFault carries out a fault line on the node's loop. A pause holds
+// the loop until the runner's resume line (or stop) comes.
+func nodeFault(c *faultCmd, node *Node, tr *transport, resumed, stop <-chan struct{}) {
+	switch c.Op {
+	case "net-start", "net-end":
+		if tr.net == nil || c.Index < 0 || c.Index >= len(tr.net.faults) {
+			return
+		}
+		phase := trace.FaultStart
+		if c.Op == "net-start" {
+			tr.net.start(c.Index, c.Proc)
+		} else {
+			phase = trace.FaultEnd
+		}
+		if tr.net.affects(c.Index, c.Proc, node.ID, node.N) {
+			node.FaultEvent(tr.net.faults[c.Index].String(), phase, "")
+		}
+		if c.Op == "net-end" {
+			tr.net.end(c.Index)
+		}
+	case "pause":
+		// The pause is recorded first (the event is in the runner's hands
+		// when the write returns), and the loop does nothing more until
+		// the resume: the runner stops the whole process with SIGSTOP when
+		// it has the event, and after the pause sends SIGCONT and the
+		// resume line. Timers and datagrams wait, as on a stopped machine.
+		node.FaultEvent(c.Spec, trace.FaultStart, "")
+		select {
+		case <-resumed:
+			node.FaultEvent(c.Spec, trace.FaultEnd, "")
+		case <-stop:
+		}
+	case "skew":
+		node.SetSkew(c.Skew)
+		node.FaultEvent(c.Spec, trace.FaultStart, "")
+	case "note":
+		node.FaultEvent(c.Spec, trace.FaultNotApplied, c.Reason)
 	}
 }
 

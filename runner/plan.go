@@ -43,8 +43,11 @@ type Plan struct {
 	// Workload is what each process's user does, with per-process
 	// overrides in Workload.Procs.
 	Workload Workload
-	// Faults are injected at their times after the start.
+	// Faults are injected at their times after the start (see fault.go).
 	Faults []Fault
+	// Channels is what the network promises the algorithm: ChannelsReliable
+	// ("" means it) or ChannelsRaw.
+	Channels Channels
 	// Duration is how long an election run lasts (elections have no
 	// workload that ends). Under DriverUDP it also cuts other runs short;
 	// the simulator has Sim.Limit for that.
@@ -62,6 +65,49 @@ type Plan struct {
 	// can say (per-process workloads).
 	Scenario *Scenario
 }
+
+// Channels is what the network promises the algorithms of a run.
+type Channels string
+
+// The kinds of channels.
+const (
+	// ChannelsReliable is what the seeds assume (seed 004, "Assumptions":
+	// reliable communication; Lamport's algorithms add FIFO): the
+	// transport numbers, acknowledges and retransmits every datagram, drops
+	// duplicates and delivers in order. A lost datagram is sent again, so
+	// an algorithm sees loss only as delay; reorder faults alone break the
+	// order.
+	ChannelsReliable Channels = "reliable"
+	// ChannelsRaw is the network as UDP gives it: each message is one
+	// datagram sent once, delivered as it arrives. Injected loss,
+	// duplication and delay reach the algorithm as they are: a lost
+	// message is never delivered (fate dropped), a duplicated one twice,
+	// delayed ones out of order.
+	ChannelsRaw Channels = "raw"
+)
+
+// Set implements pflag.Value.
+func (c *Channels) Set(s string) error {
+	switch Channels(s) {
+	case ChannelsReliable, ChannelsRaw:
+		*c = Channels(s)
+		return nil
+	}
+	return fmt.Errorf("channels %q: want %s or %s", s, ChannelsReliable, ChannelsRaw)
+}
+
+// String implements pflag.Value.
+func (c *Channels) String() string {
+	if *c == "" {
+		return string(ChannelsReliable)
+	}
+	return string(*c)
+}
+
+// Type implements pflag.Value.
+func (c *Channels) Type() string { return "reliable|raw" }
+
+func (p Plan) raw() bool { return p.Channels == ChannelsRaw }
 
 // SimOptions are the parts of a plan only the simulator has.
 type SimOptions struct {
@@ -179,6 +225,8 @@ func (p Plan) WithDefaults() Plan {
 			if p.Sim.Linger == 0 {
 				p.Sim.Linger = time.Millisecond
 			}
+			// The last messages may come later by what faults add.
+			p.Sim.Linger += 2 * faultsDelay(p.Faults)
 		}
 		slot = 6*p.Sim.Delay.Max + p.Workload.Hold.Max + time.Millisecond
 	case DriverUDP:
@@ -272,6 +320,16 @@ func (p Plan) Validate() error {
 	if err := p.Workload.Validate(); err != nil {
 		return err
 	}
+	if w := p.Workload; !w.Nested && w.Order != "" && w.Order != OrderSame {
+		// Without nested entries a process holds one resource at a time:
+		// no lock order to follow.
+		return planErr("order", w.Order, "the lock order of nested entries: add nested (--nested), or leave the order out")
+	}
+	switch p.Channels {
+	case "", ChannelsReliable, ChannelsRaw:
+	default:
+		return planErr("channels", p.Channels, "want %s or %s", ChannelsReliable, ChannelsRaw)
+	}
 	for _, id := range sortedProcs(p.Workload.Procs) {
 		if id < 0 || id >= p.N {
 			return planErr("procs", fmt.Sprintf("P%d", id), "not a process of this run (0..%d)", p.N-1)
@@ -280,10 +338,14 @@ func (p Plan) Validate() error {
 	if err := p.validateParams(); err != nil {
 		return err
 	}
+	roles := p.Spec.PartsOf(p.Params)
 	for _, f := range p.Faults {
-		if err := f.validate(p.N); err != nil {
+		if err := f.validate(p.N, p.Spec, roles); err != nil {
 			return &PlanError{Field: "fault", Value: f.String(), Err: err}
 		}
+	}
+	if err := validateFaults(p.Faults); err != nil {
+		return err
 	}
 	if len(p.Schedule) > 0 {
 		if p.driver() != DriverSim {
@@ -330,6 +392,7 @@ func (p Plan) validateParams() error {
 // it).
 type runParams struct {
 	Algorithm  map[string]string    `json:"algorithm,omitempty"`
+	Channels   Channels             `json:"channels,omitempty"` // raw only: reliable is the default
 	Contention string               `json:"contention"`
 	Delay      *string              `json:"delay,omitempty"` // sim
 	Entries    int                  `json:"entries"`
@@ -354,6 +417,9 @@ func (p Plan) RunRow() trace.Run {
 		Procs: w.Procs, Entries: w.Entries, Resources: w.Resources,
 		Think: w.Think.String(), Hold: w.Hold.String(), Contention: w.Contention.String(),
 		Algorithm: p.Params,
+	}
+	if p.raw() {
+		rp.Channels = ChannelsRaw
 	}
 	if w.Nested {
 		rp.Nested, rp.Order = true, &w.Order
@@ -398,6 +464,7 @@ func PlanFromRun(run trace.Run, lookup func(name string) *algo.Spec) (Plan, erro
 	}
 	var err error
 	p.Params = rp.Algorithm
+	p.Channels = rp.Channels
 	p.Workload = Workload{Entries: rp.Entries, Resources: rp.Resources, Procs: rp.Procs, Nested: rp.Nested}
 	p.Workload.Order = OrderSame // recorded for nested workloads only, where it matters
 	if rp.Order != nil {
@@ -536,6 +603,7 @@ func (p Plan) Args() ([]string, error) {
 	}
 	flag("--faults", !slices.Equal(fs, bfs), strings.Join(fs, ","))
 	flag("--duration", p.Duration != base.Duration, p.Duration.String())
+	flag("--channels", p.raw() != base.raw(), p.Channels.String())
 	if p.Driver == DriverSim {
 		flag("--delay", p.Sim.Delay != base.Sim.Delay, p.Sim.Delay.String())
 		boolFlag("reorder", p.Sim.Reorder, base.Sim.Reorder)

@@ -48,6 +48,21 @@ func planCases() map[string]runner.Plan {
 	p.UDP.BasePort = 40000
 	p.Faults = []runner.Fault{{Kind: runner.FaultCrash, Proc: runner.Leader, At: time.Second}}
 	cases["udp election"] = p
+
+	// Every kind of fault, raw channels: runs.faults holds the canonical
+	// text, which reads back to the same faults.
+	p = sim
+	p.Spec = registry.Lookup("token-ring")
+	p.Params = map[string]string{"regenerate": "true"}
+	p.Channels = runner.ChannelsRaw
+	all, err := runner.ParseFaults("crash:token@10ms,recover:token:amnesia@+5ms,crash:1@enter#2,crash:2@send:token#3,recover:2@1s," +
+		"pause:leader@1s-2s,skew:3:-4ms@5ms,loss:20%:from=1:to=0+2:type=token@1s-2s,delay:exp=3ms,reorder:0s-1ms:to=4,duplicate:5%," +
+		"partition:0+1:2@3s-4s,isolate:leader@5s,cut:from=4:to=0@6s-7s,heal@5500ms")
+	if err != nil {
+		panic(err)
+	}
+	p.Faults = all
+	cases["sim every fault"] = p
 	return cases
 }
 
@@ -62,6 +77,9 @@ func oldRunParams(p runner.Plan) []byte {
 	}
 	if len(p.Params) > 0 {
 		m["algorithm"] = p.Params
+	}
+	if p.Channels == runner.ChannelsRaw {
+		m["channels"] = "raw" // new with raw channels; absent for reliable ones, as before
 	}
 	if p.Driver == runner.DriverSim {
 		m["delay"] = p.Sim.Delay.String()
@@ -160,7 +178,11 @@ func TestPlanValidate(t *testing.T) {
 		{"unknown parameter", func(p *runner.Plan) { p.Params = map[string]string{"coordinater": "1"} }, udp, "parameter coordinater: central has no such parameter (it has: coordinator, failover"},
 		{"parameter value", func(p *runner.Plan) { p.Params = map[string]string{"failover": "paxos"} }, udp, "central: "},
 		{"fault process", func(p *runner.Plan) { p.Faults = []runner.Fault{{Kind: runner.FaultCrash, Proc: 5}} }, base, "fault crash:5@0s: process 5 does not exist (there are 5: 0..4)"},
-		{"fault at leader", func(p *runner.Plan) { p.Faults = []runner.Fault{{Kind: runner.FaultRecover, Proc: runner.Leader}} }, base, "cannot aim at the leader"},
+		{"recover at leader", func(p *runner.Plan) { p.Faults = []runner.Fault{{Kind: runner.FaultRecover, Proc: runner.Leader}} }, base, "a recover of the leader needs a time after its crash"},
+		{"crash of a leader the algorithm has not", func(p *runner.Plan) { p.Faults = []runner.Fault{{Kind: runner.FaultCrash, Proc: runner.Leader}} }, base, "fault crash:leader@0s: ricart-agrawala elects no leader in this configuration"},
+		{"recover with no crash", func(p *runner.Plan) { p.Faults = []runner.Fault{{Kind: runner.FaultRecover, Proc: 2, At: time.Second}} }, base, "fault recover:2@1s: no crash before it could bring P2 down"},
+		{"order without nested", func(p *runner.Plan) { p.Workload.Order = runner.OrderReverseOdd }, base, "order reverse-odd: the lock order of nested entries"},
+		{"channels", func(p *runner.Plan) { p.Channels = "lossy" }, base, "channels lossy: want reliable or raw"},
 		{"port", func(p *runner.Plan) { p.UDP.BasePort = 65534 }, udp, "base port 65534: nodes would listen on ports 65534..65538, outside 1..65535"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -234,6 +256,9 @@ func TestPlanArgs(t *testing.T) {
 		{"sim defaults", cases["sim defaults"], "sim central --seed 42"},
 		{"udp election", cases["udp election"], "run bully --seed 9 -n 3 --param initiators=all --faults crash:leader@1s --port 40000"},
 		{"sim no contention", cases["sim no contention"], "sim central --seed 42 --hold 1ms --contention none"},
+		{"sim every fault", cases["sim every fault"], "sim token-ring --seed 42 --param regenerate=true --faults crash:token@10ms,recover:token:amnesia@+5ms,crash:1@enter#2,crash:2@send:token#3,recover:2@1s," +
+			"pause:leader@1s-2s,skew:3:-4ms@5ms,loss:20%:from=1:to=0+2:type=token@1s-2s,delay:exp=3ms,reorder:0s-1ms:to=4,duplicate:5%," +
+			"partition:0+1:2@3s-4s,isolate:leader@5s,cut:from=4:to=0@6s-7s,heal@5.5s --channels raw"},
 		{"scenario", func() runner.Plan {
 			p := runner.NewPlan(runner.DriverSim)
 			p.Spec = registry.Lookup("central")

@@ -29,23 +29,29 @@ import (
 //	  "faults": ["crash:2@100ms", "recover:2@300ms"]
 //	}
 type Scenario struct {
-	Doc        string                  `json:"doc,omitempty"` // what the scenario shows, for people
-	Algorithm  string                  `json:"algorithm,omitempty"`
-	Nodes      int                     `json:"nodes,omitempty"`
-	Seed       uint64                  `json:"seed,omitempty"`
-	Entries    *int                    `json:"entries,omitempty"`
-	Think      string                  `json:"think,omitempty"`
-	Hold       string                  `json:"hold,omitempty"`
-	Contention string                  `json:"contention,omitempty"`
-	Resources  []string                `json:"resources,omitempty"`
-	Nested     bool                    `json:"nested,omitempty"`
-	Order      string                  `json:"order,omitempty"`
-	Params     map[string]string       `json:"params,omitempty"`
-	Faults     []string                `json:"faults,omitempty"`
-	Delay      string                  `json:"delay,omitempty"`   // sim only
-	Reorder    bool                    `json:"reorder,omitempty"` // sim only
-	Duration   string                  `json:"duration,omitempty"`
-	Procs      map[string]ProcWorkload `json:"procs,omitempty"` // keys: "2" or "P2"
+	Doc        string            `json:"doc,omitempty"` // what the scenario shows, for people
+	Algorithm  string            `json:"algorithm,omitempty"`
+	Nodes      int               `json:"nodes,omitempty"`
+	Seed       uint64            `json:"seed,omitempty"`
+	Entries    *int              `json:"entries,omitempty"`
+	Think      string            `json:"think,omitempty"`
+	Hold       string            `json:"hold,omitempty"`
+	Contention string            `json:"contention,omitempty"`
+	Resources  []string          `json:"resources,omitempty"`
+	Nested     bool              `json:"nested,omitempty"`
+	Order      string            `json:"order,omitempty"`
+	Params     map[string]string `json:"params,omitempty"`
+	Faults     []string          `json:"faults,omitempty"`
+	// Delay is the simulator's network delay; under dmx run, whose network
+	// is loopback, the same delay is injected (a delay fault).
+	Delay string `json:"delay,omitempty"`
+	// Reorder makes channels not FIFO: in the simulator, messages overtake
+	// each other within Delay; under dmx run, a reorder fault (its jitter
+	// Delay, if given) does it.
+	Reorder  bool                    `json:"reorder,omitempty"`
+	Channels Channels                `json:"channels,omitempty"`
+	Duration string                  `json:"duration,omitempty"`
+	Procs    map[string]ProcWorkload `json:"procs,omitempty"` // keys: "2" or "P2"
 	// Schedule is the run step by step (see Step for the steps' form):
 	// what dmx explore writes for the violation it finds. The simulator
 	// then follows it instead of drawing delays and think times.
@@ -62,6 +68,7 @@ type Scenario struct {
 type Expectation struct {
 	Verdict string   `json:"verdict"`
 	Checks  []string `json:"checks,omitempty"` // the checks that must report the violation
+	OK      []string `json:"ok,omitempty"`     // checks that must hold all the same (the contrast a scenario shows)
 }
 
 // LoadScenario reads a scenario file. Errors name the file and, for JSON
@@ -95,9 +102,9 @@ func LoadScenario(path string) (*Scenario, error) {
 // Apply puts the scenario's values into p, except those given says the
 // command line gave (given is called with the scenario's JSON keys, which
 // are the flags' names; nil: none was given). Parameters merge key by key,
-// a given one winning. The simulator's delay and reorder apply to
-// simulator plans only. The algorithm is for the caller, who has the
-// registry. Apply records the scenario in p.Scenario; Plan.Validate checks
+// a given one winning. The simulator's delay and reorder become faults of
+// a dmx run plan (delay:D, or reorder:D), appended to its faults: no field
+// is dropped. The algorithm is for the caller, who has the registry. Apply records the scenario in p.Scenario; Plan.Validate checks
 // the result.
 func (s *Scenario) Apply(p *Plan, given func(key string) bool) error {
 	if given == nil {
@@ -121,6 +128,7 @@ func (s *Scenario) Apply(p *Plan, given func(key string) bool) error {
 		set("think", s.Think != "", func() error { return w.Think.Set(s.Think) }),
 		set("hold", s.Hold != "", func() error { return w.Hold.Set(s.Hold) }),
 		set("delay", sim && s.Delay != "", func() error { return p.Sim.Delay.Set(s.Delay) }),
+		set("channels", s.Channels != "", func() error { return p.Channels.Set(string(s.Channels)) }),
 		set("contention", s.Contention != "", func() error { return w.Contention.Set(s.Contention) }),
 		set("resources", len(s.Resources) > 0, func() error { w.Resources = s.Resources; return nil }),
 		set("nested", s.Nested, func() error { w.Nested = true; return nil }),
@@ -142,6 +150,9 @@ func (s *Scenario) Apply(p *Plan, given func(key string) bool) error {
 		set("procs", len(s.Procs) > 0, func() (err error) { w.Procs, err = s.procs(); return }),
 		set("schedule", len(s.Schedule) > 0, func() (err error) { p.Schedule, err = ParseSteps(s.Schedule); return }),
 	)
+	if err == nil && !sim {
+		err = s.network(p)
+	}
 	if err != nil {
 		if s.Path != "" {
 			return fmt.Errorf("%s: %w", s.Path, err)
@@ -159,6 +170,28 @@ func (s *Scenario) Apply(p *Plan, given func(key string) bool) error {
 		p.Params = params
 	}
 	p.Scenario = s
+	return nil
+}
+
+// network gives a dmx run plan the simulator's network of the scenario:
+// its delay and its reordering become faults, on every link for the whole
+// run.
+func (s *Scenario) network(p *Plan) error {
+	var d Dist
+	if s.Delay != "" {
+		var err error
+		if d, err = ParseDist(s.Delay); err != nil {
+			return fmt.Errorf("delay: %w", err)
+		}
+	}
+	switch {
+	case s.Reorder && s.Delay != "":
+		p.Faults = append(p.Faults, Fault{Kind: FaultReorder, Dist: d})
+	case s.Reorder:
+		p.Faults = append(p.Faults, Fault{Kind: FaultReorder, Dist: defaultJitter})
+	case s.Delay != "":
+		p.Faults = append(p.Faults, Fault{Kind: FaultDelay, Dist: d})
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
@@ -32,12 +33,29 @@ func (c *Collector) Record(ev *trace.Event) error {
 	return nil
 }
 
+// SimHooks are what a caller of the simulator may add to a plan that is
+// not part of the run's description: a way to stop it, and for tests a
+// choice of the process a fault hits.
+type SimHooks struct {
+	// Stop, if not nil, cuts the run short (marked incomplete) once it is
+	// closed: Ctrl-C under dmx sim.
+	Stop <-chan struct{}
+	// Aim, if not nil, picks the process that a crash, pause or recover
+	// Plan.Faults[i] hits when it is due, in place of its Proc (a negative
+	// result skips the fault): tests aim crashes at a process chosen from
+	// the run's state, such as a random live one.
+	Aim func(i int, f Fault) int
+}
+
 // SimResult says how a simulated run ended.
 type SimResult struct {
 	Complete bool   // the run ended by itself, not by the time limit
 	Status   string // human summary
 	Events   int64  // events recorded
 	End      time.Duration
+	// Notes are the faults that did not apply, and why (each also an event
+	// of the trace).
+	Notes []string
 }
 
 // Simulate carries out p (a DriverSim plan; no Driver means one) on a
@@ -46,6 +64,12 @@ type SimResult struct {
 // stop, if not nil, cuts the run short (marked incomplete) once it is
 // closed: Ctrl-C under dmx sim.
 func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
+	return SimulateWith(p, rec, SimHooks{Stop: stop})
+}
+
+// SimulateWith is Simulate with hooks.
+func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
+	stop := h.Stop
 	if p.driver() != DriverSim {
 		return SimResult{}, fmt.Errorf("simulate a %s plan: the simulator carries out %s plans", p.Driver, DriverSim)
 	}
@@ -56,8 +80,23 @@ func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
 		return simulateSchedule(p, rec)
 	}
 	p = p.WithDefaults()
-	s := &sim{plan: p, rec: rec, net: rand.New(rand.NewPCG(p.Seed, streamNet)), leader: -1}
+	s := &sim{plan: p, rec: rec, net: rand.New(rand.NewPCG(p.Seed, streamNet))}
 	s.lastArrival = make([]int64, p.N*p.N)
+	s.paused, s.held, s.inc = make([]bool, p.N), make([][]*simItem, p.N), make([]int, p.N)
+	for _, f := range p.Faults {
+		if f.network() || p.raw() {
+			// Messages go through the fault layer and the model of the
+			// transport; a plan without network faults keeps the plain
+			// channels (and its traces).
+			s.netf = newNetFaults(p.Faults, rand.New(rand.NewPCG(p.Seed, streamFault)))
+			s.chans = make([]simChan, p.N*p.N)
+			break
+		}
+	}
+	if p.raw() && s.netf == nil {
+		s.netf = newNetFaults(nil, nil)
+		s.chans = make([]simChan, p.N*p.N)
+	}
 	for i := 0; i < p.N; i++ {
 		env := &simEnv{s: s, id: i}
 		nd, err := NewNode(NodeSetup{ID: i, N: p.N, Spec: p.Spec, Params: p.Params, Seed: p.Seed, Workload: p.Workload}, env)
@@ -65,15 +104,15 @@ func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
 			return SimResult{}, err
 		}
 		nd.OnDone = s.progress
-		nd.OnLeader = func(l int) { s.leader = l }
 		s.nodes = append(s.nodes, nd)
 	}
-	for _, f := range p.Faults {
-		s.pendingFaults++
-		s.push(&simItem{at: int64(f.At), f: func() { s.inject(f) }})
+	s.inj = newInjector(p, s)
+	s.inj.aimHook = h.Aim
+	for _, st := range s.inj.steps() {
+		s.push(&simItem{at: int64(st.At), node: -1, f: func() { st.do(); s.progress() }})
 	}
 	if p.Spec.Kind == algo.Election {
-		s.push(&simItem{at: int64(p.Duration), stop: true})
+		s.push(&simItem{at: int64(p.Duration), node: -1, stop: true})
 	}
 	for _, nd := range s.nodes {
 		nd.Start()
@@ -95,6 +134,12 @@ func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
 		if it.dead {
 			continue
 		}
+		if it.node >= 0 && s.paused[it.node] {
+			// A paused process does nothing: what is due to it waits
+			// until it resumes.
+			s.held[it.node] = append(s.held[it.node], it)
+			continue
+		}
 		if it.at > int64(p.Sim.Limit) {
 			res.Complete = false
 			res.Status = fmt.Sprintf("cut short: simulated time limit %v reached", p.Sim.Limit)
@@ -102,6 +147,16 @@ func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
 			break
 		}
 		s.now = it.at
+		if it.stop && s.netf != nil && s.stopping && s.quietAt() > s.now {
+			// Under network faults the last messages may still be on
+			// their way: the run ends once nothing happened for the
+			// linger (as under dmx run; five lingers at most, for a token
+			// circulates for ever) and no message waits to be sent again
+			// (twenty lingers at most).
+			it.at = s.quietAt()
+			s.push(it)
+			continue
+		}
 		if it.stop {
 			break
 		}
@@ -115,6 +170,7 @@ func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
 	if s.err != nil {
 		return res, s.err
 	}
+	s.inj.finish()
 	for _, nd := range s.nodes {
 		nd.Stop()
 	}
@@ -122,22 +178,19 @@ func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
 		return res, s.err
 	}
 	if res.Status == "" {
-		unfinished := 0
+		unfinished, down := 0, []string{}
 		for _, nd := range s.nodes {
-			if !nd.Done() && !nd.Crashed() {
+			switch {
+			case nd.Done():
+			case nd.Crashed():
+				down = append(down, fmt.Sprintf("P%d", nd.ID))
+			default:
 				unfinished++
 			}
 		}
-		switch {
-		case p.Spec.Kind == algo.Election:
-			res.Status = fmt.Sprintf("ran for %v", time.Duration(s.now))
-		case unfinished == 0:
-			res.Status = "every workload finished"
-		default:
-			res.Status = fmt.Sprintf("nothing more can happen, but %d of %d nodes did not finish their workload", unfinished, len(s.nodes))
-		}
+		res.Status = endStatus(p.Spec.Kind, time.Duration(s.now), unfinished, len(s.nodes), down)
 	}
-	res.Events, res.End = s.events, time.Duration(s.now)
+	res.Events, res.End, res.Notes = s.events, time.Duration(s.now), s.notes
 	return res, nil
 }
 
@@ -152,17 +205,47 @@ type sim struct {
 	lastArrival []int64 // per (from, to): FIFO channels
 	events      int64
 	err         error
-	leader      int // the leader most recently decided by any node, or -1
-	// pendingFaults counts faults not yet injected: the run does not end
-	// before they are (a recovery brings back work to do).
-	pendingFaults int
-	stopping      bool
+	inj         *injector
+	stopping    bool
+	doneAt      int64    // when every workload was done
+	lastEvent   int64    // when the last event was recorded
+	resending   int      // messages waiting to be sent again (simnet.go)
+	notes       []string // faults not applied
+
+	// netf is the network fault layer; with it, messages take the model
+	// of the transport (chans, per (from, to)). nil: plain channels.
+	netf  *netFaults
+	chans []simChan
+	inc   []int // each process's incarnation: bumped by a crash
+
+	paused []bool
+	held   [][]*simItem // what came due to each paused process
+}
+
+// endStatus says how a run that ended by itself ended: an election ran
+// its time; the workloads finished, or nothing more could happen with
+// some unfinished; down names the processes that ended the run crashed
+// without finishing theirs.
+func endStatus(kind algo.Kind, ran time.Duration, unfinished, n int, down []string) string {
+	switch {
+	case kind == algo.Election:
+		return fmt.Sprintf("ran for %v", ran)
+	case unfinished == 0 && len(down) == 0:
+		return "every workload finished"
+	case unfinished == 0:
+		return fmt.Sprintf("the live nodes finished their workloads; %s did not: crashed", strings.Join(down, ", "))
+	}
+	s := fmt.Sprintf("nothing more can happen, but %d of %d nodes did not finish their workload", unfinished, n)
+	if len(down) > 0 {
+		s += fmt.Sprintf(" (and %s crashed without finishing)", strings.Join(down, ", "))
+	}
+	return s
 }
 
 // progress ends the run (after the linger) once every node is done or down
 // and no fault is still to come.
 func (s *sim) progress() {
-	if s.stopping || s.pendingFaults > 0 || s.plan.Spec.Kind == algo.Election {
+	if s.stopping || s.inj.waiting() || s.plan.Spec.Kind == algo.Election {
 		return
 	}
 	for _, nd := range s.nodes {
@@ -170,27 +253,120 @@ func (s *sim) progress() {
 			return
 		}
 	}
-	s.stopping = true
-	s.push(&simItem{at: s.now + int64(s.plan.Sim.Linger), stop: true})
+	s.stopping, s.doneAt = true, s.now
+	s.push(&simItem{at: s.now + int64(s.plan.Sim.Linger), node: -1, stop: true})
 }
 
-// inject carries out a fault that is due: a case per fault kind (see
-// fault.go). A fault aimed at the leader before there is one does nothing.
-func (s *sim) inject(f Fault) {
-	s.pendingFaults--
-	p := f.Proc
-	if p == Leader {
-		p = s.leader
+// quietAt is when a run with network faults may stop: a linger after its
+// last event, later while a message waits to be sent again, but at most
+// twenty lingers after its workloads were done.
+func (s *sim) quietAt() int64 {
+	linger := int64(s.plan.Sim.Linger)
+	at := min(s.lastEvent+linger, s.doneAt+5*linger)
+	if s.resending > 0 {
+		at = max(at, s.now+linger)
 	}
-	if p >= 0 {
-		switch f.Kind {
-		case FaultCrash:
-			s.nodes[p].Crash("fault " + f.String())
-		case FaultRecover:
-			s.nodes[p].Recover()
+	return min(at, s.doneAt+20*linger)
+}
+
+// The simulator's side of the faults (faultDriver): the injector decides
+// what happens when, these carry it out on the simulated processes.
+
+func (s *sim) elapsed() time.Duration { return time.Duration(s.now) }
+
+func (s *sim) after(d time.Duration, f func()) {
+	s.push(&simItem{at: s.now + int64(d), node: -1, f: func() { f(); s.progress() }})
+}
+
+func (s *sim) up(p int) bool { return s.nodes[p].started && !s.nodes[p].Crashed() }
+
+func (s *sim) crash(p int, f *Fault) {
+	s.nodes[p].Crash("fault " + f.String())
+	s.inc[p]++
+	if s.chans != nil {
+		// Its channels start afresh, both ways (what was on them is stale).
+		for q := 0; q < s.plan.N; q++ {
+			s.chans[p*s.plan.N+q], s.chans[q*s.plan.N+p] = simChan{}, simChan{}
 		}
 	}
-	s.progress()
+	// A crash ends a pause: what waited for the process dies with it.
+	s.paused[p], s.held[p] = false, nil
+}
+
+func (s *sim) recover(p int, f *Fault) {
+	if f.Amnesia {
+		s.nodes[p].Forget()
+	}
+	s.nodes[p].Recover()
+	if s.netf.any() {
+		// Recording a fault's start again: this incarnation is under it.
+		for _, a := range s.netf.active {
+			if s.netf.affects(a.Index, a.Proc, p, s.plan.N) {
+				s.nodes[p].FaultEvent(s.plan.Faults[a.Index].String(), trace.FaultStart, "")
+			}
+		}
+	}
+}
+
+func (s *sim) pause(p int, f *Fault) {
+	spec := f.String()
+	s.nodes[p].FaultEvent(spec, trace.FaultStart, "")
+	s.paused[p] = true
+	inc := s.inc[p]
+	s.push(&simItem{at: s.now + int64(f.End-f.At), node: -1, f: func() {
+		if !s.paused[p] || s.inc[p] != inc {
+			return // crashed meanwhile
+		}
+		s.paused[p] = false
+		s.nodes[p].FaultEvent(spec, trace.FaultEnd, "")
+		// What came due meanwhile happens now, in the order it came due.
+		for _, it := range s.held[p] {
+			it.at = s.now
+			s.push(it)
+		}
+		s.held[p] = nil
+	}})
+}
+
+func (s *sim) skew(p int, f *Fault) {
+	s.nodes[p].SetSkew(f.Skew)
+	s.nodes[p].FaultEvent(f.String(), trace.FaultStart, "")
+}
+
+func (s *sim) netStart(i, proc int) { s.netPhase(i, proc, trace.FaultStart) }
+
+func (s *sim) netEnd(i int) {
+	proc := -1
+	for _, a := range s.netf.active {
+		if a.Index == i {
+			proc = a.Proc
+		}
+	}
+	s.netPhase(i, proc, trace.FaultEnd)
+	s.netf.end(i)
+}
+
+// netPhase records fault i's start or end at every live process it acts on.
+func (s *sim) netPhase(i, proc int, phase string) {
+	if phase == trace.FaultStart {
+		s.netf.start(i, proc)
+	}
+	spec := s.plan.Faults[i].String()
+	for p, nd := range s.nodes {
+		if s.netf.affects(i, proc, p, s.plan.N) {
+			nd.FaultEvent(spec, phase, "")
+		}
+	}
+}
+
+func (s *sim) notApplied(f *Fault, reason string) {
+	s.notes = append(s.notes, faultNote(f, reason))
+	for p, nd := range s.nodes {
+		if s.up(p) && !nd.stopped {
+			nd.FaultEvent(f.String(), trace.FaultNotApplied, reason)
+			return
+		}
+	}
 }
 
 func (s *sim) push(it *simItem) {
@@ -208,13 +384,17 @@ func (e *simEnv) Now() int64  { return e.s.now }
 func (e *simEnv) Wall() int64 { return e.s.now }
 
 func (e *simEnv) After(d time.Duration, f func()) Timer {
-	it := &simItem{at: e.s.now + int64(d), f: f}
+	it := &simItem{at: e.s.now + int64(d), node: e.id, f: f}
 	e.s.push(it)
 	return it
 }
 
 func (e *simEnv) Transmit(env *Envelope) {
 	s := e.s
+	if s.netf != nil {
+		s.transmit(env)
+		return
+	}
 	at := s.now + int64(s.plan.Sim.Delay.Draw(s.net))
 	if !s.plan.Sim.Reorder {
 		ch := env.From*s.plan.N + env.To
@@ -224,14 +404,16 @@ func (e *simEnv) Transmit(env *Envelope) {
 		s.lastArrival[ch] = at
 	}
 	to := s.nodes[env.To]
-	s.push(&simItem{at: at, f: func() { to.Receive(env) }})
+	s.push(&simItem{at: at, node: env.To, f: func() { to.Receive(env) }})
 }
 
 func (e *simEnv) Record(ev *trace.Event) {
 	if e.s.err != nil {
 		return
 	}
+	e.s.inj.observe(ev)
 	e.s.events++
+	e.s.lastEvent = e.s.now
 	if err := e.s.rec.Record(ev); err != nil {
 		e.s.err = errors.Join(fmt.Errorf("record %s", ev), err)
 	}
@@ -240,6 +422,7 @@ func (e *simEnv) Record(ev *trace.Event) {
 type simItem struct {
 	at   int64
 	seq  uint64 // ties broken by scheduling order: deterministic
+	node int    // the process it happens at (held while that one is paused); -1: none
 	f    func()
 	stop bool
 	dead bool

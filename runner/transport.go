@@ -16,8 +16,21 @@ import (
 // protocol handles re-transmission) and what Lamport's algorithms assume on
 // top (FIFO channels): every datagram carries a per-channel sequence number,
 // receivers acknowledge cumulatively and deliver in order, senders retransmit
-// what is not acknowledged. Message loss that a run wants is injected above
-// this layer and recorded, never left to chance.
+// what is not acknowledged. A plan with raw channels (ChannelsRaw) turns all
+// of that off: each message is one datagram, sent once, delivered as it
+// arrives.
+//
+// The network fault layer (netFaults) sits on the send path: every
+// datagram, first sends, retransmissions and acknowledgements alike, is
+// judged before it is written, so that injected loss, delay, duplication,
+// reordering and partitions act on the real datagrams and the algorithm
+// cannot tell them from a real network's. A data datagram the layer drops
+// is recorded as a drop event of the sender; with reliable channels it is
+// then sent again after its time-out, so the algorithm sees the loss only
+// as delay. One marked unordered (a reorder fault) is delivered when it
+// arrives instead of waiting for the ones sent before it. Nothing else is
+// lost on loopback: loss that a run wants is injected and recorded, never
+// left to chance.
 //
 // Every datagram is authenticated with HMAC-SHA256 under the run's random
 // key, so packets of another run, stray traffic and forgeries are rejected:
@@ -36,6 +49,7 @@ type packet struct {
 	Inc  int       `json:"i,omitempty"`  // the sender's incarnation (bumped at each restart)
 	RInc int       `json:"ri,omitempty"` // the receiver's incarnation the sender knows of
 	Seq  uint64    `json:"s,omitempty"`  // data: channel sequence number, from 1
+	U    bool      `json:"u,omitempty"`  // data: deliver on arrival, not in order (a reorder fault)
 	Ack  uint64    `json:"a,omitempty"`  // ack: highest sequence delivered in order
 	Env  *Envelope `json:"e,omitempty"`
 }
@@ -49,6 +63,7 @@ type Rejections struct {
 	Duplicate   int64 `json:"duplicate"`   // a retransmission of something already delivered
 	Retransmits int64 `json:"retransmits"` // datagrams this node sent again
 	Abandoned   int64 `json:"abandoned"`   // datagrams given up on after maxTries unacknowledged sends (the peer is down)
+	FaultDrops  int64 `json:"fault_drops"` // datagrams (data and acks) the fault layer dropped
 }
 
 // Total is the number of datagrams rejected (duplicates are not rejections).
@@ -65,6 +80,7 @@ type pending struct {
 	sent  time.Time
 	rto   time.Duration
 	tries int
+	env   *Envelope // what it carries, for the record of a drop
 }
 
 // maxTries bounds the retransmissions of one datagram: with the RTO
@@ -75,9 +91,66 @@ type pending struct {
 // memory and retransmissions for the rest of the run.
 const maxTries = 12
 
-type inChan struct {
-	expect uint64 // next sequence number to deliver
-	held   map[uint64]*Envelope
+// The retransmission time-out of a datagram starts at initialRTO and
+// doubles after each retransmission until it reaches maxRTO. The
+// simulator's model of the transport (simnet.go) uses the same.
+const (
+	initialRTO = 30 * time.Millisecond
+	maxRTO     = time.Second
+)
+
+// inOrder is the receiving end of a channel that delivers in the order
+// sent: messages are numbered from 1 and each is delivered once, after
+// those sent before it, except one marked unordered (a reorder fault),
+// delivered as soon as it comes. The transport and the simulator's model
+// of it (simnet.go) share it.
+type inOrder[T any] struct {
+	expect uint64 // next sequence number to deliver in order
+	held   map[uint64]T
+	done   map[uint64]bool // delivered ahead of order
+}
+
+func newInOrder[T any]() inOrder[T] {
+	return inOrder[T]{expect: 1, held: map[uint64]T{}, done: map[uint64]bool{}}
+}
+
+// maxHeld bounds what waits for an earlier message: a datagram beyond it
+// is dropped and comes again (it is not acknowledged).
+const maxHeld = 1 << 16
+
+// accept takes message seq, delivering what is now in order; it reports
+// false for a duplicate.
+func (c *inOrder[T]) accept(seq uint64, unordered bool, m T, deliver func(T)) bool {
+	if _, held := c.held[seq]; held || seq < c.expect || c.done[seq] {
+		return false
+	}
+	switch {
+	case unordered && seq != c.expect:
+		c.done[seq] = true
+		deliver(m)
+		return true
+	case seq != c.expect:
+		if len(c.held) < maxHeld {
+			c.held[seq] = m
+		}
+		return true
+	}
+	deliver(m)
+	c.expect++
+	for {
+		if c.done[c.expect] {
+			delete(c.done, c.expect)
+			c.expect++
+			continue
+		}
+		next, ok := c.held[c.expect]
+		if !ok {
+			return true
+		}
+		delete(c.held, c.expect)
+		c.expect++
+		deliver(next)
+	}
 }
 
 // transport is used from one goroutine only (the node loop); the socket
@@ -90,17 +163,25 @@ type transport struct {
 	conn    *net.UDPConn
 	peers   []*net.UDPAddr
 	out     []outChan
-	in      []inChan
+	in      []inOrder[*Envelope]
 	deliver func(*Envelope)
 	rto     time.Duration
 	stats   Rejections
 	scratch bytes.Buffer
+
+	raw bool // raw channels: no sequence, acknowledgement or retransmission
+	// net is the fault layer (nil: none); dropped records a data datagram
+	// it dropped, later runs a function on the node's loop after a delay
+	// (a delayed or duplicated datagram).
+	net     *netFaults
+	dropped func(e *Envelope, fault string, resend bool)
+	later   func(d time.Duration, f func())
 }
 
 func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr, deliver func(*Envelope)) *transport {
-	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: 30 * time.Millisecond}
+	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: initialRTO}
 	t.out = make([]outChan, n)
-	t.in = make([]inChan, n)
+	t.in = make([]inOrder[*Envelope], n)
 	t.peerInc = make([]int, n)
 	for i := range t.in {
 		t.resetChan(i)
@@ -113,7 +194,7 @@ func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr
 // the crash, as the seeds' crash model says).
 func (t *transport) resetChan(peer int) {
 	t.out[peer] = outChan{next: 1}
-	t.in[peer] = inChan{expect: 1, held: map[uint64]*Envelope{}}
+	t.in[peer] = newInOrder[*Envelope]()
 }
 
 // peerRestarted records that peer is now at incarnation inc.
@@ -162,7 +243,7 @@ var (
 	errBadMAC    = errors.New("datagram not authenticated with this run's key")
 )
 
-// send transmits e reliably to e.To.
+// send transmits e reliably to e.To (with raw channels: once).
 func (t *transport) send(e *Envelope) error {
 	if e.To == t.id {
 		// A message to oneself (a multicast that includes the sender) never
@@ -170,19 +251,54 @@ func (t *transport) send(e *Envelope) error {
 		return nil
 	}
 	oc := &t.out[e.To]
-	p := &packet{Kind: "d", From: t.id, To: e.To, Inc: t.inc, RInc: t.peerInc[e.To], Seq: oc.next, Env: e}
+	v := t.judge(e.To, e.Msg.Type, true)
+	p := &packet{Kind: "d", From: t.id, To: e.To, Inc: t.inc, RInc: t.peerInc[e.To], Seq: oc.next, U: v.unordered, Env: e}
 	data, err := seal(t.key, p)
 	if err != nil {
 		return fmt.Errorf("encode message %d: %w", e.ID, err)
 	}
 	oc.next++
-	oc.unacked = append(oc.unacked, &pending{seq: p.Seq, data: data, sent: time.Now(), rto: t.rto})
-	_, err = t.conn.WriteToUDP(data, t.peers[e.To])
-	if err != nil {
-		// Loopback rarely refuses; retransmission covers a transient error.
-		return nil
+	if !t.raw {
+		// Its time-out counts from when it leaves, and allows for the
+		// injected delay both ways, as a transport that measures the round
+		// trip would.
+		oc.unacked = append(oc.unacked, &pending{seq: p.Seq, data: data, sent: time.Now().Add(v.delay), rto: t.rto + 2*v.delay, env: e})
 	}
+	t.emit(e.To, data, v, e, !t.raw)
 	return nil
+}
+
+// judge asks the fault layer about a datagram to peer to.
+func (t *transport) judge(to int, typ string, data bool) netVerdict {
+	if t.net == nil {
+		return netVerdict{}
+	}
+	return t.net.judge(t.id, to, typ, data)
+}
+
+// emit writes a datagram to peer to as verdict v says: not at all (a drop,
+// recorded for a data datagram e, resend saying whether it is sent
+// again), later, or twice.
+func (t *transport) emit(to int, data []byte, v netVerdict, e *Envelope, resend bool) {
+	if v.drop != "" {
+		t.stats.FaultDrops++
+		if e != nil && t.dropped != nil {
+			t.dropped(e, v.drop, resend)
+		}
+		return
+	}
+	write := func() {
+		// Loopback rarely refuses; retransmission covers a transient error.
+		t.conn.WriteToUDP(data, t.peers[to])
+	}
+	if v.delay > 0 && t.later != nil {
+		t.later(v.delay, write)
+	} else {
+		write()
+	}
+	if v.dup && t.later != nil {
+		t.later(v.delay+v.dupDelay, write)
+	}
 }
 
 // handle processes one datagram that arrived from addr.
@@ -221,28 +337,12 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 			t.stats.Malformed++
 			return
 		}
-		ic := &t.in[p.From]
-		switch {
-		case p.Seq < ic.expect:
+		if t.raw {
+			t.deliver(p.Env) // as it comes: twice if it comes twice
+			return
+		}
+		if !t.in[p.From].accept(p.Seq, p.U, p.Env, t.deliver) {
 			t.stats.Duplicate++
-		case p.Seq == ic.expect:
-			t.deliver(p.Env)
-			ic.expect++
-			for {
-				e, ok := ic.held[ic.expect]
-				if !ok {
-					break
-				}
-				delete(ic.held, ic.expect)
-				t.deliver(e)
-				ic.expect++
-			}
-		default:
-			if _, dup := ic.held[p.Seq]; dup {
-				t.stats.Duplicate++
-			} else if len(ic.held) < 1<<16 {
-				ic.held[p.Seq] = p.Env
-			}
 		}
 		t.ack(p.From)
 	default:
@@ -255,7 +355,7 @@ func (t *transport) ack(to int) {
 	if err != nil {
 		return
 	}
-	t.conn.WriteToUDP(data, t.peers[to])
+	t.emit(to, data, t.judge(to, "", false), nil, false)
 }
 
 // retransmit sends again what has waited for its ack longer than its RTO,
@@ -267,11 +367,11 @@ func (t *transport) retransmit(now time.Time) {
 			if now.Sub(p.sent) < p.rto {
 				continue
 			}
-			t.conn.WriteToUDP(p.data, t.peers[to])
 			t.stats.Retransmits++
 			p.sent = now
 			p.tries++
-			if p.rto < time.Second {
+			t.emit(to, p.data, t.judge(to, p.env.Msg.Type, true), p.env, p.tries < maxTries)
+			if p.rto < maxRTO {
 				p.rto *= 2
 			}
 		}

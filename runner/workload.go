@@ -10,10 +10,12 @@ import (
 	"time"
 )
 
-// Dist is a duration that is either fixed (Min == Max) or drawn uniformly
-// from [Min, Max] with the run's seeded randomness.
+// Dist is a duration that is either fixed (Min == Max), drawn uniformly
+// from [Min, Max], or (Mean set) drawn from the exponential distribution
+// of that mean, with the run's seeded randomness.
 type Dist struct {
 	Min, Max time.Duration
+	Mean     time.Duration // exponential when not 0 (Min and Max are then 0)
 }
 
 // MaxDuration bounds think, hold and delay times: runs count time in int64
@@ -21,30 +23,49 @@ type Dist struct {
 const MaxDuration = 24 * time.Hour
 
 // Fixed returns a Dist that is always d.
-func Fixed(d time.Duration) Dist { return Dist{d, d} }
+func Fixed(d time.Duration) Dist { return Dist{Min: d, Max: d} }
 
 // Draw returns a value of the distribution.
 func (d Dist) Draw(r *rand.Rand) time.Duration {
+	if d.Mean > 0 {
+		x := r.ExpFloat64() * float64(d.Mean)
+		if x > float64(MaxDuration) {
+			return MaxDuration
+		}
+		return time.Duration(x)
+	}
 	if d.Max <= d.Min {
 		return d.Min
 	}
 	return d.Min + time.Duration(r.Uint64N(uint64(d.Max-d.Min)+1))
 }
 
-// String formats d the way ParseDist reads it: "5ms" or "1ms-10ms".
+// String formats d the way ParseDist reads it: "5ms", "1ms-10ms" or
+// "exp=20ms".
 func (d Dist) String() string {
+	if d.Mean > 0 {
+		return "exp=" + d.Mean.String()
+	}
 	if d.Max <= d.Min {
 		return d.Min.String()
 	}
 	return d.Min.String() + "-" + d.Max.String()
 }
 
-// ParseDist reads "5ms" (fixed) or "1ms-10ms" (uniform).
+// ParseDist reads "5ms" (fixed), "1ms-10ms" (uniform) or "exp=20ms"
+// (exponential with that mean).
 func ParseDist(s string) (Dist, error) {
+	if mean, ok := strings.CutPrefix(s, "exp="); ok {
+		m, err := time.ParseDuration(strings.TrimSpace(mean))
+		if err != nil || m <= 0 {
+			return Dist{}, fmt.Errorf("mean %q: want a positive duration, e.g. exp=20ms", mean)
+		}
+		return Dist{Mean: m}, nil
+	}
 	lo, hi, ok := strings.Cut(s, "-")
 	a, err := time.ParseDuration(strings.TrimSpace(lo))
 	if err != nil {
-		return Dist{}, fmt.Errorf("duration %q: want e.g. 5ms or 1ms-10ms", s)
+		return Dist{}, fmt.Errorf("duration %q: want e.g. 5ms, 1ms-10ms or exp=20ms", s)
 	}
 	if a < 0 {
 		return Dist{}, fmt.Errorf("duration %q: must not be negative", s)
@@ -56,7 +77,7 @@ func ParseDist(s string) (Dist, error) {
 	if err != nil || b < a {
 		return Dist{}, fmt.Errorf("duration range %q: want MIN-MAX with MIN <= MAX, e.g. 1ms-10ms", s)
 	}
-	return Dist{a, b}, nil
+	return Dist{Min: a, Max: b}, nil
 }
 
 // Set implements pflag.Value.

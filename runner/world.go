@@ -339,7 +339,7 @@ func (w *World) Enabled(buf []Step) []Step {
 		if nd.Crashed() || nd.Stopped() {
 			continue
 		}
-		for _, t := range nd.Timers() {
+		for _, t := range nd.Armed() {
 			buf = append(buf, Step{Kind: StepTimer, Proc: p, Resource: t.Resource, Timer: t.Name})
 		}
 		pl := &w.load[p]
@@ -387,9 +387,7 @@ func (w *World) Apply(s Step) error {
 		w.chans[i] = slices.Delete(slices.Clip(w.chans[i]), s.Index, s.Index+1)
 		nd.Receive(e) // lost if the receiver is down
 	case StepTimer:
-		if err := nd.Fire(s.Resource, s.Timer); err != nil {
-			return err
-		}
+		nd.Fire(s.Resource, s.Timer)
 	case StepRequest:
 		pl := &w.load[s.Proc]
 		j := slices.Index(pl.resources, s.Resource)
@@ -398,16 +396,12 @@ func (w *World) Apply(s Step) error {
 		} else {
 			pl.phase[j] = requesting
 		}
-		if err := nd.Request(s.Resource); err != nil {
-			return err
-		}
+		nd.Request(s.Resource)
 	case StepRelease:
 		pl := &w.load[s.Proc]
 		j := slices.Index(pl.resources, s.Resource)
 		pl.phase[j], pl.left[j] = idle, pl.left[j]-1
-		if err := nd.Release(s.Resource); err != nil {
-			return err
-		}
+		nd.Release(s.Resource)
 	case StepCrash:
 		nd.Crash("scheduled")
 		// What it asked for or held is abandoned: the entry is made
@@ -455,7 +449,7 @@ func (w *World) check(s Step) error {
 	pl := &w.load[s.Proc]
 	switch s.Kind {
 	case StepTimer:
-		if !slices.Contains(nd.Timers(), TimerRef{s.Resource, s.Timer}) {
+		if !slices.Contains(nd.Armed(), TimerRef{s.Resource, s.Timer}) {
 			return fmt.Errorf("P%d has no timer %q set on %q", s.Proc, s.Timer, s.Resource)
 		}
 		return nil

@@ -26,7 +26,7 @@ import (
 
 // Detail is the typed detail of an event. Its dynamic type is one of
 // Start, Crash, ElectionStart, Leader, Wait, Timeout, Delivery, Message,
-// Persist, Multicast, Note and Failure; Event.Details returns the one that
+// Drop, Fault, Persist, Multicast, Note and Failure; Event.Details returns the one that
 // the event's kind (and, for internal events, its keys) calls for. The set
 // is closed: a detail of another shape (an importer's, say) is written to
 // Event.Detail as JSON directly, and read from there.
@@ -108,16 +108,24 @@ func (d *Start) decode(detail []byte) error {
 	})
 }
 
-// Crash is the detail of a crash event (and the shape a recover event's
-// detail takes, though dmx records none): why the process went down, and the
-// injected fault that brought it down, if one did.
+// Crash is the detail of a crash event, and the shape a recover event's
+// detail takes: why the process went down, and the injected fault that
+// brought it down, if one did. dmx records a recover event's detail only
+// for a restart with amnesia ({"amnesia":true,...}): a replay must restart
+// the process without what it persisted.
 type Crash struct {
 	Reason string // e.g. "killed by SIGKILL", "fault crash(P1@2s)"
 	Fault  string // the fault that caused it; "" if none or if Reason names it
+	// Amnesia, on a recover event, says the process restarted without
+	// what its machines persisted (a recover:P:amnesia fault).
+	Amnesia bool
 }
 
 func (d Crash) appendDetail(b []byte) []byte {
 	b = append(b, '{')
+	if d.Amnesia {
+		b = append(b, `"amnesia":true,`...)
+	}
 	if d.Fault != "" {
 		b = append(b, `"fault":`...)
 		b = appendString(b, d.Fault)
@@ -135,6 +143,8 @@ func (d *Crash) decode(detail []byte) error {
 			d.Reason, err = jsonString(v)
 		case "fault":
 			d.Fault, err = jsonString(v)
+		case "amnesia":
+			d.Amnesia, err = jsonBool(v)
 		}
 		return err
 	})
@@ -375,6 +385,93 @@ func (m *Message) decode(detail []byte, full bool) error {
 	})
 }
 
+// Drop is the detail of a drop event: the message an injected fault
+// discarded (its fields as in a send's detail), the fault, and whether the
+// transport sends it again. A message whose datagram was dropped and sent
+// again has a drop event for each lost copy, and its receive when a copy
+// gets through (its fate is then delivered); with Resend false the drop is
+// final and its fate is dropped.
+type Drop struct {
+	Msg    Message // Type and Resource come from the event's columns
+	Fault  string  // the fault that dropped it, e.g. "loss:20%"; "" if not known
+	Resend bool    // the transport retransmits it (reliable channels)
+}
+
+func (d Drop) appendDetail(b []byte) []byte {
+	if d.Fault == "" && !d.Resend {
+		return d.Msg.appendDetail(b)
+	}
+	open := len(b)
+	b = d.Msg.appendFields(append(b, '{'), open+1)
+	if len(b) > open+1 {
+		b = append(b, ',')
+	}
+	b = append(b, `"fault":`...)
+	b = appendString(b, d.Fault)
+	if d.Resend {
+		b = append(b, `,"resend":true`...)
+	}
+	return append(b, '}')
+}
+
+func (d *Drop) decode(detail []byte) error {
+	if err := d.Msg.decode(detail, false); err != nil {
+		return err
+	}
+	return fields(detail, func(k, v []byte) (err error) {
+		switch string(k) {
+		case "fault":
+			d.Fault, err = jsonString(v)
+		case "resend":
+			d.Resend, err = jsonBool(v)
+		}
+		return err
+	})
+}
+
+// The phases of an injected fault, as a fault event's detail names them.
+const (
+	FaultStart      = "start"       // the fault now acts at this process (a partition began, the process pauses, its clock is set off)
+	FaultEnd        = "end"         // it no longer does (healed, resumed)
+	FaultNotApplied = "not applied" // it could not be carried out; Reason says why
+)
+
+// Fault is the detail of a fault event: an injected fault, in the fault
+// language's canonical form, began or ended acting at the event's process,
+// or could not be applied at all (then recorded at the lowest live
+// process, which stands for the injector).
+type Fault struct {
+	Fault  string // e.g. "partition:0+1@1s-2s"
+	Phase  string // FaultStart, FaultEnd or FaultNotApplied
+	Reason string // why it was not applied; "" otherwise
+}
+
+func (d Fault) appendDetail(b []byte) []byte {
+	b = append(b, `{"fault":`...)
+	b = appendString(b, d.Fault)
+	b = append(b, `,"phase":`...)
+	b = appendString(b, d.Phase)
+	if d.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = appendString(b, d.Reason)
+	}
+	return append(b, '}')
+}
+
+func (d *Fault) decode(detail []byte) error {
+	return fields(detail, func(k, v []byte) (err error) {
+		switch string(k) {
+		case "fault":
+			d.Fault, err = jsonString(v)
+		case "phase":
+			d.Phase, err = jsonString(v)
+		case "reason":
+			d.Reason, err = jsonString(v)
+		}
+		return err
+	})
+}
+
 // Persist is the detail of an internal event that records what an
 // algorithm instance saved to stable storage: a restarted process gets it
 // back.
@@ -516,7 +613,7 @@ func decodeInternal(detail []byte) (Detail, error) {
 
 // Details returns the typed detail of the event, whose dynamic type its
 // kind selects: Start, Crash (crash and recover), ElectionStart, Leader,
-// Wait, Timeout, Delivery, Message (send, receive, drop) and, for internal
+// Wait, Timeout, Delivery, Message (send, receive), Drop, Fault and, for internal
 // events, whichever of Persist, Multicast, Failure and Note its keys name.
 // It returns nil and no error for kinds without a detail of their own
 // (cs_request, stop, kinds of an importer...) and for internal events that
@@ -538,8 +635,12 @@ func (e *Event) Details() (Detail, error) {
 		return detail(e.Timeout())
 	case KindDeliver:
 		return detail(e.Delivery())
-	case KindSend, KindReceive, KindDrop:
+	case KindSend, KindReceive:
 		return detail(e.Message())
+	case KindDrop:
+		return detail(e.Drop())
+	case KindFault:
+		return detail(e.Fault())
 	case KindInternal:
 		d, err := decodeInternal(e.Detail)
 		if err != nil {
@@ -645,6 +746,17 @@ func (e *Event) Message() (Message, error) {
 	}
 	return m, nil
 }
+
+// Drop returns the detail of a drop event: Msg's Type and Resource from the
+// event's MsgType and Resource, the rest from its detail.
+func (e *Event) Drop() (Drop, error) {
+	d, err := read[Drop](e, e.Kind == KindDrop, "a drop")
+	d.Msg.Type, d.Msg.Resource = e.MsgType, e.Resource
+	return d, err
+}
+
+// Fault returns the detail of a fault event.
+func (e *Event) Fault() (Fault, error) { return read[Fault](e, e.Kind == KindFault, "a fault") }
 
 // read decodes the detail of e into a T if ok (e is of T's kind), and
 // otherwise says that e is not want.

@@ -10,7 +10,7 @@ import (
 
 // shapedKinds are the kinds whose detail Details reads.
 var shapedKinds = []Kind{KindStart, KindCrash, KindRecover, KindElectionStart, KindLeader, KindWait,
-	KindTimeout, KindDeliver, KindSend, KindReceive, KindDrop, KindInternal}
+	KindTimeout, KindDeliver, KindSend, KindReceive, KindDrop, KindFault, KindInternal}
 
 // FuzzDetails feeds arbitrary details to the decoder (the corpus, under
 // testdata/fuzz/FuzzDetails, holds foreign shapes). It must not panic; its

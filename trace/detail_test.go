@@ -71,8 +71,24 @@ var detailCases = []struct {
 		`{"stamp":5,"id":2,"term":3,"vals":[1,0,4]}`, legacyMsg{5, 2, 3, []uint64{1, 0, 4}}},
 	{"receive with a term only", Event{Kind: KindReceive, MsgType: "vote"}, Message{Type: "vote", Term: 9},
 		`{"term":9}`, legacyMsg{Term: 9}},
-	{"drop with vals only", Event{Kind: KindDrop, MsgType: "token"}, Message{Type: "token", Vals: []uint64{3}},
+	{"drop with vals only", Event{Kind: KindDrop, MsgType: "token"}, Drop{Msg: Message{Type: "token", Vals: []uint64{3}}},
 		`{"vals":[3]}`, legacyMsg{Vals: []uint64{3}}},
+	{"drop by a fault, sent again", Event{Kind: KindDrop, MsgType: "request", Resource: "cs"},
+		Drop{Msg: Message{Type: "request", Resource: "cs", Stamp: 4, ID: 1}, Fault: "loss:20%", Resend: true},
+		`{"stamp":4,"id":1,"fault":"loss:20%","resend":true}`,
+		struct {
+			Stamp  uint64 `json:"stamp"`
+			ID     int    `json:"id"`
+			Fault  string `json:"fault"`
+			Resend bool   `json:"resend"`
+		}{4, 1, "loss:20%", true}},
+	{"final drop of a message without fields", Event{Kind: KindDrop, MsgType: "ok"}, Drop{Msg: Message{Type: "ok"}, Fault: "partition:0:1@1s-2s"},
+		`{"fault":"partition:0:1@1s-2s"}`, map[string]string{"fault": "partition:0:1@1s-2s"}},
+	{"fault start", Event{Kind: KindFault}, Fault{Fault: "pause:4@600ms-1s", Phase: FaultStart},
+		`{"fault":"pause:4@600ms-1s","phase":"start"}`, map[string]string{"fault": "pause:4@600ms-1s", "phase": "start"}},
+	{"fault not applied", Event{Kind: KindFault}, Fault{Fault: "crash:leader@610ms", Phase: FaultNotApplied, Reason: "no leader alive"},
+		`{"fault":"crash:leader@610ms","phase":"not applied","reason":"no leader alive"}`,
+		map[string]string{"fault": "crash:leader@610ms", "phase": "not applied", "reason": "no leader alive"}},
 	{"send without fields", Event{Kind: KindSend, MsgType: "ok"}, Message{Type: "ok"}, ``, nil},
 	{"persist", Event{Kind: KindInternal, Resource: "cs"},
 		Persist{Message{Type: "vote", Resource: "cs", ID: 3, Term: 2}},

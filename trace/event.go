@@ -16,7 +16,7 @@ const (
 	KindStart         Kind = "start"          // a process began (detail: Start)
 	KindSend          Kind = "send"           // a message left; Msg, Peer (receiver), MsgType set (detail: Message)
 	KindReceive       Kind = "receive"        // a message was delivered to the algorithm; Msg, Peer (sender) set
-	KindDrop          Kind = "drop"           // a message was discarded by fault injection; Msg and Peer set
+	KindDrop          Kind = "drop"           // a message was discarded by fault injection; Msg and Peer set (detail: Drop)
 	KindInternal      Kind = "internal"       // anything else worth recording (detail: Persist, Multicast, Note, Failure)
 	KindCSRequest     Kind = "cs_request"     // the workload asked for Resource
 	KindCSEnter       Kind = "cs_enter"       // the algorithm let the process into Resource
@@ -31,6 +31,7 @@ const (
 	KindStop          Kind = "stop"           // the process ended normally
 	KindSuspect       Kind = "suspect"        // the failure detector began to suspect Peer
 	KindTrust         Kind = "trust"          // the failure detector stopped suspecting Peer
+	KindFault         Kind = "fault"          // an injected fault began, ended, or could not be applied (detail: Fault)
 )
 
 // NoPeer is the Peer of an event that involves no other process.

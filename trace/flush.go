@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/mattn/go-sqlite3"
+
+	"github.com/dmxlab/dmx/render/plural"
 )
 
 // writerDB is a Writer's own connection to the trace file. It talks to the
@@ -237,7 +239,7 @@ func (d *writerDB) write(b *batch) (stored int64, bad, err error) {
 	if err != nil {
 		return 0, nil, d.s.wrap(err)
 	}
-	bad = fmt.Errorf("%s: run %v: %d events not stored: %w", d.s.path, d.run, len(refused), errors.Join(refused...))
+	bad = fmt.Errorf("%s: run %v: %s not stored: %w", d.s.path, d.run, plural.Count(len(refused), "event"), errors.Join(refused...))
 	return int64(len(b.rows) - len(refused)), bad, nil
 }
 

@@ -403,6 +403,25 @@ func jsonString(v []byte) (string, error) {
 	return "", fmt.Errorf("want a string, got %s", describe(v))
 }
 
+// jsonBool reads a boolean value: true or false, or a string holding one.
+func jsonBool(v []byte) (bool, error) {
+	t := trimSpace(v)
+	if len(t) > 0 && t[0] == '"' {
+		u, err := unquote(t)
+		if err != nil {
+			return false, err
+		}
+		t = u
+	}
+	switch string(t) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("want true or false, got %s", describe(v))
+}
+
 // jsonArray reads an array whose elements elem reads; null is a nil
 // slice, [] an empty one.
 func jsonArray[T any](v []byte, elem func([]byte) (T, error)) ([]T, error) {

@@ -36,7 +36,7 @@ type EventReader struct {
 // plus one), so that the common kinds cost no string per row.
 var knownKinds = []Kind{KindStart, KindSend, KindReceive, KindDrop, KindInternal, KindCSRequest,
 	KindCSEnter, KindCSExit, KindElectionStart, KindLeader, KindCrash, KindRecover, KindTimeout,
-	KindDeliver, KindWait, KindStop}
+	KindDeliver, KindWait, KindStop, KindFault}
 
 // eventsQuery reads the events of run ?1 with ids in [?2, ?3] in id order.
 // "+run" keeps SQLite from reading through the (run, proc, seq) index and

@@ -48,7 +48,15 @@ const SchemaVersion = 1
 //	seq           1-based position in proc's program order, without gaps
 //	kind          send, receive, drop, internal, cs_request, cs_enter,
 //	              cs_exit, election_start, leader, crash, recover, timeout,
-//	              deliver, wait, start, stop (importers may add kinds)
+//	              deliver, wait, start, stop, fault (importers may add
+//	              kinds). A drop is recorded by the sender of a message an
+//	              injected fault discarded (detail: the fault, and
+//	              "resend":true when the transport sends it again); a fault
+//	              event by each process an injected fault begins or ends
+//	              acting at (detail {"fault": "partition:0+1@1s-2s",
+//	              "phase": "start"} or "end"), or by the lowest live process
+//	              for a fault that could not be applied ("phase": "not
+//	              applied", "reason": why)
 //	lamport       Lamport clock stamped on the event; 0 if not recorded
 //	vc            vector clock as a JSON array of N integers ("[1,0,2]"),
 //	              entry p counting p's events known at this event; NULL if
@@ -86,7 +94,8 @@ const SchemaVersion = 1
 //	fate          in_flight: sent, not (yet) delivered when the run ended;
 //	              delivered: received once; duplicated: received more than
 //	              once; dropped: discarded by fault injection (a drop event)
-//	              and never received; lost_to_crash: never received, and
+//	              and never received (a message dropped and then sent again
+//	              and received is delivered); lost_to_crash: never received, and
 //	              its receiver, or its sender, crashed after it was sent
 //	              (a killed sender may not have got it onto the network),
 //	              or its receiver was down when it was sent (set when the

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/dmxlab/dmx/render/plural"
 )
 
 // Batching of the Writer: a transaction is committed when this many events
@@ -265,7 +267,7 @@ func (w *Writer) Close() error {
 	err := w.err
 	w.err = nil
 	if n := len(w.cur.rows); n > 0 {
-		return fmt.Errorf("%s: run %d: %d events could not be stored: %w", w.s.path, w.run, n, err)
+		return fmt.Errorf("%s: run %d: %s could not be stored: %w", w.s.path, w.run, plural.Count(n, "event"), err)
 	}
 	return err
 }

@@ -431,7 +431,7 @@ func TestDuplicateEventReported(t *testing.T) {
 		w.Add(&e)
 	}
 	err = w.Flush()
-	if err == nil || !strings.Contains(err.Error(), "P0#2") || !strings.Contains(err.Error(), "1 events not stored") {
+	if err == nil || !strings.Contains(err.Error(), "P0#2") || !strings.Contains(err.Error(), "1 event not stored") {
 		t.Errorf("Flush = %v, want a report of P0#2", err)
 	}
 	if err := w.Close(); err != nil {

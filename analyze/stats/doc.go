@@ -60,12 +60,15 @@
 //     count is the largest number of deliver events of one process.
 //
 // The JSON form of Stats is stable: fields are only ever added. Durations
-// are integer nanoseconds (suffix _ns), hops are counts. A section (mutex,
-// multicast, election) is present only when the run has its events:
+// are integer nanoseconds (suffix _ns), hops are counts; they are of
+// simulated time in a run whose mode is "sim", of wall-clock time
+// otherwise. duration_ns runs from the first event to the last. A section
+// (mutex, multicast, election) is present only when the run has its
+// events:
 //
 //	{
-//	  "run": 1, "algorithm": "ricart-agrawala", "nodes": 5, "complete": true,
-//	  "events": 412, "duration_ns": 60000000,
+//	  "run": 1, "algorithm": "ricart-agrawala", "mode": "udp", "nodes": 5,
+//	  "complete": true, "events": 412, "duration_ns": 60000000,
 //	  "messages": {"total": 80, "by_type": {"reply": 40, "request": 40},
 //	               "heartbeat": 0, "lost": 0},
 //	  "mutex": {

@@ -11,6 +11,7 @@ import (
 type Stats struct {
 	Run        int64      `json:"run"`
 	Algorithm  string     `json:"algorithm"`
+	Mode       string     `json:"mode"` // the trace's runs.mode: udp, sim (times are simulated) or import
 	Nodes      int        `json:"nodes"`
 	Complete   bool       `json:"complete"`
 	Events     int64      `json:"events"`

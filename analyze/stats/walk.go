@@ -403,7 +403,7 @@ func (w *walker) closeRound(ev *trace.Event, ps *pstate) {
 
 func (w *walker) finish(end analyze.End) *Stats {
 	st := &w.st
-	st.Run, st.Algorithm, st.Complete, st.Events = w.run.ID, w.run.Algorithm, end.Complete, end.Events
+	st.Run, st.Algorithm, st.Mode, st.Complete, st.Events = w.run.ID, w.run.Algorithm, w.run.Mode, end.Complete, end.Events
 	st.Nodes = max(w.n, end.Procs)
 	if end.HasWall {
 		st.DurationNS = end.Wall - end.Start

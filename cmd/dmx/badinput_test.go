@@ -71,6 +71,17 @@ func TestBadInput(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 		{"output is a directory", []string{"sim", "central", "-o", dir}, dir},
 		{"output is a text file", []string{"sim", "central", "-o", text}, "not a dmx trace"},
+		// Faults that can never apply are refused before anything runs.
+		{"no leader to crash", []string{"sim", "ricart-agrawala", "--faults", "crash:leader@1s"}, "--faults crash:leader@1s: ricart-agrawala elects no leader in this configuration: name a process instead (e.g. crash:2)"},
+		{"no leader under run", []string{"run", "central", "--faults", "pause:leader@1s-2s"}, "central elects no leader in this configuration"},
+		{"no token", []string{"sim", "central", "--faults", "crash:token@1s"}, "central has no token"},
+		{"recover without a crash", []string{"sim", "central", "--faults", "recover:2@1s"}, "--faults recover:2@1s: no crash before it could bring P2 down: nothing to recover"},
+		{"recover before its crash", []string{"sim", "central", "--faults", "recover:2@1s,crash:2@2s"}, "no crash before it could bring P2 down"},
+		{"heal of nothing", []string{"sim", "bully", "--faults", "loss:10%,heal@1s"}, "nothing to heal"},
+		{"bad fault token", []string{"sim", "central", "--faults", "loss:2O%"}, `fault "loss:2O%": rate "2O%": want a probability above 0 and at most 1`},
+		{"fault message type", []string{"sim", "central", "--faults", "crash:1@send:ok#1"}, `central sends no "ok" messages`},
+		{"order without nested", []string{"sim", "central", "--resources", "a,b", "--order", "reverse-odd"}, "--order reverse-odd: the lock order of nested entries: add nested (--nested)"},
+		{"bad channels", []string{"sim", "central", "--channels", "lossy"}, `channels "lossy": want reliable or raw`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, errs := dmx(t, c.args...)

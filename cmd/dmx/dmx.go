@@ -100,12 +100,13 @@ delays beside the theory; SQL over events and messages.
 
 Exit codes: 0 all good; 1 a checked property is violated; 2 usage error or
 unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
-		Example: `  dmx run ricart-agrawala                 # 5 processes over UDP, record, check
-  dmx sim central --seed 7 -n 8           # the same in the simulator, reproducible
-  dmx run bully --faults crash:leader@500ms  # SIGKILL the leader, watch the election
-  dmx check dmx-ricart-agrawala-7.db      # check a recorded trace (exit code = verdict)
-  dmx stats dmx-central-7.db              # messages and delays beside the seeds' figures
-  dmx sql dmx-central-7.db "SELECT type, count(*) FROM messages GROUP BY type"`,
+		Example: `  dmx run ricart-agrawala                    # 5 processes over UDP: record, check, print the verdict
+  dmx sim central --seed 7 -n 8              # the same in the simulator, into dmx-central-7.db
+  dmx check dmx-central-7.db                 # check a recorded trace again (exit code = verdict)
+  dmx stats dmx-central-7.db                 # messages and delays beside the seeds' figures
+  dmx sql dmx-central-7.db "SELECT type, count(*) FROM messages GROUP BY type"
+  dmx run bully --faults crash:leader@500ms  # SIGKILL the leader, watch the next election
+  dmx list ricart-agrawala                   # an algorithm's rules, costs and parameters`,
 		Version:       toolVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -128,5 +129,29 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		newReplayCmd(),
 		newExploreCmd(),
 	)
+	// cobra adds its help and completion commands when it runs; made
+	// now, they get examples too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  dmx help run\n  dmx help list"
+		case "completion":
+			c.Example = "  source <(dmx completion bash)              # bash, in this shell\n" +
+				"  dmx completion zsh > \"${fpath[1]}/_dmx\"   # zsh, in every new shell"
+			for _, sh := range c.Commands() {
+				sh.Example = completionExamples[sh.Name()]
+			}
+		}
+	}
 	return root
+}
+
+// completionExamples are the examples of dmx completion SHELL.
+var completionExamples = map[string]string{
+	"bash":       "  source <(dmx completion bash)\n  dmx completion bash > ~/.local/share/bash-completion/completions/dmx",
+	"zsh":        "  dmx completion zsh > \"${fpath[1]}/_dmx\"",
+	"fish":       "  dmx completion fish > ~/.config/fish/completions/dmx.fish",
+	"powershell": "  dmx completion powershell | Out-String | Invoke-Expression",
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/render"
@@ -10,15 +13,40 @@ import (
 func newListCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:     "list",
-		Short:   "List the algorithms, their message types, properties and parameters",
-		Example: "  dmx list\n  dmx list --format json",
-		Args:    cobra.NoArgs,
+		Use:   "list [ALGO]",
+		Short: "List the algorithms; with a name, show one in full",
+		Long: `list prints the algorithms dmx runs, one line each: name, kind, the
+course notes (seeds) it follows and what it does.
+
+list ALGO shows one algorithm in full: the seeds it follows, its message
+types, the checks dmx check runs on its traces, its costs (the seeds'
+figures, which dmx stats puts beside a run), every parameter (--param) with
+its default and meaning, its variants, example commands, and its package
+documentation, which quotes the seeds' rules by name ([RA1], [RH1], ...).
+
+--format json gives everything, for one algorithm or all; csv one row each.`,
+		Example: `  dmx list
+  dmx list ricart-agrawala
+  dmx list maekawa --format json`,
+		Args: cobra.MaximumNArgs(1),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, render.ListFormats...); err != nil {
 				return &exitError{exitUsage, err}
 			}
-			return render.List(cmd.OutOrStdout(), format, registry.All())
+			if len(args) == 0 {
+				return render.List(cmd.OutOrStdout(), format, registry.All())
+			}
+			spec := registry.Lookup(args[0])
+			if spec == nil {
+				return &exitError{exitUsage, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", args[0], strings.Join(registry.Names(), ", "))}
+			}
+			return render.Algorithm(cmd.OutOrStdout(), format, spec)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, json or csv")

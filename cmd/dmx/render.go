@@ -12,6 +12,7 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render"
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
@@ -235,21 +236,14 @@ func writeDiagram(path, format string, d *spacetime.Diagram, opts spacetime.Opti
 
 // describeDiagram says in a few words what a diagram shows.
 func describeDiagram(d *spacetime.Diagram) string {
-	s := fmt.Sprintf("%d events", len(d.Events))
+	s := plural.Count(len(d.Events), "event")
 	if !d.Whole {
 		s += fmt.Sprintf(" of %d (%s)", d.Total, d.Window())
 	}
 	if n := len(d.Findings); n > 0 {
-		s += fmt.Sprintf(", %s drawn in", plural(n, "finding"))
+		s += fmt.Sprintf(", %s drawn in", plural.Count(n, "finding"))
 	}
 	return s
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // diagramPath is where run and sim put the diagram of a run recorded into

@@ -19,25 +19,7 @@ func rerunArgs(t *testing.T, stderr string) []string {
 		if !ok {
 			continue
 		}
-		var args []string
-		var cur strings.Builder
-		quoted, word := false, false
-		for _, r := range cmd + " " {
-			switch {
-			case r == '\'':
-				quoted, word = !quoted, true
-			case r == ' ' && !quoted:
-				if word {
-					args = append(args, cur.String())
-				}
-				cur.Reset()
-				word = false
-			default:
-				cur.WriteRune(r)
-				word = true
-			}
-		}
-		return args
+		return shellWords(cmd)
 	}
 	t.Fatalf("no rerun line in:\n%s", stderr)
 	return nil
@@ -81,6 +63,8 @@ func TestRerun(t *testing.T) {
 		"election": {"sim", "bully", "--seed", "3", "--duration", "700ms", "--faults", "crash:leader@300ms"},
 		"scenario": {"sim", "--scenario", "../../examples/per-process-locks.json", "--entries", "2"},
 		"override": {"sim", "--scenario", "../../examples/majority-forget.json", "--seed", "11", "--param", "backoff=2ms"},
+		"network":  {"sim", "bully", "--seed", "4", "--duration", "1s", "--faults", "loss:10%:type=heartbeat,partition:0+1@200ms-500ms,pause:leader@600ms+100ms,skew:2:+3ms", "--channels", "raw"},
+		"triggers": {"sim", "central", "--seed", "6", "--faults", "crash:cs@30ms,recover:cs:amnesia@+10ms,crash:2@send:request#2"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			first := filepath.Join(dir, name+"-1.db")

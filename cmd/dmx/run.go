@@ -12,9 +12,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/dmxlab/dmx/render"
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
@@ -32,6 +33,7 @@ type runFlags struct {
 	noCheck  bool
 	diagram  string // --diagram FILE; "" beside the trace
 	noDiag   bool
+	yes      bool
 }
 
 func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
@@ -54,7 +56,9 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	fs.BoolVar(&f.noCheck, "no-check", false, "record only; do not check the trace")
 	fs.StringVar(&f.diagram, "diagram", "", "write the run's space-time diagram here (.svg, .png, .dot, .md; default: beside the trace, as .svg)")
 	fs.BoolVar(&f.noDiag, "no-diagram", false, "do not draw the run's diagram")
-	fs.Var(&faultsFlag{&p.Faults}, "faults", "inject faults: crash:P@TIME, recover:P@TIME, crash:leader@TIME (repeatable, or comma-separated)")
+	fs.BoolVarP(&f.yes, "yes", "y", false, "record a very large run (a trace of over 1 GB, estimated) without asking")
+	fs.Var(&faultsFlag{&p.Faults}, "faults", "inject faults, e.g. crash:leader@600ms or loss:20%:to=2@1s-2s (repeatable, or comma-separated; every kind is listed below)")
+	fs.Var(&p.Channels, "channels", "reliable: the transport retransmits, drops duplicates and delivers in order (what the seeds assume); raw: every message one datagram sent once, so injected loss, duplication and reordering reach the algorithm")
 	if d == runner.DriverSim {
 		fs.Var(&p.Sim.Delay, "delay", "one-way message delay: fixed or uniform range")
 		fs.BoolVar(&p.Sim.Reorder, "reorder", false, "let messages between two processes overtake each other (channels are FIFO by default)")
@@ -190,10 +194,26 @@ to each other over UDP on 127.0.0.1 with a per-run key, records every event
 into a SQLite trace as it happens, then checks the trace and prints the
 verdict. Ctrl-C stops the run and leaves a valid trace marked incomplete.
 
-The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
+The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.
+
+Network faults act on the real datagrams between the processes: each node's
+transport judges every datagram it sends against the faults in force, and
+the runner opens and closes their windows over the control pipe. A dropped
+message is a drop event of its sender. With reliable channels (the default)
+the transport sends a lost datagram again, so the algorithm sees loss as
+delay and the message is delivered in the end (fate delivered, a drop event
+per lost copy); --channels raw shows loss as it is (fate dropped). A crash
+triggered by an event (crash:cs, crash:2@enter#3) is a SIGKILL sent as soon
+as the runner has recorded that event: the process may record a few more
+before it dies. A pause stops the process with SIGSTOP and resumes it with
+SIGCONT; both are fault events in the trace.
+
+` + runner.FaultHelp(),
 		Example: `  dmx run ricart-agrawala
   dmx run central -n 8 --entries 20 --seed 42 -o central.db
-  dmx run ricart-agrawala --contention none   # no contention: exactly 2(N-1) messages per CS`,
+  dmx run ricart-agrawala --contention none   # no contention: exactly 2(N-1) messages per CS
+  dmx run bully --faults pause:leader@600ms-1.2s   # the paused leader comes back to a new one
+  dmx run ricart-agrawala --faults 'loss:20%' --channels raw   # raw loss: requests never answered`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
@@ -203,19 +223,22 @@ The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder, progress func(runner.Progress)) (bool, string, error) {
-				res, err := runner.Launch(ctx, p, rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr(), Progress: progress})
+			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder) (bool, string, []string, error) {
+				res, err := runner.Launch(ctx, p, rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr()})
 				status := res.Status
 				if t := res.Transport; t.Total() > 0 {
-					status += fmt.Sprintf("; transport rejected %d datagrams (%d bad key, %d malformed, %d wrong peer)", t.Total(), t.BadMAC, t.Malformed, t.WrongPeer)
+					status += fmt.Sprintf("; transport rejected %s (%d bad key, %d malformed, %d wrong peer)", plural.Count(t.Total(), "datagram"), t.BadMAC, t.Malformed, t.WrongPeer)
 				}
 				if t := res.Transport; t.Retransmits > 0 {
-					status += fmt.Sprintf("; %d datagrams retransmitted", t.Retransmits)
+					status += fmt.Sprintf("; %s retransmitted", plural.Count(t.Retransmits, "datagram"))
 					if t.Abandoned > 0 {
 						status += fmt.Sprintf(", %d abandoned to processes that were down", t.Abandoned)
 					}
 				}
-				return res.Complete, status, err
+				if t := res.Transport; t.FaultDrops > 0 {
+					status += fmt.Sprintf("; faults dropped %d datagrams", t.FaultDrops)
+				}
+				return res.Complete, status, res.Notes, err
 			})
 		},
 	}
@@ -230,9 +253,19 @@ func newSimCmd() *cobra.Command {
 		Short: "Run an algorithm in the deterministic simulator, record the trace, check it",
 		Long: `sim runs the same state machines and the same runtime as run, in one
 process, on a simulated network with seeded random delays. The same seed
-gives the same trace, event for event; wall_ns in its trace is simulated time.`,
+gives the same trace, event for event; wall_ns in its trace is simulated time.
+
+Faults are those of dmx run (dmx run --help lists every kind). The simulator
+models the transport: with reliable channels a message a fault drops is sent
+again after the transport's time-out (a drop event per lost copy); with raw
+channels it is lost.`,
 		Example: `  dmx sim ricart-agrawala --seed 7
-  dmx sim central -n 8 --entries 50 --delay 1ms-20ms --contention high`,
+  dmx sim central -n 8 --entries 50 --delay 1ms-20ms --contention high
+  dmx sim lamport --reorder --contention high --seed 1   # without FIFO channels: two in the CS
+  dmx sim --scenario examples/nested-deadlock.json       # nested locks in opposite orders deadlock
+  dmx sim ricart-agrawala -n 300 --entries 2 --yes       # a very large run, without asking
+  dmx sim bully --faults partition:0+1:2+3+4@500ms-1s    # a partition: split brain
+  dmx sim --scenario examples/majority-amnesia.json      # a restart without stable storage lets two in`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
@@ -242,9 +275,9 @@ gives the same trace, event for event; wall_ns in its trace is simulated time.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder, _ func(runner.Progress)) (bool, string, error) {
+			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder) (bool, string, []string, error) {
 				res, err := runner.Simulate(p, rec, ctx.Done())
-				return res.Complete, res.Status, err
+				return res.Complete, res.Status, res.Notes, err
 			})
 		},
 	}
@@ -259,8 +292,12 @@ func (r recorderFunc) Record(ev *trace.Event) error { return r(ev) }
 // recordAndCheck records the run of p into the trace f.out with do, then
 // checks it and prints the verdict.
 func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
-	do func(context.Context, runner.Recorder, func(runner.Progress)) (complete bool, status string, err error)) error {
+	do func(context.Context, runner.Recorder) (complete bool, status string, notes []string, err error)) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	est := p.Estimate()
+	if err := sizeOK(cmd.InOrStdin(), stderr, cmd.Name()+" "+p.Spec.Name, p, est, f.yes); err != nil {
+		return &exitError{exitUsage, err}
+	}
 	st, err := trace.Create(f.out)
 	if err != nil {
 		return &exitError{exitUsage, err}
@@ -272,7 +309,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	what := fmt.Sprintf("%d entries each", p.Workload.Entries)
+	what := plural.Count(p.Workload.Entries, "entry") + " each"
 	if p.Spec.Kind == algo.Election {
 		what = fmt.Sprintf("for %v", p.WithDefaults().Duration)
 	}
@@ -283,28 +320,28 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		}
 		what += ", faults " + strings.Join(fs, ",")
 	}
-	fmt.Fprintf(stderr, "dmx %s %s: %d nodes, %s, seed %d\n", cmd.Name(), p.Spec.Name, p.N, what, p.Seed)
+	fmt.Fprintf(stderr, "dmx %s %s: %s, %s, seed %d\n", cmd.Name(), p.Spec.Name, plural.Count(p.N, "node"), what, p.Seed)
 	if args, err := p.Args(); err == nil {
 		for i, a := range args {
 			args[i] = shellQuote(a)
 		}
 		fmt.Fprintf(stderr, "rerun: dmx %s\n", strings.Join(args, " "))
 	}
+	if what := expect(p, est); what != "" {
+		fmt.Fprintf(stderr, "expect %s\n", what)
+	}
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	w := st.NewWriter(runID)
-	var progress func(runner.Progress)
+	m := &meter{rec: recorderFunc(w.Add)}
+	stopProgress := func() {}
 	if isTerminal(stderr) {
-		progress = func(p runner.Progress) {
-			fmt.Fprintf(stderr, "\r  entries %d/%d  events %d ", p.Entries, p.Total, p.Events)
-		}
+		stopProgress = progressLine(stderr, m, p, est, f.out)
 	}
 	start := time.Now()
-	complete, status, runErr := do(ctx, recorderFunc(w.Add), progress)
-	if progress != nil {
-		fmt.Fprint(stderr, "\r\033[K")
-	}
+	complete, status, notes, runErr := do(ctx, m)
+	stopProgress()
 	werr := w.Close()
 	if runErr == nil && werr != nil {
 		runErr = werr
@@ -317,7 +354,16 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 	if err := st.EndRun(runID, time.Now().UnixNano(), complete, status); err != nil && runErr == nil {
 		runErr = err
 	}
-	fmt.Fprintf(stderr, "recorded run %d: %d events in %v (%s)\n", runID, w.Count(), time.Since(start).Round(time.Millisecond), status)
+	took := time.Since(start).Round(time.Millisecond).String()
+	if p.WithDefaults().Driver == runner.DriverSim {
+		// What a simulated run took to compute is not how long it lasted:
+		// say both, the second as dmx stats does.
+		took += " of real time, " + m.span().String() + " of " + render.Clock("sim")
+	}
+	fmt.Fprintf(stderr, "recorded run %d: %s in %s (%s)\n", runID, plural.Count(w.Count(), "event"), took, status)
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "dmx: %s\n", n)
+	}
 	if runErr != nil {
 		return &exitError{exitUsage, fmt.Errorf("%s: %w (what was recorded is in %s, run %d)", cmd.Name(), runErr, f.out, runID)}
 	}
@@ -357,13 +403,6 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		fmt.Fprintf(stdout, "look further:\n  dmx check %s\n  dmx stats %s\n  dmx sql %s \"%s\"\n", p, p, p, q)
 	}
 	return verdictExit(code)
-}
-
-// isTerminal reports whether w is a terminal: progress lines go there,
-// never into a file or a pipe.
-func isTerminal(w io.Writer) bool {
-	fd, ok := w.(interface{ Fd() uintptr })
-	return ok && isatty.IsTerminal(fd.Fd())
 }
 
 // shellQuote quotes s for a POSIX shell, unless it needs none.

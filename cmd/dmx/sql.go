@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/render"
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -38,7 +39,7 @@ The README documents the schema with example queries.`,
 				return err
 			}
 			if format == "table" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "(%d rows)\n", len(rows))
+				fmt.Fprintf(cmd.ErrOrStderr(), "(%s)\n", plural.Count(len(rows), "row"))
 			}
 			return nil
 		},

@@ -557,6 +557,31 @@ func (b *builder) describe(ev *trace.Event, k int64, lane int) Event {
 		what = fmt.Sprintf("receive %s from P%d", ev.MsgType, ev.Peer)
 	case trace.KindDrop:
 		what = fmt.Sprintf("drop %s (P%d)", ev.MsgType, ev.Peer)
+		if d, err := ev.Drop(); err == nil && d.Fault != "" {
+			what += " by " + d.Fault
+			if d.Resend {
+				what += ", sent again"
+			}
+		}
+	case trace.KindFault:
+		// An injected fault begins, ends, or could not be applied: marked
+		// by its kind ("partition", "pause ends"), the whole of it in the
+		// tip.
+		f, _ := ev.Fault()
+		kind, _, _ := strings.Cut(f.Fault, ":")
+		kind, _, _ = strings.Cut(kind, "@")
+		switch f.Phase {
+		case trace.FaultStart:
+			e.Mark = kind
+		case trace.FaultEnd:
+			e.Mark = kind + " ends"
+		default:
+			e.Mark = kind + " " + f.Phase
+		}
+		what = "fault " + f.Fault + ": " + f.Phase
+		if f.Reason != "" {
+			what += ": " + f.Reason
+		}
 	case trace.KindCSRequest, trace.KindCSEnter, trace.KindCSExit:
 		what = fmt.Sprintf("%s(%s)", ev.Kind, ev.Resource)
 	case trace.KindCrash:

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -1010,7 +1011,7 @@ func (l *layout) caption(y float64) float64 {
 		y += 3
 	}
 	if d.Outside > 0 {
-		l.text(margin, y, fmt.Sprintf("%d more findings have no event in this window (dmx render --finding N shows the Nth)", d.Outside), fontText, false, colNote, "start")
+		l.text(margin, y, fmt.Sprintf("%s no event in this window (dmx render --finding N shows the Nth)", plural.Count(d.Outside, "more finding")+" "+plural.Form(d.Outside, "has", "have")), fontText, false, colNote, "start")
 		y += fontText + 4
 	}
 	return y
@@ -1067,9 +1068,9 @@ func (d *Diagram) title() string {
 		axis = "wall time"
 	}
 	if d.Whole {
-		s += fmt.Sprintf(" · all %d events", d.Total)
+		s += " · all " + plural.Count(d.Total, "event")
 	} else {
-		s += fmt.Sprintf(" · %d of %d events, %s %s", len(d.Events), d.Total, axis, d.span(d.Lo, d.Hi))
+		s += fmt.Sprintf(" · %d of %s, %s %s", len(d.Events), plural.Count(d.Total, "event"), axis, d.span(d.Lo, d.Hi))
 	}
 	if !r.Complete && r.Status != "" {
 		s += " · " + r.Status

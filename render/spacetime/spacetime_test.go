@@ -255,6 +255,15 @@ func cases() []drawCase {
 			dot: []string{`leads`, `class="finding"`}},
 		{name: "total-order", run: sim("tomcast-without-fifo.json", 0, nil), opts: spacetime.Options{Finding: 1, Radius: 6}, finding: true,
 			dot: []string{`class="finding"`, `#1 P`}},
+		{name: "faults", run: sim("bully", 3, func(p *runner.Plan) {
+			p.N, p.Duration = 3, 250e6
+			f, err := runner.ParseFaults("partition:0:1+2@60ms-120ms,pause:leader@150ms-200ms")
+			if err != nil {
+				panic(err)
+			}
+			p.Faults = f
+		}), opts: spacetime.Options{Axis: spacetime.Wall, HasFrom: true, From: 50e6, HasTo: true, To: 210e6},
+			dot: []string{`label="partition"`, `label="partition ends"`, `label="pause"`, `label="pause ends"`}},
 		{name: "wall", run: sim("bully", 2, func(p *runner.Plan) { p.N = 3; p.Duration = 300e6 }),
 			opts: spacetime.Options{Axis: spacetime.Wall, HasTo: true, To: 150e6},
 			dot:  []string{`wall time since the run's first event`, `class="message background"`}},

@@ -145,7 +145,7 @@ type Config struct {
 	N        int               // group size
 	Resource string            // the resource this instance guards
 	Params   map[string]string // algorithm parameters (--param k=v), validated by New
-	Rand     *rand.Rand        // seeded; the only source of randomness a machine may use
+	Rand     *rand.Rand        // seeded; the only source of randomness a machine may use; nil when New is called only to validate Params (the machine is then discarded unstepped)
 }
 
 // Param returns the parameter named k, or def if it is not set.
@@ -186,7 +186,52 @@ type Spec struct {
 	// their own (the coordinator, the holder of the token), given the
 	// group size and the run's parameters; diagrams label their lanes so.
 	Roles func(n int, params map[string]string) map[int]string
-	New   func(Config) (Machine, error)
+	// Doc is the algorithm's package documentation (its doc.go, embedded:
+	// see PackageDoc), which quotes the seeds' rules by name ([RA1], ...)
+	// and says how the machine follows them. dmx list ALGO shows it, so
+	// that the rules are at hand without the source.
+	Doc string
+	New func(Config) (Machine, error)
+	// Parts says which parts its processes play that a fault can aim at
+	// (crash:leader, crash:coordinator, crash:token) in a configuration;
+	// nil means none. Faults aimed at a part the algorithm has not are
+	// refused before a run starts.
+	Parts func(params map[string]string) Parts
+}
+
+// NoProc is a Parts field's "no such process".
+const NoProc = -1
+
+// Parts are the parts processes play in one configuration of an
+// algorithm that faults can aim at, as far as the runner can follow them
+// from the events.
+type Parts struct {
+	// Leader: the algorithm decides leaders (its leader events name them).
+	// The leader is then also its coordinator.
+	Leader bool
+	// Coordinator is the process that coordinates from the start when no
+	// election picks it (central's coordinator parameter); NoProc if none.
+	Coordinator int
+	// Token is the message type of a token that one process holds at a
+	// time; "" if the algorithm has none. The holder is the last process
+	// that received it (at the start: TokenHolder).
+	Token       string
+	TokenHolder int
+}
+
+// ElectionParts are the parts of an election algorithm: the leader it
+// elects (whom seed 000's bully calls the coordinator).
+func ElectionParts(map[string]string) Parts {
+	return Parts{Leader: true, Coordinator: NoProc, TokenHolder: NoProc}
+}
+
+// PartsOf returns the parts of spec in the configuration params: none if
+// the algorithm declares none.
+func (s *Spec) PartsOf(params map[string]string) Parts {
+	if s.Parts == nil {
+		return Parts{Coordinator: NoProc, TokenHolder: NoProc}
+	}
+	return s.Parts(params)
 }
 
 // Variant is one configuration of an algorithm: the parameters that differ

@@ -1,5 +1,7 @@
 package algo
 
+import "time"
+
 // Measure is what a cost counts. Delays are counted in message hops
 // (message transmission times), as the seeds count them.
 type Measure string
@@ -16,6 +18,7 @@ const (
 	Bandwidth            Measure = "bandwidth"              // seed 004's messages per entry and exit
 	MessagesPerRecovery  Measure = "messages per recovery"  // to replace a crashed coordinator or a lost token
 	MessagesPerRenewal   Measure = "messages per renewal"   // to renew a lease
+	Heartbeats           Measure = "heartbeats"             // of the failure detector, per period
 )
 
 // Cost is one figure of what an algorithm costs: a formula in N as the
@@ -38,6 +41,14 @@ type Cost struct {
 	// Eval gives the figure's value in a run; nil when the formula has no
 	// number (O(N^2), inf).
 	Eval func(Setting) Estimate
+	// Every, if set, makes the cost periodic: it recurs every Every(s) of
+	// a run (a lease renewal every L/3, heartbeats every T) instead of
+	// once per critical section, election or multicast; 0 means that it
+	// does not occur in that setting (a detector the parameters turn
+	// off). A run's size is estimated from its costs before it starts
+	// (runner.Plan.Estimate), and over an election run of 2s at N = 1000,
+	// heartbeats are most of it.
+	Every func(Setting) time.Duration
 }
 
 // Setting is what a formula's value depends on: the run's group, its

@@ -35,6 +35,12 @@
 // extension such as failover) and Eval, its value in a run's Setting (N,
 // parameters, critical sections per process). dmx list shows the formulas;
 // analyze/stats, handed the Costs, puts the seeds' values beside what a
-// run measured. An algorithm's figures live next to its rules, so that
-// neither stats nor list knows any algorithm by name.
+// run measured; runner.Plan.Estimate sizes a run from them before it
+// starts, a periodic cost (Every: heartbeats, lease renewals) once per
+// period. An algorithm's figures live next to its rules, so that neither
+// stats nor list knows any algorithm by name.
+//
+// A Spec also carries its package documentation (Doc, the algorithm's
+// doc.go embedded and read by PackageDoc), which quotes the seeds' rules:
+// dmx list ALGO prints it.
 package algo

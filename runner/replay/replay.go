@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -210,7 +211,8 @@ type proc struct {
 	after   ProcState       // the state after input
 	changed []Change
 	down    bool
-	origin  int64 // the run's origin of Input.Now, from the start event
+	origin  int64         // the run's origin of Input.Now, from the start event
+	skew    time.Duration // the wall clock's offset (a skew fault), kept by restarts
 }
 
 // env is a process's runtime environment during a replay: its time is
@@ -328,7 +330,9 @@ func (rp *replayer) diverge(p *proc, rec, rep *trace.Event, why string) {
 func isInput(ev *trace.Event) bool {
 	switch ev.Kind {
 	case trace.KindStart, trace.KindReceive, trace.KindTimeout, trace.KindCSRequest, trace.KindCSExit,
-		trace.KindCrash, trace.KindRecover, trace.KindStop:
+		trace.KindCrash, trace.KindRecover, trace.KindStop, trace.KindFault, trace.KindDrop:
+		// Fault and drop events are the runtime's, at the driver's word:
+		// the replay gives it the same word.
 		return true
 	case trace.KindInternal:
 		switch d, _ := ev.Details(); d := d.(type) {
@@ -449,9 +453,17 @@ func (rp *replayer) restart(p *proc, ev *trace.Event) error {
 	if !p.down {
 		return fmt.Errorf("%v: the process was not down", ev)
 	}
+	d, err := ev.Crash()
+	if err != nil {
+		return err
+	}
+	if d.Amnesia {
+		p.hist.Forget()
+	}
 	s := rp.setup(p)
 	w := rp.plan.Workload
 	s.Resume = p.hist.Resume(w.For(p.id))
+	s.Resume.Amnesia = d.Amnesia
 	p.env = &env{p: p, wall: ev.Wall}
 	nd, err := runner.NewNode(s, p.env)
 	if err != nil {
@@ -459,6 +471,7 @@ func (rp *replayer) restart(p *proc, ev *trace.Event) error {
 		return nil
 	}
 	p.node, p.down = nd, false
+	nd.SetSkew(p.skew)
 	nd.Start()
 	return nil
 }
@@ -470,7 +483,8 @@ func (rp *replayer) input(p *proc, ev *trace.Event) error {
 	case trace.KindInternal:
 		if d, _ := ev.Details(); d != nil {
 			if m, ok := d.(trace.Multicast); ok {
-				return nd.Request(m.Resource)
+				nd.Request(m.Resource)
+				return nil
 			}
 		}
 		fallthrough // the runtime's note on a message it ignored
@@ -489,11 +503,43 @@ func (rp *replayer) input(p *proc, ev *trace.Event) error {
 		if err != nil {
 			return err
 		}
-		return nd.Fire(ev.Resource, d.Timer)
+		if !slices.Contains(nd.Armed(), runner.TimerRef{Resource: ev.Resource, Name: d.Timer}) {
+			return fmt.Errorf("%v: P%d has no timer %q set on %q", ev, p.id, d.Timer, ev.Resource)
+		}
+		nd.Fire(ev.Resource, d.Timer)
+		return nil
 	case trace.KindCSRequest:
-		return nd.Request(ev.Resource)
+		nd.Request(ev.Resource)
+		return nil
 	case trace.KindCSExit:
-		return nd.Release(ev.Resource)
+		nd.Release(ev.Resource)
+		return nil
+	case trace.KindFault:
+		d, err := ev.Fault()
+		if err != nil {
+			return err
+		}
+		if d.Phase == trace.FaultStart {
+			if fs, err := runner.ParseFaults(d.Fault); err == nil && len(fs) == 1 && fs[0].Kind == runner.FaultSkew {
+				// The wall clock is set off from here on, restarts
+				// included.
+				p.skew = fs[0].Skew
+				nd.SetSkew(p.skew)
+			}
+		}
+		nd.FaultEvent(d.Fault, d.Phase, d.Reason)
+		return nil
+	case trace.KindDrop:
+		d, err := ev.Drop()
+		if err != nil {
+			return err
+		}
+		s, ok := rp.sends[ev.Msg]
+		if !ok {
+			return fmt.Errorf("%v: its message %d was never sent", ev, ev.Msg)
+		}
+		nd.Dropped(&runner.Envelope{ID: ev.Msg, From: p.id, To: ev.Peer, Lamport: s.lamport, VC: s.vc.Clone(), Msg: s.msg}, d.Fault, d.Resend)
+		return nil
 	case trace.KindStop:
 		nd.Stop()
 		return nil
@@ -521,7 +567,7 @@ func (p *proc) state() ProcState {
 		return st
 	}
 	st.Lamport, st.VC = p.node.Lamport(), p.node.VC().Clone()
-	for _, t := range p.node.Timers() {
+	for _, t := range p.node.Armed() {
 		st.Timers = append(st.Timers, t.Resource+"/"+t.Name)
 	}
 	for _, r := range p.node.Resources() {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -50,7 +51,7 @@ func Build(lg *Log, opt Options, ps *Problems) []Run {
 		r.Run.Complete = skipped == 0
 		r.Run.Status = "imported"
 		if skipped > 0 {
-			r.Run.Status = fmt.Sprintf("imported; %d problems skipped (--lenient)", skipped)
+			r.Run.Status = fmt.Sprintf("imported; %s skipped (--lenient)", plural.Count(skipped, "problem"))
 		}
 		runs = append(runs, r)
 	}
@@ -273,8 +274,8 @@ func (b *builder) clocks() {
 					if src == nil {
 						if e.Value > reported[x] {
 							reported[x] = e.Value
-							b.ps.Add(n.ev.Clock0, ReasonUnmatchedRecv, "the clock shows event %d of host %q, which the log of %q does not have (it has %d events): a receive whose send is missing",
-								e.Value, e.Host, e.Host, len(b.byHost[x]))
+							b.ps.Add(n.ev.Clock0, ReasonUnmatchedRecv, "the clock shows event %d of host %q, which the log of %q does not have (it has %s): a receive whose send is missing",
+								e.Value, e.Host, e.Host, plural.Count(len(b.byHost[x]), "event"))
 						}
 						continue
 					}

@@ -243,7 +243,7 @@ func TestBuildProblems(t *testing.T) {
 		{"own entry going back", "a {\"a\":1}\nx\na {\"a\":2}\ny\na {\"a\":2}\nz", "t.log:5: host \"a\"'s own clock entry is 2, as at t.log:3", foreign.ReasonClockBackwards, 2},
 		{"other entry going back", "b {\"b\":1}\nx\nb {\"b\":2}\ny\na {\"a\":1, \"b\":2}\nr\na {\"a\":2, \"b\":1}\ns", "t.log:7: host \"a\"'s clock entry for \"b\" goes back from 2 to 1", foreign.ReasonClockBackwards, 4},
 		{"unknown host", "a {\"a\":1, \"zz\":4}\nx", "t.log:1: the clock names host \"zz\", which logged no event", foreign.ReasonUnknownHost, 1},
-		{"unmatched receive", "b {\"b\":1}\nx\na {\"a\":1, \"b\":5}\nr", "t.log:3: the clock shows event 5 of host \"b\", which the log of \"b\" does not have (it has 1 events)", foreign.ReasonUnmatchedRecv, 2},
+		{"unmatched receive", "b {\"b\":1}\nx\na {\"a\":1, \"b\":5}\nr", "t.log:3: the clock shows event 5 of host \"b\", which the log of \"b\" does not have (it has 1 event)", foreign.ReasonUnmatchedRecv, 2},
 		{"not dominating", "c {\"c\":1}\nx\nb {\"b\":1, \"c\":1}\ny\na {\"a\":1, \"b\":1}\nr", "t.log:5: the clock does not dominate that of the event it merged", foreign.ReasonNotDominating, 3},
 		{"causal cycle", "a {\"a\":1, \"b\":1}\nx\nb {\"b\":1, \"a\":1}\ny", "a causal cycle", foreign.ReasonCycle, 2},
 		{"no own entry", "a {\"b\":1}\nx", "t.log:1: the clock {\"b\":1} of host \"a\" has no entry for \"a\" itself", foreign.ReasonNoOwnEntry, 0},

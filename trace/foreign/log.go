@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -94,7 +95,7 @@ func (ps *Problems) Err() error {
 	var errs []error
 	for i, p := range ps.list {
 		if i == maxShown {
-			errs = append(errs, fmt.Errorf("... and %d more problems (%s); --lenient imports what it can", len(ps.list)-maxShown, ps.Summary()))
+			errs = append(errs, fmt.Errorf("... and %s (%s); --lenient imports what it can", plural.Count(len(ps.list)-maxShown, "more problem"), ps.Summary()))
 			break
 		}
 		errs = append(errs, p)

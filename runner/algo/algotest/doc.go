@@ -1,25 +1,42 @@
 // Package algotest is the test bench shared by dmx's algorithm packages. It
-// drives algo.Machines without the runtime, in two ways:
+// has no simulator and no property checks of its own: it drives the
+// runtime's runner.Node, the way dmx sim does, and asks package analyze
+// whether the recorded trace keeps the algorithm's properties. It does so
+// in two ways.
 //
-//   - Run: a seeded, deterministic in-memory network (discrete-event
-//     simulation with random message delays, optionally FIFO per channel)
-//     that runs one machine per node under a random request/hold workload
-//     and checks, after every step, that no two nodes are in the critical
-//     section at once (safety), that the machines keep the contract of
-//     package algo (Enter only when requested, Wait sets that name other
-//     nodes and are empty in the critical section), and at the end that every
-//     request was entered (liveness). A run that stops with requests pending
-//     and nothing left to deliver fails with the nodes' Wait sets and any
-//     cycle among them, so a test can look for a seed that deadlocks. Sweep
-//     runs many seeds and prints the one that fails.
-//   - RunScripts: interaction scripts in the style of etcd-io/raft's
-//     testdata (a command, "----", the expected output), checked against the
-//     machines' outputs and rewritten with go test -rewrite.
+// Random runs (Run, Sweep). Run hands an algorithm, a workload, random
+// message delays and a crash schedule to runner.Simulate, records the
+// trace, and runs analyze.Evaluate with the checks the algorithm claims
+// (algo.Spec.Properties: mutex-causal, mutex-realtime, liveness, deadlock,
+// agreement, validity, split-brain, termination, total-order). A run fails
+// with a *Failure that names the check, the finding and the events up to
+// it; Options.Allow keeps the violations of named checks in the Result
+// without failing the run, for runs that show a weakness the seeds
+// describe. Sweep runs many group sizes and seeds, prints the failing seed
+// and how to rerun it (-algotest.seed=S), and -algotest.seeds=K changes
+// the count. Crashes may aim, when they happen, at the leader, a process in
+// its critical section, a random one or one a test picks (runner.SimHooks's
+// Aim).
 //
-// The real simulator lives in package runner; this bench exists so that an
-// algorithm can be tested on its own, rule by rule, and so that its tests do
-// not depend on the runtime's clocks or trace format. It mimics the runtime
-// where machines can tell: the node's Lamport clock ticks once for the input
-// (max(local, message)+1 for a delivery) and once per output, and
-// Input.Clock is the value after the input's tick.
+// What analyze cannot see in a trace the bench checks step by step, by
+// wrapping the machines: the contract of package algo (Enter only for a
+// pending request and once; Wait sets that name other nodes and are empty
+// in the critical section; each kind's own outputs; leaders, suspects and
+// deliveries that name group members; no timer in the past), the test's
+// own Options.Invariant, and, at the end, that an election settled on a
+// live leader (the highest, if the algorithm claims validity), that no
+// live node of a finished workload still waits, and that every multicast
+// was delivered somewhere. Robustness against arbitrary inputs, unchanged
+// input slices and determinism are robust_test.go's.
+//
+// Interaction scripts (RunScripts, Bench). A Bench is the Env of runner
+// Nodes that a test drives by hand: a message sent waits in a pending list
+// until delivered, a timer fires only when told (the clock moves to its
+// due time), crashes and recoveries are the runtime's own, and the
+// machines' steps are printed, input and outputs, with the node's Lamport
+// clock as the runtime keeps it. RunScripts runs testdata/*.txt scripts in
+// the style of etcd-io/raft's (a command, "----", the expected output),
+// rewritten with go test -rewrite; each command is one entry of Commands,
+// a small function over the Bench. Tests that count the messages of an
+// exactly staged run use the Bench directly (NewBench, Elect).
 package algotest

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/trace"
 )
 
 // FormatMsg formats a message the way scripts show it: its type, then the
@@ -81,4 +82,43 @@ func formatSet(s []int) string {
 		parts[i] = strconv.Itoa(v)
 	}
 	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// describeInput formats node id's input the way scripts head it: a
+// delivery with its message, a timer's name, a Recover with the value
+// stored, else the input's kind; then the input's clock.
+func describeInput(id int, in algo.Input) string {
+	switch in.Kind {
+	case algo.Receive:
+		return fmt.Sprintf("deliver %d->%d %s @%d", in.From, id, FormatMsg(in.Msg), in.Clock)
+	case algo.Timer:
+		return fmt.Sprintf("timer %s @%d", in.TimerName, in.Clock)
+	case algo.Recover:
+		if in.Msg.Type != "" {
+			return fmt.Sprintf("recover stored=[%s] @%d", FormatMsg(in.Msg), in.Clock)
+		}
+	}
+	return fmt.Sprintf("%s @%d", in.Kind, in.Clock)
+}
+
+// formatEvent formats a recorded event for a failure report:
+// "t=1.2ms P2#17 send request to P1 (cs) L=9 {"stamp":5}".
+func formatEvent(ev *trace.Event) string {
+	s := fmt.Sprintf("t=%-10v P%d#%d %s", time.Duration(ev.Wall), ev.Proc, ev.Seq, ev.Kind)
+	switch {
+	case ev.Kind == trace.KindSend:
+		s += fmt.Sprintf(" %s to P%d", ev.MsgType, ev.Peer)
+	case ev.Kind == trace.KindReceive:
+		s += fmt.Sprintf(" %s from P%d", ev.MsgType, ev.Peer)
+	case ev.Peer != trace.NoPeer:
+		s += fmt.Sprintf(" P%d", ev.Peer)
+	}
+	if ev.Resource != "" {
+		s += " (" + ev.Resource + ")"
+	}
+	s += fmt.Sprintf(" L=%d", ev.Lamport)
+	if len(ev.Detail) > 0 {
+		s += " " + string(ev.Detail)
+	}
+	return s
 }

@@ -4,24 +4,26 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of algotest scripts (testdata/*.txt) with the actual output")
 
-// RunScripts runs every dir/*.txt interaction script against spec's machines,
-// one subtest per file, and compares each command's output with the text
-// recorded under it. With go test -rewrite the files are rewritten with the
-// actual output instead (review the diff before committing it).
+// RunScripts runs every dir/*.txt interaction script against spec's
+// machines on a Bench, one subtest per file, and compares each command's
+// output with the text recorded under it. With go test -rewrite the files
+// are rewritten with the actual output instead (review the diff before
+// committing it).
 //
 // A script is a sequence of blocks separated by blank lines; lines starting
 // with # are comments (cite the seed rule a block exercises there). A block
@@ -35,38 +37,11 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of algote
 //	  send 1->2 request stamp=5 id=1
 //	  wait [0 2]
 //
-// Commands (ids are node ids; k=v arguments are optional unless shown):
-//
-//	new n=N [k=v...]       build N machines; other k=v are the algorithm's parameters
-//	start [id...]          give Start to these nodes (default: all, in id order)
-//	request id [clock=T]   the workload asks id for the critical section
-//	release id [clock=T]   the workload leaves it
-//	timer id name          fire id's timer name
-//	recover id             give Recover to id
-//	deliver [from=i] [to=j] [type=t] [n=k]
-//	                       deliver the pending messages that match (all, or
-//	                       the first k), in the order they were sent
-//	inject from to type [stamp=S] [id=I] [term=T] [vals=a,b,...] [clock=C]
-//	                       deliver a crafted message that was never sent
-//	stabilize              deliver pending messages in send order until none is left
-//	pending                list the messages sent and not yet delivered
-//	state                  each node's state, for machines that are fmt.Stringers
-//	stats                  messages sent since new, by type
-//	advance D              advance Input.Now by the duration D (e.g. 5ms)
-//
-// Each input prints a header "P<id> <input> @<clock>" and then, indented, the
-// machine's outputs (see FormatOutput). The bench keeps each node's Lamport
-// clock as the runtime does: +1 per input (max with a delivered message's
-// clock first), +1 per output. clock=T makes the input's clock exactly T, so
-// that a script can set up equal or ordered request timestamps.
+// The commands are in Commands. Each input prints a header
+// "P<id> <input> @<clock>" and then, indented, the machine's outputs (see
+// FormatOutput); the clock is the node's Lamport clock as the runtime keeps
+// it (+1 per recorded event: the input's, and each output but timers').
 func RunScripts(t *testing.T, spec algo.Spec, dir string) {
-	t.Helper()
-	runScriptDir(t, dir, func() func(string) []string { return (&scriptState{spec: spec}).exec })
-}
-
-// runScriptDir runs every dir/*.txt script, one subtest per file, each with
-// a fresh command interpreter from newExec.
-func runScriptDir(t *testing.T, dir string, newExec func() func(cmd string) []string) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
 	if err != nil {
@@ -77,9 +52,381 @@ func runScriptDir(t *testing.T, dir string, newExec func() func(cmd string) []st
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
-			runScript(t, f, newExec())
+			runScript(t, f, &script{spec: spec})
 		})
 	}
+}
+
+// Command is one command of the scripts' language.
+type Command struct {
+	Usage string // the command line, e.g. "timer id name"
+	Doc   string
+	// parse reads the arguments and returns what the command does; the
+	// interpreter runs it only if the arguments were all read and good.
+	parse func(a *args) func(b *Bench) error
+}
+
+// Commands are the scripts' commands by name (beside "new n=N [k=v...]",
+// which builds N nodes, not started, with the algorithm's parameters k=v).
+// Ids are node ids; k=v arguments are optional unless shown.
+var Commands = map[string]Command{
+	"start": {"start [id...]", "start these nodes (default: all, in id order)", func(a *args) func(*Bench) error {
+		ids := a.ids()
+		return func(b *Bench) error { return b.Start(ids...) }
+	}},
+	"request": {"request id [clock=T]", "the workload asks id for the critical section (clock=T: at Lamport clock T)", func(a *args) func(*Bench) error {
+		id, clock := a.id(0), a.uint("clock")
+		return func(b *Bench) error { return b.Request(id, clock) }
+	}},
+	"release": {"release id [clock=T]", "the workload leaves it", func(a *args) func(*Bench) error {
+		id, clock := a.id(0), a.uint("clock")
+		return func(b *Bench) error { return b.Release(id, clock) }
+	}},
+	"timer": {"timer id name", "fire id's timer name at its due time", func(a *args) func(*Bench) error {
+		id, name := a.id(0), a.word(1)
+		return func(b *Bench) error { return b.Fire(id, name) }
+	}},
+	"inject-timer": {"inject-timer id name", "fire id's timer name now although it is not armed (a timer the machine does not expect)", func(a *args) func(*Bench) error {
+		id, name := a.id(0), a.word(1)
+		return func(b *Bench) error { return b.FireUnarmed(id, name) }
+	}},
+	"crash": {"crash id", "crash id", func(a *args) func(*Bench) error {
+		id := a.id(0)
+		return func(b *Bench) error { return b.Crash(id) }
+	}},
+	"recover": {"recover id", "restart id: a fresh machine gets Recover with what id persisted", func(a *args) func(*Bench) error {
+		id := a.id(0)
+		return func(b *Bench) error { return b.Recover(id) }
+	}},
+	"deliver": {"deliver [from=i] [to=j] [type=t] [n=k]", "deliver the pending messages that match (all, or the first k), in send order", deliverCmd},
+	"inject":  {"inject from to type [stamp=S] [id=I] [term=T] [vals=a,b,...] [clock=C]", "deliver a crafted message that was never sent", injectCmd},
+	"stabilize": {"stabilize", "deliver pending messages in send order until none is left", func(a *args) func(*Bench) error {
+		return (*Bench).Stabilize
+	}},
+	"advance": {"advance D", "move the clock forward by the duration D (e.g. 5ms)", func(a *args) func(*Bench) error {
+		d := a.duration(0)
+		return func(b *Bench) error {
+			b.Advance(d)
+			b.printf("now %v", b.Now())
+			return nil
+		}
+	}},
+	"beat": {"beat", "every live node sends its heartbeats (fd-beat fires at its due time) and they are delivered", func(a *args) func(*Bench) error {
+		return (*Bench).Beat
+	}},
+	"hide-heartbeats": {"hide-heartbeats", "from now on, leave the heartbeats sent, delivered and lost, and fd-beat timers, out of the output (what they cause is shown)", func(a *args) func(*Bench) error {
+		return func(b *Bench) error { b.hide = true; return nil }
+	}},
+	"pending": {"pending", "the messages sent and not yet delivered", func(a *args) func(*Bench) error {
+		return func(b *Bench) error {
+			if len(b.pending) == 0 {
+				b.printf("none")
+			}
+			for _, e := range b.pending {
+				b.printf("%d->%d %s", e.From, e.To, FormatMsg(e.Msg))
+			}
+			return nil
+		}
+	}},
+	"timers": {"timers", "each live node's armed timers and when they are due", func(a *args) func(*Bench) error {
+		return func(b *Bench) error {
+			b.each(func(id int) string {
+				var parts []string
+				ts := b.timers(id)
+				for _, name := range slices.Sorted(maps.Keys(ts)) {
+					parts = append(parts, fmt.Sprintf("%s@%v", name, time.Duration(ts[name])))
+				}
+				if len(parts) == 0 {
+					return "none"
+				}
+				return strings.Join(parts, " ")
+			})
+			return nil
+		}
+	}},
+	"state": {"state", "each node's machine's state, for machines that are fmt.Stringers", func(a *args) func(*Bench) error {
+		return func(b *Bench) error {
+			b.each(func(id int) string {
+				if st, ok := b.machines[id].(fmt.Stringer); ok {
+					return st.String()
+				}
+				return ""
+			})
+			return nil
+		}
+	}},
+	"leaders": {"leaders", "each node's belief: the leader it last decided", func(a *args) func(*Bench) error {
+		return func(b *Bench) error {
+			var parts []string
+			for id, l := range b.Leaders() {
+				switch {
+				case b.nodes[id].Crashed():
+					parts = append(parts, fmt.Sprintf("P%d:down", id))
+				case l < 0:
+					parts = append(parts, fmt.Sprintf("P%d->?", id))
+				default:
+					parts = append(parts, fmt.Sprintf("P%d->%d", id, l))
+				}
+			}
+			b.printf("%s", strings.Join(parts, " "))
+			return nil
+		}
+	}},
+	"stats": {"stats", "messages sent since new, by type", func(a *args) func(*Bench) error {
+		return func(b *Bench) error {
+			total := 0
+			var parts []string
+			for _, k := range slices.Sorted(maps.Keys(b.sent)) {
+				parts = append(parts, fmt.Sprintf("%s=%d", k, b.sent[k]))
+				total += b.sent[k]
+			}
+			b.printf("sent %d: %s", total, strings.Join(parts, " "))
+			return nil
+		}
+	}},
+}
+
+// each prints a line per node: "P<id> down", or "P<id> " and what line
+// returns (nothing if it returns "").
+func (b *Bench) each(line func(id int) string) {
+	for id, nd := range b.nodes {
+		if nd.Crashed() {
+			b.printf("P%d down", id)
+		} else if l := line(id); l != "" {
+			b.printf("P%d %s", id, l)
+		}
+	}
+}
+
+func deliverCmd(a *args) func(*Bench) error {
+	limit := -1
+	if _, ok := a.kv["n"]; ok {
+		limit = int(a.uint("n"))
+	}
+	from, to, typ := a.opt("from"), a.opt("to"), a.opt("type")
+	return func(b *Bench) error {
+		k := b.Deliver(func(e *runner.Envelope) bool {
+			return (from == "" || from == strconv.Itoa(e.From)) && (to == "" || to == strconv.Itoa(e.To)) && (typ == "" || typ == e.Msg.Type)
+		}, limit)
+		if k == 0 {
+			b.printf("no pending message matches")
+		}
+		return nil
+	}
+}
+
+func injectCmd(a *args) func(*Bench) error {
+	from, to := a.id(0), a.id(1)
+	m := algo.Msg{Type: a.word(2), Stamp: a.uint("stamp"), Term: a.uint("term"), ID: int(a.uint("id"))}
+	if v := a.opt("vals"); v != "" {
+		for _, x := range strings.Split(v, ",") {
+			u, err := strconv.ParseUint(x, 10, 64)
+			if err != nil {
+				a.fail("vals=%q: want numbers separated by commas", v)
+			}
+			m.Vals = append(m.Vals, u)
+		}
+	}
+	clock := a.uint("clock")
+	return func(b *Bench) error { return b.Inject(from, to, m, clock) }
+}
+
+// args are a command's arguments: positional ones and k=v ones. Reading
+// one that is missing or malformed sets err (the first such), which the
+// interpreter reports; so does an argument no reader asked for.
+type args struct {
+	verb string
+	pos  []string
+	kv   map[string]string
+	used map[string]bool
+	npos int // positional arguments read
+	err  error
+}
+
+func parseArgs(fields []string) *args {
+	a := &args{verb: fields[0], kv: map[string]string{}, used: map[string]bool{}}
+	for _, f := range fields[1:] {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			a.kv[k] = v
+		} else {
+			a.pos = append(a.pos, f)
+		}
+	}
+	return a
+}
+
+func (a *args) fail(format string, v ...any) {
+	if a.err == nil {
+		a.err = fmt.Errorf("%s: "+format, append([]any{a.verb}, v...)...)
+	}
+}
+
+// word is positional argument i.
+func (a *args) word(i int) string {
+	a.npos = max(a.npos, i+1)
+	if i >= len(a.pos) {
+		a.fail("missing argument %d", i+1)
+		return ""
+	}
+	return a.pos[i]
+}
+
+// id is positional argument i as a node id.
+func (a *args) id(i int) int {
+	w := a.word(i)
+	id, err := strconv.Atoi(w)
+	if err != nil && w != "" {
+		a.fail("node %q: want a number", w)
+	}
+	return id
+}
+
+// duration is positional argument i as a duration.
+func (a *args) duration(i int) time.Duration {
+	w := a.word(i)
+	d, err := time.ParseDuration(w)
+	if err != nil && w != "" {
+		a.fail("%q: want a duration such as 5ms", w)
+	}
+	return d
+}
+
+// ids is every positional argument as a node id.
+func (a *args) ids() []int {
+	var out []int
+	for i := range a.pos {
+		out = append(out, a.id(i))
+	}
+	return out
+}
+
+// opt is argument k=, "" if it is not given.
+func (a *args) opt(k string) string {
+	a.used[k] = true
+	return a.kv[k]
+}
+
+// uint is argument k= as a number, 0 if it is not given.
+func (a *args) uint(k string) uint64 {
+	v := a.opt(k)
+	if v == "" {
+		return 0
+	}
+	u, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		a.fail("%s=%q: want a number", k, v)
+	}
+	return u
+}
+
+// unused reports an argument no reader asked for.
+func (a *args) unused() error {
+	if a.err != nil {
+		return a.err
+	}
+	if len(a.pos) > a.npos {
+		return fmt.Errorf("%s: unexpected argument %q", a.verb, a.pos[a.npos])
+	}
+	for _, k := range slices.Sorted(maps.Keys(a.kv)) {
+		if !a.used[k] {
+			return fmt.Errorf("%s: unknown argument %s=", a.verb, k)
+		}
+	}
+	return nil
+}
+
+// script is the interpreter of one script: the bench its "new" built.
+type script struct {
+	spec algo.Spec
+	b    *Bench
+}
+
+// exec runs one command line and returns its output lines.
+func (s *script) exec(line string) []string {
+	fields := strings.Fields(line)
+	a := parseArgs(fields)
+	var out []string
+	err := s.run(a)
+	if s.b != nil {
+		out = s.b.Output()
+		if s.b.hide {
+			out = hideHeartbeats(out)
+			if a.verb == "beat" && len(out) == 0 {
+				out = []string{"(heartbeats only)"}
+			}
+		}
+	}
+	if err != nil {
+		out = append(out, "error: "+err.Error())
+	}
+	return out
+}
+
+func (s *script) run(a *args) error {
+	if a.verb == "new" {
+		n, err := strconv.Atoi(a.kv["n"])
+		if err != nil {
+			return fmt.Errorf("new: want n=N")
+		}
+		delete(a.kv, "n")
+		params := a.kv
+		if len(params) == 0 {
+			params = nil
+		}
+		s.b = nil
+		if s.b, err = newBench(s.spec, n, params); err != nil {
+			return err
+		}
+		s.b.printf("ok")
+		return nil
+	}
+	c, ok := Commands[a.verb]
+	switch {
+	case !ok:
+		return fmt.Errorf("unknown command %q (known: new, %s)", a.verb, strings.Join(slices.Sorted(maps.Keys(Commands)), ", "))
+	case s.b == nil:
+		return fmt.Errorf("no nodes: the script must begin with new")
+	}
+	do := c.parse(a)
+	if err := a.unused(); err != nil {
+		return fmt.Errorf("%w (usage: %s)", err, c.Usage)
+	}
+	return do(s.b)
+}
+
+var (
+	hbNoise  = regexp.MustCompile(`^  (send \d+->\d+ heartbeat|set-timer fd-beat .*)$`)
+	hbLost   = regexp.MustCompile(`^lost \d+->\d+ heartbeat `)
+	hbHeader = regexp.MustCompile(`^P\d+ (deliver \d+->\d+ heartbeat|timer fd-beat) @\d+$`)
+)
+
+// hideHeartbeats leaves out the heartbeat lines of a script's output, and
+// the headers of heartbeat inputs that caused nothing else.
+func hideHeartbeats(lines []string) []string {
+	var out []string
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if hbLost.MatchString(l) || hbNoise.MatchString(l) {
+			continue
+		}
+		if hbHeader.MatchString(l) {
+			var kept []string
+			j := i + 1
+			for ; j < len(lines) && strings.HasPrefix(lines[j], "  "); j++ {
+				if !hbNoise.MatchString(lines[j]) {
+					kept = append(kept, lines[j])
+				}
+			}
+			if len(kept) > 0 {
+				out = append(out, l)
+				out = append(out, kept...)
+			}
+			i = j - 1
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 type block struct {
@@ -114,9 +461,9 @@ func parseScript(text string) ([]block, []string, error) {
 	return blocks, pre, nil
 }
 
-// runScript runs the script at path, giving each command to exec, and
-// compares (or, with -rewrite, replaces) the output recorded under it.
-func runScript(t *testing.T, path string, exec func(cmd string) []string) {
+// runScript runs the script at path with s and compares (or, with
+// -rewrite, replaces) the output recorded under each command.
+func runScript(t *testing.T, path string, s *script) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +474,7 @@ func runScript(t *testing.T, path string, exec func(cmd string) []string) {
 	}
 	var out strings.Builder
 	for _, b := range blocks {
-		got := exec(b.cmd)
+		got := s.exec(b.cmd)
 		if *rewrite {
 			for _, l := range b.pre {
 				out.WriteString(l + "\n")
@@ -149,283 +496,6 @@ func runScript(t *testing.T, path string, exec func(cmd string) []string) {
 		}
 		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
 			t.Fatal(err)
-		}
-	}
-}
-
-type pendingMsg struct {
-	from, to int
-	msg      algo.Msg
-	clock    uint64
-}
-
-type scriptState struct {
-	spec    algo.Spec
-	ms      []algo.Machine
-	clocks  []uint64
-	pending []pendingMsg
-	sent    map[string]int
-	now     int64
-	out     []string
-}
-
-func (s *scriptState) printf(format string, args ...any) {
-	s.out = append(s.out, fmt.Sprintf(format, args...))
-}
-
-// exec runs one command and returns its output lines.
-func (s *scriptState) exec(cmd string) []string {
-	s.out = nil
-	if err := s.run(cmd); err != nil {
-		s.printf("error: %v", err)
-	}
-	return s.out
-}
-
-func parseArgs(fields []string) (pos []string, kv map[string]string) {
-	kv = map[string]string{}
-	for _, f := range fields {
-		if k, v, ok := strings.Cut(f, "="); ok {
-			kv[k] = v
-		} else {
-			pos = append(pos, f)
-		}
-	}
-	return pos, kv
-}
-
-func (s *scriptState) node(arg string) (int, error) {
-	id, err := strconv.Atoi(arg)
-	if err != nil || id < 0 || id >= len(s.ms) {
-		return 0, fmt.Errorf("node %q: want an id in 0..%d", arg, len(s.ms)-1)
-	}
-	return id, nil
-}
-
-func (s *scriptState) run(cmd string) error {
-	fields := strings.Fields(cmd)
-	verb := fields[0]
-	pos, kv := parseArgs(fields[1:])
-	if verb != "new" && s.ms == nil {
-		return fmt.Errorf("no machines: the script must begin with new")
-	}
-	clockArg := func() (uint64, bool, error) {
-		v, ok := kv["clock"]
-		if !ok {
-			return 0, false, nil
-		}
-		c, err := strconv.ParseUint(v, 10, 64)
-		return c, true, err
-	}
-	switch verb {
-	case "new":
-		n, err := strconv.Atoi(kv["n"])
-		if err != nil {
-			return fmt.Errorf("new: want n=N")
-		}
-		delete(kv, "n")
-		if len(kv) == 0 {
-			kv = nil
-		}
-		s.ms, s.clocks, s.pending, s.now, s.sent = nil, make([]uint64, n), nil, 0, map[string]int{}
-		for id := 0; id < n; id++ {
-			m, err := s.spec.New(algo.Config{ID: id, N: n, Resource: "cs", Params: kv,
-				Rand: rand.New(rand.NewPCG(1, uint64(id)+1))})
-			if err != nil {
-				s.ms = nil
-				return err
-			}
-			s.ms = append(s.ms, m)
-		}
-		s.printf("ok")
-	case "start":
-		ids := pos
-		if len(ids) == 0 {
-			for i := range s.ms {
-				ids = append(ids, strconv.Itoa(i))
-			}
-		}
-		for _, a := range ids {
-			id, err := s.node(a)
-			if err != nil {
-				return err
-			}
-			s.step(id, algo.Input{Kind: algo.Start}, 0, false)
-		}
-	case "request", "release", "recover":
-		if len(pos) != 1 {
-			return fmt.Errorf("%s: want one node id", verb)
-		}
-		id, err := s.node(pos[0])
-		if err != nil {
-			return err
-		}
-		c, set, err := clockArg()
-		if err != nil {
-			return err
-		}
-		kind := map[string]algo.InputKind{"request": algo.Request, "release": algo.Release, "recover": algo.Recover}[verb]
-		in := algo.Input{Kind: kind, Clock: c}
-		if kind != algo.Recover {
-			in.Resource = "cs"
-		}
-		s.step(id, in, 0, set)
-	case "timer":
-		if len(pos) != 2 {
-			return fmt.Errorf("timer: want an id and a timer name")
-		}
-		id, err := s.node(pos[0])
-		if err != nil {
-			return err
-		}
-		s.step(id, algo.Input{Kind: algo.Timer, TimerName: pos[1]}, 0, false)
-	case "deliver":
-		var match []pendingMsg
-		var rest []pendingMsg
-		limit := -1
-		if v, ok := kv["n"]; ok {
-			var err error
-			if limit, err = strconv.Atoi(v); err != nil {
-				return fmt.Errorf("deliver: n=%q", v)
-			}
-		}
-		for _, p := range s.pending {
-			ok := limit != 0 &&
-				(kv["from"] == "" || kv["from"] == strconv.Itoa(p.from)) &&
-				(kv["to"] == "" || kv["to"] == strconv.Itoa(p.to)) &&
-				(kv["type"] == "" || kv["type"] == p.msg.Type)
-			if ok {
-				match = append(match, p)
-				limit--
-			} else {
-				rest = append(rest, p)
-			}
-		}
-		if len(match) == 0 {
-			s.printf("no pending message matches")
-			return nil
-		}
-		s.pending = rest
-		for _, p := range match {
-			s.deliver(p)
-		}
-	case "inject":
-		if len(pos) != 3 {
-			return fmt.Errorf("inject: want from, to and type")
-		}
-		from, err := s.node(pos[0])
-		if err != nil {
-			return err
-		}
-		to, err := s.node(pos[1])
-		if err != nil {
-			return err
-		}
-		m := algo.Msg{Type: pos[2], Resource: "cs"}
-		for k, v := range kv {
-			switch k {
-			case "stamp", "term", "clock":
-				u, err := strconv.ParseUint(v, 10, 64)
-				if err != nil {
-					return fmt.Errorf("inject: %s=%q", k, v)
-				}
-				if k == "stamp" {
-					m.Stamp = u
-				} else if k == "term" {
-					m.Term = u
-				}
-			case "id":
-				if m.ID, err = strconv.Atoi(v); err != nil {
-					return fmt.Errorf("inject: id=%q", v)
-				}
-			case "vals":
-				for _, x := range strings.Split(v, ",") {
-					u, err := strconv.ParseUint(x, 10, 64)
-					if err != nil {
-						return fmt.Errorf("inject: vals=%q", v)
-					}
-					m.Vals = append(m.Vals, u)
-				}
-			default:
-				return fmt.Errorf("inject: unknown argument %s", k)
-			}
-		}
-		c, _, _ := clockArg()
-		s.deliver(pendingMsg{from: from, to: to, msg: m, clock: c})
-	case "stabilize":
-		for i := 0; len(s.pending) > 0; i++ {
-			if i > 10000 {
-				return fmt.Errorf("stabilize: still messages pending after 10000 deliveries")
-			}
-			p := s.pending[0]
-			s.pending = s.pending[1:]
-			s.deliver(p)
-		}
-	case "pending":
-		if len(s.pending) == 0 {
-			s.printf("none")
-		}
-		for _, p := range s.pending {
-			s.printf("%d->%d %s", p.from, p.to, FormatMsg(p.msg))
-		}
-	case "state":
-		for id, m := range s.ms {
-			if st, ok := m.(fmt.Stringer); ok {
-				s.printf("P%d %s", id, st.String())
-			}
-		}
-	case "stats":
-		types := slices.Sorted(maps.Keys(s.sent))
-		total := 0
-		var parts []string
-		for _, k := range types {
-			parts = append(parts, fmt.Sprintf("%s=%d", k, s.sent[k]))
-			total += s.sent[k]
-		}
-		s.printf("sent %d: %s", total, strings.Join(parts, " "))
-	case "advance":
-		if len(pos) != 1 {
-			return fmt.Errorf("advance: want a duration")
-		}
-		d, err := time.ParseDuration(pos[0])
-		if err != nil {
-			return err
-		}
-		s.now += int64(d)
-		s.printf("now %v", time.Duration(s.now))
-	default:
-		return fmt.Errorf("unknown command %q", verb)
-	}
-	return nil
-}
-
-func (s *scriptState) deliver(p pendingMsg) {
-	s.step(p.to, algo.Input{Kind: algo.Receive, From: p.from, Msg: p.msg}, p.clock, false)
-}
-
-// step gives in to node id. Unless fixed is set, Input.Clock is computed as
-// the runtime does; with fixed, in.Clock is used as given.
-func (s *scriptState) step(id int, in algo.Input, msgClock uint64, fixed bool) {
-	if !fixed {
-		in.Clock = max(s.clocks[id], msgClock) + 1
-	}
-	s.clocks[id] = in.Clock
-	in.Now = s.now
-	s.printf("P%d %s", id, describeInput(id, in))
-	outs := s.ms[id].Step(in)
-	for _, o := range outs {
-		s.clocks[id]++
-		s.printf("  %s", FormatOutput(id, o))
-		if o.Kind == algo.Send {
-			if o.To < 0 || o.To >= len(s.ms) {
-				s.printf("  error: send to node %d, outside 0..%d", o.To, len(s.ms)-1)
-				continue
-			}
-			m := o.Msg
-			m.Resource = "cs"
-			m.Vals = slices.Clone(m.Vals)
-			s.sent[m.Type]++
-			s.pending = append(s.pending, pendingMsg{from: id, to: o.To, msg: m, clock: s.clocks[id]})
 		}
 	}
 }

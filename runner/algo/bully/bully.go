@@ -1,6 +1,7 @@
 package bully
 
 import (
+	_ "embed"
 	"fmt"
 	"strconv"
 
@@ -36,8 +37,14 @@ var variants = []algo.Variant{
 	{Params: map[string]string{"initiators": "all"}, Doc: "every process starts an election at once"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "bully",
 	Kind:    algo.Election,
 	Summary: "election messages to higher ids, answers, coordinator broadcast; time-outs; the highest live id wins",
@@ -54,10 +61,12 @@ var Spec = algo.Spec{
 			Note: "best: the second highest id detects the failure; worst: N(N-1)/2 elections + N(N-1)/2 answers + N-1 coordinators",
 			Seed: "001 the bully algorithm: analysis; 004 bully algorithm",
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Between(n-2, n*n-1) })},
+		fd.Cost("", nil),
 	},
 	Params:   params,
 	Variants: variants,
 	New:      New,
+	Parts:    algo.ElectionParts,
 }
 
 type phase int

@@ -1,11 +1,12 @@
 package bully
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
 	"github.com/dmxlab/dmx/runner/algo/fd"
@@ -14,23 +15,7 @@ import (
 // TestScripts runs the interaction scripts in testdata; each block cites the
 // rule it exercises. Rewrite with go test -rewrite.
 func TestScripts(t *testing.T) {
-	algotest.RunElectionScripts(t, Spec, "testdata")
-}
-
-func bench(t *testing.T, n int, params map[string]string) *algotest.ElectionBench {
-	t.Helper()
-	b, err := algotest.NewElectionBench(Spec, n, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	algotest.RunScripts(t, Spec, "testdata")
 }
 
 func allAre(leaders []int, want int, down ...int) bool {
@@ -55,13 +40,13 @@ func allAre(leaders []int, want int, down ...int) bool {
 func TestWorstCaseCount(t *testing.T) {
 	for _, n := range []int{2, 3, 5, 8} {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
-			b := bench(t, n, map[string]string{"fd-period": "0"})
-			must(t, b.Start())
-			must(t, b.Stabilize())
+			b := algotest.NewBench(t, Spec, n, map[string]string{"fd-period": "0"})
+			b.Start()
+			b.Stabilize()
 			// Only P(N-1) hears no answer; its time-out makes it the
 			// coordinator.
-			must(t, b.Fire(n-1, TimerAnswer))
-			must(t, b.Stabilize())
+			b.Fire(n-1, TimerAnswer)
+			b.Stabilize()
 			sent := b.Sent()
 			e := n * (n - 1) / 2
 			if sent[MsgElection] != e || sent[MsgAnswer] != e || sent[MsgCoordinator] != n-1 {
@@ -88,15 +73,15 @@ func TestBestCaseCount(t *testing.T) {
 	for _, n := range []int{2, 3, 5, 8} {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
 			top, second := n-1, n-2
-			b := bench(t, n, map[string]string{"initiators": fmt.Sprint(top)})
-			must(t, b.Start())
-			must(t, b.Fire(top, TimerAnswer))
-			must(t, b.Stabilize())
+			b := algotest.NewBench(t, Spec, n, map[string]string{"initiators": fmt.Sprint(top)})
+			b.Start()
+			b.Fire(top, TimerAnswer)
+			b.Stabilize()
 			if l := b.Leaders(); !allAre(l, top) {
 				t.Fatalf("leaders %v before the crash, want all %d", l, top)
 			}
 			before := b.Sent()
-			must(t, b.Crash(top))
+			b.Crash(top)
 			// The survivors keep beating (so that they do not suspect each
 			// other) until P(N-2)'s check suspects P(N-1); nobody else's
 			// check fires.
@@ -106,16 +91,16 @@ func TestBestCaseCount(t *testing.T) {
 					t.Fatal("P(N-2) never suspects P(N-1)")
 				}
 				for i := 0; i < top; i++ {
-					must(t, b.Fire(i, fd.TimerBeat))
+					b.Fire(i, fd.TimerBeat)
 				}
-				must(t, b.Stabilize())
-				must(t, b.Fire(second, fd.TimerCheck))
+				b.Stabilize()
+				b.Fire(second, fd.TimerCheck)
 			}
 			if got := m.fd.SuspectedSet(); !slices.Equal(got, []int{top}) {
 				t.Fatalf("P%d suspects %v, want only [%d]", second, got, top)
 			}
-			must(t, b.Fire(second, TimerAnswer))
-			must(t, b.Stabilize())
+			b.Fire(second, TimerAnswer)
+			b.Stabilize()
 			after := b.Sent()
 			for _, typ := range []string{MsgElection, MsgAnswer, MsgCoordinator} {
 				d := after[typ] - before[typ]
@@ -154,7 +139,9 @@ func TestRH1RH2(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mm, err := New(algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
-			must(t, err)
+			if err != nil {
+				t.Fatal(err)
+			}
 			m := mm.(*Machine)
 			m.Step(algo.Input{Kind: algo.Start})
 			for _, in := range tc.setup {
@@ -189,7 +176,9 @@ func TestSuspectedLeaderStartsElection(t *testing.T) {
 		starts bool
 	}{{2, true}, {1, false}} {
 		mm, err := New(algo.Config{ID: 0, N: 3, Params: map[string]string{"initiators": "none"}})
-		must(t, err)
+		if err != nil {
+			t.Fatal(err)
+		}
 		m := mm.(*Machine)
 		m.Step(algo.Input{Kind: algo.Start})
 		m.Step(algo.Input{Kind: algo.Receive, From: 2, Msg: algo.Msg{Type: MsgCoordinator, ID: 2, Term: 1}})
@@ -216,7 +205,7 @@ var sizes = []int{2, 3, 5, 8}
 // "Multiple processes are allowed to call an election simultaneously. All
 // of them together must yield only a single leader."
 func TestSweepNoFailure(t *testing.T) {
-	algotest.SweepInitiators(t, Spec, sizes, seeds(), 300e6)
+	algotest.SweepInitiators(t, Spec, sizes, algotest.Seeds(300), 300*time.Millisecond)
 }
 
 // TestSweepLeaderCrashes: the leader crashes at random times (once or
@@ -227,33 +216,16 @@ func TestSweepNoFailure(t *testing.T) {
 // coordinator has to be elected"; "Any process could fail during the
 // election procedure"; seed 004 heartbeat, "Safe and Live, assuming ...
 // Failure detection is reliable".
-func TestSweepLeaderCrashes(t *testing.T) {
-	for _, crashes := range []int{1, 2} {
-		t.Run(fmt.Sprintf("crashes=%d", crashes), func(t *testing.T) {
-			algotest.SweepElection(t, Spec, sizes, seeds(), algotest.ElectionOptions{
-				LeaderCrashes: crashes, CrashFrom: 0, CrashTo: 400e6, Settle: 600e6,
-			}, nil)
-		})
-	}
-}
-
-// TestSweepLeaderCrashesAndRecovers: the crashed leader comes back after a
+//
+// With recoveries (subtest recover): the crashed leader comes back after a
 // random time and holds an election (seed 000). The run still ends with the
 // highest live id known by all, but a recovered higher process leads
 // alongside the old leader until its coordinator message arrives: seed
 // 004's "Safety is broken if ... process ID's reappear". The sweep allows
-// (and counts) those episodes; TestSweepLeaderCrashes shows there are none
-// without recoveries.
-func TestSweepLeaderCrashesAndRecovers(t *testing.T) {
-	seen := 0
-	algotest.SweepElection(t, Spec, sizes, seeds(), algotest.ElectionOptions{
-		LeaderCrashes: 2, CrashFrom: 0, CrashTo: 400e6, RecoverMin: 10e6, RecoverMax: 200e6,
-		Settle: 600e6, AllowSplitBrain: true,
-	}, func(r *algotest.ElectionResult) error {
-		seen += len(r.SplitBrains)
-		return nil
-	})
-	t.Logf("split-brain episodes after recoveries: %d", seen)
+// (and counts) those episodes; the subtests without recoveries show there
+// are none without them.
+func TestSweepLeaderCrashes(t *testing.T) {
+	algotest.SweepLeaderCrashes(t, Spec, sizes, algotest.Seeds(300), 600*time.Millisecond)
 }
 
 // tightSeed is a seed whose run, with a time-out shorter than the message
@@ -267,34 +239,28 @@ const tightSeed = 1
 // higher processes arrive: two processes lead at once.
 // Reference: seed 004 "Beware: Safety is broken if too tight deadline".
 func TestTightDeadlineSplitBrain(t *testing.T) {
-	opt := algotest.ElectionOptions{N: 5, Seed: tightSeed, Settle: 300e6,
+	opt := algotest.Options{N: 5, Seed: tightSeed, Settle: 300 * time.Millisecond,
 		Params: map[string]string{"timeout": "1ms", "initiators": "all"}}
-	opt.AllowSplitBrain = false
-	_, err := algotest.RunElection(Spec, opt)
-	var f *algotest.Failure
-	if !errors.As(err, &f) || f.Kind != algotest.SplitBrain {
-		// Name the seed that does it now.
-		for s := uint64(1); s <= 100; s++ {
-			o := opt
-			o.Seed = s
-			if _, err := algotest.RunElection(Spec, o); errors.As(err, &f) && f.Kind == algotest.SplitBrain {
-				t.Fatalf("seed %d: err = %v, want a split brain; seed %d has one: set tightSeed", tightSeed, err, s)
-			}
+	algotest.Expect(t, Spec, opt, analyze.SplitBrain)
+	// What happened: 1ms after the start, before the answers of the higher
+	// processes arrived, P1, P2 and P3 all declared themselves coordinator
+	// beside P4.
+	opt.Allow = []string{"split-brain", "validity"}
+	res, _ := algotest.Run(Spec, opt)
+	var at1ms []int
+	for _, e := range res.SplitBrains {
+		if e.At == time.Millisecond {
+			at1ms = append(at1ms, e.Leaders...)
 		}
-		t.Fatalf("seed %d: err = %v, want a split brain", tightSeed, err)
 	}
-	t.Logf("seed %d: %v", tightSeed, f)
-	// What happened: 1ms after the start, before any answer could arrive,
-	// P1 and P3 both declared themselves coordinator.
-	opt.AllowSplitBrain = true
-	res, _ := algotest.RunElection(Spec, opt)
-	if len(res.SplitBrains) == 0 || res.SplitBrains[0].At != 1e6 || !slices.Equal(res.SplitBrains[0].Leaders, []int{1, 3}) {
-		t.Fatalf("split-brain episodes %v, want the first at 1ms with P1 and P3", res.SplitBrains)
+	slices.Sort(at1ms)
+	if len(res.SplitBrains) == 0 || res.SplitBrains[0].At != time.Millisecond || !slices.Equal(slices.Compact(at1ms), []int{1, 2, 3, 4}) {
+		t.Fatalf("split-brain episodes %v, want the first at 1ms with P1, P2, P3 and P4", res.SplitBrains)
 	}
 	// The same seed with the default time-out is safe.
-	opt.AllowSplitBrain = false
+	opt.Allow = nil
 	opt.Params = map[string]string{"initiators": "all"}
-	if _, err := algotest.RunElection(Spec, opt); err != nil {
+	if _, err := algotest.Run(Spec, opt); err != nil {
 		t.Fatalf("seed %d with the default time-out: %v", tightSeed, err)
 	}
 }
@@ -311,16 +277,16 @@ const falseSuspicionSeed = 1
 // ... Failure detection is reliable"). With D and the time-out above the
 // delays, the same seed is safe.
 func TestFalseSuspicionSplitBrain(t *testing.T) {
-	opt := algotest.ElectionOptions{N: 5, Seed: falseSuspicionSeed, MinDelay: 5e6, MaxDelay: 30e6, Settle: 300e6,
-		Params: map[string]string{"fd-allowance": "0", "initiators": "4"}, AllowSplitBrain: true}
-	res, _ := algotest.RunElection(Spec, opt)
+	opt := algotest.Options{N: 5, Seed: falseSuspicionSeed, MinDelay: 5 * time.Millisecond, MaxDelay: 30 * time.Millisecond,
+		Settle: 300 * time.Millisecond, Params: map[string]string{"fd-allowance": "0", "initiators": "4"}, Allow: []string{"split-brain"}}
+	res, _ := algotest.Run(Spec, opt)
 	if res.FalseSuspicions == 0 || len(res.SplitBrains) == 0 || !slices.Equal(res.SplitBrains[0].Leaders, []int{3, 4}) {
 		t.Fatalf("seed %d: %d false suspicions, split brains %v; want false suspicions and P3, P4 leading at once",
 			falseSuspicionSeed, res.FalseSuspicions, res.SplitBrains)
 	}
 	opt.Params = map[string]string{"fd-allowance": "30ms", "timeout": "100ms", "initiators": "4"}
-	opt.AllowSplitBrain = false
-	res, err := algotest.RunElection(Spec, opt)
+	opt.Allow = nil
+	res, err := algotest.Run(Spec, opt)
 	if err != nil || res.FalseSuspicions != 0 {
 		t.Fatalf("seed %d with D = 30ms: %v, %d false suspicions", falseSuspicionSeed, err, res.FalseSuspicions)
 	}
@@ -334,13 +300,4 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("params %v accepted", p)
 		}
 	}
-}
-
-// seeds is the number of seeds per group size in the sweeps: 300, or 30
-// with go test -short.
-func seeds() int {
-	if testing.Short() {
-		return 30
-	}
-	return 300
 }

@@ -1,6 +1,8 @@
 package central
 
 import (
+	"cmp"
+	_ "embed"
 	"fmt"
 	"slices"
 	"strconv"
@@ -34,8 +36,14 @@ var variants = []algo.Variant{
 	{Params: map[string]string{"failover": FailoverRing, "initiators": "all"}, Doc: "the coordinator elected with the ring election"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "central",
 	Kind:    algo.MutualExclusion,
 	Summary: "central coordinator with a FIFO queue: request, grant (the notes' OK), release",
@@ -60,10 +68,21 @@ var Spec = algo.Spec{
 		{Measure: algo.Bandwidth, Formula: "3", Seed: "004 centralized algorithm, properties", Eval: algo.Const(algo.Exact(3))},
 		{Measure: algo.MessagesPerRecovery, Formula: "an election + 2(N-1)",
 			Note: "failover: per new coordinator, a state query to each other process and its reply; heartbeats apart"},
+		fd.Cost("failover only", func(s algo.Setting) bool { return cmp.Or(s.Params["failover"], "none") != "none" }),
 	},
 	Params:   params,
 	Variants: variants,
 	New:      New,
+	Parts: func(p map[string]string) algo.Parts {
+		if f, ok := p["failover"]; ok && f != FailoverNone {
+			return algo.Parts{Leader: true, Coordinator: algo.NoProc, TokenHolder: algo.NoProc}
+		}
+		c, err := strconv.Atoi(p["coordinator"])
+		if err != nil {
+			c = 0
+		}
+		return algo.Parts{Coordinator: c, TokenHolder: algo.NoProc}
+	},
 }
 
 // messagesPerCS is seed 003's three messages for a critical section of a

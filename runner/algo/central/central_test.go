@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
@@ -15,7 +16,7 @@ func TestScripts(t *testing.T) {
 	algotest.RunScripts(t, Spec, "testdata")
 }
 
-// TestSweep runs the algorithm on the in-memory network for many seeds and
+// TestSweep runs the algorithm in the simulator for many seeds and
 // group sizes and checks mutual exclusion, that every request is granted
 // (seed 004: "Safe: Yes, Liveness: Yes"), and the message count: exactly 3
 // per entry of a client and 0 per entry of the coordinator (seed 003 slide 6
@@ -65,7 +66,7 @@ func TestFIFOUnderLoad(t *testing.T) {
 			}
 			return m, err
 		}
-		if _, err := algotest.Run(spec, algotest.Options{N: 5, Seed: seed, Entries: 4, Hold: 5_000_000, Think: 1_000_000}); err != nil {
+		if _, err := algotest.Run(spec, algotest.Options{N: 5, Seed: seed, Entries: 4, Hold: 5 * time.Millisecond, Think: time.Millisecond}); err != nil {
 			t.Fatalf("seed: %d: %v", seed, err)
 		}
 		if r.err != "" {

@@ -1,6 +1,7 @@
 package changroberts
 
 import (
+	_ "embed"
 	"fmt"
 	"strconv"
 
@@ -31,8 +32,14 @@ var variants = []algo.Variant{
 	{Params: map[string]string{"initiators": "all"}, Doc: "every process starts an election at once (seed 001: multiple initiators)"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "chang-roberts",
 	Kind:    algo.Election,
 	Summary: "ring election with one id per message and a participant flag: lower ids are replaced or discarded, the id that comes back wins",
@@ -43,10 +50,12 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgElection, MsgElected, fd.MsgHeartbeat},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
-	Costs:      election.RingCosts("best: the would-be leader initiates; worst: its successor does; 2N+(N-1-i) when P_i alone initiates"),
-	Params:     params,
-	Variants:   variants,
-	New:        New,
+	Costs: append(election.RingCosts("best: the would-be leader initiates; worst: its successor does; 2N+(N-1-i) when P_i alone initiates"),
+		fd.Cost("", nil)),
+	Params:   params,
+	Variants: variants,
+	New:      New,
+	Parts:    algo.ElectionParts,
 }
 
 // Machine is one process of Chang and Roberts.

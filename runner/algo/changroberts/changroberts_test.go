@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
@@ -12,23 +13,7 @@ import (
 // TestScripts runs the interaction scripts in testdata; each block cites the
 // rule it exercises. Rewrite with go test -rewrite.
 func TestScripts(t *testing.T) {
-	algotest.RunElectionScripts(t, Spec, "testdata")
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func count(t *testing.T, n int, initiators string) (map[string]int, []int) {
-	t.Helper()
-	b, err := algotest.NewElectionBench(Spec, n, map[string]string{"fd-period": "0", "initiators": initiators})
-	must(t, err)
-	must(t, b.Start())
-	must(t, b.Stabilize())
-	return b.Sent(), b.Leaders()
+	algotest.RunScripts(t, Spec, "testdata")
 }
 
 // TestCountOneInitiator: one initiator P_i, no failure: exactly
@@ -45,7 +30,8 @@ func TestCountOneInitiator(t *testing.T) {
 	for _, n := range []int{2, 3, 5, 8} {
 		total := 0
 		for i := 0; i < n; i++ {
-			sent, leaders := count(t, n, fmt.Sprint(i))
+			b := algotest.Elect(t, Spec, n, map[string]string{"fd-period": "0", "initiators": fmt.Sprint(i)})
+			sent, leaders := b.Sent(), b.Leaders()
 			got := sent[MsgElection] + sent[MsgElected]
 			want := 2*n + (n - 1 - i)
 			if sent[MsgElected] != n || got != want {
@@ -81,7 +67,8 @@ func TestCountOneInitiator(t *testing.T) {
 // 3N-1, as much as the worst single initiator.
 func TestCountAllInitiators(t *testing.T) {
 	for _, n := range []int{2, 3, 5, 8} {
-		sent, leaders := count(t, n, "all")
+		b := algotest.Elect(t, Spec, n, map[string]string{"fd-period": "0", "initiators": "all"})
+		sent, leaders := b.Sent(), b.Leaders()
 		if sent[MsgElection] != 2*n-1 || sent[MsgElected] != n {
 			t.Errorf("N=%d: sent %v, want election=%d elected=%d", n, sent, 2*n-1, n)
 		}
@@ -110,7 +97,9 @@ func TestRH1(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("id=%d participant=%v", tc.id, tc.participant), func(t *testing.T) {
 			mm, err := New(algo.Config{ID: j, N: 5, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
-			must(t, err)
+			if err != nil {
+				t.Fatal(err)
+			}
 			m := mm.(*Machine)
 			m.Step(algo.Input{Kind: algo.Start})
 			m.participant = tc.participant
@@ -144,7 +133,9 @@ func TestRH1(t *testing.T) {
 // Reference: seed 001 [RD1].
 func TestRD1(t *testing.T) {
 	mm, err := New(algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "1"}})
-	must(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := mm.(*Machine)
 	m.Step(algo.Input{Kind: algo.Start})
 	if !m.participant {
@@ -169,7 +160,9 @@ func TestRD1(t *testing.T) {
 // Election message but times out waiting for an Elected message".
 func TestTimeoutRestarts(t *testing.T) {
 	mm, err := New(algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
-	must(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := mm.(*Machine)
 	m.Step(algo.Input{Kind: algo.Start})
 	m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgElection, ID: 0, Term: 1}})
@@ -187,32 +180,20 @@ var sizes = []int{2, 3, 5, 8}
 // never two leaders. Reference: seed 001 "Multiple Initiators ... All of
 // them together must yield only a single leader"; seed 004 "Safe, Live".
 func TestSweepNoFailure(t *testing.T) {
-	algotest.SweepInitiators(t, Spec, sizes, seeds(), 300e6)
+	algotest.SweepInitiators(t, Spec, sizes, algotest.Seeds(300), 300*time.Millisecond)
 }
 
 // TestSweepLeaderCrashes: the leader crashes once or twice and stays down;
 // suspected successors are skipped, elections naming a suspected process
 // are replaced (seed 001 "Fixing for failures (2)"), and every live
 // process ends with the highest live id, with no split brain.
-func TestSweepLeaderCrashes(t *testing.T) {
-	for _, crashes := range []int{1, 2} {
-		t.Run(fmt.Sprintf("crashes=%d", crashes), func(t *testing.T) {
-			algotest.SweepElection(t, Spec, sizes, seeds(), algotest.ElectionOptions{
-				LeaderCrashes: crashes, CrashFrom: 0, CrashTo: 400e6, Settle: 800e6,
-			}, nil)
-		})
-	}
-}
-
-// TestSweepLeaderCrashesAndRecovers: crashed leaders come back and start
+//
+// With recoveries (subtest recover): crashed leaders come back and start
 // an election; every live process ends with the highest live id. The
 // recovered process and the old leader may both lead for a moment (seed
 // 004 "process ID's reappear"): allowed here.
-func TestSweepLeaderCrashesAndRecovers(t *testing.T) {
-	algotest.SweepElection(t, Spec, sizes, seeds(), algotest.ElectionOptions{
-		LeaderCrashes: 2, CrashFrom: 0, CrashTo: 400e6, RecoverMin: 10e6, RecoverMax: 200e6,
-		Settle: 800e6, AllowSplitBrain: true,
-	}, nil)
+func TestSweepLeaderCrashes(t *testing.T) {
+	algotest.SweepLeaderCrashes(t, Spec, sizes, algotest.Seeds(300), 800*time.Millisecond)
 }
 
 func TestNewValidates(t *testing.T) {
@@ -223,13 +204,4 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("params %v accepted", p)
 		}
 	}
-}
-
-// seeds is the number of seeds per group size in the sweeps: 300, or 30
-// with go test -short.
-func seeds() int {
-	if testing.Short() {
-		return 30
-	}
-	return 300
 }

@@ -2,6 +2,7 @@ package fd
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
 )
@@ -203,4 +204,28 @@ func Suspects(outs []algo.Output) []int {
 		}
 	}
 	return s
+}
+
+// Cost is the detector's traffic as a cost of the algorithm that embeds
+// it: a heartbeat from every process to every other, N(N-1) messages,
+// every T (fd-period). on says whether the detector runs in a setting
+// (an algorithm may embed it only in a variant); note says when it does,
+// or is empty.
+func Cost(note string, on func(algo.Setting) bool) algo.Cost {
+	return algo.Cost{
+		Measure: algo.Heartbeats,
+		Formula: "N(N-1) every T (fd-period)",
+		Note:    note,
+		Eval:    algo.InN(func(n float64) algo.Estimate { return algo.Exact(n * (n - 1)) }),
+		Every: func(s algo.Setting) time.Duration {
+			if on != nil && !on(s) {
+				return 0
+			}
+			t, err := algo.Config{Params: s.Params}.DurationParam("fd-period", DefaultPeriod)
+			if err != nil {
+				t = DefaultPeriod
+			}
+			return time.Duration(t)
+		},
+	}
 }

@@ -150,7 +150,7 @@ func TestFalseSuspicionSlowDelivery(t *testing.T) {
 }
 
 // watcher is a machine that only runs a detector (and names P(N-1) leader
-// at once, so that the election bench's end checks pass).
+// at once, so that the bench's end of an election settles).
 type watcher struct{ d *Detector }
 
 func (w watcher) Step(in algo.Input) []algo.Output {
@@ -162,7 +162,7 @@ func (w watcher) Step(in algo.Input) []algo.Output {
 	return out
 }
 
-var watcherSpec = algo.Spec{Name: "fd-watcher", Kind: algo.Election, Params: Params,
+var watcherSpec = algo.Spec{Name: "fd-watcher", Kind: algo.Election, Params: Params, Properties: []string{"termination"},
 	New: func(c algo.Config) (algo.Machine, error) {
 		if err := c.Validate(Params); err != nil {
 			return nil, err
@@ -186,10 +186,10 @@ func TestFalseSuspicionsInRuns(t *testing.T) {
 		false_    bool
 	}{{"1ms", true}, {"25ms", false}} {
 		t.Run("D="+tc.allowance, func(t *testing.T) {
-			algotest.SweepElection(t, watcherSpec, []int{2, 3, 5}, 50, algotest.ElectionOptions{
+			algotest.Sweep(t, watcherSpec, []int{2, 3, 5}, 50, algotest.Options{
 				Params:   map[string]string{"fd-allowance": tc.allowance},
 				MinDelay: 10 * ms, MaxDelay: 30 * ms, Settle: 500 * ms,
-			}, func(r *algotest.ElectionResult) error {
+			}, func(r *algotest.Result) error {
 				if tc.false_ && r.FalseSuspicions == 0 {
 					return fmt.Errorf("no false suspicion with D=%s", tc.allowance)
 				}
@@ -209,8 +209,8 @@ func TestFalseSuspicionsInRuns(t *testing.T) {
 // within T+D of its last message, and never trusted again; a recovered one
 // is trusted again at its first message.
 func TestCrashSuspected(t *testing.T) {
-	res, err := algotest.RunElection(watcherSpec, algotest.ElectionOptions{N: 4, Seed: 3,
-		Faults: []algotest.ElectionFault{{At: 100 * ms, Proc: 2}}, Settle: 200 * ms})
+	res, err := algotest.Run(watcherSpec, algotest.Options{N: 4, Seed: 3,
+		Crashes: []algotest.Crash{{Proc: 2, At: 100 * ms}}, Settle: 200 * ms})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package lamport
 
 import (
+	_ "embed"
 	"fmt"
 	"slices"
 
@@ -14,8 +15,14 @@ const (
 	MsgRelease = "release"
 )
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:        algo.PackageDoc(docGo),
 	Name:       "lamport",
 	Kind:       algo.MutualExclusion,
 	Summary:    "request queues ordered by Lamport time, timestamped acks from everyone, release to everyone; assumes FIFO channels",

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
 )
@@ -30,7 +31,7 @@ func TestNeedsFIFO(t *testing.T) {
 	for seed := uint64(1); seed <= 300; seed++ {
 		_, err := algotest.Run(Spec, algotest.Options{N: 3, Seed: seed, Think: 1})
 		var f *algotest.Failure
-		if errors.As(err, &f) && f.Kind == algotest.Safety {
+		if errors.As(err, &f) && f.Violates(analyze.MutexCausal) {
 			t.Logf("seed %d: %v", seed, err)
 			return
 		}

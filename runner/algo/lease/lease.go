@@ -1,6 +1,7 @@
 package lease
 
 import (
+	_ "embed"
 	"fmt"
 	"strconv"
 	"time"
@@ -34,8 +35,14 @@ var params = []algo.Param{
 	{Name: "backoff", Default: "10ms", Doc: "a server whose promise ran out stands after (N - id) times this (the highest ids first)"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "lease",
 	Kind:    algo.Election,
 	Summary: "Chubby: a candidate needs a majority of votes, one vote per server per term; the master renews its lease while it keeps a majority",
@@ -47,11 +54,19 @@ var Spec = algo.Spec{
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerElection, Formula: "2(N-1)", Note: "uncontested: a vote request to each other server and its vote",
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) })},
-		{Measure: algo.MessagesPerRenewal, Formula: "2(N-1)", Note: "a renew to each other server and its ack, per round",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) })},
+		{Measure: algo.MessagesPerRenewal, Formula: "2(N-1) every L/3", Note: "a renew to each other server and its ack, per round",
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) }),
+			Every: func(s algo.Setting) time.Duration {
+				l, err := algo.Config{Params: s.Params}.DurationParam("lease", DefaultLease)
+				if err != nil {
+					l = DefaultLease
+				}
+				return time.Duration(l / 3)
+			}},
 	},
 	Params: params,
 	New:    New,
+	Parts:  algo.ElectionParts,
 }
 
 type role int

@@ -1,10 +1,10 @@
 package lease
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
@@ -13,14 +13,7 @@ import (
 // TestScripts runs the interaction scripts in testdata; each block cites the
 // rule it exercises. Rewrite with go test -rewrite.
 func TestScripts(t *testing.T) {
-	algotest.RunElectionScripts(t, Spec, "testdata")
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	algotest.RunScripts(t, Spec, "testdata")
 }
 
 // TestCountUncontested: the highest id stands first and alone: N-1
@@ -30,11 +23,10 @@ func must(t *testing.T, err error) {
 func TestCountUncontested(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5, 8} {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
-			b, err := algotest.NewElectionBench(Spec, n, nil)
-			must(t, err)
-			must(t, b.Start())
-			must(t, b.Fire(n-1, TimerElect))
-			must(t, b.Stabilize())
+			b := algotest.NewBench(t, Spec, n, nil)
+			b.Start()
+			b.Fire(n-1, TimerElect)
+			b.Stabilize()
 			want := map[string]int{MsgVoteRequest: n - 1, MsgVote: n - 1, MsgRenew: n - 1, MsgRenewAck: n - 1}
 			if n == 1 {
 				want = map[string]int{}
@@ -45,8 +37,8 @@ func TestCountUncontested(t *testing.T) {
 			if l := b.Leaders(); slices.ContainsFunc(l, func(x int) bool { return x != n-1 }) {
 				t.Fatalf("leaders %v", l)
 			}
-			must(t, b.Fire(n-1, TimerRenew))
-			must(t, b.Stabilize())
+			b.Fire(n-1, TimerRenew)
+			b.Stabilize()
 			if got := b.Sent(); got[MsgRenew] != 2*(n-1) || got[MsgRenewAck] != 2*(n-1) {
 				t.Fatalf("after a second round: sent %v", got)
 			}
@@ -60,7 +52,9 @@ func TestCountUncontested(t *testing.T) {
 func TestOneVotePerTerm(t *testing.T) {
 	cfg := algo.Config{ID: 0, N: 3}
 	mm, err := New(cfg)
-	must(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := mm.Step(algo.Input{Kind: algo.Receive, From: 1, Msg: algo.Msg{Type: MsgVoteRequest, Term: 4}})
 	i := slices.IndexFunc(out, func(o algo.Output) bool { return o.Kind == algo.Persist })
 	if i < 0 || !slices.ContainsFunc(out, func(o algo.Output) bool { return o.Kind == algo.Send && o.To == 1 && o.Msg.Type == MsgVote }) {
@@ -113,11 +107,10 @@ func crashable(n int) int { return (n - 1) / 2 }
 
 // TestSweepNoFailure: random delays: everyone ends with one master, never
 // two at once. The elected one is whoever wins the votes (seed 001 "It
-// doesn't matter which process is elected"): validity is "a live server".
+// doesn't matter which process is elected"): the algorithm does not claim
+// validity, and the end of the run asks a live master only.
 func TestSweepNoFailure(t *testing.T) {
-	algotest.SweepElection(t, Spec, []int{1, 2, 3, 5, 8}, seeds(), algotest.ElectionOptions{
-		Settle: 500e6, Validity: algotest.AnyLive,
-	}, nil)
+	algotest.Sweep(t, Spec, []int{1, 2, 3, 5, 8}, algotest.Seeds(300), algotest.Options{Settle: 500 * time.Millisecond}, nil)
 }
 
 // TestSweepMasterCrashes: the master crashes at random times (as many times
@@ -126,9 +119,7 @@ func TestSweepNoFailure(t *testing.T) {
 // re-election on master failure"); never two masters at once.
 func TestSweepMasterCrashes(t *testing.T) {
 	for _, n := range []int{3, 5, 8} {
-		algotest.SweepElection(t, Spec, []int{n}, seeds(), algotest.ElectionOptions{
-			LeaderCrashes: crashable(n), CrashFrom: 0, CrashTo: 400e6, Settle: 800e6, Validity: algotest.AnyLive,
-		}, nil)
+		algotest.Sweep(t, Spec, []int{n}, algotest.Seeds(300), algotest.LeaderCrashes(crashable(n), false, 800*time.Millisecond), nil)
 	}
 }
 
@@ -136,34 +127,41 @@ func TestSweepMasterCrashes(t *testing.T) {
 // vote, without their promises, quiet for a lease). Unlike the bully and
 // ring elections, recoveries cause no split brain: the check stays on.
 func TestSweepMasterCrashesAndRecovers(t *testing.T) {
-	algotest.SweepElection(t, Spec, []int{2, 3, 5, 8}, seeds(), algotest.ElectionOptions{
-		LeaderCrashes: 2, CrashFrom: 0, CrashTo: 400e6, RecoverMin: 10e6, RecoverMax: 200e6,
-		Settle: 800e6, Validity: algotest.AnyLive,
-	}, nil)
+	opt := algotest.LeaderCrashes(2, true, 800*time.Millisecond)
+	opt.Allow = nil
+	algotest.Sweep(t, Spec, []int{2, 3, 5, 8}, algotest.Seeds(300), opt, nil)
 }
 
 // TestSafeButNotLive: with message delays up to more than half the lease,
 // renewals come too late and elections fail or repeat; the run may end
 // without an agreed master (seed 001: "Only eventually live!"), but never
 // do two servers lead at once ("Why safe? ... cannot have two leaders
-// elected simultaneously").
+// elected simultaneously"). The safety rests on time, not causality: a
+// master steps down when its lease runs out, and the voters' promises run
+// out by their own clocks, so check split-brain may find a master elected
+// concurrently with the step-down of the one before, which no message
+// orders; those are counted, not failed, and no two leaderships may
+// overlap in wall time.
 func TestSafeButNotLive(t *testing.T) {
-	live := 0
+	live, causal := 0, 0
 	for _, n := range []int{3, 5} {
 		for s := uint64(1); s <= 100; s++ {
-			_, err := algotest.RunElection(Spec, algotest.ElectionOptions{N: n, Seed: s,
-				MinDelay: 1e6, MaxDelay: 60e6, LeaderCrashes: 1, CrashTo: 300e6, RecoverMin: 10e6, RecoverMax: 100e6,
-				Settle: 500e6, Validity: algotest.AnyLive})
-			var f *algotest.Failure
-			if errors.As(err, &f) && f.Kind == algotest.SplitBrain {
-				t.Fatalf("N=%d seed %d: %v", n, s, err)
+			res, err := algotest.Run(Spec, algotest.Options{N: n, Seed: s,
+				MinDelay: time.Millisecond, MaxDelay: 60 * time.Millisecond, Random: 1, Target: algotest.TargetLeader,
+				CrashFrom: 0, CrashTo: 300 * time.Millisecond, RecoverMin: 10 * time.Millisecond, RecoverMax: 100 * time.Millisecond,
+				Settle: 500 * time.Millisecond, Allow: []string{"split-brain"}})
+			for _, e := range res.SplitBrains {
+				if e.Wall {
+					t.Fatalf("N=%d seed %d: P%d and P%d lead at once at %v", n, s, e.Leaders[0], e.Leaders[1], e.At)
+				}
+				causal++
 			}
 			if err == nil {
 				live++
 			}
 		}
 	}
-	t.Logf("%d of 200 runs ended with an agreed master", live)
+	t.Logf("%d of 200 runs ended with an agreed master; %d hand-overs unordered by messages", live, causal)
 }
 
 func TestNewValidates(t *testing.T) {
@@ -172,13 +170,4 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("params %v accepted", p)
 		}
 	}
-}
-
-// seeds is the number of seeds per group size in the sweeps: 300, or 30
-// with go test -short.
-func seeds() int {
-	if testing.Short() {
-		return 30
-	}
-	return 300
 }

@@ -1,6 +1,7 @@
 package maekawa
 
 import (
+	_ "embed"
 	"fmt"
 	"math"
 	"slices"
@@ -30,8 +31,14 @@ var variants = []algo.Variant{
 	{Params: map[string]string{"variant": "inquire"}, Doc: "the deadlock-free version with inquire, relinquish and failed"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:        algo.PackageDoc(docGo),
 	Name:       "maekawa",
 	Kind:       algo.MutualExclusion,
 	Summary:    "votes from a grid voting set (row + column); one vote at a time; the basic version can deadlock, variant=inquire cannot",

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
 )
@@ -91,7 +92,7 @@ func TestBasicSafeButDeadlocks(t *testing.T) {
 				continue
 			}
 			var f *algotest.Failure
-			if !errors.As(err, &f) || f.Kind != algotest.Liveness || !f.Stuck || len(f.Cycle) < 2 {
+			if !errors.As(err, &f) || !f.Violates(analyze.Liveness) || !f.Stuck || !f.Violates(analyze.Deadlock) || len(f.Cycle) < 2 {
 				t.Fatalf("n=%d seed: %d: %v; want success or a deadlock with a wait-for cycle", n, seed, err)
 			}
 			if deadlocks == 0 && n == 4 {
@@ -132,7 +133,7 @@ func TestInquireNeedsFIFO(t *testing.T) {
 	for seed := uint64(1); seed <= 300; seed++ {
 		_, err := algotest.Run(Spec, algotest.Options{N: 8, Seed: seed, Params: map[string]string{"variant": "inquire"}})
 		var f *algotest.Failure
-		if errors.As(err, &f) && f.Kind == algotest.Liveness {
+		if errors.As(err, &f) && f.Violates(analyze.Liveness) {
 			t.Logf("seed %d: %v", seed, err)
 			return
 		}

@@ -1,6 +1,7 @@
 package majority
 
 import (
+	_ "embed"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -36,8 +37,14 @@ var variants = []algo.Variant{
 	{Params: map[string]string{"forget": "true", "coordinators": "1"}, Doc: "one coordinator that forgets its vote on restart (seed 002 point 4)"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "majority",
 	Kind:    algo.MutualExclusion,
 	Summary: "decentralized: n coordinators vote GRANT or DENY in timestamp order, m > n/2 grants to enter, give back and back off when short; starvation possible, forget=true breaks safety on restarts",

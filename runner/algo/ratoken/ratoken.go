@@ -1,6 +1,7 @@
 package ratoken
 
 import (
+	_ "embed"
 	"fmt"
 	"slices"
 	"strconv"
@@ -18,8 +19,14 @@ var params = []algo.Param{
 	{Name: "initial", Default: "0", Doc: "id of the process P_x that holds the token at initialization ([RI1])"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:        algo.PackageDoc(docGo),
 	Name:       "ra-token",
 	Kind:       algo.MutualExclusion,
 	Summary:    "Ricart-Agrawala second algorithm: timestamped requests to all, a token carrying token[], passed in the order i+1..n,1..i-1",
@@ -44,6 +51,13 @@ var Spec = algo.Spec{
 	},
 	Params: params,
 	New:    New,
+	Parts: func(p map[string]string) algo.Parts {
+		x, err := strconv.Atoi(p["initial"])
+		if err != nil {
+			x = 0
+		}
+		return algo.Parts{Coordinator: algo.NoProc, Token: MsgToken, TokenHolder: x} // [RI1]: P_x holds it first
+	},
 }
 
 type state int

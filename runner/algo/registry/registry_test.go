@@ -3,6 +3,7 @@ package registry_test
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/dmxlab/dmx/analyze"
@@ -17,6 +18,9 @@ func TestSpecs(t *testing.T) {
 	for _, spec := range registry.All() {
 		if _, err := analyze.For(spec.Properties); err != nil {
 			t.Errorf("%s: properties: %v", spec.Name, err)
+		}
+		if !strings.HasPrefix(spec.Doc, "Package ") {
+			t.Errorf("%s: Doc is not its package documentation: %.40q", spec.Name, spec.Doc)
 		}
 		if registry.Lookup(spec.Name) != spec {
 			t.Errorf("%s: Lookup finds another spec", spec.Name)

@@ -1,6 +1,7 @@
 package ricart
 
 import (
+	_ "embed"
 	"fmt"
 	"slices"
 
@@ -13,8 +14,14 @@ const (
 	MsgReply   = "reply"
 )
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "ricart-agrawala",
 	Kind:    algo.MutualExclusion,
 	Summary: "multicast a timestamped request, wait for N-1 replies; replies to earlier requests and while in the CS are deferred",

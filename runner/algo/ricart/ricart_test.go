@@ -93,7 +93,7 @@ func build(t *testing.T, id, n int) *Machine {
 	return m.(*Machine)
 }
 
-// TestSweep runs the algorithm on the in-memory network for many seeds and
+// TestSweep runs the algorithm in the simulator for many seeds and
 // group sizes, with and without FIFO channels, and checks mutual exclusion,
 // that every request enters (seed 002: no deadlock, no starvation), and that
 // every entry costs exactly 2(N-1) messages (seed 002 "每个要发送2*(n-1)个消息";

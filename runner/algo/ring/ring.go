@@ -1,6 +1,7 @@
 package ring
 
 import (
+	_ "embed"
 	"fmt"
 	"slices"
 	"strconv"
@@ -33,8 +34,14 @@ var variants = []algo.Variant{
 	{Params: map[string]string{"initiators": "all"}, Doc: "every process starts an election at once"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "ring",
 	Kind:    algo.Election,
 	Summary: "the election message collects ids around the ring; its originator picks the highest and circulates a coordinator message",
@@ -46,10 +53,12 @@ var Spec = algo.Spec{
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
 	Costs: append(election.RingCosts("seed 001's figures are those of the single-id ring, chang-roberts; this ring sends 2N per initiator"),
 		algo.Cost{Measure: algo.MessagesPerElection, Formula: "2N per initiator (2kN for k)", Note: "N election + N coordinator, whoever initiates",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * n) })}),
+			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * n) })},
+		fd.Cost("", nil)),
 	Params:   params,
 	Variants: variants,
 	New:      New,
+	Parts:    algo.ElectionParts,
 }
 
 // Machine is one process of the ring election.

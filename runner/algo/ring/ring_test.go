@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
@@ -12,26 +13,7 @@ import (
 // TestScripts runs the interaction scripts in testdata; each block cites the
 // rule it exercises. Rewrite with go test -rewrite.
 func TestScripts(t *testing.T) {
-	algotest.RunElectionScripts(t, Spec, "testdata")
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// count runs one failure-free election with the given initiators on the
-// hand-driven bench, delivering in send order, and returns the messages
-// sent by type and the leaders.
-func count(t *testing.T, n int, initiators string) (map[string]int, []int) {
-	t.Helper()
-	b, err := algotest.NewElectionBench(Spec, n, map[string]string{"fd-period": "0", "initiators": initiators})
-	must(t, err)
-	must(t, b.Start())
-	must(t, b.Stabilize())
-	return b.Sent(), b.Leaders()
+	algotest.RunScripts(t, Spec, "testdata")
 }
 
 // TestCountOneInitiator: with one initiator and no failure, the election
@@ -43,7 +25,8 @@ func count(t *testing.T, n int, initiators string) (map[string]int, []int) {
 func TestCountOneInitiator(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5, 8} {
 		for i := 0; i < n; i++ {
-			sent, leaders := count(t, n, fmt.Sprint(i))
+			b := algotest.Elect(t, Spec, n, map[string]string{"fd-period": "0", "initiators": fmt.Sprint(i)})
+			sent, leaders := b.Sent(), b.Leaders()
 			want := map[string]int{MsgElection: n, MsgCoordinator: n}
 			if n == 1 {
 				want = map[string]int{} // alone: it leads at once
@@ -63,7 +46,8 @@ func TestCountOneInitiator(t *testing.T) {
 // 2N per initiator, 2N^2.
 func TestCountAllInitiators(t *testing.T) {
 	for _, n := range []int{2, 3, 5, 8} {
-		sent, leaders := count(t, n, "all")
+		b := algotest.Elect(t, Spec, n, map[string]string{"fd-period": "0", "initiators": "all"})
+		sent, leaders := b.Sent(), b.Leaders()
 		if sent[MsgElection] != n*n || sent[MsgCoordinator] != n*n {
 			t.Errorf("N=%d: sent %v, want %d of each (2N^2 in all)", n, sent, n*n)
 		}
@@ -79,7 +63,9 @@ func TestCountAllInitiators(t *testing.T) {
 // Election message but times out waiting for an Elected message".
 func TestTimeoutRestarts(t *testing.T) {
 	mm, err := New(algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
-	must(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := mm.(*Machine)
 	m.Step(algo.Input{Kind: algo.Start})
 	out := m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgElection, Term: 1, Vals: []uint64{0}}})
@@ -107,33 +93,21 @@ var sizes = []int{2, 3, 5, 8}
 // Reference: seed 001 "The Leader Election Problem"; "Multiple processes
 // are allowed to call an election simultaneously".
 func TestSweepNoFailure(t *testing.T) {
-	algotest.SweepInitiators(t, Spec, sizes, seeds(), 300e6)
+	algotest.SweepInitiators(t, Spec, sizes, algotest.Seeds(300), 300*time.Millisecond)
 }
 
 // TestSweepLeaderCrashes: the leader crashes once or twice at random times
 // and stays down; the detectors suspect it, dead successors are skipped
 // (seed 000), and every live process ends with the highest live id, with no
 // split brain.
-func TestSweepLeaderCrashes(t *testing.T) {
-	for _, crashes := range []int{1, 2} {
-		t.Run(fmt.Sprintf("crashes=%d", crashes), func(t *testing.T) {
-			algotest.SweepElection(t, Spec, sizes, seeds(), algotest.ElectionOptions{
-				LeaderCrashes: crashes, CrashFrom: 0, CrashTo: 400e6, Settle: 800e6,
-			}, nil)
-		})
-	}
-}
-
-// TestSweepLeaderCrashesAndRecovers: crashed leaders come back and hold an
+//
+// With recoveries (subtest recover): crashed leaders come back and hold an
 // election; the run still ends with the highest live id known by all. A
 // recovered higher process leads beside the old leader until the
 // coordinator message reaches it (seed 004 "process ID's reappear"): those
 // moments are allowed here.
-func TestSweepLeaderCrashesAndRecovers(t *testing.T) {
-	algotest.SweepElection(t, Spec, sizes, seeds(), algotest.ElectionOptions{
-		LeaderCrashes: 2, CrashFrom: 0, CrashTo: 400e6, RecoverMin: 10e6, RecoverMax: 200e6,
-		Settle: 800e6, AllowSplitBrain: true,
-	}, nil)
+func TestSweepLeaderCrashes(t *testing.T) {
+	algotest.SweepLeaderCrashes(t, Spec, sizes, algotest.Seeds(300), 800*time.Millisecond)
 }
 
 func TestNewValidates(t *testing.T) {
@@ -144,13 +118,4 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("params %v accepted", p)
 		}
 	}
-}
-
-// seeds is the number of seeds per group size in the sweeps: 300, or 30
-// with go test -short.
-func seeds() int {
-	if testing.Short() {
-		return 30
-	}
-	return 300
 }

@@ -1,6 +1,7 @@
 package tokenring
 
 import (
+	_ "embed"
 	"fmt"
 	"slices"
 
@@ -35,8 +36,14 @@ var variants = []algo.Variant{
 	{Params: map[string]string{"regenerate": "true", "election": ElectionRing}, Doc: "a lost token regenerated after a ring election"},
 }
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "token-ring",
 	Kind:    algo.MutualExclusion,
 	Summary: "a token circulates from P_i to P_(i+1) mod N; whoever holds it may enter",
@@ -60,10 +67,16 @@ var Spec = algo.Spec{
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Typical(n/2, 0, n-1) })},
 		{Measure: algo.Bandwidth, Formula: "inf", Seed: "004 token ring algorithm, properties"},
 		{Measure: algo.MessagesPerRecovery, Formula: "an election + N", Note: "regenerate: per suspected loss, a probe round the ring; heartbeats apart"},
+		fd.Cost("regenerate only", func(s algo.Setting) bool { return s.Params["regenerate"] == "true" }),
 	},
 	Params:   params,
 	Variants: variants,
 	New:      New,
+	Parts: func(p map[string]string) algo.Parts {
+		// Seed 000: process 0 creates the token. Regeneration elects the
+		// process that makes a new one: its leader.
+		return algo.Parts{Leader: p["regenerate"] == "true", Coordinator: algo.NoProc, Token: MsgToken, TokenHolder: 0}
+	},
 }
 
 // Machine is one process of the token ring.

@@ -2,6 +2,7 @@ package tokenring
 
 import (
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
@@ -13,7 +14,7 @@ func TestScripts(t *testing.T) {
 	algotest.RunScripts(t, Spec, "testdata")
 }
 
-// TestSweep runs the ring on the in-memory network for many seeds and group
+// TestSweep runs the ring in the simulator for many seeds and group
 // sizes and checks mutual exclusion ("Only one process at a time has token;
 // mutual exclusion guaranteed", seed 000) and that every request enters
 // ("Starvation cannot occur", seed 000). It also checks that every token
@@ -43,8 +44,8 @@ func TestSweep(t *testing.T) {
 // so the count approaches one message per entry (seed 001 "Works well in
 // heavily loaded situations"; seed 004 "Entry: n/2 avg").
 func TestLoadedRingCost(t *testing.T) {
-	res, err := algotest.Run(Spec, algotest.Options{N: 5, Seed: 1, Entries: 20, Think: 1, Hold: 1_000_000,
-		MinDelay: 1000, MaxDelay: 2000, Params: map[string]string{"pass-delay": "10ms"}})
+	res, err := algotest.Run(Spec, algotest.Options{N: 5, Seed: 1, Entries: 20, Think: 1, Hold: time.Millisecond,
+		MinDelay: time.Microsecond, MaxDelay: 2 * time.Microsecond, Params: map[string]string{"pass-delay": "10ms"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package tomcast
 
 import (
+	_ "embed"
 	"fmt"
 	"strings"
 
@@ -13,8 +14,14 @@ const (
 	MsgAck = "ack"
 )
 
+// docGo is this package's doc.go, the documentation dmx list shows.
+//
+//go:embed doc.go
+var docGo string
+
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
+	Doc:     algo.PackageDoc(docGo),
 	Name:    "tomcast",
 	Kind:    algo.Multicast,
 	Summary: "Lamport totally-ordered multicast: timestamped messages to all (self included), queued by (timestamp, sender), acked by everyone, delivered at the head once all have acked; assumes FIFO channels",

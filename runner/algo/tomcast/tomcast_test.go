@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
 )
@@ -148,7 +150,7 @@ func TestDeliverRule(t *testing.T) {
 // processes, N + N² sends; N+1 of them are to oneself (the origin's copy,
 // each process's ack to itself), so N²-1 = (N-1) + N(N-1) cross the
 // network.
-func countCheck(r *algotest.MulticastResult) error {
+func countCheck(r *algotest.Result) error {
 	n, total := len(r.Multicasts), 0
 	for _, k := range r.Multicasts {
 		total += k
@@ -171,32 +173,28 @@ func countCheck(r *algotest.MulticastResult) error {
 // second sweep multicasts back to back (high contention).
 func TestSweepFIFO(t *testing.T) {
 	ns := []int{1, 2, 3, 5, 8, 9}
-	algotest.SweepMulticast(t, Spec, ns, 300, algotest.Options{FIFO: true}, countCheck)
-	algotest.SweepMulticast(t, Spec, ns, 50, algotest.Options{FIFO: true, Think: 1, Entries: 5}, countCheck)
+	algotest.Sweep(t, Spec, ns, 300, algotest.Options{FIFO: true}, countCheck)
+	algotest.Sweep(t, Spec, ns, 50, algotest.Options{FIFO: true, Think: 1, Entries: 5}, countCheck)
 }
 
 // TestNeedsFIFO: without FIFO channels the processes deliver in different
-// orders (testdata/not_fifo.txt shows how). Seed 11, N = 2: P0 delivers
+// orders (testdata/not_fifo.txt shows how). Seed 6, N = 2: P0 delivers
 // P1's first message before its own, P1 the other way round; the same seed
 // on FIFO channels is fine.
 func TestNeedsFIFO(t *testing.T) {
-	const seed = 11
-	opt := algotest.Options{N: 2, Seed: seed, Think: 2_000_000}
-	_, err := algotest.RunMulticast(Spec, opt)
-	var f *algotest.Failure
-	if !errors.As(err, &f) || f.Kind != algotest.Order {
-		t.Fatalf("seed %d without FIFO: got %v, want an order violation", seed, err)
-	}
-	t.Logf("%v", err)
+	const seed = 6
+	opt := algotest.Options{N: 2, Seed: seed, Think: 2 * time.Millisecond}
+	algotest.Expect(t, Spec, opt, analyze.TotalOrder)
 	opt.FIFO = true
-	if _, err := algotest.RunMulticast(Spec, opt); err != nil {
+	if _, err := algotest.Run(Spec, opt); err != nil {
 		t.Fatalf("seed %d with FIFO: %v", seed, err)
 	}
 	// Not a fluke of one seed: count the seeds of 300 that break the order.
 	broken := 0
 	for s := uint64(1); s <= 300; s++ {
-		_, err := algotest.RunMulticast(Spec, algotest.Options{N: 3, Seed: s, Think: 2_000_000})
-		if errors.As(err, &f) && f.Kind == algotest.Order {
+		_, err := algotest.Run(Spec, algotest.Options{N: 3, Seed: s, Think: 2 * time.Millisecond})
+		var f *algotest.Failure
+		if errors.As(err, &f) && f.Violates(analyze.TotalOrder) {
 			broken++
 		} else if err != nil {
 			t.Fatalf("seed: %d: %v", s, err)

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestREADMECIFailsOnViolation: the README's CI lines that pipe dmx's JSON
+// report into jq fail the job when a property is violated. Without
+// pipefail the pipe's status is jq's, 0, and the violation passed: the
+// test shows that too. It runs the lines under bash, dmx being this test
+// binary, on a trace of the nested-lock deadlock.
+func TestREADMECIFailsOnViolation(t *testing.T) {
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("jq is not installed: the README's jq lines cannot run here")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is not installed")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pipe, saved string
+	lines := strings.Split(string(readme), "\n")
+	for i, l := range lines {
+		l = strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(l, "dmx check --format json run.db | jq"):
+			if i == 0 || !strings.HasPrefix(strings.TrimSpace(lines[i-1]), "set -o pipefail") {
+				t.Errorf("the README's jq pipe is not preceded by set -o pipefail: %s", l)
+			}
+			pipe = l
+		case strings.HasPrefix(l, "jq -e "):
+			saved, _, _ = strings.Cut(l, " #")
+		}
+	}
+	if pipe == "" || saved == "" {
+		t.Fatalf("the README's CI section has no jq pipe or jq -e line")
+	}
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "dmx"), []byte("#!/bin/sh\nexec "+shellQuote(self)+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := dmx(t, "sim", "--scenario", filepath.Join("..", "..", "examples", "nested-deadlock.json"), "--no-diagram",
+		"-o", filepath.Join(dir, "run.db")); code != exitViolated {
+		t.Fatalf("sim: exit %d, want a violation\n%s", code, errs)
+	}
+	if code, out, errs := dmx(t, "check", "--format", "json", filepath.Join(dir, "run.db")); code != exitViolated {
+		t.Fatalf("check: exit %d\n%s", code, errs)
+	} else if err := os.WriteFile(filepath.Join(dir, "report.json"), []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(script string) (int, string) {
+		cmd := exec.Command(bash, "-c", script)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "DMX_TEST_MAIN=1")
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(out)
+		} else if err != nil {
+			t.Fatalf("%s: %v", script, err)
+		}
+		return 0, string(out)
+	}
+	if code, out := run(pipe); code != 0 || !strings.Contains(out, `"violated"`) {
+		t.Errorf("without pipefail the pipe was expected to pass (exit %d): the test does not show the README's point\n%s", code, out)
+	}
+	for _, script := range []string{"set -o pipefail\n" + pipe, saved} {
+		if code, out := run(script); code == 0 {
+			t.Errorf("the README's CI line passes a violated trace:\n%s\n%s", script, out)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestREADMEForNewUsers: what a user of the repository reads in the README
+// is there for them. It cites no shared/seeds (a directory of the
+// project's makers, not in the repository) but names the five course notes
+// by title and the algorithms' doc.go files, which exist; and it warns
+// that the first build compiles go-sqlite3 for about a minute in silence.
+func TestREADMEForNewUsers(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	if strings.Contains(readme, "shared/seeds") {
+		t.Error("the README cites shared/seeds, which users of the repository do not have")
+	}
+	for _, seed := range []string{"000", "001", "002", "003", "004"} {
+		if !regexp.MustCompile(`(?m)^- ` + seed + `: .*\*[A-Z][^*]+\*`).MatchString(readme) {
+			t.Errorf("the README does not name course notes %s by title", seed)
+		}
+	}
+	paths := regexp.MustCompile("`(runner/algo/[a-z]+/doc.go)`").FindAllStringSubmatch(readme, -1)
+	if len(paths) == 0 {
+		t.Error("the README names no algorithm's doc.go")
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(filepath.Join("..", "..", p[1])); err != nil {
+			t.Errorf("the README names %s: %v", p[1], err)
+		}
+	}
+	two, _, _ := strings.Cut(readme[strings.Index(readme, "## Two commands"):], "\n## ")
+	if !strings.Contains(two, "compiles go-sqlite3") || !strings.Contains(two, "about a minute") {
+		t.Error("the README's first steps do not say that the first build compiles go-sqlite3 for about a minute")
+	}
+}

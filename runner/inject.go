@@ -1,0 +1,383 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/trace"
+)
+
+// faultDriver is what a driver (the simulator, the launcher) does for the
+// injector. Every method runs on the driver's loop.
+type faultDriver interface {
+	// elapsed is the time since the start of the run.
+	elapsed() time.Duration
+	// after calls f on the loop d from now; with d 0, after the step that
+	// is under way (a crash triggered by an event comes after the event).
+	after(d time.Duration, f func())
+	// up reports whether process p is up: started and not crashed (a
+	// process killed whose end is not seen yet is down).
+	up(p int) bool
+	crash(p int, f *Fault)
+	recover(p int, f *Fault)
+	// pause stops p for f.End-f.At and resumes it; it records both.
+	pause(p int, f *Fault)
+	skew(p int, f *Fault)
+	// netStart and netEnd put network fault i (isolating proc) in and out
+	// of force at every process; those it acts on record it.
+	netStart(i, proc int)
+	netEnd(i int)
+	// notApplied says (to the user, and as an event of the lowest live
+	// process) that f could not be carried out, and why.
+	notApplied(f *Fault, reason string)
+}
+
+// faultStep is one timed step of a schedule: a fault starts (or a window
+// ends) at At.
+type faultStep struct {
+	At time.Duration
+	do func()
+}
+
+// injector carries out a plan's faults for a driver: it turns them into
+// timed steps, follows from the events who plays which part (leader,
+// coordinator, token holder, a process in the critical section) and how
+// many entries and sends each process made, fires the faults that wait for
+// a condition the moment it holds, restarts crashed processes after their
+// delay, and at the end says which faults never applied. The drivers carry
+// out the effects (faultDriver), so that a fault means the same under dmx
+// sim and dmx run.
+type injector struct {
+	faults  []Fault
+	d       faultDriver
+	n       int
+	w       roleWatch
+	armed   []int // faults waiting for a condition, in order of arming
+	since   []time.Duration
+	fired   []bool // carried out, or said not to apply
+	crashed []bool // crashes carried out
+	netOn   []bool // network faults in force
+	pending int    // process faults still to come: the run waits for them
+	// aimHook, if set, chooses the process of a crash, pause or recover
+	// when it is due (SimHooks.Aim); -1 skips the fault.
+	aimHook func(i int, f Fault) int
+}
+
+func newInjector(p Plan, d faultDriver) *injector {
+	inj := &injector{faults: p.Faults, d: d, n: p.N,
+		since:   make([]time.Duration, len(p.Faults)),
+		fired:   make([]bool, len(p.Faults)),
+		crashed: make([]bool, len(p.Faults)),
+		netOn:   make([]bool, len(p.Faults))}
+	inj.w = newRoleWatch(p.N, p.Spec.PartsOf(p.Params))
+	return inj
+}
+
+// steps returns the timed steps of the schedule in the order given (the
+// drivers keep that order for steps due at the same time: a recover:1@T
+// comes after the crash:1@T before it). Crashes triggered by events are
+// armed from the start.
+func (inj *injector) steps() []faultStep {
+	var out []faultStep
+	for i := range inj.faults {
+		f := &inj.faults[i]
+		switch {
+		case f.Kind == FaultCrash && f.Trigger.Event != "":
+			inj.armed = append(inj.armed, i)
+		case f.Kind == FaultRecover && f.AfterCrash:
+			// Scheduled when its crash happens.
+		default:
+			if f.process() {
+				inj.pending++
+			}
+			out = append(out, faultStep{At: f.At, do: func() { inj.start(i) }})
+			if f.network() && f.End != 0 {
+				out = append(out, faultStep{At: f.End, do: func() { inj.endNet(i) }})
+			}
+		}
+	}
+	return out
+}
+
+// process reports whether f acts on a process (the run waits for it).
+func (f *Fault) process() bool {
+	switch f.Kind {
+	case FaultCrash, FaultRecover, FaultPause, FaultSkew:
+		return true
+	}
+	return false
+}
+
+// waiting reports whether a process fault is still to come.
+func (inj *injector) waiting() bool { return inj.pending > 0 }
+
+// start carries out fault i at its time.
+func (inj *injector) start(i int) {
+	f := &inj.faults[i]
+	if f.process() {
+		inj.pending--
+	}
+	if inj.aimHook != nil && (f.Kind == FaultCrash || f.Kind == FaultPause || f.Kind == FaultRecover) {
+		inj.fired[i] = true
+		p := inj.aimHook(i, *f)
+		switch {
+		case p < 0:
+		case f.Kind == FaultRecover:
+			if !inj.d.up(p) {
+				inj.d.recover(p, f)
+			}
+		default:
+			inj.apply(i, p)
+		}
+		return
+	}
+	switch f.Kind {
+	case FaultCrash, FaultPause:
+		inj.aim(i)
+	case FaultRecover:
+		inj.fired[i] = true
+		if inj.d.up(f.Proc) {
+			inj.d.notApplied(f, fmt.Sprintf("P%d is up", f.Proc))
+			return
+		}
+		inj.d.recover(f.Proc, f)
+	case FaultSkew:
+		inj.fired[i] = true
+		inj.d.skew(f.Proc, f)
+	case FaultHeal:
+		inj.fired[i] = true
+		for j := range inj.faults {
+			if inj.netOn[j] && inj.faults[j].severs() {
+				inj.endNet(j)
+			}
+		}
+	default: // network
+		inj.fired[i] = true
+		proc := f.Proc
+		if f.Kind == FaultIsolate && proc < 0 {
+			p, ok := inj.w.holder(proc)
+			if !ok {
+				inj.d.notApplied(f, "no live "+roleName(proc)+" at "+inj.d.elapsed().String())
+				return
+			}
+			proc = p
+		}
+		inj.netOn[i] = true
+		inj.d.netStart(i, proc)
+	}
+}
+
+func (inj *injector) endNet(i int) {
+	if inj.netOn[i] {
+		inj.netOn[i] = false
+		inj.d.netEnd(i)
+	}
+}
+
+// aim carries out crash or pause i on the process that plays its part now,
+// or arms it until one does.
+func (inj *injector) aim(i int) {
+	f := &inj.faults[i]
+	p := f.Proc
+	if p < 0 {
+		var ok bool
+		if p, ok = inj.w.holder(p); !ok {
+			inj.since[i] = inj.d.elapsed()
+			inj.armed = append(inj.armed, i)
+			return
+		}
+	}
+	inj.apply(i, p)
+}
+
+// apply carries out crash or pause i on process p.
+func (inj *injector) apply(i, p int) {
+	f := &inj.faults[i]
+	inj.fired[i] = true
+	if !inj.d.up(p) {
+		inj.d.notApplied(f, fmt.Sprintf("P%d is already down", p))
+		return
+	}
+	if f.Kind == FaultPause {
+		inj.d.pause(p, f)
+		return
+	}
+	inj.d.crash(p, f)
+	inj.crashed[i] = true
+	// The restarts that count from this crash.
+	for j := range inj.faults {
+		r := &inj.faults[j]
+		if r.Kind == FaultRecover && r.AfterCrash && crashBefore(inj.faults, j) == i {
+			inj.pending++
+			inj.d.after(r.At, func() {
+				inj.pending--
+				inj.fired[j] = true
+				if inj.d.up(p) {
+					inj.d.notApplied(r, fmt.Sprintf("P%d is up", p))
+					return
+				}
+				inj.d.recover(p, r)
+			})
+		}
+	}
+}
+
+// observe follows one recorded event: who plays which part, and the
+// counts triggers wait for. A fault whose condition now holds fires after
+// the step under way.
+func (inj *injector) observe(ev *trace.Event) {
+	inj.w.observe(ev)
+	if len(inj.armed) == 0 {
+		return
+	}
+	for k := 0; k < len(inj.armed); k++ {
+		i := inj.armed[k]
+		f := &inj.faults[i]
+		p, ok := -1, false
+		if f.Trigger.Event != "" {
+			p, ok = f.Proc, ev.Proc == f.Proc && inj.w.reached(f.Proc, f.Trigger)
+		} else {
+			p, ok = inj.w.holder(f.Proc)
+		}
+		if !ok {
+			continue
+		}
+		inj.armed = slices.Delete(inj.armed, k, k+1)
+		k--
+		inj.fired[i] = true // not twice, though it fires after this step
+		inj.d.after(0, func() { inj.apply(i, p) })
+	}
+}
+
+// finish says which faults never applied: those still waiting for their
+// condition, and those whose time the run did not reach.
+func (inj *injector) finish() {
+	end := inj.d.elapsed()
+	for i := range inj.faults {
+		f := &inj.faults[i]
+		if inj.fired[i] {
+			continue
+		}
+		inj.fired[i] = true
+		var why string
+		switch {
+		case f.Trigger.Event == "enter":
+			why = fmt.Sprintf("P%d made %d of %d entries", f.Proc, inj.w.enters[f.Proc], f.Trigger.Count)
+		case f.Trigger.Event == "send":
+			why = fmt.Sprintf("P%d sent %d of %d %s messages", f.Proc, inj.w.sends[f.Proc][f.Trigger.Type], f.Trigger.Count, f.Trigger.Type)
+		case slices.Contains(inj.armed, i):
+			why = fmt.Sprintf("no live %s from %v to the end of the run (%v)", roleName(f.Proc), inj.since[i], end)
+		case f.Kind == FaultRecover && f.AfterCrash:
+			if c := crashBefore(inj.faults, i); !inj.crashed[c] {
+				why = "its crash (" + inj.faults[c].String() + ") never happened"
+			} else {
+				why = "the run ended first"
+			}
+		default:
+			why = fmt.Sprintf("the run ended at %v, before %v", end, f.At)
+		}
+		inj.d.notApplied(f, why)
+	}
+}
+
+// roleWatch follows, from a run's events, who plays which part and how
+// many entries and sends of each type each process made.
+type roleWatch struct {
+	roles  algo.Parts
+	leader int   // the leader most recently decided by any process; -1 none
+	token  int   // the token's holder; -1 none known (in flight, or lost)
+	inCS   []int // resources each process holds
+	down   []bool
+	enters []int
+	sends  []map[string]int
+}
+
+func newRoleWatch(n int, roles algo.Parts) roleWatch {
+	w := roleWatch{roles: roles, leader: -1, token: -1,
+		inCS: make([]int, n), down: make([]bool, n), enters: make([]int, n), sends: make([]map[string]int, n)}
+	if roles.Token != "" {
+		w.token = roles.TokenHolder
+	}
+	for i := range w.sends {
+		w.sends[i] = map[string]int{}
+	}
+	return w
+}
+
+func (w *roleWatch) observe(ev *trace.Event) {
+	p := ev.Proc
+	if p < 0 || p >= len(w.down) {
+		return
+	}
+	switch ev.Kind {
+	case trace.KindLeader:
+		if ev.Peer >= 0 {
+			w.leader = ev.Peer
+		}
+	case trace.KindCSEnter:
+		w.inCS[p]++
+		w.enters[p]++
+	case trace.KindCSExit:
+		if w.inCS[p] > 0 {
+			w.inCS[p]--
+		}
+	case trace.KindSend:
+		w.sends[p][ev.MsgType]++
+		if ev.MsgType == w.roles.Token && w.roles.Token != "" && w.token == p {
+			w.token = -1
+		}
+	case trace.KindReceive:
+		if ev.MsgType == w.roles.Token && w.roles.Token != "" {
+			w.token = p
+		}
+	case trace.KindCrash:
+		w.down[p], w.inCS[p] = true, 0
+		if w.token == p {
+			w.token = -1 // lost with its holder
+		}
+	case trace.KindRecover, trace.KindStart:
+		w.down[p] = false
+	}
+}
+
+// holder returns the live process that plays part role now.
+func (w *roleWatch) holder(role int) (int, bool) {
+	live := func(p int) (int, bool) { return p, p >= 0 && p < len(w.down) && !w.down[p] }
+	switch role {
+	case Leader:
+		return live(w.leader)
+	case Coordinator:
+		if w.roles.Leader {
+			return live(w.leader)
+		}
+		return live(w.roles.Coordinator)
+	case TokenHolder:
+		return live(w.token)
+	case InCS:
+		for p, k := range w.inCS {
+			if k > 0 && !w.down[p] {
+				return p, true
+			}
+		}
+	}
+	return -1, false
+}
+
+// reached reports whether p has made the events trigger t counts.
+func (w *roleWatch) reached(p int, t Trigger) bool {
+	switch t.Event {
+	case "enter":
+		return w.enters[p] >= t.Count
+	case "send":
+		return w.sends[p][t.Type] >= t.Count
+	}
+	return false
+}
+
+// faultNote formats the faults that did not apply, for a run's result.
+func faultNote(f *Fault, reason string) string {
+	return "fault " + f.String() + " not applied: " + strings.TrimSpace(reason)
+}
