@@ -10,7 +10,6 @@ import (
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/deep"
 	"github.com/dmxlab/dmx/runner/replay"
-	"github.com/dmxlab/dmx/trace"
 )
 
 func worldPlan(name string, n, entries int, params map[string]string) runner.Plan {
@@ -91,7 +90,7 @@ func TestScheduleReproduces(t *testing.T) {
 			}
 			row := p.RunRow()
 			row.ID, row.Complete = 1, res.Complete
-			rr, err := replay.Run(row, &trace.SliceReader{Events: a.Events}, replay.Options{Lookup: registry.Lookup})
+			rr, err := replay.Run(row, replay.Events(a.Events), replay.Options{Lookup: registry.Lookup})
 			if err != nil || !rr.Matches() || rr.Events != int64(len(a.Events)) {
 				t.Fatalf("replay of the scheduled run: %v %+v", err, rr)
 			}

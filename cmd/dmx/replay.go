@@ -104,11 +104,7 @@ type replayFlags struct {
 // replayRun replays one run of st and prints it; it returns the run's exit
 // code, or an error when the run cannot be replayed.
 func replayRun(out interface{ Write([]byte) (int, error) }, st *trace.Store, run trace.Run, f replayFlags) (int, error) {
-	r, err := st.Events(run.ID)
-	if err != nil {
-		return exitUsage, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)
-	}
-	defer r.Close()
+	src := func() (trace.Reader, error) { return st.Events(run.ID) }
 	opt := replay.Options{Lookup: registry.Lookup, Until: f.until}
 	var werr error
 	if f.step {
@@ -123,7 +119,7 @@ func replayRun(out interface{ Write([]byte) (int, error) }, st *trace.Store, run
 			return werr == nil
 		}
 	}
-	res, err := replay.Run(run, r, opt)
+	res, err := replay.Run(run, src, opt)
 	if err != nil {
 		return exitUsage, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)
 	}

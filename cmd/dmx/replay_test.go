@@ -22,6 +22,9 @@ func TestReplayRealRuns(t *testing.T) {
 		{"lease", []string{"lease", "-n", "3", "--duration", "600ms"}},
 		{"majority restarted", []string{"majority", "-n", "3", "--entries", "3", "--faults", "crash:0@5ms,recover:0@60ms"}},
 		{"bully", []string{"bully", "-n", "3", "--duration", "900ms", "--faults", "crash:leader@300ms,recover:2@600ms"}},
+		{"ricart-agrawala under network faults", []string{"ricart-agrawala", "-n", "3", "--entries", "4",
+			"--faults", "loss:20%,duplicate:10%,pause:0@20ms-60ms,skew:1:+5ms@10ms"}},
+		{"majority restarted with amnesia", []string{"majority", "-n", "3", "--entries", "3", "--faults", "crash:0@5ms,recover:0:amnesia@60ms"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "run.db")

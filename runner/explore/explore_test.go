@@ -107,7 +107,7 @@ func reproduce(t *testing.T, v *explore.Violation, check string) {
 	if !found {
 		t.Fatalf("dmx check does not find %s violated in the schedule's trace: %+v", check, results)
 	}
-	rr, err := replay.Run(run, &trace.SliceReader{Events: c.Events}, replay.Options{Lookup: registry.Lookup})
+	rr, err := replay.Run(run, replay.Events(c.Events), replay.Options{Lookup: registry.Lookup})
 	if err != nil || !rr.Matches() {
 		t.Fatalf("replay of the violation: %v %+v", err, rr)
 	}

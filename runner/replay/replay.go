@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"sort"
@@ -131,9 +132,20 @@ func bad(format string, args ...any) error {
 	return &BadTraceError{fmt.Errorf(format, args...)}
 }
 
-// Run replays one recorded run whose events r yields. Its error is a
+// Source opens a reader of a run's events from the start: Run reads them
+// twice (first for the drops a network fault made in the middle of a
+// step, which the replay must make at the same point). A reader that is an
+// io.Closer is closed after use.
+type Source func() (trace.Reader, error)
+
+// Events returns a Source of events in memory.
+func Events(evs []trace.Event) Source {
+	return func() (trace.Reader, error) { return &trace.SliceReader{Events: evs}, nil }
+}
+
+// Run replays one recorded run whose events src gives. Its error is a
 // *BadTraceError when the trace cannot be replayed, or the reader's.
-func Run(run trace.Run, r trace.Reader, opt Options) (*Result, error) {
+func Run(run trace.Run, src Source, opt Options) (*Result, error) {
 	if run.Mode == "import" {
 		return nil, bad("run %d was imported from another tool: replay needs a run dmx recorded (sim or udp), whose machines it can run again", run.ID)
 	}
@@ -149,7 +161,19 @@ func Run(run trace.Run, r trace.Reader, opt Options) (*Result, error) {
 	}
 	rp := &replayer{plan: plan, opt: opt, res: &Result{Run: run, PerProc: make([]int64, run.Nodes)}, sends: map[int64]sent{}}
 	for i := 0; i < run.Nodes; i++ {
-		rp.procs = append(rp.procs, &proc{id: i, hist: runner.NewHistory(i)})
+		rp.procs = append(rp.procs, &proc{id: i, rp: rp, hist: runner.NewHistory(i)})
+	}
+	drops, err := readDrops(src)
+	if err != nil {
+		return nil, err
+	}
+	rp.drops = drops
+	r, err := src()
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := r.(io.Closer); ok {
+		defer c.Close()
 	}
 	_, werr := analyze.Walk(run, r, rp.visit)
 	if rp.err != nil {
@@ -179,6 +203,46 @@ func Run(run trace.Run, r trace.Reader, opt Options) (*Result, error) {
 	return res, nil
 }
 
+// drop is a recorded drop event: a network fault discarded a copy of a
+// message its process sent.
+type drop struct {
+	seq    int64
+	fault  string
+	resend bool
+}
+
+// readDrops reads the drop events of a run. A drop that the network made
+// while its process was still handling an input (the sender's send and
+// the drop are recorded in one step) must be made again at that point of
+// the replay, before the rest of the step's outputs.
+func readDrops(src Source) (map[int64][]drop, error) {
+	r, err := src()
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := r.(io.Closer); ok {
+		defer c.Close()
+	}
+	drops := map[int64][]drop{}
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			return drops, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read trace: %w", err)
+		}
+		if ev.Kind != trace.KindDrop {
+			continue
+		}
+		d, err := ev.Drop()
+		if err != nil {
+			continue // the replay names it when it comes to it
+		}
+		drops[ev.Msg] = append(drops[ev.Msg], drop{ev.Seq, d.Fault, d.Resend})
+	}
+}
+
 // sent is what a receive needs of its message's send: the clocks the
 // sender stamped and the message it sent.
 type sent struct {
@@ -188,6 +252,7 @@ type sent struct {
 }
 
 type replayer struct {
+	drops map[int64][]drop // drop events by message id
 	plan  runner.Plan
 	opt   Options
 	res   *Result
@@ -201,6 +266,7 @@ type replayer struct {
 // proc is one process of the replay.
 type proc struct {
 	id      int
+	rp      *replayer
 	node    *runner.Node // nil before its start and while it is down
 	env     *env
 	hist    *runner.History // its recorded events so far
@@ -223,10 +289,25 @@ type env struct {
 	wall int64
 }
 
-func (e *env) Now() int64                               { return e.wall - e.p.origin }
-func (e *env) Wall() int64                              { return e.wall }
+// Now and Wall are those of the recorded input, the node's skew taken
+// off: the node adds it to the wall time of what it records.
+func (e *env) Now() int64                               { return e.Wall() - e.p.origin }
+func (e *env) Wall() int64                              { return e.wall - int64(e.p.skew) }
 func (e *env) After(time.Duration, func()) runner.Timer { return noTimer{} }
-func (e *env) Transmit(*runner.Envelope)                {}
+
+// Transmit makes the drop the trace records right after the send of e, if
+// there is one: the network made it before the sender's next output.
+func (e *env) Transmit(env *runner.Envelope) {
+	nd := e.p.node
+	if nd == nil {
+		return
+	}
+	for _, d := range e.p.rp.drops[env.ID] {
+		if d.seq == nd.Seq()+1 {
+			nd.Dropped(env, d.fault, d.resend)
+		}
+	}
+}
 func (e *env) Record(ev *trace.Event) {
 	c := *ev
 	c.VC = ev.VC.Clone()
@@ -247,7 +328,9 @@ func (rp *replayer) visit(ev *trace.Event, _ *analyze.HB) {
 		return
 	}
 	p := rp.procs[ev.Proc]
-	input := isInput(ev)
+	// A drop met while outputs are pending was made in the middle of a
+	// step: the replay made it there too (env.Transmit).
+	input := isInput(ev) && !(ev.Kind == trace.KindDrop && len(p.pending) > 0)
 	if ev.Kind == trace.KindCrash && len(p.pending) > 0 {
 		// Killed while it handled an input: the outputs it did not
 		// record are lost with it.
@@ -434,9 +517,11 @@ func (rp *replayer) start(p *proc, ev *trace.Event) error {
 // launcher's, for a killed process): it follows from the last event, and
 // the machines lose everything but what they persisted.
 func (rp *replayer) crash(p *proc, ev *trace.Event) error {
-	if p.node == nil {
-		return fmt.Errorf("%v: the process was not running", ev)
+	if p.down {
+		return fmt.Errorf("%v: the process was down already", ev)
 	}
+	// A process killed before it recorded its start has only its crash
+	// (the runner's), and may be restarted from it.
 	want := p.hist.Crash(ev.Wall, rp.plan.N, trace.Crash{})
 	want.Detail = ev.Detail // why it crashed is the driver's to say
 	if why := differ(ev, &want); why != "" {
