@@ -88,11 +88,12 @@ func exploreText(w io.Writer, r *ExploreReport) error {
 		how = fmt.Sprintf("%d random walks", r.Walks)
 	}
 	fmt.Fprintf(&b, "explore %s: %s; %s\n", r.Algorithm, r.what(), how)
-	fmt.Fprintf(&b, "searched %d states", st.States)
+	fmt.Fprintf(&b, "searched %s", plural.Count(st.States, "state"))
 	if st.Passes > 1 {
 		fmt.Fprintf(&b, " in its last of %d passes (%d in all)", st.Passes, st.Visited)
 	}
-	fmt.Fprintf(&b, ": %d steps, %d revisits, %d final states, schedules up to %d steps\n", st.Transitions, st.Revisits, st.Finals, st.MaxDepth)
+	fmt.Fprintf(&b, ": %s, %s, %s, schedules up to %s\n", plural.Count(st.Transitions, "step"), plural.Count(st.Revisits, "revisit"),
+		plural.Count(st.Finals, "final state"), plural.Count(st.MaxDepth, "step"))
 	fmt.Fprintf(&b, "time %v (cpu %v)", st.Elapsed.Round(time.Millisecond), st.CPU.Round(time.Millisecond))
 	if secs := st.CPU.Seconds(); secs > 0 {
 		fmt.Fprintf(&b, ", %.0f states per cpu second", float64(st.Visited)/secs)
@@ -100,15 +101,15 @@ func exploreText(w io.Writer, r *ExploreReport) error {
 	b.WriteString("\n")
 	switch v := r.Violation; {
 	case v != nil:
-		fmt.Fprintf(&b, "violation found after %d states: %s\n", st.FirstAt, v.Watched)
+		fmt.Fprintf(&b, "violation found after %s: %s\n", plural.Count(st.FirstAt, "state"), v.Watched)
 		if r.Shrunk {
 			fmt.Fprintf(&b, "shrunk from %s to %s\n", sizeText(v.Original), sizeText(v.Size()))
 		}
 		if p := r.Proof; p != nil {
 			if p.Shortest {
-				fmt.Fprintf(&b, "shortest: no schedule of %d steps or fewer of this run violates %s (%d states searched)\n", v.Size().Steps-1, v.Check, p.States)
+				fmt.Fprintf(&b, "shortest: no schedule of %d steps or fewer of this run violates %s (%s searched)\n", v.Size().Steps-1, v.Check, plural.Count(p.States, "state"))
 			} else {
-				fmt.Fprintf(&b, "shortest: not proven (%d states searched for a shorter schedule)\n", p.States)
+				fmt.Fprintf(&b, "shortest: not proven (%s searched for a shorter schedule)\n", plural.Count(p.States, "state"))
 			}
 		}
 		fmt.Fprintf(&b, "schedule (%s):\n", sizeText(v.Size()))
