@@ -17,6 +17,7 @@ func newReplayCmd() *cobra.Command {
 		step      bool
 		at, until string
 		format    string
+		open      openFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "replay TRACE",
@@ -42,6 +43,9 @@ and what the input changed; outputs are printed with the input they come
 from. --at P3#40 starts printing there (the replay runs silently up to
 it); --until P3#60 ends the replay after that event. --format json prints
 one JSON object a line: {"step": ...} for each step, then {"result": ...}.
+
+The trace is first checked for damage anywhere in its file
+(--no-integrity-check skips that); a damaged trace is bad input.
 
 Exit code: 0 the replay matches; 1 it diverges; 3 it matches up to where
 the run was cut short; 2 the trace cannot be replayed (imported from
@@ -69,7 +73,7 @@ diverges on a run another version of dmx recorded.`,
 					return &exitError{exitUsage, fmt.Errorf("--until: %w", err)}
 				}
 			}
-			st, runs, err := openRuns(args[0], runID)
+			st, runs, err := open.runs(args[0], runID)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -92,6 +96,7 @@ diverges on a run another version of dmx recorded.`,
 	fs.StringVar(&at, "at", "", "print steps from this event on, e.g. P3#40 (implies --step)")
 	fs.StringVar(&until, "until", "", "end the replay after this event, e.g. P3#60")
 	fs.StringVar(&format, "format", "text", "output: text or json (JSON lines with --step)")
+	open.register(cmd)
 	return cmd
 }
 
