@@ -231,6 +231,40 @@ func TestReplayCut(t *testing.T) {
 	}
 }
 
+// TestReplayAbandoned: a run whose recorder died (abandoned) may hold a
+// receive whose send was never written; its replay goes up to that cut,
+// as the checks do, and is not a broken trace.
+func TestReplayAbandoned(t *testing.T) {
+	run, evs := record(t, plan("ricart-agrawala", 3, 1, nil, ""))
+	// Lose the send of the last message received, and every later event
+	// of its sender: the tail of the dead recorder's buffer.
+	var lost trace.Event
+	for i := len(evs) - 1; i >= 0 && lost.Msg == 0; i-- {
+		if evs[i].Kind == trace.KindReceive {
+			for _, e := range evs[:i] {
+				if e.Kind == trace.KindSend && e.Msg == evs[i].Msg {
+					lost = e
+				}
+			}
+		}
+	}
+	var kept []trace.Event
+	for _, e := range evs {
+		if e.Proc != lost.Proc || e.Seq < lost.Seq {
+			kept = append(kept, e)
+		}
+	}
+	run.Complete, run.Status = false, trace.StatusAbandoned
+	res := replayEvents(t, run, kept, replay.Options{})
+	if !res.Matches() || !res.Cut || res.Events == 0 || res.Events >= int64(len(kept)) {
+		t.Fatalf("abandoned run: matches %v cut %v, %d of %d events replayed (%v)", res.Matches(), res.Cut, res.Events, len(kept), res.Divergence)
+	}
+	run.Status = "interrupted"
+	if _, err := replay.Run(run, replay.Events(kept), replay.Options{Lookup: registry.Lookup}); err == nil || !strings.Contains(err.Error(), "broken trace") {
+		t.Fatalf("interrupted run with a receive without its send: %v, want a broken trace", err)
+	}
+}
+
 // TestReplayBadTraces: traces replay cannot run get a BadTraceError (dmx
 // replay: exit 2), never a panic.
 func TestReplayBadTraces(t *testing.T) {
