@@ -184,7 +184,8 @@ type replayJSONResult struct {
 	Mode        string          `json:"mode"`
 	Recorded    string          `json:"recorded_by"` // the dmx version that recorded the run
 	Replayed    string          `json:"replayed_by"`
-	Verdict     string          `json:"verdict"` // matches, diverges, cut (matches up to the cut), stopped (matches so far)
+	Status      string          `json:"status,omitempty"` // the run's, as recorded: why a cut run was cut
+	Verdict     string          `json:"verdict"`          // matches, diverges, cut (matches up to the cut), stopped (matches so far)
 	Events      int64           `json:"events"`
 	PerProc     []int64         `json:"per_process"`
 	Divergence  *divergenceJSON `json:"divergence,omitempty"`
@@ -217,7 +218,7 @@ func otherVersion(res *replay.Result, info ReplayInfo) string {
 
 func replayJSON(w io.Writer, res *replay.Result, info ReplayInfo) error {
 	out := replayJSONResult{File: info.File, Run: res.Run.ID, Algorithm: res.Run.Algorithm, Mode: res.Run.Mode,
-		Recorded: res.Run.ToolVersion, Replayed: info.Version, Verdict: ReplayVerdict(res), Events: res.Events, PerProc: res.PerProc,
+		Recorded: res.Run.ToolVersion, Replayed: info.Version, Status: res.Run.Status, Verdict: ReplayVerdict(res), Events: res.Events, PerProc: res.PerProc,
 		Explanation: otherVersion(res, info)}
 	if d := res.Divergence; d != nil {
 		out.Divergence = &divergenceJSON{Proc: d.Proc, Input: EventJSON(d.Input), Recorded: EventJSON(d.Recorded), Replayed: EventJSON(d.Replayed),
@@ -245,7 +246,11 @@ func replayText(w io.Writer, res *replay.Result, info ReplayInfo) error {
 	case "matches":
 		b.WriteString("matches: every event reproduced\n")
 	case "cut":
-		b.WriteString("matches up to the cut: the run was cut short, so what came after is unknown\n")
+		b.WriteString("matches up to the cut: the run was cut short")
+		if run.Status != "" {
+			fmt.Fprintf(&b, " (%s)", run.Status)
+		}
+		b.WriteString(", so what came after is unknown\n")
 	case "stopped":
 		b.WriteString("matches as far as it went\n")
 	default:

@@ -17,7 +17,7 @@ func replayResults() map[string]*replay.Result {
 	rep := *rec
 	rep.Detail = []byte(`{"stamp":3}`)
 	cut := run
-	cut.Complete = false
+	cut.Complete, cut.Status = false, "interrupted"
 	other := run
 	other.ToolVersion = "v0.0.9"
 	in := &trace.Event{Proc: 0, Seq: 4, Kind: trace.KindReceive, Lamport: 4, VC: trace.VC{4, 1}, Msg: 1<<32 | 1, MsgType: "request", Peer: 1, Resource: "cs", Detail: []byte(`{"stamp":2,"id":1}`)}
