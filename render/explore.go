@@ -75,7 +75,7 @@ func (r *ExploreReport) what() string {
 func sizeText(s explore.Size) string {
 	t := plural.Count(s.N, "process") + ", " + plural.Count(s.Entries, "entry") + ", " + plural.Count(s.Steps, "step")
 	if s.Faults > 0 {
-		t += ", " + plural.Count(s.Faults, "crash")
+		t += ", " + plural.Count(s.Faults, "fault")
 	}
 	return t
 }

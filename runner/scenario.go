@@ -234,6 +234,9 @@ func NewScenario(p Plan) *Scenario {
 		Nodes: p.N, Seed: p.Seed, Entries: &entries, Resources: w.Resources, Nested: w.Nested,
 		Params: p.Params, Reorder: p.Sim.Reorder,
 	}
+	if p.raw() {
+		s.Channels = p.Channels
+	}
 	if p.Spec != nil {
 		s.Algorithm = p.Spec.Name
 	}

@@ -24,6 +24,7 @@ const (
 	StepRelease StepKind = "release" // Proc leaves the critical section of Resource
 	StepCrash   StepKind = "crash"   // Proc crashes
 	StepRecover StepKind = "recover" // Proc recovers
+	StepLose    StepKind = "lose"    // the message at Index of the channel From->Proc is lost (raw channels; its sender records the drop)
 )
 
 // Step is one thing that happens in a World: the unit of a schedule. Its
@@ -36,22 +37,24 @@ const (
 //	release P1 cs       P1 leaves cs
 //	crash P1            P1 crashes
 //	recover P1          P1 recovers
+//	lose P0>P2          the oldest message in flight from P0 to P2 is lost
+//	lose P0>P2 #1       the one after it
 type Step struct {
 	Kind     StepKind
-	Proc     int    // where it happens; for a delivery, the receiver
-	From     int    // deliver: the sender
-	Index    int    // deliver: the message's position among those in flight on its channel, oldest first
+	Proc     int    // where it happens; for a delivery or a loss, the receiver
+	From     int    // deliver, lose: the sender
+	Index    int    // deliver, lose: the message's position among those in flight on its channel, oldest first
 	Resource string // request, release, timer
 	Timer    string // timer
 }
 
 func (s Step) String() string {
 	switch s.Kind {
-	case StepDeliver:
+	case StepDeliver, StepLose:
 		if s.Index > 0 {
-			return fmt.Sprintf("deliver P%d>P%d #%d", s.From, s.Proc, s.Index)
+			return fmt.Sprintf("%s P%d>P%d #%d", s.Kind, s.From, s.Proc, s.Index)
 		}
-		return fmt.Sprintf("deliver P%d>P%d", s.From, s.Proc)
+		return fmt.Sprintf("%s P%d>P%d", s.Kind, s.From, s.Proc)
 	case StepTimer:
 		r := s.Resource
 		if r == "" {
@@ -80,13 +83,13 @@ func ParseStep(text string) (Step, error) {
 	s := Step{Kind: StepKind(f[0])}
 	var ok bool
 	switch s.Kind {
-	case StepDeliver:
+	case StepDeliver, StepLose:
 		from, to, cut := strings.Cut(f[1], ">")
 		if s.From, ok = proc(from); !ok || !cut {
-			return bad("want deliver FROM>TO, e.g. deliver P0>P1")
+			return bad("want %s FROM>TO, e.g. %[1]s P0>P1", s.Kind)
 		}
 		if s.Proc, ok = proc(to); !ok {
-			return bad("want deliver FROM>TO, e.g. deliver P0>P1")
+			return bad("want %s FROM>TO, e.g. %[1]s P0>P1", s.Kind)
 		}
 		if len(f) == 3 {
 			i, err := strconv.Atoi(strings.TrimPrefix(f[2], "#"))
@@ -95,7 +98,7 @@ func ParseStep(text string) (Step, error) {
 			}
 			s.Index = i
 		} else if len(f) != 2 {
-			return bad("want deliver FROM>TO [#INDEX]")
+			return bad("want %s FROM>TO [#INDEX]", s.Kind)
 		}
 	case StepTimer:
 		if len(f) != 4 {
@@ -115,9 +118,9 @@ func ParseStep(text string) (Step, error) {
 			return bad("want %s PROCESS", s.Kind)
 		}
 	default:
-		return bad("unknown step %q (known: deliver, timer, request, release, crash, recover)", f[0])
+		return bad("unknown step %q (known: deliver, timer, request, release, crash, recover, lose)", f[0])
 	}
-	if s.Kind != StepDeliver {
+	if s.Kind != StepDeliver && s.Kind != StepLose {
 		if s.Proc, ok = proc(f[1]); !ok {
 			return bad("process %q: want a process such as P1", f[1])
 		}
@@ -154,8 +157,10 @@ const StepTime = time.Millisecond
 // same steps record the same trace.
 //
 // Faults are steps too: Crash and Recover apply whenever the process is up
-// or down; which ones happen is the caller's choice (explore's fault
-// budget). Nested workloads are not supported.
+// or down, Lose to any message in flight when channels are raw (reliable
+// ones send a lost message again: a loss is only a delay, which the
+// schedules already hold); which ones happen is the caller's choice
+// (explore's fault budget). Nested workloads are not supported.
 type World struct {
 	plan  Plan
 	n     int
@@ -386,6 +391,14 @@ func (w *World) Apply(s Step) error {
 		e := w.chans[i][s.Index]
 		w.chans[i] = slices.Delete(slices.Clip(w.chans[i]), s.Index, s.Index+1)
 		nd.Receive(e) // lost if the receiver is down
+	case StepLose:
+		i := s.From*w.n + s.Proc
+		e := w.chans[i][s.Index]
+		w.chans[i] = slices.Delete(slices.Clip(w.chans[i]), s.Index, s.Index+1)
+		// The network lost it: the sender's runtime records the drop, as
+		// the simulator's fault layer makes it (nothing if the sender is
+		// down).
+		w.nodes[s.From].Dropped(e, "loss", false)
 	case StepTimer:
 		nd.Fire(s.Resource, s.Timer)
 	case StepRequest:
@@ -430,6 +443,17 @@ func (w *World) check(s Step) error {
 			return fmt.Errorf("%d messages in flight from P%d to P%d", k, s.From, s.Proc)
 		case s.Index > 0 && !w.plan.Sim.Reorder:
 			return errors.New("channels are FIFO: only the oldest message in flight can arrive (a scenario with reorder lets others)")
+		}
+		return nil
+	case StepLose:
+		if s.From < 0 || s.From >= w.n {
+			return fmt.Errorf("no process P%d (0..%d)", s.From, w.n-1)
+		}
+		if !w.plan.raw() {
+			return errors.New("channels are reliable: a lost message is sent again, so it only arrives later (a loss needs channels raw)")
+		}
+		if k := len(w.chans[s.From*w.n+s.Proc]); s.Index >= k {
+			return fmt.Errorf("%d messages in flight from P%d to P%d", k, s.From, s.Proc)
 		}
 		return nil
 	case StepCrash:

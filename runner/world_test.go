@@ -20,7 +20,8 @@ func worldPlan(name string, n, entries int, params map[string]string) runner.Pla
 }
 
 // walk takes random enabled steps (and, with crashes, a crash and a
-// recovery of P1) until nothing more can happen or limit steps.
+// recovery of P1; on raw channels, a loss instead of every fourth
+// delivery) until nothing more can happen or limit steps.
 func walk(t *testing.T, p runner.Plan, seed uint64, limit int, crashes bool) []runner.Step {
 	t.Helper()
 	w, err := runner.NewWorld(p, nil)
@@ -41,6 +42,9 @@ func walk(t *testing.T, p runner.Plan, seed uint64, limit int, crashes bool) []r
 			break
 		}
 		s := buf[r.IntN(len(buf))]
+		if s.Kind == runner.StepDeliver && p.Channels == runner.ChannelsRaw && len(sched)%4 == 3 {
+			s.Kind = runner.StepLose
+		}
 		if err := w.Apply(s); err != nil {
 			t.Fatalf("step %v: %v", s, err)
 		}
@@ -58,16 +62,35 @@ func TestScheduleReproduces(t *testing.T) {
 		algo    string
 		params  map[string]string
 		crashes bool
+		raw     bool
 	}{
-		{"ricart-agrawala", nil, false},
-		{"lamport", nil, true},
-		{"majority", map[string]string{"forget": "true"}, true},
-		{"tomcast", nil, false},
-		{"bully", nil, false},
+		{"ricart-agrawala", nil, false, false},
+		{"lamport", nil, true, false},
+		{"majority", map[string]string{"forget": "true"}, true, false},
+		{"tomcast", nil, false, false},
+		{"bully", nil, false, false},
+		{"central", nil, false, true},
+		{"maekawa", nil, true, true},
 	} {
-		t.Run(tc.algo, func(t *testing.T) {
+		name := tc.algo
+		if tc.raw {
+			name += "/losses"
+		}
+		t.Run(name, func(t *testing.T) {
 			p := worldPlan(tc.algo, 3, 2, tc.params)
+			if tc.raw {
+				p.Channels = runner.ChannelsRaw
+			}
 			sched := walk(t, p, 1, 200, tc.crashes)
+			lost := 0
+			for _, s := range sched {
+				if s.Kind == runner.StepLose {
+					lost++
+				}
+			}
+			if tc.raw && lost == 0 {
+				t.Fatalf("no message lost in %v", sched)
+			}
 			var texts []string
 			for _, s := range sched {
 				texts = append(texts, s.String())
@@ -159,6 +182,7 @@ func TestScheduleErrors(t *testing.T) {
 		{[]string{"recover P0"}, "not down"},
 		{[]string{"request P0 printer"}, `no resource "printer"`},
 		{[]string{"timer P0 cs backoff"}, "no timer"},
+		{[]string{"request P0 cs", "lose P0>P1"}, "step 2 (lose P0>P1): channels are reliable"},
 	} {
 		p := worldPlan("ricart-agrawala", 3, 1, nil)
 		steps, err := runner.ParseSteps(tc.steps)
@@ -171,7 +195,7 @@ func TestScheduleErrors(t *testing.T) {
 			t.Errorf("%v: %v, want %q", tc.steps, err, tc.want)
 		}
 	}
-	for _, bad := range []string{"deliver P0-P1", "deliver P0>P1 2", "timer P1 backoff", "jump P1", "crash Px", "request P1"} {
+	for _, bad := range []string{"deliver P0-P1", "deliver P0>P1 2", "timer P1 backoff", "jump P1", "crash Px", "request P1", "lose P0", "lose P0>P1 x"} {
 		if _, err := runner.ParseStep(bad); err == nil {
 			t.Errorf("ParseStep(%q) accepted", bad)
 		}
@@ -183,6 +207,7 @@ func TestScheduleErrors(t *testing.T) {
 func TestNewScenario(t *testing.T) {
 	p := worldPlan("lamport", 3, 2, map[string]string{"x": "y"})
 	p.Sim.Reorder = true
+	p.Channels = runner.ChannelsRaw
 	p.Workload.Resources = []string{"a", "b"}
 	p.Schedule = walk(t, worldPlan("lamport", 3, 2, nil), 4, 20, false)
 	p.Params = nil

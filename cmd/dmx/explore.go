@@ -34,7 +34,9 @@ func newExploreCmd() *cobra.Command {
 		Short: "Search schedules for a violation, shrink it, write it as a trace and a scenario",
 		Long: `explore searches the schedules of a small run of ALGO: which message arrives
 next, when a timer fires, when a process asks for or leaves the critical
-section, and, with --faults, where processes crash or restart. The machines
+section, and, with --faults, where processes crash or restart and which
+messages are lost (the channels are then raw: a reliable channel would
+send a lost message again, which is only a delay). The machines
 are the algorithm's own, in the node runtime; time is left out (any step
 that can happen may come next; channels deliver in order unless --reorder).
 
@@ -58,6 +60,7 @@ Exit code: 1 a violation was found; 0 none, and the space was exhausted;
 		Example: `  dmx explore maekawa -n 3 --entries 1            # basic Maekawa deadlocks
   dmx explore lamport --reorder                    # Lamport's algorithm needs FIFO channels
   dmx explore majority -n 2 --param forget=true --param coordinators=1 --faults crash,restart
+  dmx explore central -n 2 --entries 1 --faults loss  # a lost grant: a process waits for ever
   dmx explore ricart-agrawala -n 3 --entries 2     # exhausts the space: no violation
   dmx explore tomcast -n 4 --entries 2 --reorder --walks 2000`,
 		Args: cobra.ExactArgs(1),
@@ -115,8 +118,8 @@ Exit code: 1 a violation was found; 0 none, and the space was exhausted;
 	fs.Int64Var(&opt.MaxStates, "max-states", 5_000_000, "visit at most this many states (0: no bound)")
 	fs.IntVar(&opt.MaxDepth, "depth", explore.DefaultMaxDepth, "explore schedules of at most this many steps")
 	fs.DurationVar(&timeout, "timeout", 0, "end the search after this long (0: no limit)")
-	fs.StringVar(&faults, "faults", "", "fault kinds the search may inject: crash, restart (a crash, then a recovery), comma-separated")
-	fs.IntVar(&opt.MaxFaults, "max-faults", 1, "crashes one schedule may have, with --faults")
+	fs.StringVar(&faults, "faults", "", "fault kinds the search may inject: crash, restart (a crash, then a recovery), loss (raw channels), comma-separated")
+	fs.IntVar(&opt.MaxFaults, "max-faults", 1, "crashes and losses one schedule may have, with --faults")
 	fs.StringVar(&checks, "checks", "", "comma-separated checks a violation must violate (default: those the algorithm claims)")
 	fs.BoolVar(&noShrink, "no-shrink", false, "report the violation as found, without shrinking it")
 	fs.BoolVar(&opt.NoSleep, "no-reduce", false, "no partial-order reduction (sleep sets): for comparison")
@@ -139,8 +142,10 @@ func faultKinds(spec string, opt *explore.Options) error {
 			opt.Crash = true
 		case "restart":
 			opt.Crash, opt.Restart = true, true
+		case "loss":
+			opt.Lose = true
 		default:
-			return fmt.Errorf("--faults %q: explore injects crash and restart (a crash, then a recovery)", k)
+			return fmt.Errorf("--faults %q: explore injects crash, restart (a crash, then a recovery) and loss", k)
 		}
 	}
 	if opt.MaxFaults < 1 {
@@ -166,12 +171,18 @@ func runExplore(cmd *cobra.Command, opt explore.Options, shrink bool, out, scen 
 	}
 	p := opt.Plan
 	rep := &render.ExploreReport{Algorithm: p.Spec.Name, N: p.N, Entries: p.Workload.Entries, Reorder: p.Sim.Reorder, Walks: opt.Walks, Stats: res.Stats}
+	var kinds []string
 	if opt.Crash {
-		rep.Faults = "crash"
-		if opt.Restart {
-			rep.Faults = "crash, restart"
-		}
-		rep.Faults += fmt.Sprintf(" (at most %d)", opt.MaxFaults)
+		kinds = append(kinds, "crash")
+	}
+	if opt.Restart {
+		kinds = append(kinds, "restart")
+	}
+	if opt.Lose {
+		kinds = append(kinds, "loss")
+	}
+	if len(kinds) > 0 {
+		rep.Faults = fmt.Sprintf("%s (at most %d)", strings.Join(kinds, ", "), opt.MaxFaults)
 	}
 	v := res.Violation
 	if v == nil {

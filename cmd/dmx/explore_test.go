@@ -72,13 +72,34 @@ func TestExploreCLI(t *testing.T) {
 }
 
 // TestExploreFaultsCLI: with --faults the search crashes and restarts
-// processes: majority coordinators that forget their vote let two in.
+// processes: majority coordinators that forget their vote let two in; and
+// it loses messages: on raw channels a lost request leaves central's
+// client waiting, which the scenario (channels raw) records again and
+// replay reproduces, drop event included.
 func TestExploreFaultsCLI(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := dmx(t, "explore", "majority", "-n", "2", "--entries", "1", "--param", "forget=true", "--param", "coordinators=1",
 		"--faults", "crash,restart", "--checks", "mutex-causal", "-o", filepath.Join(dir, "f.db"))
 	if code != 1 || !strings.Contains(out, "in the critical section of cs at once") || !strings.Contains(out, "crash P0") || !strings.Contains(out, "recover P0") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	lost := filepath.Join(dir, "l.db")
+	code, out, errs = dmx(t, "explore", "central", "-n", "2", "--entries", "1", "--faults", "loss", "-o", lost)
+	if code != 1 || !strings.Contains(out, "faults loss (at most 1)") || !strings.Contains(out, "lose P1>P0") || !strings.Contains(out, "P1 waits for the critical section") {
+		t.Fatalf("explore --faults loss: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, _ := dmx(t, "replay", lost); code != 0 {
+		t.Fatalf("replay of the loss: exit %d\n%s", code, out)
+	}
+	again := filepath.Join(dir, "l2.db")
+	if code, out, errs := dmx(t, "sim", "--scenario", filepath.Join(dir, "l.json"), "-o", again); code != 1 || !strings.Contains(out, "liveness") {
+		t.Fatalf("sim --scenario of the loss: exit %d\n%s%s", code, out, errs)
+	}
+	const q = "SELECT proc, seq, kind, lamport, msg, peer, detail FROM events WHERE kind = 'drop'"
+	_, a, _ := dmx(t, "sql", lost, q, "--format", "csv")
+	_, b, _ := dmx(t, "sql", again, q, "--format", "csv")
+	if a != b || !strings.Contains(a, `"fault"":""loss""`) {
+		t.Fatalf("the drop explore wrote %q, the scenario recorded %q", a, b)
 	}
 }
 
@@ -90,7 +111,7 @@ func TestExploreBadInput(t *testing.T) {
 	}{
 		{[]string{"explore", "paxos"}, `unknown algorithm "paxos"`},
 		{[]string{"explore", "bully"}, "elections run on time-outs"},
-		{[]string{"explore", "central", "--faults", "loss"}, `--faults "loss"`},
+		{[]string{"explore", "central", "--faults", "delay"}, `--faults "delay"`},
 		{[]string{"explore", "central", "-n", "0"}, "nodes 0"},
 		{[]string{"explore", "central", "--format", "xml"}, `--format "xml"`},
 		{[]string{"explore", "central", "--faults", "crash", "--max-faults", "0"}, "--max-faults 0"},

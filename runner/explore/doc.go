@@ -1,7 +1,7 @@
 // Package explore searches the schedules of a run for one that violates a
 // property (dmx explore): which message arrives next, when a timer fires,
 // when a process asks for or leaves the critical section, and, within a
-// budget, where a process crashes or restarts.
+// budget, where a process crashes or restarts and which message is lost.
 //
 // The model is runner.World: the algorithm's own machines in the node
 // runtime, driven one Step at a time, with time abstracted away (any
@@ -13,7 +13,8 @@
 //     persisted state, timers, workload and messages in flight; a state
 //     met again is not explored again) and sleep sets, a partial-order
 //     reduction that is sound here: a step belongs to the process it
-//     happens at (a delivery to its receiver), steps of different
+//     happens at (a delivery to its receiver; a loss to both its sender,
+//     which records the drop, and its receiver), steps of different
 //     processes commute (neither disables the other and both orders reach
 //     the same state), and a sleep set carries the steps already explored
 //     from an earlier sibling past the steps they commute with, so that

@@ -39,9 +39,12 @@ type Options struct {
 	MaxStates int64
 	MaxDepth  int
 	// Crash lets the search crash processes, Restart recover crashed
-	// ones; MaxFaults bounds the crashes of one schedule.
-	Crash, Restart bool
-	MaxFaults      int
+	// ones, Lose lose messages in flight (the channels become raw: a
+	// reliable channel sends a lost message again); MaxFaults bounds the
+	// crashes and losses of one schedule. A loss is of a message that
+	// could arrive next: the oldest in flight on a FIFO channel.
+	Crash, Restart, Lose bool
+	MaxFaults            int
 	// NoSleep turns the partial-order reduction (sleep sets) off, NoHash
 	// the state hashing: the search then walks the tree of all schedules
 	// (the baselines of the figures in the README).
@@ -113,12 +116,16 @@ func (v *Violation) Size() Size { return sizeOf(v.Plan) }
 func sizeOf(p runner.Plan) Size {
 	s := Size{N: p.N, Entries: p.Workload.Entries, Steps: len(p.Schedule)}
 	for _, st := range p.Schedule {
-		if st.Kind == runner.StepCrash {
+		if isFault(st) {
 			s.Faults++
 		}
 	}
 	return s
 }
+
+// isFault reports whether st spends the fault budget: a crash or a loss
+// (a recovery only follows a crash).
+func isFault(st runner.Step) bool { return st.Kind == runner.StepCrash || st.Kind == runner.StepLose }
 
 // Search searches the schedules of opt.Plan for a violation.
 func Search(opt Options) (*Result, error) {
@@ -179,6 +186,9 @@ func newSearch(opt Options) (*search, error) {
 		return nil, fmt.Errorf("explore %s: elections run on time-outs, which a search without time fires in any order; explore searches mutual exclusion and multicast", p.Spec.Name)
 	}
 	p.Driver, p.Faults, p.Schedule = runner.DriverSim, nil, nil
+	if opt.Lose {
+		p.Channels = runner.ChannelsRaw
+	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -263,13 +273,13 @@ type key struct {
 type StepKindCode uint8
 
 var kindCodes = map[runner.StepKind]StepKindCode{
-	runner.StepDeliver: 1, runner.StepTimer: 2, runner.StepRequest: 3, runner.StepRelease: 4, runner.StepCrash: 5, runner.StepRecover: 6,
+	runner.StepDeliver: 1, runner.StepTimer: 2, runner.StepRequest: 3, runner.StepRelease: 4, runner.StepCrash: 5, runner.StepRecover: 6, runner.StepLose: 7,
 }
 
 func keyOf(w *runner.World, st runner.Step) key {
 	k := key{kind: kindCodes[st.Kind], proc: int32(st.Proc), from: int32(st.From)}
 	switch st.Kind {
-	case runner.StepDeliver:
+	case runner.StepDeliver, runner.StepLose:
 		k.msg = w.InFlight(st.From, st.Proc)[st.Index].ID
 	case runner.StepTimer, runner.StepRequest, runner.StepRelease:
 		k.resource, k.timer = st.Resource, st.Timer
@@ -280,12 +290,23 @@ func keyOf(w *runner.World, st runner.Step) key {
 // independent reports whether two steps commute: they happen at different
 // processes. A step changes only its own process and appends to channels
 // from it; a delivery takes from a channel only its receiver takes from.
-func independent(a, b key) bool { return a.proc != b.proc }
+// A loss is at both ends: it takes from the receiver's channel and its
+// sender records the drop.
+func independent(a, b key) bool {
+	return !b.at(a.proc) && !(a.kind == loseCode && b.at(a.from))
+}
+
+// loseCode is the code of a loss.
+var loseCode = kindCodes[runner.StepLose]
+
+// at reports whether the step of k happens at process p.
+func (k key) at(p int32) bool { return k.proc == p || k.kind == loseCode && k.from == p }
 
 // steps returns the steps that may come next at w: the enabled ones and,
-// within the fault budget, crashes and recoveries.
+// within the fault budget, crashes, recoveries and losses.
 func (s *search) steps(w *runner.World, m *monitor, buf []runner.Step) []runner.Step {
 	buf = w.Enabled(buf)
+	n := len(buf)
 	for p := 0; p < w.N(); p++ {
 		nd := w.Node(p)
 		switch {
@@ -293,6 +314,15 @@ func (s *search) steps(w *runner.World, m *monitor, buf []runner.Step) []runner.
 			buf = append(buf, runner.Step{Kind: runner.StepRecover, Proc: p})
 		case !nd.Crashed() && !nd.Stopped() && s.opt.Crash && m.faults < s.opt.MaxFaults:
 			buf = append(buf, runner.Step{Kind: runner.StepCrash, Proc: p})
+		}
+	}
+	if s.opt.Lose && m.faults < s.opt.MaxFaults {
+		// A message that can arrive next can be lost instead.
+		for _, st := range buf[:n] {
+			if st.Kind == runner.StepDeliver {
+				st.Kind = runner.StepLose
+				buf = append(buf, st)
+			}
 		}
 	}
 	return buf
@@ -416,7 +446,7 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 			s.fail(fmt.Errorf("explore: %w", err))
 			return
 		}
-		if st.Kind == runner.StepCrash {
+		if isFault(st) {
 			cm.faults++
 		}
 		if cm.suspect != "" {
@@ -587,7 +617,7 @@ func (s *search) walks() error {
 			if err := w.Apply(st); err != nil {
 				return fmt.Errorf("explore: %w", err)
 			}
-			if st.Kind == runner.StepCrash {
+			if isFault(st) {
 				m.faults++
 			}
 			if m.suspect != "" {

@@ -18,7 +18,7 @@ import (
 type monitor struct {
 	w         *runner.World
 	multicast bool
-	faults    int                // crashes so far
+	faults    int                // crashes and losses so far
 	delivered [][]trace.Delivery // per process, in delivery order
 	suspect   string             // what the last step made the monitor suspect
 }

@@ -40,10 +40,12 @@ func Shortest(v *Violation, opt Options, budget int64) (*Violation, Proof, error
 				opt.Crash = true
 			case runner.StepRecover:
 				opt.Restart = true
+			case runner.StepLose:
+				opt.Lose = true
 			}
 		}
 	} else {
-		opt.Crash, opt.Restart = false, false
+		opt.Crash, opt.Restart, opt.Lose = false, false, false
 	}
 	s, err := newSearch(opt)
 	if err != nil {
@@ -81,7 +83,7 @@ func Shortest(v *Violation, opt Options, budget int64) (*Violation, Proof, error
 				if err := cw.Apply(st); err != nil {
 					return nil, proof, err
 				}
-				if st.Kind == runner.StepCrash {
+				if isFault(st) {
 					cm.faults++
 				}
 				fp := s.fingerprint(cw, cm)

@@ -158,13 +158,14 @@ func (sh *shrinker) procs() (bool, error) {
 			continue // per-process workloads would need renumbering too
 		}
 		for _, st := range sh.best.Plan.Schedule {
-			if st.Proc == p || (st.Kind == runner.StepDeliver && st.From == p) {
+			channel := st.Kind == runner.StepDeliver || st.Kind == runner.StepLose
+			if st.Proc == p || (channel && st.From == p) {
 				continue
 			}
 			if st.Proc > p {
 				st.Proc--
 			}
-			if st.Kind == runner.StepDeliver && st.From > p {
+			if channel && st.From > p {
 				st.From--
 			}
 			cand.Schedule = append(cand.Schedule, st)
