@@ -91,7 +91,8 @@ func TestReplayStepCLI(t *testing.T) {
 
 // TestReplayAnswers: every kind of trace gets a clear answer and its exit
 // code: a divergence (1), one on a run another dmx recorded (2), a run cut
-// short (3), an imported run and a file that is no trace (2).
+// short or abandoned by its recorder (3), an imported run and a file that
+// is no trace (2).
 func TestReplayAnswers(t *testing.T) {
 	dir := t.TempDir()
 	sim := func(name string, args ...string) string {
@@ -117,6 +118,9 @@ func TestReplayAnswers(t *testing.T) {
 	sqlite(older, "UPDATE events SET lamport = lamport + 1 WHERE proc = 1 AND kind = 'cs_enter'")
 	sqlite(older, "UPDATE runs SET tool_version = 'v0.0.1'")
 	cut := sim("cut.db", "lamport", "-n", "3", "--entries", "50", "--seed", "2", "--limit", "30ms")
+	// A run whose recorder died: still "running", with nobody holding it.
+	abandoned := sim("abandoned.db", "ricart-agrawala", "-n", "3", "--entries", "2", "--seed", "3")
+	sqlite(abandoned, "UPDATE runs SET complete = 0, status = 'running', ended_ns = NULL")
 	imported := sim("imported.db", "central", "-n", "2", "--entries", "1", "--seed", "1")
 	sqlite(imported, "UPDATE runs SET mode = 'import'")
 	notTrace := filepath.Join(dir, "notes.txt")
@@ -130,6 +134,7 @@ func TestReplayAnswers(t *testing.T) {
 		{"divergence", changed, 1, "diverges at P0"},
 		{"another version", older, 2, "recorded by dmx v0.0.1"},
 		{"cut short", cut, 3, "matches up to the cut"},
+		{"abandoned", abandoned, 3, "cut short (abandoned: its recorder died"},
 		{"imported", imported, 2, "imported from another tool"},
 		{"not a trace", notTrace, 2, "notes.txt"},
 		{"no such file", filepath.Join(dir, "none.db"), 2, "none.db"},
