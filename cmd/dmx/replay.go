@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/render"
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/replay"
 	"github.com/dmxlab/dmx/trace"
@@ -112,8 +113,8 @@ func replayRun(out interface{ Write([]byte) (int, error) }, st *trace.Store, run
 	src := func() (trace.Reader, error) { return st.Events(run.ID) }
 	opt := replay.Options{Lookup: registry.Lookup, Until: f.until}
 	var werr error
+	showing := f.at == (trace.Ref{})
 	if f.step {
-		showing := f.at == (trace.Ref{})
 		opt.Visit = func(s *replay.Step) bool {
 			if !showing && s.Event.Ref() == f.at {
 				showing = true
@@ -130,6 +131,21 @@ func replayRun(out interface{ Write([]byte) (int, error) }, st *trace.Store, run
 	}
 	if werr != nil {
 		return exitUsage, werr
+	}
+	// An event to start or stop at that the replay went past the whole
+	// run without meeting is not in it: say so rather than print nothing
+	// (or everything).
+	if res.Divergence == nil {
+		for _, x := range []struct {
+			flag string
+			ref  trace.Ref
+			met  bool
+		}{{"--at", f.at, showing}, {"--until", f.until, res.Stopped}} {
+			if x.ref != (trace.Ref{}) && !x.met {
+				return exitUsage, fmt.Errorf("%s %v: run %d of %s has no such event (%s replayed; --run chooses the run)",
+					x.flag, x.ref, run.ID, st.Path(), plural.Count(res.Events, "event"))
+			}
+		}
 	}
 	info := render.ReplayInfo{File: st.Path(), Version: toolVersion()}
 	if err := render.ReplayResult(out, f.format, res, info); err != nil {
