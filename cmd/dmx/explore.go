@@ -154,9 +154,15 @@ func faultKinds(spec string, opt *explore.Options) error {
 	return nil
 }
 
-// runExplore searches, shrinks the violation found and writes it.
+// runExplore searches, shrinks the violation found and writes it. An
+// interrupt ends the search (or the shrinking) as a deadline would: what
+// was found so far is reported and written; a second one changes nothing
+// (a third kills dmx, as for a recording).
 func runExplore(cmd *cobra.Command, opt explore.Options, shrink bool, out, scen string) (*render.ExploreReport, error) {
 	stderr := cmd.ErrOrStderr()
+	it := catchInterruptsSaying(stderr, "ending the search and reporting what it found so far")
+	defer it.stop()
+	opt.Stop = it.ctx.Done()
 	if isTerminal(stderr) {
 		opt.Progress = func(s explore.Stats) {
 			fmt.Fprintf(stderr, "\r  states %d  steps %d  depth %d ", s.States, s.Transitions, s.MaxDepth)

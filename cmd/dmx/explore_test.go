@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/runner"
 )
@@ -120,5 +122,33 @@ func TestExploreBadInput(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, want 2 with %q:\n%s", c.args, code, c.want, errs)
 		}
+	}
+}
+
+// TestExploreInterrupt: Ctrl-C ends a long search as --timeout would: it
+// reports how far it went, inconclusive (exit 3), and writes nothing.
+func TestExploreInterrupt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	p := start(t, "explore", "ricart-agrawala", "-n", "3", "--entries", "2", "--format", "json", "-o", path)
+	// The search of this run takes minutes; give dmx time to start it.
+	time.Sleep(3 * time.Second)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	code, sig := p.wait(t, 30*time.Second)
+	if code != exitInconclusive {
+		t.Fatalf("exit %d (signal %v), want 3\nstderr:\n%s", code, sig, p.stderr.String())
+	}
+	var rep struct {
+		Verdict   string
+		States    int64
+		Exhausted bool
+	}
+	if err := json.Unmarshal([]byte(p.stdout.String()), &rep); err != nil || rep.Verdict != "inconclusive" || rep.Exhausted || rep.States == 0 {
+		t.Fatalf("report %+v (%v):\n%s", rep, err, p.stdout.String())
+	}
+	if !strings.Contains(p.stderr.String(), "ending the search") {
+		t.Errorf("dmx did not say what the interrupt does:\n%s", p.stderr.String())
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("a trace was written without a violation")
 	}
 }

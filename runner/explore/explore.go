@@ -49,10 +49,23 @@ type Options struct {
 	// the state hashing: the search then walks the tree of all schedules
 	// (the baselines of the figures in the README).
 	NoSleep, NoHash bool
-	// Deadline, if not zero, ends the search then (not exhausted).
+	// Deadline, if not zero, ends the search then (not exhausted); so
+	// does closing Stop (an interrupt). Shrink and Shortest end early
+	// too, with what they have.
 	Deadline time.Time
+	Stop     <-chan struct{}
 	// Progress, if set, is called about every 100,000 states or steps.
 	Progress func(Stats)
+}
+
+// over reports whether the deadline has passed or Stop was closed.
+func (o *Options) over() bool {
+	select {
+	case <-o.Stop:
+		return true
+	default:
+	}
+	return !o.Deadline.IsZero() && time.Now().After(o.Deadline)
 }
 
 // Stats is how far a search went.
@@ -398,7 +411,7 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 			st.Elapsed = time.Since(s.start)
 			s.opt.Progress(st)
 		}
-		if s.opt.MaxStates > 0 && s.st.Visited >= s.opt.MaxStates || !s.opt.Deadline.IsZero() && s.st.Visited%1024 == 0 && time.Now().After(s.opt.Deadline) {
+		if s.opt.MaxStates > 0 && s.st.Visited >= s.opt.MaxStates || s.st.Visited%1024 == 0 && s.opt.over() {
 			s.exhausted = false
 			s.stop = true
 			return
@@ -592,7 +605,7 @@ func (s *search) walks() error {
 	r := rand.New(rand.NewPCG(s.opt.Seed, 0x6578706c6f7265))
 	var buf []runner.Step
 	for i := 0; i < s.opt.Walks && !s.stop; i++ {
-		if !s.opt.Deadline.IsZero() && time.Now().After(s.opt.Deadline) {
+		if s.opt.over() {
 			break
 		}
 		w, err := s.world(nil)

@@ -239,3 +239,27 @@ func TestRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestStop: a closed Stop ends the search, not exhausted, and Shrink and
+// Shortest return what they have.
+func TestStop(t *testing.T) {
+	stop := make(chan struct{})
+	close(stop)
+	res, err := explore.Search(explore.Options{Plan: plan("ricart-agrawala", 3, 2, nil, false), Stop: stop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Exhausted || res.Visited > 1024 {
+		t.Fatalf("searched on after Stop: %+v", res.Stats)
+	}
+	opt := explore.Options{Plan: plan("maekawa", 3, 1, nil, false)}
+	found, err := explore.Search(opt)
+	if err != nil || found.Violation == nil {
+		t.Fatalf("%v %+v", err, found)
+	}
+	opt.Stop = stop
+	small, err := explore.Shrink(found.Violation, opt, 0)
+	if err != nil || small.Size() != found.Violation.Size() {
+		t.Fatalf("shrunk after Stop: %v %+v", err, small.Size())
+	}
+}

@@ -71,7 +71,7 @@ func Shortest(v *Violation, opt Options, budget int64) (*Violation, Proof, error
 		for _, n := range level {
 			buf = s.steps(n.w, n.m, buf[:0])
 			for _, st := range buf {
-				if proof.States >= budget {
+				if proof.States >= budget || proof.States%1024 == 0 && opt.over() {
 					return v, proof, nil
 				}
 				cw, err := n.w.Clone()

@@ -81,6 +81,10 @@ type shrinker struct {
 // happen, and returns the violation its trace shows, or nil.
 func (sh *shrinker) try(p runner.Plan) (*Violation, error) {
 	sh.budget--
+	if sh.s.opt.over() {
+		sh.budget = 0 // keep the best so far
+		return nil, nil
+	}
 	sched := p.Schedule
 	p.Schedule = nil
 	if err := p.Validate(); err != nil {
