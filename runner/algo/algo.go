@@ -139,6 +139,13 @@ type Inspector interface {
 	State() any
 }
 
+// StampedRequest is a request (T, id) as a State shows it: the timestamp
+// it was made with and the process that made it.
+type StampedRequest struct {
+	T  uint64 `json:"t"`
+	ID int    `json:"id"`
+}
+
 // Config is what a machine is built from.
 type Config struct {
 	ID       int               // this node, 0..N-1

@@ -207,17 +207,13 @@ func (m *Machine) String() string {
 // process (an ack or a release), which decides when the own request is
 // first everywhere.
 func (m *Machine) State() any {
-	type request struct {
-		T  uint64 `json:"t"`
-		ID int    `json:"id"`
-	}
 	st := struct {
-		State      string    `json:"state"`
-		T          uint64    `json:"t,omitempty"`
-		Queue      []request `json:"queue"`
-		Heard      []uint64  `json:"heard"`
-		WaitingFor []int     `json:"waiting_for"`
-	}{State: "RELEASED", Queue: []request{}, Heard: algo.Clone(m.heard), WaitingFor: algo.Clone(m.wait)}
+		State      string                `json:"state"`
+		T          uint64                `json:"t,omitempty"`
+		Queue      []algo.StampedRequest `json:"queue"`
+		Heard      []uint64              `json:"heard"`
+		WaitingFor []int                 `json:"waiting_for"`
+	}{State: "RELEASED", Queue: []algo.StampedRequest{}, Heard: algo.Clone(m.heard), WaitingFor: algo.Clone(m.wait)}
 	switch {
 	case m.held:
 		st.State, st.T = "HELD", m.t
@@ -225,7 +221,7 @@ func (m *Machine) State() any {
 		st.State, st.T = "REQUESTED", m.t
 	}
 	for _, r := range m.queue {
-		st.Queue = append(st.Queue, request{r.t, r.id})
+		st.Queue = append(st.Queue, algo.StampedRequest{T: r.t, ID: r.id})
 	}
 	return st
 }

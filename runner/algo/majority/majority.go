@@ -582,21 +582,17 @@ func (m *Machine) String() string {
 // by coordinator) and, for a coordinator, whom its vote is with and the
 // requests it holds back.
 func (m *Machine) State() any {
-	type request struct {
-		T  uint64 `json:"t"`
-		ID int    `json:"id"`
-	}
 	st := struct {
-		State       string    `json:"state"`
-		T           uint64    `json:"t,omitempty"`
-		Attempt     int       `json:"attempt,omitempty"`
-		Grants      []int     `json:"grants"`
-		Denies      []int     `json:"denies"`
-		Coordinator bool      `json:"coordinator"`
-		Vote        *request  `json:"vote"`
-		Queue       []request `json:"queue"`
-		WaitingFor  []int     `json:"waiting_for"`
-	}{State: m.state.String(), Grants: []int{}, Denies: []int{}, Coordinator: m.coordinator(), Queue: []request{}, WaitingFor: algo.Clone(m.wait)}
+		State       string                `json:"state"`
+		T           uint64                `json:"t,omitempty"`
+		Attempt     int                   `json:"attempt,omitempty"`
+		Grants      []int                 `json:"grants"`
+		Denies      []int                 `json:"denies"`
+		Coordinator bool                  `json:"coordinator"`
+		Vote        *algo.StampedRequest  `json:"vote"`
+		Queue       []algo.StampedRequest `json:"queue"`
+		WaitingFor  []int                 `json:"waiting_for"`
+	}{State: m.state.String(), Grants: []int{}, Denies: []int{}, Coordinator: m.coordinator(), Queue: []algo.StampedRequest{}, WaitingFor: algo.Clone(m.wait)}
 	if m.state != idle {
 		st.T, st.Attempt = m.t, m.attempts
 	}
@@ -609,10 +605,10 @@ func (m *Machine) State() any {
 		}
 	}
 	if m.voted {
-		st.Vote = &request{m.holder.t, m.holder.id}
+		st.Vote = &algo.StampedRequest{T: m.holder.t, ID: m.holder.id}
 	}
 	for _, r := range m.queue {
-		st.Queue = append(st.Queue, request{r.t, r.id})
+		st.Queue = append(st.Queue, algo.StampedRequest{T: r.t, ID: r.id})
 	}
 	return st
 }
