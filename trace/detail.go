@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // An event's detail column holds a JSON object whose shape depends on the
@@ -203,15 +204,33 @@ func (t *term) value() uint64 {
 }
 
 // Wait is the detail of a wait event: the processes the event's process now
-// waits for (on the event's Resource).
+// waits for (on the event's Resource), and whether it waits for all of them
+// or for any one.
 type Wait struct {
 	// WaitingFor is the waiting-for set, sorted; nil or empty when the
 	// process no longer waits.
 	WaitingFor []int
+	// Model is WaitAll ("", the AND model of seed 001: every process of
+	// the set must act before this one goes on; what dmx's algorithms
+	// record) or WaitAny ("or", the OR model: any one of them will do,
+	// as a process waiting for the first of several replies).
+	Model string
 }
 
+// The models of a wait (Wait.Model).
+const (
+	WaitAll = ""   // the AND model; a detail says so by no "model", or "and"
+	WaitAny = "or" // the OR model: {"model":"or"}
+)
+
+// appendDetail writes an AND wait as dmx always did, without a model, and
+// an OR wait with "model" first, as encoding/json orders a map's keys.
 func (d Wait) appendDetail(b []byte) []byte {
-	b = append(b, `{"waiting_for":`...)
+	b = append(b, '{')
+	if d.Model == WaitAny {
+		b = append(b, `"model":"or",`...)
+	}
+	b = append(b, `"waiting_for":`...)
 	b = appendInts(b, d.WaitingFor)
 	return append(b, '}')
 }
@@ -701,20 +720,35 @@ func (e *Event) Leader() (Leader, error) {
 
 // Wait returns the detail of a wait event. A trace that names the one
 // process waited for in Peer instead of a "waiting_for" set (or sets it to
-// null) waits for Peer; one with neither waits for nobody.
+// null) waits for Peer; one with neither waits for nobody. Its "model" is
+// "and" (or absent: WaitAll) or "or" (WaitAny), in any case; another model
+// is an error, and the wait is then taken for an AND wait.
 func (e *Event) Wait() (Wait, error) {
 	var d Wait
 	if e.Kind != KindWait {
 		return d, e.notKind("a wait")
 	}
 	err := fields(e.Detail, func(k, v []byte) (err error) {
-		if string(k) == "waiting_for" {
+		switch string(k) {
+		case "waiting_for":
 			d.WaitingFor, err = jsonArray(v, jsonIntN)
+		case "model":
+			var m string
+			if m, err = jsonString(v); err == nil {
+				switch strings.ToLower(m) {
+				case "and":
+					d.Model = WaitAll
+				case "or":
+					d.Model = WaitAny
+				default:
+					err = fmt.Errorf("want \"and\" or \"or\", got %q", m)
+				}
+			}
 		}
 		return err
 	})
 	if err != nil {
-		d.WaitingFor = nil
+		d.WaitingFor, d.Model = nil, WaitAll
 		err = e.badDetail(err)
 	}
 	if d.WaitingFor == nil && e.Peer != NoPeer {

@@ -21,7 +21,7 @@ func newExploreCmd() *cobra.Command {
 	var (
 		opt       explore.Options
 		faults    string
-		checks    string
+		checks    []string
 		out, scen string
 		format    string
 		timeout   time.Duration
@@ -77,7 +77,7 @@ Exit code: 1 a violation was found; 0 none, and the space was exhausted;
 			if err := faultKinds(faults, &opt); err != nil {
 				return &exitError{exitUsage, err}
 			}
-			cs, err := selectChecks(checks)
+			cs, err := selectChecks("--checks", checks)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -120,7 +120,7 @@ Exit code: 1 a violation was found; 0 none, and the space was exhausted;
 	fs.DurationVar(&timeout, "timeout", 0, "end the search after this long (0: no limit)")
 	fs.StringVar(&faults, "faults", "", "fault kinds the search may inject: crash, restart (a crash, then a recovery), loss (raw channels), comma-separated")
 	fs.IntVar(&opt.MaxFaults, "max-faults", 1, "crashes and losses one schedule may have, with --faults")
-	fs.StringVar(&checks, "checks", "", "comma-separated checks a violation must violate (default: those the algorithm claims)")
+	fs.StringSliceVar(&checks, "checks", nil, "checks a violation must violate, comma-separated or repeated (default: those the algorithm claims)")
 	fs.BoolVar(&noShrink, "no-shrink", false, "report the violation as found, without shrinking it")
 	fs.BoolVar(&opt.NoSleep, "no-reduce", false, "no partial-order reduction (sleep sets): for comparison")
 	fs.BoolVar(&opt.NoHash, "no-hash", false, "no state hashing: walk the tree of all schedules (for comparison)")

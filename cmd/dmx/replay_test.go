@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -21,7 +22,7 @@ func TestReplayRealRuns(t *testing.T) {
 		{"ricart-agrawala", []string{"ricart-agrawala", "-n", "3", "--entries", "3"}},
 		{"lease", []string{"lease", "-n", "3", "--duration", "600ms"}},
 		{"majority restarted", []string{"majority", "-n", "3", "--entries", "3", "--faults", "crash:0@5ms,recover:0@60ms"}},
-		{"bully", []string{"bully", "-n", "3", "--duration", "900ms", "--faults", "crash:leader@300ms,recover:2@600ms"}},
+		{"bully", []string{"bully", "-n", "3", "--duration", "900ms", "--faults", "crash:leader@300ms,recover:leader@+300ms"}},
 		{"ricart-agrawala under network faults", []string{"ricart-agrawala", "-n", "3", "--entries", "4",
 			"--faults", "loss:20%,duplicate:10%,pause:0@20ms-60ms,skew:1:+5ms@10ms"}},
 		{"majority restarted with amnesia", []string{"majority", "-n", "3", "--entries", "3", "--faults", "crash:0@5ms,recover:0:amnesia@60ms"}},
@@ -30,12 +31,23 @@ func TestReplayRealRuns(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "run.db")
 			args := append([]string{"run"}, tc.args...)
 			args = append(args, "--seed", "5", "--no-check", "-o", path)
+			if !slices.Contains(args, "--duration") {
+				// A majority run can starve on a loaded machine (with
+				// amnesia, for ever): cut it short, and replay it up to
+				// the cut.
+				args = append(args, "--duration", "20s")
+			}
 			if code, out, errs := dmx(t, args...); code != 0 {
 				t.Fatalf("run: exit %d\n%s%s", code, out, errs)
 			}
 			code, out, errs := dmx(t, "replay", path)
-			if code != 0 || !strings.Contains(out, "matches: every event reproduced") {
+			whole := code == 0 && strings.Contains(out, "matches: every event reproduced")
+			cut := code == 3 && strings.Contains(out, "matches up to the cut")
+			if !whole && !cut {
 				t.Fatalf("replay: exit %d\n%s%s", code, out, errs)
+			}
+			if cut {
+				t.Logf("the run was cut short; its replay matches up to the cut:\n%s", out)
 			}
 			if strings.Contains(tc.name, "restarted") || tc.name == "bully" {
 				_, q, _ := dmx(t, "sql", path, "SELECT count(*) FROM events WHERE kind = 'recover'", "--format", "csv")

@@ -489,7 +489,7 @@ func checkRecorded(st *trace.Store, run trace.Run, stop <-chan struct{}) ([]rend
 	}
 	done := make(chan result, 1)
 	go func() {
-		reps, err := checkRuns(st, []trace.Run{run}, nil)
+		reps, err := checkRuns(st, []trace.Run{run}, checkOptions{})
 		done <- result{reps, err}
 	}()
 	select {

@@ -181,8 +181,15 @@ type Spec struct {
 	Seeds      []string // the course notes it follows, e.g. "003 [RA1]-[RH1]"
 	MsgTypes   []string // the message types it sends
 	Properties []string // the checks that apply to its traces
-	Costs      []Cost   // what it costs: the seeds' figures (dmx stats compares runs with them) and dmx's own counts
-	Params     []Param  // parameters it accepts
+	// Validity names the rule of check validity that the leaders the
+	// algorithm decides obey: "highest-id" (seed 001: the highest id
+	// among the processes that are up; bully, ring, chang-roberts) or
+	// "participant" (a process that took part and that the decider did
+	// not know to be down; lease, where any live server may win). Empty
+	// if it decides no leader.
+	Validity string
+	Costs    []Cost  // what it costs: the seeds' figures (dmx stats compares runs with them) and dmx's own counts
+	Params   []Param // parameters it accepts
 	// Variants are the configurations worth testing besides the defaults:
 	// the variants the seeds name and the options that change the protocol
 	// (see Variant). Tests run every algorithm of the registry with its

@@ -56,6 +56,7 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgElection, MsgAnswer, MsgCoordinator, fd.MsgHeartbeat},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
+	Validity:   "highest-id", // seed 001: the highest id among the processes that are up
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerElection, Formula: "best N-2, worst O(N^2) (N^2-1 when the lowest id starts)",
 			Note: "best: the second highest id detects the failure; worst: N(N-1)/2 elections + N(N-1)/2 answers + N-1 coordinators",

@@ -50,6 +50,7 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgElection, MsgElected, fd.MsgHeartbeat},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
+	Validity:   "highest-id", // seed 001: the highest id among the processes that are up
 	Costs: append(election.RingCosts("best: the would-be leader initiates; worst: its successor does; 2N+(N-1-i) when P_i alone initiates"),
 		fd.Cost("", nil)),
 	Params:   params,

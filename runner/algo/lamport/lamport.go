@@ -22,13 +22,15 @@ var docGo string
 
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
-	Doc:        algo.PackageDoc(docGo),
-	Name:       "lamport",
-	Kind:       algo.MutualExclusion,
-	Summary:    "request queues ordered by Lamport time, timestamped acks from everyone, release to everyone; assumes FIFO channels",
-	Seeds:      []string{"000 Lamport's mutual exclusion", "002 Lamport mutual exclusion"},
-	MsgTypes:   []string{MsgRequest, MsgAck, MsgRelease},
-	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	Doc:      algo.PackageDoc(docGo),
+	Name:     "lamport",
+	Kind:     algo.MutualExclusion,
+	Summary:  "request queues ordered by Lamport time, timestamped acks from everyone, release to everyone; assumes FIFO channels",
+	Seeds:    []string{"000 Lamport's mutual exclusion", "002 Lamport mutual exclusion"},
+	MsgTypes: []string{MsgRequest, MsgAck, MsgRelease},
+	// Requests are served in timestamp order, which extends happens-before
+	// (seed 002): fair, and overtaken at most once by each other process.
+	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "fairness", "starvation", "deadlock"},
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerCS, Formula: "3(N-1)", Note: "request, ack and release to each other process",
 			Seed: "000 Lamport's mutual exclusion, counted from its rules", Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(3 * (n - 1)) })},

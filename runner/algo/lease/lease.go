@@ -50,7 +50,8 @@ var Spec = algo.Spec{
 		"001 election in Google Chubby, master lease",
 	},
 	MsgTypes:   []string{MsgVoteRequest, MsgVote, MsgRenew, MsgRenewAck},
-	Properties: []string{"agreement", "split-brain", "termination"}, // not validity: any live server may win
+	Properties: []string{"agreement", "validity", "split-brain", "termination"},
+	Validity:   "participant", // any live server may win, not the highest id
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerElection, Formula: "2(N-1)", Note: "uncontested: a vote request to each other server and its vote",
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) })},

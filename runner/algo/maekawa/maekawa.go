@@ -38,13 +38,15 @@ var docGo string
 
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
-	Doc:        algo.PackageDoc(docGo),
-	Name:       "maekawa",
-	Kind:       algo.MutualExclusion,
-	Summary:    "votes from a grid voting set (row + column); one vote at a time; the basic version can deadlock, variant=inquire cannot",
-	Seeds:      []string{"001 Maekawa's algorithm: voting sets, actions, safety, liveness", "004 Maekawa's algorithm"},
-	MsgTypes:   []string{MsgRequest, MsgReply, MsgRelease, MsgInquire, MsgRelinquish, MsgFailed},
-	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	Doc:      algo.PackageDoc(docGo),
+	Name:     "maekawa",
+	Kind:     algo.MutualExclusion,
+	Summary:  "votes from a grid voting set (row + column); one vote at a time; the basic version can deadlock, variant=inquire cannot",
+	Seeds:    []string{"001 Maekawa's algorithm: voting sets, actions, safety, liveness", "004 Maekawa's algorithm"},
+	MsgTypes: []string{MsgRequest, MsgReply, MsgRelease, MsgInquire, MsgRelinquish, MsgFailed},
+	// Seed 004: "Ordering: Yes" (basic Maekawa deadlocks before it can
+	// show otherwise; with inquire, requests are served by timestamp).
+	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "fairness", "deadlock"},
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerCS, Formula: "3(K-1), K = 2*sqrt(N)-1 on a square grid (about 3*sqrt(N))",
 			Note: "request, vote and release to each other member of the voting set; more with variant=inquire",

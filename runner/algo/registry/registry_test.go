@@ -3,6 +3,7 @@ package registry_test
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +19,12 @@ func TestSpecs(t *testing.T) {
 	for _, spec := range registry.All() {
 		if _, err := analyze.For(spec.Properties); err != nil {
 			t.Errorf("%s: properties: %v", spec.Name, err)
+		}
+		if spec.Validity != "" && !slices.Contains(analyze.ValidityRules, spec.Validity) {
+			t.Errorf("%s: validity rule %q is none of %v", spec.Name, spec.Validity, analyze.ValidityRules)
+		}
+		if slices.Contains(spec.Properties, "validity") && spec.Validity == "" {
+			t.Errorf("%s claims validity but names no rule of it", spec.Name)
 		}
 		if !strings.HasPrefix(spec.Doc, "Package ") {
 			t.Errorf("%s: Doc is not its package documentation: %.40q", spec.Name, spec.Doc)

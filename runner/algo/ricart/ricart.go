@@ -31,8 +31,10 @@ var Spec = algo.Spec{
 		"000 Ricart & Agrawala algorithm",
 		"002 Ricart & Agrawala algorithm",
 	},
-	MsgTypes:   []string{MsgRequest, MsgReply},
-	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	MsgTypes: []string{MsgRequest, MsgReply},
+	// Seed 004: "Ordering: Yes"; a request is overtaken at most once by
+	// each other process (whose next request has a later timestamp).
+	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "fairness", "starvation", "deadlock"},
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerCS, Formula: "2(N-1)", Note: "N-1 requests, N-1 replies", Seed: "003 Ricart-Agrawala; 004 overview",
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) })},

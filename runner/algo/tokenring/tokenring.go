@@ -53,8 +53,10 @@ var Spec = algo.Spec{
 		"002 token ring algorithm",
 		"004 token ring algorithm",
 	},
-	MsgTypes:   []string{MsgToken, MsgProbe, changroberts.MsgElection, changroberts.MsgElected, ring.MsgCoordinator, fd.MsgHeartbeat},
-	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	MsgTypes: []string{MsgToken, MsgProbe, changroberts.MsgElection, changroberts.MsgElected, ring.MsgCoordinator, fd.MsgHeartbeat},
+	// Seed 004: "Ordering: No (order by ring)", but the token visits each
+	// other process once before it comes back: overtaken at most N-1 times.
+	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "starvation", "deadlock"},
 	Roles: func(n int, _ map[string]string) map[int]string {
 		return map[int]string{0: "token holder"} // seed 000: "Process 0 creates a token"
 	},
