@@ -22,6 +22,7 @@ type ExploreReport struct {
 	N         int
 	Entries   int
 	Reorder   bool
+	Raw       bool   // raw channels (explore loses messages): a loss is for good
 	Walks     int    // 0: exhaustive
 	Faults    string // the fault kinds allowed and their budget, "" if none
 	Stats     explore.Stats
@@ -64,6 +65,9 @@ func (r *ExploreReport) what() string {
 	ch := "FIFO channels"
 	if r.Reorder {
 		ch = "channels that reorder"
+	}
+	if r.Raw {
+		ch = "raw " + ch
 	}
 	s := fmt.Sprintf("%s, %s each, %s", plural.Count(r.N, "process"), plural.Count(r.Entries, "entry"), ch)
 	if r.Faults != "" {
@@ -160,6 +164,7 @@ func exploreJSON(w io.Writer, r *ExploreReport) error {
 		Nodes       int                   `json:"nodes"`
 		Entries     int                   `json:"entries"`
 		Reorder     bool                  `json:"reorder"`
+		Channels    string                `json:"channels"`
 		Search      string                `json:"search"`
 		Faults      string                `json:"faults,omitempty"`
 		Verdict     string                `json:"verdict"`
@@ -177,11 +182,14 @@ func exploreJSON(w io.Writer, r *ExploreReport) error {
 		ElapsedNS   int64                 `json:"elapsed_ns"`
 		FirstAt     int64                 `json:"first_at,omitempty"`
 		Violation   *exploreJSONViolation `json:"violation,omitempty"`
-	}{Algorithm: r.Algorithm, Nodes: r.N, Entries: r.Entries, Reorder: r.Reorder, Search: "exhaustive", Faults: r.Faults,
+	}{Algorithm: r.Algorithm, Nodes: r.N, Entries: r.Entries, Reorder: r.Reorder, Channels: "reliable", Search: "exhaustive", Faults: r.Faults,
 		Verdict: ExploreVerdict(r), States: st.States, Visited: st.Visited, Passes: st.Passes, CPUNS: int64(st.CPU), Transitions: st.Transitions, Revisits: st.Revisits, Finals: st.Finals,
 		Walks: st.Walks, MaxDepth: st.MaxDepth, Exhausted: st.Exhausted, Truncated: st.Truncated, ElapsedNS: int64(st.Elapsed), FirstAt: st.FirstAt}
 	if r.Walks > 0 {
 		out.Search = "random"
+	}
+	if r.Raw {
+		out.Channels = "raw"
 	}
 	if v := r.Violation; v != nil {
 		jv := &exploreJSONViolation{Check: v.Check, Watched: v.Watched, Size: v.Size(), Original: v.Original, Results: analyze.JSON(v.Run, v.Results),

@@ -176,7 +176,7 @@ func runExplore(cmd *cobra.Command, opt explore.Options, shrink bool, out, scen 
 		return nil, err
 	}
 	p := opt.Plan
-	rep := &render.ExploreReport{Algorithm: p.Spec.Name, N: p.N, Entries: p.Workload.Entries, Reorder: p.Sim.Reorder, Walks: opt.Walks, Stats: res.Stats}
+	rep := &render.ExploreReport{Algorithm: p.Spec.Name, N: p.N, Entries: p.Workload.Entries, Reorder: p.Sim.Reorder, Raw: opt.Lose, Walks: opt.Walks, Stats: res.Stats}
 	var kinds []string
 	if opt.Crash {
 		kinds = append(kinds, "crash")

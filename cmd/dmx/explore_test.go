@@ -87,7 +87,7 @@ func TestExploreFaultsCLI(t *testing.T) {
 	}
 	lost := filepath.Join(dir, "l.db")
 	code, out, errs = dmx(t, "explore", "central", "-n", "2", "--entries", "1", "--faults", "loss", "-o", lost)
-	if code != 1 || !strings.Contains(out, "faults loss (at most 1)") || !strings.Contains(out, "lose P1>P0") || !strings.Contains(out, "P1 waits for the critical section") {
+	if code != 1 || !strings.Contains(out, "raw FIFO channels, faults loss (at most 1)") || !strings.Contains(out, "lose P1>P0") || !strings.Contains(out, "P1 waits for the critical section") {
 		t.Fatalf("explore --faults loss: exit %d\n%s%s", code, out, errs)
 	}
 	if code, out, _ := dmx(t, "replay", lost); code != 0 {
