@@ -44,13 +44,8 @@ func TestExploreCLI(t *testing.T) {
 	if len(sc.Schedule) == 0 || sc.Expect == nil || sc.Expect.Verdict != "violated" {
 		t.Fatalf("scenario %+v: want a schedule and the expected verdict", sc)
 	}
-	again := filepath.Join(dir, "again.db")
-	if code, out, errs := dmx(t, "sim", "--scenario", filepath.Join(dir, "m.json"), "-o", again); code != 1 || !strings.Contains(out, "deadlock") {
-		t.Fatalf("sim --scenario: exit %d\n%s%s", code, out, errs)
-	}
 	const q = "SELECT proc, seq, kind, lamport, vc, msg, msg_type, peer, resource, detail FROM events ORDER BY proc, seq"
-	_, a, _ := dmx(t, "sql", tr, q, "--format", "csv")
-	_, b, _ := dmx(t, "sql", again, q, "--format", "csv")
+	a, b := recordAgain(t, tr, filepath.Join(dir, "m.json"), "deadlock", q)
 	if a != b || a == "" {
 		t.Fatal("the scenario records another trace than explore wrote")
 	}
@@ -93,13 +88,8 @@ func TestExploreFaultsCLI(t *testing.T) {
 	if code, out, _ := dmx(t, "replay", lost); code != 0 {
 		t.Fatalf("replay of the loss: exit %d\n%s", code, out)
 	}
-	again := filepath.Join(dir, "l2.db")
-	if code, out, errs := dmx(t, "sim", "--scenario", filepath.Join(dir, "l.json"), "-o", again); code != 1 || !strings.Contains(out, "liveness") {
-		t.Fatalf("sim --scenario of the loss: exit %d\n%s%s", code, out, errs)
-	}
 	const q = "SELECT proc, seq, kind, lamport, msg, peer, detail FROM events WHERE kind = 'drop'"
-	_, a, _ := dmx(t, "sql", lost, q, "--format", "csv")
-	_, b, _ := dmx(t, "sql", again, q, "--format", "csv")
+	a, b := recordAgain(t, lost, filepath.Join(dir, "l.json"), "liveness", q)
 	if a != b || !strings.Contains(a, `"fault"":""loss""`) {
 		t.Fatalf("the drop explore wrote %q, the scenario recorded %q", a, b)
 	}
@@ -151,4 +141,18 @@ func TestExploreInterrupt(t *testing.T) {
 	if _, err := os.Stat(path); err == nil {
 		t.Error("a trace was written without a violation")
 	}
+}
+
+// recordAgain records the scenario explore wrote beside trace with dmx sim
+// (its check must find violated) and returns what query q reads, as CSV,
+// from explore's trace and from the one sim recorded.
+func recordAgain(t *testing.T, trace, scenario, violated, q string) (string, string) {
+	t.Helper()
+	again := strings.TrimSuffix(trace, ".db") + "-again.db"
+	if code, out, errs := dmx(t, "sim", "--scenario", scenario, "-o", again); code != 1 || !strings.Contains(out, violated) {
+		t.Fatalf("sim --scenario %s: exit %d\n%s%s", scenario, code, out, errs)
+	}
+	_, a, _ := dmx(t, "sql", trace, q, "--format", "csv")
+	_, b, _ := dmx(t, "sql", again, q, "--format", "csv")
+	return a, b
 }
