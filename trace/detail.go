@@ -60,6 +60,12 @@ type Start struct {
 	Algorithm string   // the algorithm's name
 	N         int      // processes in the run
 	Resources []string // the resources its workload asks for; nil if none is named
+	// Origin is the wall-clock time (Unix ns) the run's time counts from:
+	// the machines of a real run see Input.Now = the wall time of the
+	// event that recorded the input minus Origin, so that a replay gives
+	// them the same values. 0 (and left out, "t0") in simulated runs,
+	// whose wall times are the simulated time itself.
+	Origin int64
 }
 
 func (d Start) appendDetail(b []byte) []byte {
@@ -80,6 +86,10 @@ func (d Start) appendDetail(b []byte) []byte {
 		}
 		b = append(b, ']')
 	}
+	if d.Origin != 0 {
+		b = append(b, `,"t0":`...)
+		b = strconv.AppendInt(b, d.Origin, 10)
+	}
 	return append(b, '}')
 }
 
@@ -92,21 +102,31 @@ func (d *Start) decode(detail []byte) error {
 			d.N, err = jsonIntN(v)
 		case "resources":
 			d.Resources, err = jsonArray(v, jsonString)
+		case "t0":
+			d.Origin, err = jsonInt(v)
 		}
 		return err
 	})
 }
 
-// Crash is the detail of a crash event (and the shape a recover event's
-// detail takes, though dmx records none): why the process went down, and the
-// injected fault that brought it down, if one did.
+// Crash is the detail of a crash event, and the shape a recover event's
+// detail takes: why the process went down, and the injected fault that
+// brought it down, if one did. dmx records a recover event's detail only
+// for a restart with amnesia ({"amnesia":true,...}): a replay must restart
+// the process without what it persisted.
 type Crash struct {
 	Reason string // e.g. "killed by SIGKILL", "fault crash(P1@2s)"
 	Fault  string // the fault that caused it; "" if none or if Reason names it
+	// Amnesia, on a recover event, says the process restarted without
+	// what its machines persisted (a recover:P:amnesia fault).
+	Amnesia bool
 }
 
 func (d Crash) appendDetail(b []byte) []byte {
 	b = append(b, '{')
+	if d.Amnesia {
+		b = append(b, `"amnesia":true,`...)
+	}
 	if d.Fault != "" {
 		b = append(b, `"fault":`...)
 		b = appendString(b, d.Fault)
@@ -124,6 +144,8 @@ func (d *Crash) decode(detail []byte) error {
 			d.Reason, err = jsonString(v)
 		case "fault":
 			d.Fault, err = jsonString(v)
+		case "amnesia":
+			d.Amnesia, err = jsonBool(v)
 		}
 		return err
 	})

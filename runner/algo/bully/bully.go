@@ -238,3 +238,14 @@ func (m *Machine) String() string {
 	}
 	return fmt.Sprintf("%v leader=%s term=%d %v", m.phase, l, m.Term, m.fd)
 }
+
+// State implements algo.Inspector: the leader and term, the phase of the
+// election this process takes part in ([RE1]: waiting for an answer, then
+// for the coordinator message) and the number of the one it holds.
+func (m *Machine) State() any {
+	return struct {
+		election.View
+		Phase    string `json:"phase"`
+		Election uint64 `json:"election,omitempty"`
+	}{m.Core.View(m.fd), m.phase.String(), m.mine}
+}

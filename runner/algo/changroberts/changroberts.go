@@ -221,3 +221,12 @@ func (m *Machine) String() string {
 	}
 	return fmt.Sprintf("%s elected=%s term=%d %v", s, l, m.Term, m.fd)
 }
+
+// State implements algo.Inspector: the leader and term, and the
+// participant flag of [RE1]-[RE2].
+func (m *Machine) State() any {
+	return struct {
+		election.View
+		Participant bool `json:"participant"`
+	}{m.Core.View(m.fd), m.participant}
+}

@@ -203,3 +203,27 @@ func (m *Machine) String() string {
 	}
 	return s + fmt.Sprintf("] heard=%v", m.heard)
 }
+
+// State implements algo.Inspector: the request queue (T, id) earliest
+// first, the own request's T_i, and the largest timestamp heard from each
+// process (an ack or a release), which decides when the own request is
+// first everywhere.
+func (m *Machine) State() any {
+	st := struct {
+		State      string                `json:"state"`
+		T          uint64                `json:"t,omitempty"`
+		Queue      []algo.StampedRequest `json:"queue"`
+		Heard      []uint64              `json:"heard"`
+		WaitingFor []int                 `json:"waiting_for"`
+	}{State: "RELEASED", Queue: []algo.StampedRequest{}, Heard: algo.Clone(m.heard), WaitingFor: algo.Clone(m.wait)}
+	switch {
+	case m.held:
+		st.State, st.T = "HELD", m.t
+	case m.requesting:
+		st.State, st.T = "REQUESTED", m.t
+	}
+	for _, r := range m.queue {
+		st.Queue = append(st.Queue, algo.StampedRequest{T: r.t, ID: r.id})
+	}
+	return st
+}

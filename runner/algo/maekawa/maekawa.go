@@ -455,3 +455,37 @@ func (m *Machine) String() string {
 	}
 	return b.String()
 }
+
+// State implements algo.Inspector: as a requester, its voting set, the
+// request's T and the votes it holds; as a voter, whom its vote is with
+// and the queue of requests (T, id) waiting for it.
+func (m *Machine) State() any {
+	type request struct {
+		T      uint64 `json:"t"`
+		ID     int    `json:"id"`
+		Failed bool   `json:"failed,omitempty"`
+	}
+	st := struct {
+		State      string    `json:"state"`
+		VotingSet  []int     `json:"voting_set"`
+		T          uint64    `json:"t,omitempty"`
+		Votes      []int     `json:"votes"`
+		Failed     []int     `json:"failed,omitempty"`
+		VotedFor   *request  `json:"voted_for"`
+		Queue      []request `json:"queue"`
+		WaitingFor []int     `json:"waiting_for"`
+	}{State: m.state.String(), VotingSet: algo.Clone(m.set), Votes: algo.Members(m.votes), Queue: []request{}, WaitingFor: algo.Clone(m.wait)}
+	if m.state != released {
+		st.T = m.t
+	}
+	if m.inquire {
+		st.Failed = algo.Members(m.failed)
+	}
+	if m.voted {
+		st.VotedFor = &request{T: m.lock.t, ID: m.lock.id}
+	}
+	for _, r := range m.queue {
+		st.Queue = append(st.Queue, request{r.t, r.id, r.failed})
+	}
+	return st
+}

@@ -222,3 +222,27 @@ func (m *Machine) String() string {
 	}
 	return s
 }
+
+// State implements algo.Inspector: the state of seed 003's rules, the
+// request's T_Pi, the replies received ([RA3]) and the requests deferred
+// by [RH1] as (T_Pj, j).
+func (m *Machine) State() any {
+	type deferred struct {
+		T    uint64 `json:"t"`
+		From int    `json:"from"`
+	}
+	st := struct {
+		State      string     `json:"state"`
+		T          uint64     `json:"t,omitempty"`
+		Replied    []int      `json:"replied"`
+		Deferred   []deferred `json:"deferred"`
+		WaitingFor []int      `json:"waiting_for"`
+	}{State: m.state.String(), Replied: algo.Members(m.replied), Deferred: []deferred{}, WaitingFor: algo.Clone(m.wait)}
+	if m.state != released {
+		st.T = m.t
+	}
+	for _, q := range m.deferred {
+		st.Deferred = append(st.Deferred, deferred{q.t, q.from})
+	}
+	return st
+}

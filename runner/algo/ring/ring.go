@@ -212,3 +212,13 @@ func (m *Machine) String() string {
 	}
 	return fmt.Sprintf("%s leader=%s term=%d %v", s, l, m.Term, m.fd)
 }
+
+// State implements algo.Inspector: the leader and term, and whether the
+// process took part in an election whose coordinator message is still to
+// come.
+func (m *Machine) State() any {
+	return struct {
+		election.View
+		Electing bool `json:"electing"`
+	}{m.Core.View(m.fd), m.electing}
+}

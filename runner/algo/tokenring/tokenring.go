@@ -228,3 +228,14 @@ func (m *Machine) String() string {
 	}
 	return s
 }
+
+// State implements algo.Inspector: whether the process holds the token,
+// wants it, or is in the critical section.
+func (m *Machine) State() any {
+	return struct {
+		Token      bool  `json:"token"`
+		Wanted     bool  `json:"wanted"`
+		InCS       bool  `json:"in_cs"`
+		WaitingFor []int `json:"waiting_for"`
+	}{m.hasToken, m.wanted, m.inCS, algo.Clone(m.wait)}
+}
