@@ -64,6 +64,11 @@ FROM events WHERE id BETWEEN ?2 AND ?3 AND +run = ?1 ORDER BY id`
 var procEventsQuery = eventColumns + `
 FROM events WHERE run = ?1 AND proc = ?2 AND seq >= ?3 ORDER BY seq`
 
+// procKindQuery reads the events of process ?2 of run ?1 whose kind is ?3,
+// in seq order.
+var procKindQuery = eventColumns + `
+FROM events WHERE run = ?1 AND proc = ?2 AND kind = ?3 ORDER BY seq`
+
 // sendQuery reads the send event of message ?2 of run ?1 (the messages
 // table names it).
 var sendQuery = eventColumns + `
@@ -124,6 +129,25 @@ func (s *Store) ProcEvents(run int64, proc int, from int64) (*EventReader, error
 	return r, nil
 }
 
+// ProcEventsOfKind returns a reader of the events of one kind of process
+// proc of a run, in seq order. Close it when done.
+func (s *Store) ProcEventsOfKind(run int64, proc int, kind Kind) (*EventReader, error) {
+	conn, err := s.db.Driver().Open(s.dsn)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	r := &EventReader{s: s, run: run, conn: conn}
+	if err := r.prepare(context.Background(), procKindQuery); err == nil {
+		err = r.query(context.Background(), int64(proc), string(kind))
+	}
+	if err != nil {
+		r.Close()
+		return nil, s.wrap(err)
+	}
+	r.ev.Run = run
+	return r, nil
+}
+
 // SendLookup finds the send events of a run's messages by message id, one
 // prepared statement on one connection for all of them.
 type SendLookup struct{ r EventReader }
@@ -170,9 +194,9 @@ func (l *SendLookup) Send(msg int64) (*Event, error) {
 // Close releases the lookup's connection.
 func (l *SendLookup) Close() error { return l.r.Close() }
 
-// start prepares query and runs it with the run as ?1 and a, b as ?2, ?3
-// (a query that has no ?3 ignores b).
-func (r *EventReader) start(ctx context.Context, query string, a, b int64) error {
+// start prepares query and runs it with the run as ?1 and a, b (int64 or
+// string) as ?2, ?3 (a query that has no ?3 ignores b).
+func (r *EventReader) start(ctx context.Context, query string, a, b any) error {
 	if err := r.prepare(ctx, query); err != nil {
 		return err
 	}
@@ -192,7 +216,7 @@ func (r *EventReader) prepare(ctx context.Context, query string) error {
 	return nil
 }
 
-func (r *EventReader) query(ctx context.Context, a, b int64) error {
+func (r *EventReader) query(ctx context.Context, a, b any) error {
 	q, ok := r.stmt.(driver.StmtQueryContext)
 	if !ok {
 		return fmt.Errorf("sql driver %T cannot query with a context", r.stmt)
