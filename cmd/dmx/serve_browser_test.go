@@ -230,6 +230,36 @@ func inked(img image.Image, r image.Rectangle) (int, int) {
 	return n, len(colours)
 }
 
+// waitState waits for the state panel of the clicked event to show the
+// machines' state (or a reason why not, which fails the test), scrolls it
+// into view and returns its text.
+func waitState(t testing.TB, ctx context.Context) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var st struct {
+			Machines int
+			Err      string
+			Text     string
+		}
+		if err := chromedp.Run(ctx, chromedp.Evaluate(`(() => { const el = document.getElementById('state'); if (!el) return {Machines: 0, Err: '', Text: ''};
+			return {Machines: el.querySelectorAll('table.machine').length, Err: (el.querySelector('.err') || {}).textContent || '', Text: el.innerText}; })()`, &st)); err != nil {
+			t.Fatal(err)
+		}
+		if st.Err != "" {
+			t.Fatalf("the state panel says: %s", st.Err)
+		}
+		if st.Machines > 0 {
+			chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById('state').previousElementSibling.scrollIntoView({block: 'start'})`, nil))
+			return st.Text
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30s for the state panel; it shows %q", st.Text)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func click(t testing.TB, ctx context.Context, sel string) {
 	t.Helper()
 	if err := chromedp.Run(ctx, chromedp.Click(sel, chromedp.ByQuery)); err != nil {
@@ -306,7 +336,7 @@ func TestServeInBrowser(t *testing.T) {
 	screenshot(t, tctx, "3-sql.png")
 
 	// Clicking an event shows it, its vector clock, its causal past and
-	// future, and says why there is no algorithm state.
+	// future, and its process's algorithm state after it (replayed).
 	if v.Hit == nil {
 		t.Fatal("no message event drawn to click")
 	}
@@ -322,6 +352,14 @@ func TestServeInBrowser(t *testing.T) {
 	for _, want := range []string{hit.Ref, "vector clock", "past:", "future:", "Algorithm state"} {
 		if !strings.Contains(info, want) {
 			t.Errorf("the event panel lacks %q:\n%s", want, info)
+		}
+	}
+	state := waitState(t, tctx)
+	// Lamport's machine shows its request queue; the panel says what
+	// the answer cost.
+	for _, want := range []string{"resource cs", "queue", "replayed", "this process only"} {
+		if !strings.Contains(state, want) {
+			t.Errorf("the state panel lacks %q:\n%s", want, state)
 		}
 	}
 	screenshot(t, tctx, "4-event.png")
