@@ -50,6 +50,12 @@ type Proc struct {
 // *BadTraceError when the run cannot be replayed (imported, an algorithm
 // this dmx does not have, no such process).
 func NewProc(run trace.Run, id int, opt ProcOptions) (*Proc, error) {
+	return newProc(run, id, opt, nil)
+}
+
+// newProc is NewProc with the process's drops already read (nil: read
+// them from opt.Drops).
+func newProc(run trace.Run, id int, opt ProcOptions, drops map[int64][]drop) (*Proc, error) {
 	if run.Mode == "import" {
 		return nil, bad("run %d was imported from another tool: replay needs a run dmx recorded (sim or udp), whose machines it can run again", run.ID)
 	}
@@ -68,7 +74,9 @@ func NewProc(run trace.Run, id int, opt ProcOptions) (*Proc, error) {
 	for i := 0; i < run.Nodes; i++ {
 		rp.procs = append(rp.procs, &proc{id: i, rp: rp, hist: runner.NewHistory(i)})
 	}
-	if opt.Drops != nil {
+	if drops != nil {
+		rp.drops = drops
+	} else if opt.Drops != nil {
 		if rp.drops, err = readDrops(opt.Drops); err != nil {
 			return nil, err
 		}
@@ -98,7 +106,30 @@ func (x *Proc) Step(ev *trace.Event) (*Step, error) {
 	if err := x.failed(); err != nil {
 		return nil, err
 	}
+	if step != nil && !step.Input && x.p.stale {
+		st := x.p.state()
+		st.Lamport, st.VC = step.State.Lamport, step.State.VC
+		step.State = st
+	}
 	return step, nil
+}
+
+// Skip replays the process's next recorded event as Step does, checking
+// it, but without the machines' state before and after it (most of the
+// cost of a step): for the events before the one whose state is wanted.
+// The Step of an output whose input was skipped has the state right (the
+// machines change only on inputs), but nothing of what the input changed.
+func (x *Proc) Skip(ev *trace.Event) error {
+	if err := x.failed(); err != nil {
+		return err
+	}
+	if ev.Proc != x.p.id || ev.Seq != x.Seq()+1 {
+		return fmt.Errorf("replay of P%d: got %v after P%d#%d", x.p.id, ev, x.p.id, x.Seq())
+	}
+	x.rp.quiet = true
+	x.rp.visit(ev, nil)
+	x.rp.quiet = false
+	return x.failed()
 }
 
 // failed returns what ended the replay, if anything did.

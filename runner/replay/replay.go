@@ -264,6 +264,9 @@ type replayer struct {
 	// sent, in a replay of one process (Proc), looks up the sends of the
 	// messages it gets in the trace, in place of sends.
 	sent func(msg int64) (*trace.Event, error)
+	// quiet skips the state before and after each input (Proc.Skip):
+	// what a replay that only goes forward to a later event needs not.
+	quiet bool
 }
 
 // proc is one process of the replay.
@@ -279,6 +282,7 @@ type proc struct {
 	before  ProcState       // the state before input
 	after   ProcState       // the state after input
 	changed []Change
+	stale   bool // before, after and changed are not those of input (quiet)
 	down    bool
 	origin  int64         // the run's origin of Input.Now, from the start event
 	skew    time.Duration // the wall clock's offset (a skew fault), kept by restarts
@@ -396,7 +400,10 @@ func (rp *replayer) fail(err error) {
 }
 
 func (rp *replayer) diverge(p *proc, rec, rep *trace.Event, why string) {
-	d := &Divergence{Proc: p.id, Input: p.inputEvent(), Reason: why, Before: p.before}
+	d := &Divergence{Proc: p.id, Input: p.inputEvent(), Reason: why}
+	if !p.stale {
+		d.Before = p.before
+	}
 	if rec != nil {
 		c := *rec
 		c.VC = rec.VC.Clone()
@@ -440,7 +447,10 @@ func (rp *replayer) drive(p *proc, ev *trace.Event) (ok bool) {
 			ok = false
 		}
 	}()
-	p.before = p.state()
+	p.stale = rp.quiet
+	if !rp.quiet {
+		p.before = p.state()
+	}
 	p.input = ev.Ref()
 	p.inEv = *ev
 	p.inEv.VC, p.inEv.Detail = ev.VC.Clone(), append([]byte(nil), ev.Detail...)
@@ -474,10 +484,12 @@ func (rp *replayer) drive(p *proc, ev *trace.Event) (ok bool) {
 	if rp.done {
 		return false
 	}
-	p.after = p.state()
-	if ev.Kind != trace.KindStart && ev.Kind != trace.KindRecover {
-		// A start or a recovery makes the machines: nothing changed.
-		p.changed = changes(p.before, p.after)
+	if !rp.quiet {
+		p.after = p.state()
+		if ev.Kind != trace.KindStart && ev.Kind != trace.KindRecover {
+			// A start or a recovery makes the machines: nothing changed.
+			p.changed = changes(p.before, p.after)
+		}
 	}
 	if ev.Kind != trace.KindCrash && len(p.pending) == 0 {
 		rp.diverge(p, ev, nil, fmt.Sprintf("the machine recorded nothing for the input %v", ev))
