@@ -517,6 +517,32 @@ func TestServeInBrowserFaults(t *testing.T) {
 	})
 }
 
+// millionTrace returns the path of the million-event trace the
+// DMX_SERVE_MILLION tests measure, recording it the first time, or skips
+// the test when DMX_SERVE_MILLION is not set.
+func millionTrace(t *testing.T) string {
+	t.Helper()
+	which := os.Getenv("DMX_SERVE_MILLION")
+	if which == "" {
+		t.Skip("set DMX_SERVE_MILLION=1 (or a trace's path) to measure dmx serve on a million events")
+	}
+	if which != "1" {
+		return which
+	}
+	path := filepath.Join(os.TempDir(), "dmx-serve-million-v1.db")
+	if _, err := os.Stat(path); err != nil {
+		start := time.Now()
+		code, out, errs := dmx(t, "sim", "lamport", "--reorder", "--contention", "high", "--seed", "1", "-n", "8", "--entries", "2300",
+			"--no-diagram", "--no-check", "--yes", "-o", path)
+		if code != 0 {
+			os.Remove(path)
+			t.Fatalf("sim: exit %d\n%s%s", code, out, errs)
+		}
+		t.Logf("recorded %s in %v", path, time.Since(start).Round(time.Millisecond))
+	}
+	return path
+}
+
 // TestServeMillion measures dmx serve on a run of a million events, as
 // the README's performance section reports: the time until the page is
 // usable, panning, zooming out, a finding, a query, a click, and the
@@ -525,25 +551,8 @@ func TestServeInBrowserFaults(t *testing.T) {
 // into the temporary directory (kept for the next time),
 // DMX_SERVE_MILLION=PATH uses that trace.
 func TestServeMillion(t *testing.T) {
-	which := os.Getenv("DMX_SERVE_MILLION")
-	if which == "" {
-		t.Skip("set DMX_SERVE_MILLION=1 (or a trace's path) to measure dmx serve on a million events")
-	}
+	path := millionTrace(t)
 	chrome := chromium(t)
-	path := which
-	if which == "1" {
-		path = filepath.Join(os.TempDir(), "dmx-serve-million-v1.db")
-		if _, err := os.Stat(path); err != nil {
-			start := time.Now()
-			code, out, errs := dmx(t, "sim", "lamport", "--reorder", "--contention", "high", "--seed", "1", "-n", "8", "--entries", "2300",
-				"--no-diagram", "--no-check", "--yes", "-o", path)
-			if code != 0 {
-				os.Remove(path)
-				t.Fatalf("sim: exit %d\n%s%s", code, out, errs)
-			}
-			t.Logf("recorded %s in %v", path, time.Since(start).Round(time.Millisecond))
-		}
-	}
 	// The browser first, so that the page is opened the moment the
 	// server prints its URL, while it still reads the run's outline and
 	// overview in the background: what a user who clicks the URL gets.

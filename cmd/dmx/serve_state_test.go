@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/render/viewer"
 	"github.com/dmxlab/dmx/runner/replay"
@@ -214,5 +215,38 @@ func TestStateError(t *testing.T) {
 		if got := stateError(c.run, at, c.err).Error(); !strings.Contains(got, c.want) {
 			t.Errorf("%s: %q, want %q in it", c.name, got, c.want)
 		}
+	}
+}
+
+// TestServeStateMillion measures /api/state on the million-event run of
+// TestServeMillion (DMX_SERVE_MILLION, as there), as the README reports:
+// an event late in a process asked about first (its process replayed from
+// the start), then a few events on (the replay goes on), thousands on, an
+// earlier event (another replay from the start, the first one kept), the
+// first again (kept replay), and one asked twice (kept answer).
+func TestServeStateMillion(t *testing.T) {
+	path := millionTrace(t)
+	get := stateServer(t, path)
+	for _, c := range []struct{ what, ref string }{
+		{"late in P3, first asked (replayed from P3's start)", "P3#120000"},
+		{"100 events on (the replay goes on)", "P3#120100"},
+		{"5,000 events on", "P3#125100"},
+		{"half-way back (replayed from the start again)", "P3#60000"},
+		{"between the two kept replays (the one at #60000 goes on)", "P3#120200"},
+		{"the same again (kept answer)", "P3#120200"},
+		{"another process, early (its drops read first)", "P5#500"},
+	} {
+		t0 := time.Now()
+		code, body := get("/api/state?run=0:1&ref=" + strings.ReplaceAll(c.ref, "#", "%23"))
+		took := time.Since(t0)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d %s", c.ref, code, body)
+		}
+		var a struct {
+			From, Replayed int64
+			Cached         bool
+		}
+		json.Unmarshal(body, &a)
+		t.Logf("%-10s %-55s %8.1f ms (%d events replayed from #%d, kept %v)", c.ref, c.what, float64(took.Microseconds())/1000, a.Replayed, a.From, a.Cached)
 	}
 }
