@@ -97,13 +97,24 @@ func (s *Store) Events(run int64) (*EventReader, error) {
 			lo, hi = *l, *h
 		}
 	}
-	ctx := context.Background()
+	return s.reader(run, eventsQuery, true, lo, hi)
+}
+
+// reader opens an EventReader of run on its own connection with query
+// prepared, and if run is set, runs it with a and b (int64 or string) as
+// ?2 and ?3.
+func (s *Store) reader(run int64, query string, start bool, a, b any) (*EventReader, error) {
 	conn, err := s.db.Driver().Open(s.dsn)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
 	r := &EventReader{s: s, run: run, conn: conn}
-	if err := r.start(ctx, eventsQuery, lo, hi); err != nil {
+	ctx := context.Background()
+	err = r.prepare(ctx, query)
+	if err == nil && start {
+		err = r.query(ctx, a, b)
+	}
+	if err != nil {
 		r.Close()
 		return nil, s.wrap(err)
 	}
@@ -116,63 +127,34 @@ func (s *Store) Events(run int64) (*EventReader, error) {
 // trace): the events of one process, read through the (run, proc, seq)
 // index without the rest of the run. Close it when done.
 func (s *Store) ProcEvents(run int64, proc int, from int64) (*EventReader, error) {
-	conn, err := s.db.Driver().Open(s.dsn)
-	if err != nil {
-		return nil, s.wrap(err)
-	}
-	r := &EventReader{s: s, run: run, conn: conn}
-	if err := r.start(context.Background(), procEventsQuery, int64(proc), from); err != nil {
-		r.Close()
-		return nil, s.wrap(err)
-	}
-	r.ev.Run = run
-	return r, nil
+	return s.reader(run, procEventsQuery, true, int64(proc), from)
 }
 
 // ProcEventsOfKind returns a reader of the events of one kind of process
 // proc of a run, in seq order. Close it when done.
 func (s *Store) ProcEventsOfKind(run int64, proc int, kind Kind) (*EventReader, error) {
-	conn, err := s.db.Driver().Open(s.dsn)
-	if err != nil {
-		return nil, s.wrap(err)
-	}
-	r := &EventReader{s: s, run: run, conn: conn}
-	if err := r.prepare(context.Background(), procKindQuery); err == nil {
-		err = r.query(context.Background(), int64(proc), string(kind))
-	}
-	if err != nil {
-		r.Close()
-		return nil, s.wrap(err)
-	}
-	r.ev.Run = run
-	return r, nil
+	return s.reader(run, procKindQuery, true, int64(proc), string(kind))
 }
 
 // SendLookup finds the send events of a run's messages by message id, one
 // prepared statement on one connection for all of them.
-type SendLookup struct{ r EventReader }
+type SendLookup struct{ r *EventReader }
 
 // Sends returns a lookup of the send events of run's messages. Close it
 // when done.
 func (s *Store) Sends(run int64) (*SendLookup, error) {
-	conn, err := s.db.Driver().Open(s.dsn)
+	r, err := s.reader(run, sendQuery, false, nil, nil)
 	if err != nil {
-		return nil, s.wrap(err)
+		return nil, err
 	}
-	l := &SendLookup{r: EventReader{s: s, run: run, conn: conn}}
-	if err := l.r.prepare(context.Background(), sendQuery); err != nil {
-		l.Close()
-		return nil, s.wrap(err)
-	}
-	l.r.ev.Run = run
-	return l, nil
+	return &SendLookup{r}, nil
 }
 
 // Send returns the send event of message msg, valid until the next call,
 // or nil if the trace has none (the message is unknown, or its sender's
 // recorder died before writing its send).
 func (l *SendLookup) Send(msg int64) (*Event, error) {
-	r := &l.r
+	r := l.r
 	if r.conn == nil {
 		return nil, fmt.Errorf("%s: send lookup of run %d is closed", r.s.path, r.run)
 	}
@@ -194,15 +176,7 @@ func (l *SendLookup) Send(msg int64) (*Event, error) {
 // Close releases the lookup's connection.
 func (l *SendLookup) Close() error { return l.r.Close() }
 
-// start prepares query and runs it with the run as ?1 and a, b (int64 or
-// string) as ?2, ?3 (a query that has no ?3 ignores b).
-func (r *EventReader) start(ctx context.Context, query string, a, b any) error {
-	if err := r.prepare(ctx, query); err != nil {
-		return err
-	}
-	return r.query(ctx, a, b)
-}
-
+// prepare prepares query, a query of eventColumns, on r's connection.
 func (r *EventReader) prepare(ctx context.Context, query string) error {
 	pc, ok := r.conn.(driver.ConnPrepareContext)
 	if !ok {
@@ -216,6 +190,8 @@ func (r *EventReader) prepare(ctx context.Context, query string) error {
 	return nil
 }
 
+// query runs r's statement with the run as ?1 and a, b as ?2, ?3 (a
+// statement without ?3 leaves b out).
 func (r *EventReader) query(ctx context.Context, a, b any) error {
 	q, ok := r.stmt.(driver.StmtQueryContext)
 	if !ok {
