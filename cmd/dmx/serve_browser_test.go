@@ -748,3 +748,51 @@ func cpuNs(t *testing.T, pid int) int64 {
 	}
 	return sum
 }
+
+// TestServeInBrowserNoState: the state panel of an event of a run dmx
+// cannot replay (imported from another tool's log) says why, in words.
+func TestServeInBrowserNoState(t *testing.T) {
+	chrome := chromium(t)
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "orig.db")
+	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "2", "--no-check", "--no-diagram", "-o", orig); code != 0 {
+		t.Fatalf("sim: %s", errs)
+	}
+	log := filepath.Join(dir, "run.log")
+	if code, _, errs := dmx(t, "export", "shiviz", orig, "-o", log); code != 0 {
+		t.Fatalf("export: %s", errs)
+	}
+	imported := filepath.Join(dir, "imported.db")
+	if code, _, errs := dmx(t, "import", "shiviz", log, "-o", imported); code != 0 {
+		t.Fatalf("import: %s", errs)
+	}
+	url, _ := serveProc(t, imported)
+	ctx := browser(t, chrome, 1500, 900)
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := chromedp.Run(tctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	waitView(t, tctx, "the diagram", 30*time.Second, func(v pageView) bool {
+		return len(v.Panes) == 1 && v.Panes[0].Drawn.Events > 0
+	})
+	if err := chromedp.Run(tctx, chromedp.SetValue("#jumpTo", "P1#3", chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	click(t, tctx, "#jump button")
+	waitView(t, tctx, "the jump to P1#3", 20*time.Second, func(v pageView) bool { return v.Selected == "P1#3" })
+	deadline := time.Now().Add(30 * time.Second)
+	var why string
+	for why == "" {
+		chromedp.Run(tctx, chromedp.Evaluate(`(document.querySelector('#state .nostate') || {}).textContent || ''`, &why))
+		if why == "" && time.Now().After(deadline) {
+			t.Fatal("the state panel of an imported run's event says nothing after 30s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(why, "imported from another tool's log") {
+		t.Errorf("the state panel says %q; want why there is no state (imported)", why)
+	}
+	chromedp.Run(tctx, chromedp.Evaluate(`document.getElementById('state').previousElementSibling.scrollIntoView({block: 'start'})`, nil))
+	screenshot(t, tctx, "7-no-state.png")
+}
