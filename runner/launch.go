@@ -48,6 +48,10 @@ type LaunchResult struct {
 	// Notes are the faults that did not apply, and why (each also an event
 	// of the trace).
 	Notes []string
+	// NodeCPU is the CPU time (user and system) the node processes used,
+	// summed over those reaped: what running the nodes cost, beside the
+	// runner's own.
+	NodeCPU time.Duration
 }
 
 // add sums a node's counts into r.
@@ -786,6 +790,9 @@ func (l *launcher) reap(p *nodeProc) {
 	p.exited = true
 	l.ended++
 	p.waitErr = p.cmd.Wait()
+	if ps := p.cmd.ProcessState; ps != nil {
+		l.res.NodeCPU += ps.UserTime() + ps.SystemTime()
+	}
 }
 
 func (l *launcher) killAll() {

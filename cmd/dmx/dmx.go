@@ -126,6 +126,7 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		newImportCmd(),
 		newExportCmd(),
 		newNodeCmd(),
+		newBenchCmd(),
 	)
 	// cobra adds its help and completion commands when it runs; made
 	// now, they get examples too.
