@@ -99,7 +99,8 @@ type procState struct {
 type nodeMsg struct {
 	p   *nodeProc
 	m   *fromNode
-	err error // non-nil: the pipe ended (io.EOF) or broke
+	evs []trace.Event // events, in the order emitted (m is nil)
+	err error         // non-nil: the pipe ended (io.EOF) or broke
 }
 
 // Launch carries out p (a DriverUDP plan; no Driver means one) as N node
@@ -272,11 +273,21 @@ func (l *launcher) spawn(i, inc int, c *nodeConfig) error {
 	return nil
 }
 
-// read hands every line process p writes to the launcher's loop, then the
-// end of its output. It runs on its own goroutine.
+// read hands what process p writes to the launcher's loop, then the end
+// of its output. It runs on its own goroutine.
 func (l *launcher) read(p *nodeProc, stdout io.Reader) {
 	defer l.readers.Done()
-	sc := bufio.NewScanner(stdout)
+	err := decodeNode(p.id, stdout, l.hooks.Stderr, func(m nodeMsg) {
+		m.p = p
+		l.msgs <- m
+	})
+	l.msgs <- nodeMsg{p: p, err: err}
+}
+
+// decodeNode reads what node id writes on its control pipe and hands it
+// to out, events already parsed, until the pipe ends (io.EOF) or breaks.
+func decodeNode(id int, r io.Reader, stderr io.Writer, out func(nodeMsg)) error {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	// A line that does not parse is held back one line: if it was
 	// the last, the node was killed while writing it (a write of
@@ -286,24 +297,33 @@ func (l *launcher) read(p *nodeProc, stdout io.Reader) {
 	var bad error
 	for sc.Scan() {
 		if bad != nil {
-			l.msgs <- nodeMsg{p: p, m: &fromNode{Error: bad.Error()}}
+			out(nodeMsg{m: &fromNode{Error: bad.Error()}})
 			bad = nil
 		}
 		var m fromNode
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			bad = fmt.Errorf("P%d sent a line the runner cannot read: %v", p.id, err)
+			bad = fmt.Errorf("P%d sent a line the runner cannot read: %v", id, err)
 			continue
 		}
-		l.msgs <- nodeMsg{p: p, m: &m}
+		if m.Ev != nil {
+			var ev trace.Event
+			if err := trace.ParseWire(m.Ev, &ev); err != nil {
+				out(nodeMsg{m: &fromNode{Error: err.Error()}})
+				continue
+			}
+			out(nodeMsg{evs: []trace.Event{ev}})
+			continue
+		}
+		out(nodeMsg{m: &m})
 	}
 	if bad != nil {
-		fmt.Fprintf(l.hooks.Stderr, "dmx: P%d's output ends in a cut line (killed while writing it); dropped\n", p.id)
+		fmt.Fprintf(stderr, "dmx: P%d's output ends in a cut line (killed while writing it); dropped\n", id)
 	}
 	err := sc.Err()
 	if err == nil {
 		err = io.EOF
 	}
-	l.msgs <- nodeMsg{p: p, err: err}
+	return err
 }
 
 func (l *launcher) send(p *nodeProc, m toNode) {
@@ -324,6 +344,8 @@ func (l *launcher) hello(ctx context.Context) error {
 		select {
 		case m := <-l.msgs:
 			switch {
+			case m.m == nil && m.err == nil:
+				// Events: none come before the peers line.
 			case m.err != nil:
 				l.reap(m.p)
 				failure = fmt.Errorf("node P%d ended before it was ready: %v", m.p.id, exitReason(m.p))
@@ -403,13 +425,10 @@ func (l *launcher) handle(m nodeMsg) {
 			// node died.
 			l.died(p)
 		}
-	case m.m.Ev != nil:
-		var ev trace.Event
-		if err := trace.ParseWire(m.m.Ev, &ev); err != nil {
-			l.fail(fmt.Errorf("node P%d: %w", p.id, err))
-			return
+	case m.evs != nil:
+		for _, ev := range m.evs {
+			l.event(p, ev)
 		}
-		l.event(p, ev)
 	case m.m.Done:
 		st.done = true
 	case m.m.Hello != "":

@@ -51,7 +51,8 @@ func benchSteps(b *testing.B) [][]trace.Event {
 // BenchmarkNodeEvent is the cost of recording an event on a node and
 // handing it to the runner: the node's Env.Record of every event of a
 // step, and what the loop does at the end of the step, into a pipe whose
-// other end is drained as the runner's reader would.
+// other end the runner's reader decodes (the events parsed, as the
+// launcher gets them).
 func BenchmarkNodeEvent(b *testing.B) {
 	steps := benchSteps(b)
 	pr, pw, err := os.Pipe()
@@ -59,8 +60,9 @@ func BenchmarkNodeEvent(b *testing.B) {
 		b.Fatal(err)
 	}
 	drained := make(chan struct{})
+	got := 0
 	go func() {
-		io.Copy(io.Discard, pr)
+		decodeNode(0, pr, io.Discard, func(m nodeMsg) { got += len(m.evs) })
 		close(drained)
 	}()
 	env := &udpEnv{out: &lineWriter{w: pw}}
@@ -79,6 +81,9 @@ func BenchmarkNodeEvent(b *testing.B) {
 	el, cpu := time.Since(start), processCPU()-cpu0
 	b.StopTimer()
 	pr.Close()
+	if got != events {
+		b.Fatalf("the reader got %d events of %d", got, events)
+	}
 	b.ReportMetric(float64(events)/el.Seconds(), "events/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(events), "cpu-ns/event")
 }
