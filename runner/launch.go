@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -284,46 +285,74 @@ func (l *launcher) read(p *nodeProc, stdout io.Reader) {
 	l.msgs <- nodeMsg{p: p, err: err}
 }
 
-// decodeNode reads what node id writes on its control pipe and hands it
-// to out, events already parsed, until the pipe ends (io.EOF) or breaks.
+// decodeNode reads the frames node id writes on its control pipe (see
+// pipeWriter) and hands them to out, events already parsed and gathered
+// while more are at hand, until the pipe ends (io.EOF) or breaks. A frame
+// cut short by the end of the pipe is dropped: the node was killed while
+// writing it, and what it emitted before is whole.
 func decodeNode(id int, r io.Reader, stderr io.Writer, out func(nodeMsg)) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	// A line that does not parse is held back one line: if it was
-	// the last, the node was killed while writing it (a write of
-	// one event is atomic below 4 KiB, but a kill can still land
-	// between two writes of a longer line), and what it emitted
-	// before is whole.
-	var bad error
-	for sc.Scan() {
-		if bad != nil {
-			out(nodeMsg{m: &fromNode{Error: bad.Error()}})
-			bad = nil
+	br := bufio.NewReaderSize(r, 64<<10)
+	var evs []trace.Event
+	var frame []byte
+	pass := func() {
+		if len(evs) > 0 {
+			out(nodeMsg{evs: evs})
+			evs = nil
 		}
-		var m fromNode
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			bad = fmt.Errorf("P%d sent a line the runner cannot read: %v", id, err)
-			continue
+	}
+	defer pass()
+	for {
+		if br.Buffered() == 0 {
+			// Nothing more at hand: what was gathered goes before the
+			// reader waits.
+			pass()
 		}
-		if m.Ev != nil {
+		var head [4]byte
+		if _, err := io.ReadFull(br, head[:]); err != nil {
+			if err == io.ErrUnexpectedEOF {
+				fmt.Fprintf(stderr, "dmx: P%d's output ends in a cut frame (killed while writing it); dropped\n", id)
+				err = io.EOF
+			}
+			return err
+		}
+		n := binary.LittleEndian.Uint32(head[:])
+		if n == 0 || n > maxFrame {
+			pass()
+			out(nodeMsg{m: &fromNode{Error: fmt.Sprintf("P%d sent a frame of %d bytes, which the runner cannot read", id, n)}})
+			return io.EOF
+		}
+		if cap(frame) < int(n) {
+			frame = make([]byte, n)
+		}
+		frame = frame[:n]
+		if _, err := io.ReadFull(br, frame); err != nil {
+			if err == io.ErrUnexpectedEOF || err == io.EOF {
+				fmt.Fprintf(stderr, "dmx: P%d's output ends in a cut frame (killed while writing it); dropped\n", id)
+				err = io.EOF
+			}
+			return err
+		}
+		switch frame[0] {
+		case frameEvent:
 			var ev trace.Event
-			if err := trace.ParseWire(m.Ev, &ev); err != nil {
+			if err := trace.ParseWire(frame[1:], &ev); err != nil {
+				pass()
 				out(nodeMsg{m: &fromNode{Error: err.Error()}})
 				continue
 			}
-			out(nodeMsg{evs: []trace.Event{ev}})
-			continue
+			evs = append(evs, ev)
+		case frameJSON:
+			var m fromNode
+			pass()
+			if err := json.Unmarshal(frame[1:], &m); err != nil {
+				m = fromNode{Error: fmt.Sprintf("P%d sent a message the runner cannot read: %v", id, err)}
+			}
+			out(nodeMsg{m: &m})
+		default:
+			pass()
+			out(nodeMsg{m: &fromNode{Error: fmt.Sprintf("P%d sent a frame of unknown kind %q", id, frame[0])}})
 		}
-		out(nodeMsg{m: &m})
 	}
-	if bad != nil {
-		fmt.Fprintf(stderr, "dmx: P%d's output ends in a cut line (killed while writing it); dropped\n", id)
-	}
-	err := sc.Err()
-	if err == nil {
-		err = io.EOF
-	}
-	return err
 }
 
 func (l *launcher) send(p *nodeProc, m toNode) {

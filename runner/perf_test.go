@@ -65,7 +65,7 @@ func BenchmarkNodeEvent(b *testing.B) {
 		decodeNode(0, pr, io.Discard, func(m nodeMsg) { got += len(m.evs) })
 		close(drained)
 	}()
-	env := &udpEnv{out: &lineWriter{w: pw}}
+	env := &udpEnv{out: &pipeWriter{w: pw}}
 	b.ResetTimer()
 	start, cpu0 := time.Now(), processCPU()
 	events := 0
@@ -74,6 +74,7 @@ func BenchmarkNodeEvent(b *testing.B) {
 		for k := range step {
 			env.Record(&step[k])
 		}
+		env.settle() // the loop's safe point, before it waits
 		events += len(step)
 	}
 	pw.Close()
@@ -142,7 +143,9 @@ func BenchmarkMessage(b *testing.B) {
 }
 
 // benchLoop is the receiving path of NodeMain's loop: a goroutine reads
-// the socket and hands each datagram to the loop over a channel.
+// the socket and hands each datagram to the loop over a channel; the loop
+// holds the datagrams it writes until it has nothing ready (its safe
+// point).
 type benchLoop struct {
 	loop chan func()
 	stop chan struct{}
@@ -151,10 +154,6 @@ type benchLoop struct {
 
 func newBenchLoop(conn *net.UDPConn, tr *transport) *benchLoop {
 	l := &benchLoop{loop: make(chan func(), 1024), stop: make(chan struct{}), done: make(chan struct{})}
-	type dgram struct {
-		b    []byte
-		addr *net.UDPAddr
-	}
 	dgrams := make(chan dgram, 1024)
 	go func() {
 		buf := make([]byte, 64<<10)
@@ -167,23 +166,38 @@ func newBenchLoop(conn *net.UDPConn, tr *transport) *benchLoop {
 			dgrams <- dgram{append([]byte(nil), buf[:k]...), addr}
 		}
 	}()
+	tr.hold = true
 	go func() {
 		defer close(l.done)
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for {
+			var w loopWake
 			select {
-			case f := <-l.loop:
-				f()
-			case d, ok := <-dgrams:
-				if !ok {
+			case w.f = <-l.loop:
+			case w.d, w.ok = <-dgrams:
+				w.dgram = true
+			case w.now = <-tick.C:
+			default:
+				tr.sendHeld()
+				select {
+				case w.f = <-l.loop:
+				case w.d, w.ok = <-dgrams:
+					w.dgram = true
+				case w.now = <-tick.C:
+				case <-l.stop:
 					return
 				}
-				tr.handle(d.b, d.addr)
-			case now := <-tick.C:
-				tr.retransmit(now)
-			case <-l.stop:
+			}
+			switch {
+			case w.f != nil:
+				w.f()
+			case w.dgram && !w.ok:
 				return
+			case w.dgram:
+				tr.handle(w.d.b, w.d.addr)
+			default:
+				tr.retransmit(w.now)
 			}
 		}
 	}()

@@ -1,12 +1,6 @@
 package runner
 
 import (
-	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net"
 	"time"
 )
@@ -51,24 +45,19 @@ import (
 // Every datagram is authenticated with HMAC-SHA256 under the run's random
 // key, so packets of another run, stray traffic and forgeries are rejected:
 // counted by reason, never obeyed.
-//
-// Datagram layout: magic "DMX1", 32-byte MAC of the body, body (JSON).
-
-var packetMagic = []byte("DMX1")
-
-const macLen = sha256.Size
+// (See packet.go for the datagram layout.)
 
 type packet struct {
-	Kind string    `json:"k"` // "d" data, "a" ack
-	From int       `json:"f"`
-	To   int       `json:"t"`
-	Inc  int       `json:"i,omitempty"`  // the sender's incarnation (bumped at each restart)
-	RInc int       `json:"ri,omitempty"` // the receiver's incarnation the sender knows of
-	Seq  uint64    `json:"s,omitempty"`  // data: channel sequence number, from 1
-	U    bool      `json:"u,omitempty"`  // data: deliver on arrival, not in order (a reorder fault)
-	Base uint64    `json:"b,omitempty"`  // data, after a give-up: every sequence number below it was delivered or given up
-	Ack  uint64    `json:"a,omitempty"`  // ack: highest sequence delivered in order
-	Env  *Envelope `json:"e,omitempty"`
+	Kind string // "d" data, "a" ack
+	From int
+	To   int
+	Inc  int       // the sender's incarnation (bumped at each restart)
+	RInc int       // the receiver's incarnation the sender knows of
+	Seq  uint64    // data: channel sequence number, from 1
+	U    bool      // data: deliver on arrival, not in order (a reorder fault)
+	Base uint64    // data, after a give-up: every sequence number below it was delivered or given up
+	Ack  uint64    // ack: highest sequence delivered in order
+	Env  *Envelope // data: what it carries
 }
 
 // Rejections counts datagrams a node refused, by reason.
@@ -240,7 +229,7 @@ type transport struct {
 	rto     time.Duration // the first retransmission time-out
 	maxRTO  time.Duration // the time-out doubles up to it
 	stats   Rejections
-	scratch bytes.Buffer
+	sealer  *sealer
 
 	raw bool // raw channels: no sequence, acknowledgement or retransmission
 	// net is the fault layer (nil: none); dropped records a data datagram
@@ -249,10 +238,22 @@ type transport struct {
 	net     *netFaults
 	dropped func(e *Envelope, fault string, resend bool)
 	later   func(d time.Duration, f func())
+
+	// hold keeps the datagrams written until sendHeld: the node's loop
+	// sends them at its safe point, after the events that led to them
+	// are in the runner's hands.
+	hold bool
+	held []heldDgram
+}
+
+// heldDgram is a datagram to send at the next safe point.
+type heldDgram struct {
+	data []byte
+	to   int
 }
 
 func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr, deliver func(*Envelope)) *transport {
-	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: initialRTO, maxRTO: maxRTO}
+	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: initialRTO, maxRTO: maxRTO, sealer: newSealer(key)}
 	t.out = make([]outChan, n)
 	t.in = make([]inOrder[*Envelope], n)
 	t.peerInc = make([]int, n)
@@ -294,53 +295,16 @@ func (t *transport) peerDown(peer, inc int) {
 	t.out[peer].unacked = nil
 }
 
-func seal(key []byte, p *packet) ([]byte, error) {
-	body, err := json.Marshal(p)
-	if err != nil {
-		return nil, err
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write(body)
-	out := make([]byte, 0, len(packetMagic)+macLen+len(body))
-	out = append(out, packetMagic...)
-	out = m.Sum(out)
-	return append(out, body...), nil
-}
-
-// open authenticates and decodes a datagram; the error says why it was
-// rejected and which counter it belongs to.
-func open(key []byte, b []byte) (*packet, error) {
-	if len(b) < len(packetMagic)+macLen || !bytes.Equal(b[:len(packetMagic)], packetMagic) {
-		return nil, errMalformed
-	}
-	mac, body := b[len(packetMagic):len(packetMagic)+macLen], b[len(packetMagic)+macLen:]
-	m := hmac.New(sha256.New, key)
-	m.Write(body)
-	if !hmac.Equal(mac, m.Sum(nil)) {
-		return nil, errBadMAC
-	}
-	var p packet
-	if err := json.Unmarshal(body, &p); err != nil {
-		return nil, errMalformed
-	}
-	return &p, nil
-}
-
-var (
-	errMalformed = errors.New("malformed datagram")
-	errBadMAC    = errors.New("datagram not authenticated with this run's key")
-)
-
 // send transmits e reliably to e.To (with raw channels: once).
-func (t *transport) send(e *Envelope) error {
+func (t *transport) send(e *Envelope) {
 	if e.To == t.id {
 		// A message to oneself (a multicast that includes the sender) never
 		// touches the network, but is still delivered later, not inside Step.
-		return nil
+		return
 	}
 	if t.down[e.To] {
 		t.stats.Abandoned++
-		return nil
+		return
 	}
 	oc := &t.out[e.To]
 	if len(oc.unacked) == 0 {
@@ -352,10 +316,7 @@ func (t *transport) send(e *Envelope) error {
 	if oc.gaveUp {
 		p.Base = oc.base()
 	}
-	data, err := seal(t.key, p)
-	if err != nil {
-		return fmt.Errorf("encode message %d: %w", e.ID, err)
-	}
+	data := t.sealer.seal(p)
 	oc.next++
 	if !t.raw {
 		// Its time-out counts from when it leaves, and allows for the
@@ -368,7 +329,6 @@ func (t *transport) send(e *Envelope) error {
 		oc.unacked = append(oc.unacked, pd)
 	}
 	t.emit(e.To, data, v, e, !t.raw)
-	return nil
 }
 
 // judge asks the fault layer about a datagram to peer to.
@@ -390,23 +350,39 @@ func (t *transport) emit(to int, data []byte, v netVerdict, e *Envelope, resend 
 		}
 		return
 	}
-	write := func() {
-		// Loopback rarely refuses; retransmission covers a transient error.
-		t.conn.WriteToUDP(data, t.peers[to])
-	}
 	if v.delay > 0 && t.later != nil {
-		t.later(v.delay, write)
+		t.later(v.delay, func() { t.write(to, data) })
 	} else {
-		write()
+		t.write(to, data)
 	}
 	if v.dup && t.later != nil {
-		t.later(v.delay+v.dupDelay, write)
+		t.later(v.delay+v.dupDelay, func() { t.write(to, data) })
 	}
+}
+
+// write writes a datagram to peer to, or holds it for sendHeld.
+func (t *transport) write(to int, data []byte) {
+	if t.hold {
+		t.held = append(t.held, heldDgram{data, to})
+		return
+	}
+	// Loopback rarely refuses; retransmission covers a transient error.
+	t.conn.WriteToUDP(data, t.peers[to])
+}
+
+// sendHeld sends the datagrams held back (see hold), in order.
+func (t *transport) sendHeld() {
+	for i, d := range t.held {
+		// Loopback rarely refuses; retransmission covers a transient error.
+		t.conn.WriteToUDP(d.data, t.peers[d.to])
+		t.held[i] = heldDgram{}
+	}
+	t.held = t.held[:0]
 }
 
 // handle processes one datagram that arrived from addr.
 func (t *transport) handle(b []byte, addr *net.UDPAddr) {
-	p, err := open(t.key, b)
+	p, err := t.sealer.open(b)
 	switch err {
 	case nil:
 	case errBadMAC:
@@ -458,10 +434,7 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 }
 
 func (t *transport) ack(to int) {
-	data, err := seal(t.key, &packet{Kind: "a", From: t.id, To: to, Inc: t.inc, RInc: t.peerInc[to], Ack: t.in[to].expect - 1})
-	if err != nil {
-		return
-	}
+	data := t.sealer.seal(&packet{Kind: "a", From: t.id, To: to, Inc: t.inc, RInc: t.peerInc[to], Ack: t.in[to].expect - 1})
 	t.emit(to, data, t.judge(to, "", false), nil, false)
 }
 
@@ -524,9 +497,7 @@ func (t *transport) resend(peer int, now time.Time) {
 // reseal seals p's datagram again with a new base.
 func (t *transport) reseal(p *pending, base uint64) {
 	p.packet.Base = base
-	if data, err := seal(t.key, p.packet); err == nil {
-		p.data, p.base = data, base
-	}
+	p.data, p.base = t.sealer.seal(p.packet), base
 }
 
 // idle reports whether nothing sent is waiting for an acknowledgement.
