@@ -283,6 +283,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			continue
 		}
 		if unsettled++; unsettled > maxUnsettled {
+			env.runSoon()
 			env.settle()
 			unsettled = 0
 		}
@@ -294,6 +295,10 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		case <-stop:
 			w.stop = true
 		default:
+			if len(env.soon) > 0 {
+				env.runSoon()
+				continue
+			}
 			env.settle()
 			unsettled = 0
 			select {
@@ -390,6 +395,7 @@ type udpEnv struct {
 	tr    *transport
 	node  *Node
 	self  []*Envelope // messages to oneself, not yet delivered
+	soon  []*soonTimer // timers of no delay, to run when nothing else is ready
 	// catchUp handles the datagrams that arrived while the process did
 	// not run (see After); caughtUp is when it last did.
 	catchUp  func()
@@ -415,6 +421,13 @@ func (t udpTimer) Stop() { t.t.Stop() }
 // heartbeats sent while it slept before it decides that their sender went
 // silent.
 func (e *udpEnv) After(d time.Duration, f func()) Timer {
+	if d <= 0 {
+		// Due now: the loop runs it once what is ready is handled,
+		// without a runtime timer and a goroutine to hand it over.
+		t := &soonTimer{f: f}
+		e.soon = append(e.soon, t)
+		return t
+	}
 	stopped := false
 	due := time.Now().Add(d)
 	t := time.AfterFunc(d, func() {
@@ -432,6 +445,26 @@ func (e *udpEnv) After(d time.Duration, f func()) Timer {
 		}
 	})
 	return stopFunc(func() { stopped = true; t.Stop() })
+}
+
+// soonTimer is a timer of no delay (After 0: a think or hold time of 0).
+type soonTimer struct {
+	f       func()
+	stopped bool
+}
+
+func (t *soonTimer) Stop() { t.stopped = true }
+
+// runSoon runs the timers of no delay set so far; those they set run at
+// the loop's next turn.
+func (e *udpEnv) runSoon() {
+	batch := e.soon
+	e.soon = nil
+	for _, t := range batch {
+		if !t.stopped {
+			t.f()
+		}
+	}
 }
 
 type stopFunc func()
