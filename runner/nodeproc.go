@@ -394,7 +394,7 @@ type udpEnv struct {
 	out   *pipeWriter
 	tr    *transport
 	node  *Node
-	self  []*Envelope // messages to oneself, not yet delivered
+	self  []*Envelope  // messages to oneself, not yet delivered
 	soon  []*soonTimer // timers of no delay, to run when nothing else is ready
 	// catchUp handles the datagrams that arrived while the process did
 	// not run (see After); caughtUp is when it last did.

@@ -94,7 +94,7 @@ func (oc *outChan) base() uint64 {
 
 type pending struct {
 	seq     uint64
-	data    []byte
+	data    []byte // nil until it first leaves (sealData)
 	sent    time.Time
 	rto     time.Duration
 	dropped int       // copies the fault layer dropped in a row
@@ -244,12 +244,16 @@ type transport struct {
 	// are in the runner's hands.
 	hold bool
 	held []heldDgram
+	// ackDue says which peers sent data not acknowledged yet (with hold):
+	// acksDue lists them.
+	ackDue  []bool
+	acksDue []int
 }
 
 // heldDgram is a datagram to send at the next safe point.
 type heldDgram struct {
-	data []byte
-	to   int
+	pd *pending
+	to int
 }
 
 func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr, deliver func(*Envelope)) *transport {
@@ -258,6 +262,7 @@ func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr
 	t.in = make([]inOrder[*Envelope], n)
 	t.peerInc = make([]int, n)
 	t.down = make([]bool, n)
+	t.ackDue = make([]bool, n)
 	for i := range t.in {
 		t.resetChan(i)
 	}
@@ -316,19 +321,18 @@ func (t *transport) send(e *Envelope) {
 	if oc.gaveUp {
 		p.Base = oc.base()
 	}
-	data := t.sealer.seal(p)
 	oc.next++
+	// Sealed when it leaves (sealData). Its time-out counts from then, and
+	// allows for the injected delay both ways, as a transport that
+	// measures the round trip would.
+	pd := &pending{seq: p.Seq, sent: time.Now().Add(v.delay), rto: t.rto + 2*v.delay, base: p.Base, packet: p, env: e}
 	if !t.raw {
-		// Its time-out counts from when it leaves, and allows for the
-		// injected delay both ways, as a transport that measures the round
-		// trip would.
-		pd := &pending{seq: p.Seq, data: data, sent: time.Now().Add(v.delay), rto: t.rto + 2*v.delay, base: p.Base, packet: p, env: e}
 		if v.drop != "" {
 			pd.dropped = 1
 		}
 		oc.unacked = append(oc.unacked, pd)
 	}
-	t.emit(e.To, data, v, e, !t.raw)
+	t.emit(e.To, pd, v, e, !t.raw)
 }
 
 // judge asks the fault layer about a datagram to peer to.
@@ -339,10 +343,10 @@ func (t *transport) judge(to int, typ string, data bool) netVerdict {
 	return t.net.judge(t.id, to, typ, data)
 }
 
-// emit writes a datagram to peer to as verdict v says: not at all (a drop,
-// recorded for a data datagram e, resend saying whether it is sent
+// emit writes datagram pd to peer to as verdict v says: not at all (a
+// drop, recorded for a data datagram e, resend saying whether it is sent
 // again), later, or twice.
-func (t *transport) emit(to int, data []byte, v netVerdict, e *Envelope, resend bool) {
+func (t *transport) emit(to int, pd *pending, v netVerdict, e *Envelope, resend bool) {
 	if v.drop != "" {
 		t.stats.FaultDrops++
 		if e != nil && t.dropped != nil {
@@ -351,30 +355,55 @@ func (t *transport) emit(to int, data []byte, v netVerdict, e *Envelope, resend 
 		return
 	}
 	if v.delay > 0 && t.later != nil {
-		t.later(v.delay, func() { t.write(to, data) })
+		t.later(v.delay, func() { t.write(to, pd) })
 	} else {
-		t.write(to, data)
+		t.write(to, pd)
 	}
 	if v.dup && t.later != nil {
-		t.later(v.delay+v.dupDelay, func() { t.write(to, data) })
+		t.later(v.delay+v.dupDelay, func() { t.write(to, pd) })
 	}
 }
 
-// write writes a datagram to peer to, or holds it for sendHeld.
-func (t *transport) write(to int, data []byte) {
+// write writes datagram pd to peer to, or holds it for sendHeld.
+func (t *transport) write(to int, pd *pending) {
 	if t.hold {
-		t.held = append(t.held, heldDgram{data, to})
+		t.held = append(t.held, heldDgram{pd, to})
 		return
 	}
+	t.sealData(to, pd)
 	// Loopback rarely refuses; retransmission covers a transient error.
-	t.conn.WriteToUDP(data, t.peers[to])
+	t.conn.WriteToUDP(pd.data, t.peers[to])
 }
 
-// sendHeld sends the datagrams held back (see hold), in order.
+// sealData seals a data datagram the first time it leaves. It carries the
+// acknowledgement of what came from its receiver so far, which then needs
+// no datagram of its own.
+func (t *transport) sealData(to int, pd *pending) {
+	if pd.data != nil {
+		return
+	}
+	if !t.raw {
+		pd.packet.Ack = t.in[to].expect - 1
+		t.ackDue[to] = false
+	}
+	pd.data = t.sealer.seal(pd.packet)
+}
+
+// sendHeld sends the datagrams held back (see hold), in order, and
+// acknowledges what came from peers that no data datagram acknowledged.
 func (t *transport) sendHeld() {
-	for i, d := range t.held {
+	for _, h := range t.held {
+		t.sealData(h.to, h.pd)
+	}
+	for _, to := range t.acksDue {
+		if t.ackDue[to] {
+			t.ack(to)
+		}
+	}
+	t.acksDue = t.acksDue[:0]
+	for i := 0; i < len(t.held); i++ {
 		// Loopback rarely refuses; retransmission covers a transient error.
-		t.conn.WriteToUDP(d.data, t.peers[d.to])
+		t.conn.WriteToUDP(t.held[i].pd.data, t.peers[t.held[i].to])
 		t.held[i] = heldDgram{}
 	}
 	t.held = t.held[:0]
@@ -405,13 +434,7 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 	}
 	switch p.Kind {
 	case "a":
-		oc := &t.out[p.From]
-		k := 0
-		for k < len(oc.unacked) && oc.unacked[k].seq <= p.Ack {
-			k++
-		}
-		oc.unacked = oc.unacked[k:]
-		oc.heard = time.Now()
+		t.acked(p.From, p.Ack)
 	case "d":
 		if p.Env == nil || p.Env.From != p.From || p.Env.To != t.id || p.Seq == 0 {
 			t.stats.Malformed++
@@ -421,21 +444,43 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 			t.deliver(p.Env) // as it comes: twice if it comes twice
 			return
 		}
+		if p.Ack > 0 {
+			t.acked(p.From, p.Ack)
+		}
 		if p.Base > 0 {
 			t.in[p.From].skipTo(p.Base, t.deliver)
 		}
 		if !t.in[p.From].accept(p.Seq, p.U, p.Env, t.deliver) {
 			t.stats.Duplicate++
 		}
-		t.ack(p.From)
+		if !t.hold {
+			t.ack(p.From)
+		} else if !t.ackDue[p.From] {
+			// Acknowledged at the safe point, by the data going back
+			// to p.From if there is some.
+			t.ackDue[p.From] = true
+			t.acksDue = append(t.acksDue, p.From)
+		}
 	default:
 		t.stats.Malformed++
 	}
 }
 
+// acked takes peer's acknowledgement of everything up to seq.
+func (t *transport) acked(peer int, seq uint64) {
+	oc := &t.out[peer]
+	k := 0
+	for k < len(oc.unacked) && oc.unacked[k].seq <= seq {
+		k++
+	}
+	oc.unacked = oc.unacked[k:]
+	oc.heard = time.Now()
+}
+
 func (t *transport) ack(to int) {
+	t.ackDue[to] = false
 	data := t.sealer.seal(&packet{Kind: "a", From: t.id, To: to, Inc: t.inc, RInc: t.peerInc[to], Ack: t.in[to].expect - 1})
-	t.emit(to, data, t.judge(to, "", false), nil, false)
+	t.emit(to, &pending{data: data}, t.judge(to, "", false), nil, false)
 }
 
 // retransmit sends again, on every channel, what has waited for its ack
@@ -476,7 +521,7 @@ func (t *transport) resend(peer int, now time.Time) {
 		} else {
 			p.dropped++
 		}
-		t.emit(peer, p.data, v, p.env, p.dropped < maxTries)
+		t.emit(peer, p, v, p.env, p.dropped < maxTries)
 		gaveUp = gaveUp || p.dropped >= maxTries
 	}
 	if gaveUp {
