@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -192,7 +193,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	go func() {
 		buf := make([]byte, 64<<10)
 		for {
-			k, addr, err := conn.ReadFromUDP(buf)
+			k, addr, err := conn.ReadFromUDPAddrPort(buf)
 			if err != nil {
 				close(dgrams)
 				return
@@ -344,7 +345,7 @@ type loopWake struct {
 // dgram is a datagram the socket reader read.
 type dgram struct {
 	b    []byte
-	addr *net.UDPAddr
+	addr netip.AddrPort
 }
 
 // nodeFault carries out a fault line on the node's loop. A pause holds

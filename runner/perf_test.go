@@ -158,7 +158,7 @@ func newBenchLoop(conn *net.UDPConn, tr *transport) *benchLoop {
 	go func() {
 		buf := make([]byte, 64<<10)
 		for {
-			k, addr, err := conn.ReadFromUDP(buf)
+			k, addr, err := conn.ReadFromUDPAddrPort(buf)
 			if err != nil {
 				close(dgrams)
 				return

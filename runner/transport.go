@@ -2,6 +2,7 @@ package runner
 
 import (
 	"net"
+	"net/netip"
 	"time"
 )
 
@@ -223,13 +224,16 @@ type transport struct {
 	key     []byte
 	conn    *net.UDPConn
 	peers   []*net.UDPAddr
-	out     []outChan
-	in      []inOrder[*Envelope]
-	deliver func(*Envelope)
-	rto     time.Duration // the first retransmission time-out
-	maxRTO  time.Duration // the time-out doubles up to it
-	stats   Rejections
-	sealer  *sealer
+	// peerAddrs are peers as the socket calls take them without
+	// allocating.
+	peerAddrs []netip.AddrPort
+	out       []outChan
+	in        []inOrder[*Envelope]
+	deliver   func(*Envelope)
+	rto       time.Duration // the first retransmission time-out
+	maxRTO    time.Duration // the time-out doubles up to it
+	stats     Rejections
+	sealer    *sealer
 
 	raw bool // raw channels: no sequence, acknowledgement or retransmission
 	// net is the fault layer (nil: none); dropped records a data datagram
@@ -263,6 +267,13 @@ func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr
 	t.peerInc = make([]int, n)
 	t.down = make([]bool, n)
 	t.ackDue = make([]bool, n)
+	t.peerAddrs = make([]netip.AddrPort, len(peers))
+	for i, a := range peers {
+		if a != nil {
+			ap := a.AddrPort()
+			t.peerAddrs[i] = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+		}
+	}
 	for i := range t.in {
 		t.resetChan(i)
 	}
@@ -372,7 +383,7 @@ func (t *transport) write(to int, pd *pending) {
 	}
 	t.sealData(to, pd)
 	// Loopback rarely refuses; retransmission covers a transient error.
-	t.conn.WriteToUDP(pd.data, t.peers[to])
+	t.conn.WriteToUDPAddrPort(pd.data, t.peerAddrs[to])
 }
 
 // sealData seals a data datagram the first time it leaves. It carries the
@@ -403,14 +414,14 @@ func (t *transport) sendHeld() {
 	t.acksDue = t.acksDue[:0]
 	for i := 0; i < len(t.held); i++ {
 		// Loopback rarely refuses; retransmission covers a transient error.
-		t.conn.WriteToUDP(t.held[i].pd.data, t.peers[t.held[i].to])
+		t.conn.WriteToUDPAddrPort(t.held[i].pd.data, t.peerAddrs[t.held[i].to])
 		t.held[i] = heldDgram{}
 	}
 	t.held = t.held[:0]
 }
 
 // handle processes one datagram that arrived from addr.
-func (t *transport) handle(b []byte, addr *net.UDPAddr) {
+func (t *transport) handle(b []byte, addr netip.AddrPort) {
 	p, err := t.sealer.open(b)
 	switch err {
 	case nil:
@@ -421,7 +432,7 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 		t.stats.Malformed++
 		return
 	}
-	if p.To != t.id || p.From < 0 || p.From >= t.n || p.From == t.id || !sameAddr(addr, t.peers[p.From]) {
+	if p.To != t.id || p.From < 0 || p.From >= t.n || p.From == t.id || !sameAddr(addr, t.peerAddrs[p.From]) {
 		t.stats.WrongPeer++
 		return
 	}
@@ -555,6 +566,6 @@ func (t *transport) idle() bool {
 	return true
 }
 
-func sameAddr(a, b *net.UDPAddr) bool {
-	return a != nil && b != nil && a.Port == b.Port && a.IP.Equal(b.IP)
+func sameAddr(a, b netip.AddrPort) bool {
+	return a.Port() == b.Port() && a.Addr().Unmap() == b.Addr().Unmap()
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"reflect"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func pump(t *testing.T, trs []*transport, conns []*net.UDPConn, got *[]*Envelope
 		}
 		for i, c := range conns {
 			c.SetReadDeadline(time.Now().Add(5 * time.Millisecond))
-			n, addr, err := c.ReadFromUDP(buf)
+			n, addr, err := c.ReadFromUDPAddrPort(buf)
 			if err == nil {
 				k++
 				if drop == nil || !drop(k) {
@@ -81,7 +82,7 @@ func TestTransportReliableFIFO(t *testing.T) {
 		for i, c := range conns {
 			buf := make([]byte, 64<<10)
 			c.SetReadDeadline(time.Now().Add(5 * time.Millisecond))
-			if k, addr, err := c.ReadFromUDP(buf); err == nil {
+			if k, addr, err := c.ReadFromUDPAddrPort(buf); err == nil {
 				trs[i].handle(buf[:k], addr)
 			}
 			trs[i].retransmit(time.Now())
@@ -103,7 +104,7 @@ func TestTransportReliableFIFO(t *testing.T) {
 func TestTransportRejects(t *testing.T) {
 	var got []*Envelope
 	trs, _ := pair(t, []byte("this run"), &got)
-	from := trs[0].peers[0]
+	from := trs[0].peerAddrs[0]
 	other := seal([]byte("another run"), &packet{Kind: "d", From: 0, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 0, To: 1}})
 	trs[1].handle(other, from)
 	trs[1].handle([]byte("hello"), from)
@@ -111,7 +112,7 @@ func TestTransportRejects(t *testing.T) {
 	bogus := seal([]byte("this run"), &packet{Kind: "d", From: 7, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 7, To: 1}})
 	trs[1].handle(bogus, from)
 	spoof := seal([]byte("this run"), &packet{Kind: "d", From: 0, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 0, To: 1}})
-	trs[1].handle(spoof, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9})
+	trs[1].handle(spoof, netip.MustParseAddrPort("127.0.0.1:9"))
 	tampered := seal([]byte("this run"), &packet{Kind: "a"})
 	tampered[len(tampered)-1] = '!'
 	trs[1].handle(tampered, from)
