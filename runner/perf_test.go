@@ -3,7 +3,9 @@ package runner
 import (
 	"io"
 	"net"
+	"net/netip"
 	"os"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -207,3 +209,45 @@ func newBenchLoop(conn *net.UDPConn, tr *transport) *benchLoop {
 func (l *benchLoop) do(f func()) { l.loop <- f }
 
 func (l *benchLoop) close() { close(l.stop); <-l.done }
+
+// BenchmarkDatagram is the floor of BenchmarkMessage: the same ping-pong
+// between two loopback sockets, of bare datagrams of a message's size,
+// each goroutine reading its socket and writing the reply at once: what
+// the network costs, beside which BenchmarkMessage says what dmx adds.
+func BenchmarkDatagram(b *testing.B) {
+	var conns [2]*net.UDPConn
+	for i := range conns {
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	addrs := [2]netip.AddrPort{conns[0].LocalAddr().(*net.UDPAddr).AddrPort(), conns[1].LocalAddr().(*net.UDPAddr).AddrPort()}
+	msg := make([]byte, 120) // about a sealed request's size
+	var wg sync.WaitGroup
+	// Each side replies to what it reads until it has sent its share.
+	play := func(i, share int) {
+		defer wg.Done()
+		buf := make([]byte, 2048)
+		for k := 0; k < share; k++ {
+			if _, _, err := conns[i].ReadFromUDPAddrPort(buf); err != nil {
+				return
+			}
+			conns[i].WriteToUDPAddrPort(msg, addrs[1-i])
+		}
+	}
+	b.ResetTimer()
+	start, cpu0 := time.Now(), processCPU()
+	wg.Add(2)
+	// P0 sends the first; the two then alternate: b.N datagrams in all.
+	go play(1, b.N/2)
+	go play(0, (b.N-1)/2)
+	conns[0].WriteToUDPAddrPort(msg, addrs[1])
+	wg.Wait()
+	el, cpu := time.Since(start), processCPU()-cpu0
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/el.Seconds(), "msgs/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/msg")
+}
