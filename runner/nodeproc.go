@@ -188,19 +188,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	env.node = node
 	node.OnDone = func() { out.send(fromNode{Done: true}) }
 
-	// Socket reader: datagrams go to the loop.
-	dgrams := make(chan dgram, 1024)
-	go func() {
-		buf := make([]byte, 64<<10)
-		for {
-			k, addr, err := conn.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				close(dgrams)
-				return
-			}
-			dgrams <- dgram{append([]byte(nil), buf[:k]...), addr}
-		}
-	}()
+	dgrams := readDatagrams(conn)
 	// Catching up after a pause: the datagrams the reader has or gets
 	// within catchUpQuiet, for at most catchUpMax.
 	env.catchUp = func() {
@@ -267,7 +255,6 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	// (env.settle) before the loop waits, and after maxUnsettled wakes
 	// if it never has to: a busy node must not hold its sends back.
 	const maxUnsettled = 32
-	var w loopWake
 	unsettled := 0
 	for {
 		if err := node.Err(); err != nil {
@@ -288,64 +275,58 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			env.settle()
 			unsettled = 0
 		}
-		select {
-		case w.f = <-loop:
-		case w.d, w.ok = <-dgrams:
-			w.dgram = true
-		case w.now = <-tick.C:
-		case <-stop:
-			w.stop = true
-		default:
+		if len(loop) == 0 && len(dgrams) == 0 {
+			// Nothing is ready (or it came just now: settling early is
+			// safe): the timers due now, then the safe point.
 			if len(env.soon) > 0 {
 				env.runSoon()
 				continue
 			}
 			env.settle()
 			unsettled = 0
-			select {
-			case w.f = <-loop:
-			case w.d, w.ok = <-dgrams:
-				w.dgram = true
-			case w.now = <-tick.C:
-			case <-stop:
-				w.stop = true
-			}
 		}
-		switch {
-		case w.f != nil:
-			w.f()
-		case w.dgram && !w.ok:
-			return errors.New("udp socket closed")
-		case w.dgram:
-			tr.handle(w.d.b, w.d.addr)
-		case w.stop:
+		select {
+		case f := <-loop:
+			f()
+		case d, ok := <-dgrams:
+			if !ok {
+				return errors.New("udp socket closed")
+			}
+			tr.handle(d.b, d.addr)
+		case now := <-tick.C:
+			tr.retransmit(now)
+		case <-stop:
 			node.Stop()
 			st := tr.stats
 			out.send(fromNode{Stats: &st})
 			env.settle()
 			return out.err
-		default:
-			tr.retransmit(w.now)
 		}
-		w = loopWake{}
 	}
-}
-
-// loopWake is what woke a node's loop: a function to run on it, a
-// datagram, the retransmission tick, or stop.
-type loopWake struct {
-	f     func()
-	dgram bool
-	d     dgram
-	ok    bool
-	now   time.Time
-	stop  bool
 }
 
 // dgram is a datagram the socket reader read.
 type dgram struct {
 	b    []byte
 	addr netip.AddrPort
+}
+
+// readDatagrams reads conn on a goroutine of its own and hands the loop
+// every datagram it reads; the channel closes when the socket does.
+func readDatagrams(conn *net.UDPConn) <-chan dgram {
+	dgrams := make(chan dgram, 1024)
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			k, addr, err := conn.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				close(dgrams)
+				return
+			}
+			dgrams <- dgram{append([]byte(nil), buf[:k]...), addr}
+		}
+	}()
+	return dgrams
 }
 
 // nodeFault carries out a fault line on the node's loop. A pause holds

@@ -184,24 +184,16 @@ func (d *packetDecoder) byte() byte {
 	return d.b[d.i-1]
 }
 
-func (d *packetDecoder) varint() int64 {
-	if !d.ok {
-		return 0
-	}
-	v, k := binary.Varint(d.b[d.i:])
-	if k <= 0 {
-		d.ok = false
-		return 0
-	}
-	d.i += k
-	return v
-}
+func (d *packetDecoder) varint() int64 { return packetNumber(d, binary.Varint) }
 
-func (d *packetDecoder) uvarint() uint64 {
+func (d *packetDecoder) uvarint() uint64 { return packetNumber(d, binary.Uvarint) }
+
+// packetNumber reads a number with read (binary.Varint or binary.Uvarint).
+func packetNumber[T int64 | uint64](d *packetDecoder, read func([]byte) (T, int)) T {
 	if !d.ok {
 		return 0
 	}
-	v, k := binary.Uvarint(d.b[d.i:])
+	v, k := read(d.b[d.i:])
 	if k <= 0 {
 		d.ok = false
 		return 0

@@ -98,16 +98,7 @@ func BenchmarkNodeEvent(b *testing.B) {
 // message back (an algorithm's request and its reply).
 func BenchmarkMessage(b *testing.B) {
 	key := []byte("0123456789abcdef0123456789abcdef")
-	var conns [2]*net.UDPConn
-	for i := range conns {
-		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		c.SetReadBuffer(4 << 20)
-		conns[i] = c
-	}
+	conns := loopbackPair(b)
 	peers := []*net.UDPAddr{conns[0].LocalAddr().(*net.UDPAddr), conns[1].LocalAddr().(*net.UDPAddr)}
 	delivered := 0
 	done := make(chan struct{})
@@ -156,50 +147,28 @@ type benchLoop struct {
 
 func newBenchLoop(conn *net.UDPConn, tr *transport) *benchLoop {
 	l := &benchLoop{loop: make(chan func(), 1024), stop: make(chan struct{}), done: make(chan struct{})}
-	dgrams := make(chan dgram, 1024)
-	go func() {
-		buf := make([]byte, 64<<10)
-		for {
-			k, addr, err := conn.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				close(dgrams)
-				return
-			}
-			dgrams <- dgram{append([]byte(nil), buf[:k]...), addr}
-		}
-	}()
+	dgrams := readDatagrams(conn)
 	tr.hold = true
 	go func() {
 		defer close(l.done)
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			var w loopWake
-			select {
-			case w.f = <-l.loop:
-			case w.d, w.ok = <-dgrams:
-				w.dgram = true
-			case w.now = <-tick.C:
-			default:
+			if len(l.loop) == 0 && len(dgrams) == 0 {
 				tr.sendHeld()
-				select {
-				case w.f = <-l.loop:
-				case w.d, w.ok = <-dgrams:
-					w.dgram = true
-				case w.now = <-tick.C:
-				case <-l.stop:
+			}
+			select {
+			case f := <-l.loop:
+				f()
+			case d, ok := <-dgrams:
+				if !ok {
 					return
 				}
-			}
-			switch {
-			case w.f != nil:
-				w.f()
-			case w.dgram && !w.ok:
+				tr.handle(d.b, d.addr)
+			case now := <-tick.C:
+				tr.retransmit(now)
+			case <-l.stop:
 				return
-			case w.dgram:
-				tr.handle(w.d.b, w.d.addr)
-			default:
-				tr.retransmit(w.now)
 			}
 		}
 	}()
@@ -215,15 +184,7 @@ func (l *benchLoop) close() { close(l.stop); <-l.done }
 // each goroutine reading its socket and writing the reply at once: what
 // the network costs, beside which BenchmarkMessage says what dmx adds.
 func BenchmarkDatagram(b *testing.B) {
-	var conns [2]*net.UDPConn
-	for i := range conns {
-		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		conns[i] = c
-	}
+	conns := loopbackPair(b)
 	addrs := [2]netip.AddrPort{conns[0].LocalAddr().(*net.UDPAddr).AddrPort(), conns[1].LocalAddr().(*net.UDPAddr).AddrPort()}
 	msg := make([]byte, 120) // about a sealed request's size
 	var wg sync.WaitGroup
@@ -250,4 +211,19 @@ func BenchmarkDatagram(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/el.Seconds(), "msgs/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/msg")
+}
+
+// loopbackPair is two UDP sockets on loopback, closed when b ends.
+func loopbackPair(b *testing.B) [2]*net.UDPConn {
+	var conns [2]*net.UDPConn
+	for i := range conns {
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		c.SetReadBuffer(4 << 20)
+		conns[i] = c
+	}
+	return conns
 }

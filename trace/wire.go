@@ -145,24 +145,16 @@ func (d *wireDecoder) fail(field, why string) {
 	}
 }
 
-func (d *wireDecoder) varint(field string) int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, k := binary.Varint(d.b[d.i:])
-	if k <= 0 {
-		d.fail(field, "cut short or out of range")
-		return 0
-	}
-	d.i += k
-	return v
-}
+func (d *wireDecoder) varint(field string) int64 { return wireNumber(d, field, binary.Varint) }
 
-func (d *wireDecoder) uvarint(field string) uint64 {
+func (d *wireDecoder) uvarint(field string) uint64 { return wireNumber(d, field, binary.Uvarint) }
+
+// wireNumber reads a number with read (binary.Varint or binary.Uvarint).
+func wireNumber[T int64 | uint64](d *wireDecoder, field string, read func([]byte) (T, int)) T {
 	if d.err != nil {
 		return 0
 	}
-	v, k := binary.Uvarint(d.b[d.i:])
+	v, k := read(d.b[d.i:])
 	if k <= 0 {
 		d.fail(field, "cut short or out of range")
 		return 0
