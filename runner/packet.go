@@ -14,11 +14,13 @@ import (
 )
 
 // Datagram layout: magic "DMX2", 32-byte HMAC-SHA256 of the body, body.
-// The body is binary, every datagram of a run going through it: the kind
-// byte ('d' data, 'a' ack), then the packet's fields in a fixed order,
-// integers as varints (unsigned ones as uvarints), and for data the
-// envelope: its id, ends and clocks, then the message's fields, strings
-// and arrays as a uvarint length and their contents.
+// The body is binary, every datagram of a run going through it: one or
+// more packets, one after the other (the data a node sends one peer at one
+// safe point travels in one datagram). A packet is its kind byte ('d'
+// data, 'a' ack), then its fields in a fixed order, integers as varints
+// (unsigned ones as uvarints), and for data the envelope: its id, ends and
+// clocks, then the message's fields, strings and arrays as a uvarint
+// length and their contents.
 var packetMagic = []byte("DMX2")
 
 const macLen = sha256.Size
@@ -37,6 +39,8 @@ type sealer struct {
 	sum   [macLen]byte
 	body  []byte
 	names map[string]string // message types and resources seen, so that each is one string
+	// opened holds what open returns.
+	opened []*packet
 }
 
 func newSealer(key []byte) *sealer {
@@ -45,7 +49,15 @@ func newSealer(key []byte) *sealer {
 
 // seal encodes p and signs it, into a new datagram.
 func (s *sealer) seal(p *packet) []byte {
-	s.body = appendPacket(s.body[:0], p)
+	return s.sealAll([]*packet{p})
+}
+
+// sealAll encodes ps and signs them, into one new datagram.
+func (s *sealer) sealAll(ps []*packet) []byte {
+	s.body = s.body[:0]
+	for _, p := range ps {
+		s.body = appendPacket(s.body, p)
+	}
 	s.mac.Reset()
 	s.mac.Write(s.body)
 	out := make([]byte, 0, len(packetMagic)+macLen+len(s.body))
@@ -57,10 +69,10 @@ func (s *sealer) seal(p *packet) []byte {
 // seal is a sealer's seal under key, for tests and one-off datagrams.
 func seal(key []byte, p *packet) []byte { return newSealer(key).seal(p) }
 
-// open authenticates and decodes a datagram; the error says why it was
-// rejected and which counter it belongs to. The packet shares no memory
-// with b.
-func (s *sealer) open(b []byte) (*packet, error) {
+// open authenticates and decodes a datagram into its packets, valid until
+// the next open; the error says why it was rejected and which counter it
+// belongs to. The packets share no memory with b.
+func (s *sealer) open(b []byte) ([]*packet, error) {
 	if len(b) < len(packetMagic)+macLen || !bytes.Equal(b[:len(packetMagic)], packetMagic) {
 		return nil, errMalformed
 	}
@@ -71,11 +83,17 @@ func (s *sealer) open(b []byte) (*packet, error) {
 		return nil, errBadMAC
 	}
 	d := packetDecoder{b: body, names: s.names}
-	p := d.packet()
-	if !d.ok || d.i != len(body) {
-		return nil, errMalformed
+	s.opened = s.opened[:0]
+	for {
+		p := d.packet()
+		if !d.ok {
+			return nil, errMalformed
+		}
+		s.opened = append(s.opened, p)
+		if d.i == len(body) {
+			return s.opened, nil
+		}
 	}
-	return p, nil
 }
 
 var (
@@ -143,13 +161,14 @@ type packetDecoder struct {
 	names map[string]string
 }
 
+// packet reads the packet at d.i.
 func (d *packetDecoder) packet() *packet {
-	d.ok = len(d.b) > 0
+	d.ok = d.i < len(d.b)
 	if !d.ok {
 		return nil
 	}
 	p := &packet{}
-	switch d.b[0] {
+	switch d.b[d.i] {
 	case 'a':
 		p.Kind = "a"
 	case 'd':
@@ -158,7 +177,7 @@ func (d *packetDecoder) packet() *packet {
 		d.ok = false
 		return nil
 	}
-	d.i = 1
+	d.i++
 	p.From, p.To, p.Inc, p.RInc = d.int(), d.int(), d.int(), d.int()
 	p.Seq, p.Base, p.Ack = d.uvarint(), d.uvarint(), d.uvarint()
 	flags := d.byte()

@@ -124,3 +124,45 @@ func TestDecodeNode(t *testing.T) {
 		}
 	}
 }
+
+// TestBundleRetransmit: the messages a safe point sends one peer travel in
+// one datagram; lost, they are sent again, and all arrive.
+func TestBundleRetransmit(t *testing.T) {
+	var got []*Envelope
+	trs, conns := pair(t, []byte("this run"), &got)
+	tr := trs[0]
+	tr.hold = true
+	for k := int64(1); k <= 3; k++ {
+		tr.send(&Envelope{ID: trace.MsgID(0, k), From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
+	}
+	tr.sendHeld()
+	buf := make([]byte, 64<<10)
+	// read counts the datagrams that reach the peer, and hands them to it
+	// if deliver.
+	read := func(deliver bool) int {
+		n := 0
+		for {
+			conns[1].SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+			k, addr, err := conns[1].ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return n
+			}
+			n++
+			if deliver {
+				trs[1].handle(buf[:k], addr)
+			}
+		}
+	}
+	if n := read(false); n != 1 {
+		t.Fatalf("3 messages to one peer went in %d datagrams, want 1", n)
+	}
+	// That datagram was lost (read, never handled): after the time-out,
+	// the messages go again.
+	time.Sleep(2 * tr.rto)
+	tr.retransmit(time.Now())
+	tr.sendHeld()
+	if n := read(true); n != 1 || len(got) != 3 || tr.stats.Retransmits != 3 {
+		t.Fatalf("the retransmission of 3 was %d datagrams, counted %d, and delivered %d messages; want 1, 3, 3",
+			n, tr.stats.Retransmits, len(got))
+	}
+}

@@ -252,6 +252,12 @@ type transport struct {
 	// acksDue lists them.
 	ackDue  []bool
 	acksDue []int
+	// At the safe point: the data going to each peer for the first time
+	// (bundles, by peer; bundled lists the peers), and the packets of the
+	// datagram being made.
+	bundles [][]*pending
+	bundled []int
+	bundle  []*packet
 }
 
 // heldDgram is a datagram to send at the next safe point.
@@ -267,6 +273,7 @@ func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr
 	t.peerInc = make([]int, n)
 	t.down = make([]bool, n)
 	t.ackDue = make([]bool, n)
+	t.bundles = make([][]*pending, n)
 	t.peerAddrs = make([]netip.AddrPort, len(peers))
 	for i, a := range peers {
 		if a != nil {
@@ -400,29 +407,79 @@ func (t *transport) sealData(to int, pd *pending) {
 	pd.data = t.sealer.seal(pd.packet)
 }
 
-// sendHeld sends the datagrams held back (see hold), in order, and
-// acknowledges what came from peers that no data datagram acknowledged.
+// sendHeld sends the datagrams held back (see hold), and acknowledges
+// what came from peers that no data datagram acknowledged. The data going
+// to one peer travels in one datagram, in the order sent (but for one
+// already sealed alone, which goes again as it was).
 func (t *transport) sendHeld() {
+	sealed := t.held[:0]
 	for _, h := range t.held {
-		t.sealData(h.to, h.pd)
+		if h.pd.data != nil {
+			sealed = append(sealed, h)
+			continue
+		}
+		if len(t.bundles[h.to]) == 0 {
+			t.bundled = append(t.bundled, h.to)
+		}
+		t.bundles[h.to] = append(t.bundles[h.to], h.pd)
 	}
+	clear(t.held[len(sealed):])
+	t.held = sealed
+	for _, to := range t.bundled {
+		t.sendBundle(to, t.bundles[to])
+		clear(t.bundles[to])
+		t.bundles[to] = t.bundles[to][:0]
+	}
+	t.bundled = t.bundled[:0]
 	for _, to := range t.acksDue {
 		if t.ackDue[to] {
-			t.ack(to)
+			t.ack(to) // held, and sent below
 		}
 	}
 	t.acksDue = t.acksDue[:0]
-	for i := 0; i < len(t.held); i++ {
+	for i, h := range t.held {
 		// Loopback rarely refuses; retransmission covers a transient error.
-		t.conn.WriteToUDPAddrPort(t.held[i].pd.data, t.peerAddrs[t.held[i].to])
+		t.conn.WriteToUDPAddrPort(h.pd.data, t.peerAddrs[h.to])
 		t.held[i] = heldDgram{}
 	}
 	t.held = t.held[:0]
 }
 
+// maxBundle bounds the body of a datagram of several packets.
+const maxBundle = 16 << 10
+
+// sendBundle sends the data pds to peer to in as few datagrams as it can,
+// each acknowledging what came from to. One alone is sealed as itself
+// (and kept for its retransmissions); several together are bundled again
+// if they are sent again.
+func (t *transport) sendBundle(to int, pds []*pending) {
+	if len(pds) == 1 {
+		t.sealData(to, pds[0])
+		t.conn.WriteToUDPAddrPort(pds[0].data, t.peerAddrs[to])
+		return
+	}
+	if !t.raw {
+		t.ackDue[to] = false
+	}
+	t.bundle = t.bundle[:0]
+	size := 0
+	for i, pd := range pds {
+		if !t.raw {
+			pd.packet.Ack = t.in[to].expect - 1
+		}
+		t.bundle = append(t.bundle, pd.packet)
+		size += 64 + len(pd.packet.Env.VC)*4 + len(pd.packet.Env.Msg.Vals)*4
+		if size >= maxBundle || i == len(pds)-1 {
+			t.conn.WriteToUDPAddrPort(t.sealer.sealAll(t.bundle), t.peerAddrs[to])
+			clear(t.bundle)
+			t.bundle, size = t.bundle[:0], 0
+		}
+	}
+}
+
 // handle processes one datagram that arrived from addr.
 func (t *transport) handle(b []byte, addr netip.AddrPort) {
-	p, err := t.sealer.open(b)
+	ps, err := t.sealer.open(b)
 	switch err {
 	case nil:
 	case errBadMAC:
@@ -432,6 +489,13 @@ func (t *transport) handle(b []byte, addr netip.AddrPort) {
 		t.stats.Malformed++
 		return
 	}
+	for _, p := range ps {
+		t.handlePacket(p, addr)
+	}
+}
+
+// handlePacket processes one packet of a datagram that came from addr.
+func (t *transport) handlePacket(p *packet, addr netip.AddrPort) {
 	if p.To != t.id || p.From < 0 || p.From >= t.n || p.From == t.id || !sameAddr(addr, t.peerAddrs[p.From]) {
 		t.stats.WrongPeer++
 		return

@@ -263,19 +263,21 @@ func TestTransportGivesUpOnFaultsAndResyncs(t *testing.T) {
 }
 
 // TestPacketRoundTrip: a sealed packet opens as it was, and one cut
-// anywhere, or with bytes after it, is malformed.
+// anywhere, or with bytes after it, is malformed; several sealed into one
+// datagram open as they were, in order.
 func TestPacketRoundTrip(t *testing.T) {
 	key := []byte("this run")
-	for _, p := range []*packet{
+	ps := []*packet{
 		{Kind: "a", From: 1, To: 0, Inc: 2, RInc: 1, Ack: 1 << 40},
 		{Kind: "d", From: 0, To: 4, Seq: 7, U: true, Base: 3, Env: &Envelope{ID: trace.MsgID(0, 7), From: 0, To: 4, Lamport: 99,
 			VC: trace.VC{1, 0, 1 << 63, 4, 5}, Msg: algo.Msg{Type: "token", Resource: "cs", Stamp: 12, ID: -1, Term: 3, Vals: []uint64{0, 9, 1 << 50}}}},
 		{Kind: "d", From: 2, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 2, To: 1, Msg: algo.Msg{Type: "ok"}}},
-	} {
+	}
+	for _, p := range ps {
 		s := newSealer(key)
 		b := s.seal(p)
 		got, err := s.open(b)
-		if err != nil || !reflect.DeepEqual(got, p) {
+		if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], p) {
 			t.Fatalf("%+v came back as %+v, %v", p, got, err)
 		}
 		// Cut or lengthened, and signed again: still refused.
@@ -287,5 +289,9 @@ func TestPacketRoundTrip(t *testing.T) {
 				t.Errorf("%+v, body %q: %v, want %v", p, bad, err, errMalformed)
 			}
 		}
+	}
+	s := newSealer(key)
+	if got, err := s.open(s.sealAll(ps)); err != nil || !reflect.DeepEqual(got, ps) {
+		t.Errorf("%d packets in one datagram came back as %v, %v", len(ps), got, err)
 	}
 }
