@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/bench"
+	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 )
@@ -98,8 +99,8 @@ the ratio holds on a busy machine; the last line gives their medians.`,
 					bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
 					ratio := s.PerSecond() / bound
 					ratios[a] = append(ratios[a], ratio)
-					fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%d hops); %d events, CPU per event: nodes %v, runner %v\n",
-						a, s.PerSecond(), 100*ratio, hopsPerSection[a], s.Events,
+					fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, CPU per event: nodes %v (their start included), runner %v\n",
+						a, s.PerSecond(), 100*ratio, plural.Count(hopsPerSection[a], "hop"), s.Events,
 						perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events))
 				}
 			}
