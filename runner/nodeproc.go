@@ -203,6 +203,9 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 					return
 				}
 				tr.handle(d.b, d.addr)
+				// What it led to (acknowledgements, replies) goes at
+				// once, as it would outside a catch-up.
+				env.settle()
 				quiet.Reset(catchUpQuiet)
 			case <-quiet.C:
 				return
