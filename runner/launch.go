@@ -85,16 +85,14 @@ type nodeProc struct {
 	paused       bool   // its pause event came: it is stopped (SIGSTOP) until resumed
 }
 
-// procState is what the runner knows of a process across its incarnations,
-// read from its events: enough to record its crash and to restart it.
+// procState is what the runner knows of a process across its incarnations:
+// its History, read from its events, to record its crash and to restart it,
+// its address and whether its workload is done.
 type procState struct {
-	last  trace.Event // its last event
-	sent  int64       // messages it sent (the low half of its message ids)
-	exits map[string]int
-	saved map[string]algo.Msg
-	addr  string
-	done  bool
-	skew  time.Duration // a skew fault's: a restart keeps it
+	*History
+	addr string
+	done bool
+	skew time.Duration // a skew fault's: a restart keeps it
 }
 
 type nodeMsg struct {
@@ -205,8 +203,7 @@ func newLauncher(p Plan, rec Recorder, hooks LaunchHooks) (*launcher, error) {
 	}
 	l.inj = newInjector(p, l)
 	for i := range l.state {
-		l.state[i] = &procState{exits: map[string]int{}, saved: map[string]algo.Msg{}}
-		l.state[i].last.Proc = i
+		l.state[i] = &procState{History: NewHistory(i)}
 	}
 	return l, nil
 }
@@ -481,32 +478,11 @@ func (l *launcher) event(p *nodeProc, ev trace.Event) {
 		l.fail(fmt.Errorf("node P%d sent an event of P%d", p.id, ev.Proc))
 		return
 	}
-	st := l.state[p.id]
 	l.record(&ev)
-	st.last = ev
-	st.last.VC = ev.VC.Clone()
+	l.state[p.id].Add(&ev, l.plan.Spec.Kind == algo.Multicast)
 	l.inj.observe(&ev)
-	switch ev.Kind {
-	case trace.KindCSExit:
-		st.exits[ev.Resource]++
-	case trace.KindSend:
-		if k := ev.Msg & 0xffffffff; k > st.sent {
-			st.sent = k
-		}
-	case trace.KindFault:
+	if ev.Kind == trace.KindFault {
 		l.pauseEvent(p, &ev)
-	case trace.KindInternal:
-		// Notes, errors and details the runner cannot read are
-		// recorded and not its business.
-		switch d, _ := ev.Details(); d := d.(type) {
-		case trace.Persist:
-			st.saved[ev.Resource] = algo.Msg(d.State)
-		case trace.Multicast:
-			if d.Entry > 0 && l.plan.Spec.Kind == algo.Multicast {
-				// A multicast algorithm's entry is a multicast.
-				st.exits[d.Resource]++
-			}
-		}
 	}
 }
 
@@ -524,30 +500,17 @@ func (l *launcher) record(ev *trace.Event) {
 // event, and a recovery that waited for its end is carried out.
 func (l *launcher) died(p *nodeProc) {
 	st := l.state[p.id]
-	crash := st.last
-	crash.Seq++
-	crash.Kind = trace.KindCrash
-	crash.Lamport++
-	crash.VC = crash.VC.Clone()
-	if len(crash.VC) == l.plan.N {
-		crash.VC[p.id]++
-	} else {
-		crash.VC = nil
-	}
 	// A fault's crash happened when the SIGKILL was sent; an unexpected
 	// death is known when its pipe ends, which on a loaded machine can be
-	// much later. Either way it comes after the process's last event.
-	crash.Wall = time.Now().UnixNano()
+	// much later. Either way it comes after the process's last event
+	// (History.Crash sees to that).
+	wall := time.Now().UnixNano()
 	if p.killedAt != 0 {
-		crash.Wall = p.killedAt
+		wall = p.killedAt
 	}
-	if crash.Wall <= st.last.Wall {
-		crash.Wall = st.last.Wall + 1
-	}
-	crash.Msg, crash.MsgType, crash.Peer, crash.Resource = 0, "", trace.NoPeer, ""
-	crash.Detail = trace.EncodeDetail(trace.Crash{Reason: exitReason(p), Fault: p.fault})
+	crash := st.Crash(wall, l.plan.N, trace.Crash{Reason: exitReason(p), Fault: p.fault})
 	l.record(&crash)
-	st.last = crash
+	st.Add(&crash, false)
 	l.inj.observe(&crash)
 	// Only now may the others give up on what they sent it: it is down,
 	// not just silent (see transport.go).
@@ -690,7 +653,7 @@ func (l *launcher) recover(i int, f *Fault) {
 	}
 	st := l.state[i]
 	if f.Amnesia {
-		clear(st.saved)
+		st.Forget()
 	}
 	l.incs[i]++
 	c := l.config(i)
@@ -699,12 +662,8 @@ func (l *launcher) recover(i int, f *Fault) {
 		fmt.Sscan(port, &c.Port)
 	}
 	c.Inc, c.Incs = l.incs[i], append([]int(nil), l.incs...)
-	left := map[string]int{}
-	own := l.wl.For(i)
-	for _, r := range own.Resources {
-		left[r] = own.Entries - st.exits[r]
-	}
-	c.Resume = &Resume{Seq: st.last.Seq, Lamport: st.last.Lamport, VC: st.last.VC.Clone(), Sent: st.sent, Saved: st.saved, Left: left}
+	c.Resume = st.Resume(l.wl.For(i))
+	c.Resume.Amnesia = f.Amnesia
 	st.done = false
 	if err := l.spawn(i, l.incs[i], c); err != nil {
 		l.fail(err)

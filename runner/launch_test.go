@@ -89,7 +89,7 @@ var udpWorkload = runner.Workload{Entries: 5, Think: runner.Dist{Max: 5 * time.M
 
 func checkAll(t *testing.T, evs []trace.Event, n int, complete bool) []analyze.Result {
 	t.Helper()
-	results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: complete}, &trace.SliceReader{Events: evs}, analyze.All)
+	results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: complete}, &trace.SliceReader{Events: evs}, analyze.General())
 	if err != nil {
 		t.Fatalf("analyze: %v", err)
 	}
@@ -465,7 +465,7 @@ func TestLaunchEveryAlgorithm(t *testing.T) {
 			if len(c.Events) < 10 {
 				t.Fatalf("only %d events", len(c.Events))
 			}
-			results, err := analyze.Evaluate(trace.Run{Nodes: 4, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties))
+			results, err := analyze.Evaluate(trace.Run{Nodes: 4, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties), analyze.WithValidity(spec.Validity))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -509,7 +509,7 @@ func TestLaunchElectionsKillLeader(t *testing.T) {
 			if len(killed) != 2 || killed[0] == killed[1] {
 				t.Fatalf("killed %v, want two different leaders", killed)
 			}
-			results, err := analyze.Evaluate(trace.Run{Nodes: 5, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties))
+			results, err := analyze.Evaluate(trace.Run{Nodes: 5, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties), analyze.WithValidity(spec.Validity))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -554,7 +554,7 @@ func TestLaunchFailover(t *testing.T) {
 			if crashes != len(c.faults) {
 				t.Fatalf("%d crashes recorded, want %d", crashes, len(c.faults))
 			}
-			results, err := analyze.Evaluate(trace.Run{Nodes: 5, Complete: true}, &trace.SliceReader{Events: col.Events}, mustChecks(t, spec.Properties))
+			results, err := analyze.Evaluate(trace.Run{Nodes: 5, Complete: true}, &trace.SliceReader{Events: col.Events}, mustChecks(t, spec.Properties), analyze.WithValidity(spec.Validity))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -155,7 +155,14 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		start = start.Add(-time.Duration(time.Now().UnixNano() - second.T0))
 	}
 	env := &udpEnv{start: start, loop: loop, out: out}
-	node, err := NewNode(NodeSetup{ID: cfg.ID, N: cfg.N, Spec: spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload, Resume: cfg.Resume}, env)
+	// The machines' Input.Now counts from the run's start in wall time,
+	// which the start event records (Node.Origin): a replay gives them the
+	// same Now.
+	origin := second.T0
+	if origin == 0 {
+		origin = start.UnixNano()
+	}
+	node, err := NewNode(NodeSetup{ID: cfg.ID, N: cfg.N, Spec: spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload, Resume: cfg.Resume, Origin: origin}, env)
 	if err != nil {
 		out.send(fromNode{Error: err.Error()})
 		return err

@@ -121,6 +121,10 @@ func benchAt(i int) Event {
 	e := benchPool[i%len(benchPool)]
 	round := int64(i / len(benchPool))
 	e.Seq += round * int64(len(benchPool))
+	// Time goes on from round to round, as in a run: Lamport clocks and
+	// wall times grow (the time indexes are appended to, not shuffled).
+	e.Lamport += uint64(round) * (benchPool[len(benchPool)-1].Lamport + 1)
+	e.Wall += round * (benchPool[len(benchPool)-1].Wall - benchPool[0].Wall + 1)
 	if e.Msg != 0 {
 		e.Msg += round << 20
 	}

@@ -148,6 +148,14 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 		return p, f.flagError(cmd, err)
 	}
 	p.PickSeed()
+	if len(p.Schedule) > 0 {
+		// Carry the schedule out once, with the seed the run uses, before
+		// the trace exists: a step that cannot happen is the scenario's
+		// mistake, not a run.
+		if _, err := runner.Simulate(p, nil, nil); err != nil {
+			return p, fmt.Errorf("%s: %w", f.scenario, err)
+		}
+	}
 	if f.out == "" {
 		f.out = fmt.Sprintf("dmx-%s-%d.db", p.Spec.Name, p.Seed)
 	}
@@ -483,7 +491,7 @@ func checkRecorded(st *trace.Store, run trace.Run, stop <-chan struct{}) ([]rend
 	}
 	done := make(chan result, 1)
 	go func() {
-		reps, err := checkRuns(st, []trace.Run{run}, nil)
+		reps, err := checkRuns(st, []trace.Run{run}, checkOptions{})
 		done <- result{reps, err}
 	}()
 	select {
