@@ -127,6 +127,7 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		newImportCmd(),
 		newExportCmd(),
 		newNodeCmd(),
+		newBenchCmd(),
 		newReplayCmd(),
 		newExploreCmd(),
 	)

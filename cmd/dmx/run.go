@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -526,6 +528,13 @@ func newNodeCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if dir := os.Getenv(nodeProfileEnv); dir != "" {
+				stop, err := cpuProfile(filepath.Join(dir, fmt.Sprintf("node-%d.pprof", os.Getpid())))
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				defer stop()
+			}
 			if err := runner.NodeMain(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
 				return &exitError{exitUsage, err}
 			}
