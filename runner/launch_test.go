@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -276,7 +278,9 @@ func TestLaunchCrashRecover(t *testing.T) {
 	// time slots (P1 asks at 60ms, 240ms, ...) crashes P1 while it is idle,
 	// with room for a slow, loaded machine.
 	wl := runner.Workload{Entries: 4, Hold: runner.Fixed(time.Millisecond), Contention: runner.ContentionNone, Slot: 60 * time.Millisecond}
-	res, err := runner.Launch(context.Background(), runner.Plan{Spec: spec, N: 3, Seed: 1, Workload: wl, Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 140 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 170 * time.Millisecond}}, UDP: runner.UDPOptions{Stall: 3 * time.Second}}, &c, runner.LaunchHooks{Command: p.command})
+	plan := runner.Plan{Spec: spec, N: 3, Seed: 1, Workload: wl, Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: 1, At: 140 * time.Millisecond}, {Kind: runner.FaultRecover, Proc: 1, At: 170 * time.Millisecond}}, UDP: runner.UDPOptions{Stall: 3 * time.Second}}
+	keepOnFailure(t, plan, &c)
+	res, err := runner.Launch(context.Background(), plan, &c, runner.LaunchHooks{Command: p.command})
 	if err != nil || !res.Complete {
 		t.Fatalf("launch: %v %+v", err, res)
 	}
@@ -458,7 +462,9 @@ func TestLaunchEveryAlgorithm(t *testing.T) {
 			var c syncCollector
 			p := &procs{}
 			wl := runner.Workload{Entries: 3, Think: runner.Dist{Max: 3 * time.Millisecond}, Hold: runner.Fixed(time.Millisecond)}
-			res, err := runner.Launch(context.Background(), runner.Plan{Spec: spec, N: 4, Seed: 1, Params: udpParams[spec.Name], Workload: wl, Duration: 1500 * time.Millisecond, UDP: runner.UDPOptions{Stall: 3 * time.Second}}, &c, runner.LaunchHooks{Command: p.command})
+			plan := runner.Plan{Spec: spec, N: 4, Seed: 1, Params: udpParams[spec.Name], Workload: wl, Duration: 1500 * time.Millisecond, UDP: runner.UDPOptions{Stall: 3 * time.Second}}
+			keepOnFailure(t, plan, &c)
+			res, err := runner.Launch(context.Background(), plan, &c, runner.LaunchHooks{Command: p.command})
 			if err != nil || !res.Complete {
 				t.Fatalf("launch: %v %+v", err, res)
 			}
@@ -492,8 +498,10 @@ func TestLaunchElectionsKillLeader(t *testing.T) {
 			t.Parallel() // mostly idle processes: heartbeats
 			var c syncCollector
 			p := &procs{}
-			res, err := runner.Launch(context.Background(), runner.Plan{Spec: spec, N: 5, Seed: 1, Params: udpParams[spec.Name], Duration: 5 * time.Second, Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: runner.Leader, At: 1500 * time.Millisecond},
-				{Kind: runner.FaultCrash, Proc: runner.Leader, At: 3000 * time.Millisecond}}}, &c, runner.LaunchHooks{Command: p.command})
+			plan := runner.Plan{Spec: spec, N: 5, Seed: 1, Params: udpParams[spec.Name], Duration: 5 * time.Second, Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: runner.Leader, At: 1500 * time.Millisecond},
+				{Kind: runner.FaultCrash, Proc: runner.Leader, At: 3000 * time.Millisecond}}}
+			keepOnFailure(t, plan, &c)
+			res, err := runner.Launch(context.Background(), plan, &c, runner.LaunchHooks{Command: p.command})
 			if err != nil || !res.Complete {
 				t.Fatalf("launch: %v %+v", err, res)
 			}
@@ -546,7 +554,9 @@ func TestLaunchFailover(t *testing.T) {
 			p := &procs{}
 			spec := registry.Lookup(c.algo)
 			wl := runner.Workload{Entries: 20, Think: runner.Dist{Max: 20 * time.Millisecond}, Hold: runner.Fixed(10 * time.Millisecond)}
-			res, err := runner.Launch(context.Background(), runner.Plan{Spec: spec, N: 5, Seed: 1, Params: c.params, Workload: wl, Faults: c.faults, UDP: runner.UDPOptions{Stall: 5 * time.Second}}, &col, runner.LaunchHooks{Command: p.command})
+			plan := runner.Plan{Spec: spec, N: 5, Seed: 1, Params: c.params, Workload: wl, Faults: c.faults, UDP: runner.UDPOptions{Stall: 5 * time.Second}}
+			keepOnFailure(t, plan, &col)
+			res, err := runner.Launch(context.Background(), plan, &col, runner.LaunchHooks{Command: p.command})
 			if err != nil || !res.Complete || !strings.HasPrefix(res.Status, "the live nodes finished their workloads") {
 				t.Fatalf("launch: %v %+v", err, res)
 			}
@@ -564,5 +574,50 @@ func TestLaunchFailover(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLaunchNothingAfterTheEnd: an election run ends at the same instant
+// for every process, as in the simulator. P0 is stopped (SIGSTOP) just
+// before the end and resumed well after the others have stopped: it finds
+// everyone silent, and if it took that as a sign (suspect them all, elect
+// itself) the trace would show a split brain after the run's end. It takes
+// nothing after the end.
+func TestLaunchNothingAfterTheEnd(t *testing.T) {
+	const duration = 800 * time.Millisecond
+	p := &procs{}
+	var c syncCollector
+	var once sync.Once
+	var resumed atomic.Int64
+	c.onEvent = func(*trace.Event) {
+		once.Do(func() {
+			// The first event comes at the run's start.
+			time.AfterFunc(duration-200*time.Millisecond, func() {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				p.cmds[0].Process.Signal(syscall.SIGSTOP)
+			})
+			time.AfterFunc(duration+700*time.Millisecond, func() {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				resumed.Store(time.Now().UnixNano())
+				p.cmds[0].Process.Signal(syscall.SIGCONT)
+			})
+		})
+	}
+	plan := runner.Plan{Spec: registry.Lookup("ring"), N: 4, Seed: 1, Duration: duration,
+		Params: map[string]string{"fd-period": "30ms", "fd-allowance": "300ms", "timeout": "600ms"}}
+	keepOnFailure(t, plan, &c)
+	res, err := runner.Launch(context.Background(), plan, &c, runner.LaunchHooks{Command: p.command})
+	if err != nil || !res.Complete {
+		t.Fatalf("launch: %v %+v", err, res)
+	}
+	if resumed.Load() == 0 {
+		t.Fatal("the run ended before P0 was resumed")
+	}
+	for _, e := range c.Events {
+		if e.Proc == 0 && e.Wall > resumed.Load() && e.Kind != trace.KindStop && e.Kind != trace.KindReceive && e.Kind != trace.KindSend {
+			t.Errorf("P0 acted after the run's end: %s", &e)
+		}
 	}
 }

@@ -69,7 +69,8 @@ type toNode struct {
 	Stop      bool        `json:"stop,omitempty"`
 	Restarted *restarted  `json:"restarted,omitempty"` // a peer came back as a new incarnation
 	Fault     *faultCmd   `json:"fault,omitempty"`
-	T0        int64       `json:"t0,omitempty"` // with Peers: the run's start (Unix ns), the origin of Input.Now everywhere
+	T0        int64       `json:"t0,omitempty"`  // with Peers: the run's start (Unix ns), the origin of Input.Now everywhere
+	End       int64       `json:"end,omitempty"` // with Peers: when an election run ends (Unix ns); 0: when the runner says stop
 }
 
 type restarted struct {
@@ -217,6 +218,21 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		}
 	}()
 
+	// finish records the stop and reports the transport's statistics.
+	finish := func() error {
+		node.Stop()
+		st := tr.stats
+		out.send(fromNode{Stats: &st})
+		return out.err
+	}
+	// over reports that the run is over. The simulator stops every process
+	// of an election run at the same instant; the runner's stop reaches
+	// processes one by one, and on a busy machine a process may wake after
+	// others have stopped, find them silent and act on it (suspect them,
+	// elect itself). So nothing is taken after the end: the check comes
+	// right before each input, since a process can be descheduled between
+	// any two instructions.
+	over := func() bool { return second.End != 0 && time.Now().UnixNano() >= second.End }
 	node.Start()
 	if tr.net != nil {
 		// A restarted process is under the network faults in force.
@@ -237,6 +253,10 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			return out.err // the runner is gone
 		}
 		if len(env.self) > 0 {
+			if over() {
+				<-stop
+				return finish()
+			}
 			e := env.self[0]
 			env.self = env.self[1:]
 			node.Receive(e)
@@ -244,19 +264,24 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		}
 		select {
 		case f := <-loop:
+			if over() {
+				<-stop
+				return finish()
+			}
 			f()
 		case d, ok := <-dgrams:
 			if !ok {
 				return errors.New("udp socket closed")
 			}
+			if over() {
+				<-stop
+				return finish()
+			}
 			tr.handle(d.b, d.addr)
 		case now := <-tick.C:
 			tr.retransmit(now)
 		case <-stop:
-			node.Stop()
-			st := tr.stats
-			out.send(fromNode{Stats: &st})
-			return out.err
+			return finish()
 		}
 	}
 }
