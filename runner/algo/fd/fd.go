@@ -35,9 +35,13 @@ type Detector struct {
 	n         int
 	period    int64   // T; 0: off
 	allowance int64   // D
-	last      []int64 // last[j]: when the last message from P_j arrived
+	last      []int64 // last[j]: when the last message from P_j arrived, moved on by this process's own stalls
 	suspected []bool
 	checkAt   int64 // when the armed check timer fires; -1 if none is armed
+	beatAt    int64 // when the armed beat timer fires
+	// accounted is the time up to which this process's own stalls are
+	// discounted (see stalled).
+	accounted int64
 }
 
 // New builds the detector of process self in a group of n that beats every
@@ -91,12 +95,12 @@ func (d *Detector) Start(now int64) []algo.Output {
 		d.last[j] = now
 		d.suspected[j] = false
 	}
-	d.checkAt = -1
+	d.checkAt, d.accounted = -1, now
 	if !d.Enabled() || d.n < 2 {
 		return nil
 	}
 	d.checkAt = now + d.Deadline()
-	return append(d.beat(), algo.SetTimerOut(TimerCheck, d.Deadline()))
+	return append(d.beat(now), algo.SetTimerOut(TimerCheck, d.Deadline()))
 }
 
 // Step gives the detector one input of its machine. It returns the outputs
@@ -111,12 +115,36 @@ func (d *Detector) Step(in algo.Input) (out []algo.Output, mine bool) {
 	case algo.Timer:
 		switch in.TimerName {
 		case TimerBeat:
-			return d.beat(), true
+			d.stalled(in.Now, d.beatAt)
+			return d.beat(in.Now), true
 		case TimerCheck:
+			d.stalled(in.Now, d.checkAt)
 			return d.check(in.Now), true
 		}
 	}
 	return nil, false
+}
+
+// stalled discounts this process's own stall from everyone's silence. A
+// timer of the detector that fires at now, later than due, shows that the
+// process was not running in between (a busy machine's scheduler, a paused
+// process): it could hear nobody then, and the others' messages of that
+// time may be waiting, unread, in its socket. Silence is counted only
+// while the process runs, so nobody is suspected for the time this one was
+// away. The simulator fires every timer when it is due: there this
+// changes nothing.
+func (d *Detector) stalled(now, due int64) {
+	if due < 0 {
+		return
+	}
+	away := now - max(due, d.accounted)
+	d.accounted = max(d.accounted, now)
+	if away <= 0 {
+		return
+	}
+	for j := range d.last {
+		d.last[j] = min(d.last[j]+away, now)
+	}
 }
 
 // heard records a sign of life of P_j at now, reversing a suspicion.
@@ -144,10 +172,11 @@ func (d *Detector) heard(now int64, j int) []algo.Output {
 // process, suspected ones included (a falsely suspected process learns
 // nothing from it, but the beat is what lets it trust us again if it
 // suspects us).
-func (d *Detector) beat() []algo.Output {
+func (d *Detector) beat(now int64) []algo.Output {
 	if !d.Enabled() {
 		return nil
 	}
+	d.beatAt = now + d.period
 	var out []algo.Output
 	for j := 0; j < d.n; j++ {
 		if j != d.self {
