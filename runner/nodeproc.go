@@ -252,36 +252,49 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		if out.err != nil {
 			return out.err // the runner is gone
 		}
+		// The next input: a message to oneself first, then what has
+		// arrived, then timers. After a stall a timer and a datagram are
+		// both ready, and a timer taken first could act on a silence that
+		// the waiting message ends (an answer that cancels a time-out); in
+		// the simulator each input comes at its own time.
+		var (
+			self  *Envelope
+			d     dgram
+			queued func() // a timer, or news of a restarted peer
+			ok    = true
+		)
 		if len(env.self) > 0 {
-			if over() {
-				<-stop
-				return finish()
-			}
-			e := env.self[0]
+			self = env.self[0]
 			env.self = env.self[1:]
-			node.Receive(e)
-			continue
+		} else {
+			select {
+			case d, ok = <-dgrams:
+			default:
+				select {
+				case queued = <-loop:
+				case d, ok = <-dgrams:
+				case now := <-tick.C:
+					tr.retransmit(now)
+					continue
+				case <-stop:
+					return finish()
+				}
+			}
 		}
-		select {
-		case f := <-loop:
-			if over() {
-				<-stop
-				return finish()
-			}
-			f()
-		case d, ok := <-dgrams:
-			if !ok {
-				return errors.New("udp socket closed")
-			}
-			if over() {
-				<-stop
-				return finish()
-			}
-			tr.handle(d.b, d.addr)
-		case now := <-tick.C:
-			tr.retransmit(now)
-		case <-stop:
+		if !ok {
+			return errors.New("udp socket closed")
+		}
+		if over() {
+			<-stop
 			return finish()
+		}
+		switch {
+		case self != nil:
+			node.Receive(self)
+		case queued != nil:
+			queued()
+		default:
+			tr.handle(d.b, d.addr)
 		}
 	}
 }
