@@ -258,10 +258,10 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		// the waiting message ends (an answer that cancels a time-out); in
 		// the simulator each input comes at its own time.
 		var (
-			self  *Envelope
-			d     dgram
+			self   *Envelope
+			d      dgram
 			queued func() // a timer, or news of a restarted peer
-			ok    = true
+			ok     = true
 		)
 		if len(env.self) > 0 {
 			self = env.self[0]
