@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,8 +18,13 @@ import (
 // machine's timing and may not come again.
 const keepEnv = "DMX_TEST_TRACES"
 
+// excused names the tests whose run broke a property that rests on time
+// (checkReal logs it): their traces are kept too.
+var excused sync.Map
+
 // keepOnFailure arranges for the events c collects for plan p to be
-// written to $DMX_TEST_TRACES/<test>-<time>.db if the test fails.
+// written to $DMX_TEST_TRACES/<test>-<time>.db if the test fails or its
+// run broke a property that rests on time.
 func keepOnFailure(t *testing.T, p runner.Plan, c *syncCollector) {
 	t.Helper()
 	dir := os.Getenv(keepEnv)
@@ -26,7 +32,7 @@ func keepOnFailure(t *testing.T, p runner.Plan, c *syncCollector) {
 		return
 	}
 	t.Cleanup(func() {
-		if !t.Failed() {
+		if _, ok := excused.Load(t.Name()); !ok && !t.Failed() {
 			return
 		}
 		name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
