@@ -184,3 +184,47 @@ func TestSimStop(t *testing.T) {
 		t.Fatalf("stopped run: complete %v, status %q, %d events: want an incomplete, interrupted run cut short at once", res.Complete, res.Status, len(c.Events))
 	}
 }
+
+// TestSimGroupStall is what a loaded machine does to real processes, in the
+// simulator: every process is off the CPU at once for 300ms (a pause of
+// each), far longer than the detector's T+D = 40ms, and nobody crashed.
+// When they resume, the first to run finds its timers due and everyone
+// silent. The detector does not count its own time away as the others'
+// silence (package fd), so nobody is suspected, and the algorithms whose
+// safety rests on the detector keep it: no split brain, no two tokens.
+func TestSimGroupStall(t *testing.T) {
+	for _, c := range []struct {
+		algo   string
+		params map[string]string
+	}{
+		{"bully", nil}, {"ring", nil}, {"chang-roberts", nil},
+		{"central", map[string]string{"failover": "bully"}},
+		{"token-ring", map[string]string{"regenerate": "true"}},
+	} {
+		t.Run(c.algo, func(t *testing.T) {
+			p := runner.NewPlan(runner.DriverSim)
+			p.Spec, p.N, p.Seed, p.Params, p.Duration = registry.Lookup(c.algo), 5, 1, c.params, time.Second
+			p.Workload.Entries = 30
+			for i := range p.N {
+				p.Faults = append(p.Faults, runner.Fault{Kind: runner.FaultPause, Proc: i, At: 300 * time.Millisecond, End: 600 * time.Millisecond})
+			}
+			var col runner.Collector
+			res, err := runner.Simulate(p, &col, nil)
+			if err != nil || !res.Complete {
+				t.Fatalf("%v %+v (reproduce: %s)", err, res, repro(p))
+			}
+			if n := count(col.Events, trace.KindSuspect, -1); n != 0 {
+				t.Errorf("%d suspicions, and nobody crashed (reproduce: %s)", n, repro(p))
+			}
+			results, err := analyze.Evaluate(trace.Run{Nodes: p.N, Complete: true}, &trace.SliceReader{Events: col.Events}, mustChecks(t, p.Spec.Properties))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range results {
+				if r.Verdict != analyze.OK {
+					t.Errorf("%s: %s %v (reproduce: %s)", r.Check, r.Verdict, r.Findings, repro(p))
+				}
+			}
+		})
+	}
+}
