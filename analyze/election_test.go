@@ -65,6 +65,29 @@ func failover(b *builder) {
 	coordinator(b, 1, 3, 0)
 }
 
+// leaseHandover: the master P2 leads from 10ms and steps down at stepDown
+// (its lease ran out, on its own clock); P1, voted for by P0, leads from
+// 350ms; P2 hears P1's renew at heard (after its step-down) and follows it.
+func leaseHandover(b *builder, stepDown, heard int64) {
+	b.At(10).Leader(2, 2, 1)
+	b.Leader(0, 2, 1)
+	b.Leader(1, 2, 1)
+	if stepDown < 340 {
+		b.At(stepDown).Leader(2, -1, 1)
+	}
+	b.At(340).ElectionStart(1, 2)
+	v := b.Send(0, 1, "vote")
+	b.At(350).Recv(1, v)
+	b.Leader(1, 1, 2)
+	b.Leader(0, 1, 2)
+	r := b.Send(1, 2, "renew")
+	if stepDown >= 340 {
+		b.At(stepDown).Leader(2, -1, 1)
+	}
+	b.At(heard).Recv(2, r)
+	b.Leader(2, 1, 2)
+}
+
 func TestElectionChecks(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -213,20 +236,7 @@ func TestElectionChecks(t *testing.T) {
 			// P2's step-down (a master stalled on a loaded machine renews
 			// nothing): they lead one after the other in wall time.
 			name: "lease ran out", n: 3,
-			build: func(b *builder) {
-				b.At(10).Leader(2, 2, 1)
-				b.Leader(0, 2, 1)
-				b.Leader(1, 2, 1)
-				b.At(300).Leader(2, -1, 1)
-				b.At(340).ElectionStart(1, 2)
-				v := b.Send(0, 1, "vote")
-				b.At(350).Recv(1, v)
-				b.Leader(1, 1, 2)
-				b.Leader(0, 1, 2)
-				r := b.Send(1, 2, "renew")
-				b.At(360).Recv(2, r)
-				b.Leader(2, 1, 2)
-			},
+			build: func(b *builder) { leaseHandover(b, 300, 360) },
 			// Chubby elects whoever wins the votes (lease claims no
 			// validity).
 			want: want{"validity": Violated},
@@ -235,20 +245,7 @@ func TestElectionChecks(t *testing.T) {
 			// The same, but P2's step-down comes late (its timer fired
 			// late): both lead from 350ms to 400ms.
 			name: "lease ran out late", n: 3,
-			build: func(b *builder) {
-				b.At(10).Leader(2, 2, 1)
-				b.Leader(0, 2, 1)
-				b.Leader(1, 2, 1)
-				b.At(340).ElectionStart(1, 2)
-				v := b.Send(0, 1, "vote")
-				b.At(350).Recv(1, v)
-				b.Leader(1, 1, 2)
-				b.Leader(0, 1, 2)
-				r := b.Send(1, 2, "renew")
-				b.At(400).Leader(2, -1, 1)
-				b.At(410).Recv(2, r)
-				b.Leader(2, 1, 2)
-			},
+			build: func(b *builder) { leaseHandover(b, 400, 410) },
 			want:    want{"validity": Violated, "split-brain": Violated},
 			finding: map[string]string{"split-brain": "P2 from P2#1 leader(2) until P2#2 no leader and P1 from P1#4 leader(1) to the end of the run; in wall time: for 49ms"},
 		},

@@ -282,11 +282,7 @@ func TestLaunchCrashRecover(t *testing.T) {
 	for attempt := 1; ; attempt++ {
 		var c syncCollector
 		p := &procs{}
-		keepOnFailure(t, plan, &c)
-		res, err := runner.Launch(context.Background(), plan, &c, runner.LaunchHooks{Command: p.command})
-		if err != nil || !res.Complete {
-			t.Fatalf("launch: %v %+v", err, res)
-		}
+		launchPlan(t, plan, &c, p, nil)
 		var kinds []string
 		var seq int64
 		asked := 0 // P1's requests not yet left when it crashed
@@ -413,11 +409,7 @@ func TestLaunchMulticastRecover(t *testing.T) {
 	for attempt := 1; ; attempt++ {
 		var c syncCollector
 		p := &procs{}
-		keepOnFailure(t, plan, &c)
-		res, err := runner.Launch(context.Background(), plan, &c, runner.LaunchHooks{Command: p.command})
-		if err != nil || !res.Complete {
-			t.Fatalf("launch: %v %+v", err, res)
-		}
+		launchPlan(t, plan, &c, p, nil)
 		multicasts, before := 0, 0
 		recovered := false
 		for _, e := range c.Events {
@@ -474,6 +466,24 @@ func TestLaunchSpawnFailureReaps(t *testing.T) {
 			t.Errorf("P%d was not reaped", i)
 		}
 	}
+}
+
+// launchPlan carries plan out with node processes that p keeps, into c,
+// and the nodes' stderr into stderr if not nil; it keeps the trace if the
+// test fails (keepOnFailure), and fails the test if the run fails or is
+// cut short.
+func launchPlan(t *testing.T, plan runner.Plan, c *syncCollector, p *procs, stderr *strings.Builder) runner.LaunchResult {
+	t.Helper()
+	keepOnFailure(t, plan, c)
+	hooks := runner.LaunchHooks{Command: p.command}
+	if stderr != nil {
+		hooks.Stderr = &lockedWriter{w: stderr}
+	}
+	res, err := runner.Launch(context.Background(), plan, c, hooks)
+	if err != nil || !res.Complete {
+		t.Fatalf("launch: %v %+v", err, res)
+	}
+	return res
 }
 
 // udpParams are the parameters an algorithm runs with over UDP beside the
@@ -561,11 +571,7 @@ func TestLaunchEveryAlgorithm(t *testing.T) {
 			p := &procs{}
 			wl := runner.Workload{Entries: 3, Think: runner.Dist{Max: 3 * time.Millisecond}, Hold: runner.Fixed(time.Millisecond)}
 			plan := runner.Plan{Spec: spec, N: 4, Seed: 1, Params: udpParams[spec.Name], Workload: wl, Duration: 1500 * time.Millisecond, UDP: runner.UDPOptions{Stall: 3 * time.Second}}
-			keepOnFailure(t, plan, &c)
-			res, err := runner.Launch(context.Background(), plan, &c, runner.LaunchHooks{Command: p.command})
-			if err != nil || !res.Complete {
-				t.Fatalf("launch: %v %+v", err, res)
-			}
+			launchPlan(t, plan, &c, p, nil)
 			if len(c.Events) < 10 {
 				t.Fatalf("only %d events", len(c.Events))
 			}
@@ -594,12 +600,8 @@ func TestLaunchElectionsKillLeader(t *testing.T) {
 			p := &procs{}
 			plan := runner.Plan{Spec: spec, N: 5, Seed: 1, Params: udpParams[spec.Name], Duration: 5 * time.Second, Faults: []runner.Fault{{Kind: runner.FaultCrash, Proc: runner.Leader, At: 1500 * time.Millisecond},
 				{Kind: runner.FaultCrash, Proc: runner.Leader, At: 3000 * time.Millisecond}}}
-			keepOnFailure(t, plan, &c)
 			var stderr strings.Builder
-			res, err := runner.Launch(context.Background(), plan, &c, runner.LaunchHooks{Command: p.command, Stderr: &lockedWriter{w: &stderr}})
-			if err != nil || !res.Complete {
-				t.Fatalf("launch: %v %+v", err, res)
-			}
+			launchPlan(t, plan, &c, p, &stderr)
 			killed := checkCrashes(t, p, c.Events)
 			switch {
 			case len(killed) == 0:
@@ -647,11 +649,9 @@ func TestLaunchFailover(t *testing.T) {
 			spec := registry.Lookup(c.algo)
 			wl := runner.Workload{Entries: 20, Think: runner.Dist{Max: 20 * time.Millisecond}, Hold: runner.Fixed(10 * time.Millisecond)}
 			plan := runner.Plan{Spec: spec, N: 5, Seed: 1, Params: c.params, Workload: wl, Faults: c.faults, UDP: runner.UDPOptions{Stall: 5 * time.Second}}
-			keepOnFailure(t, plan, &col)
 			var stderr strings.Builder
-			res, err := runner.Launch(context.Background(), plan, &col, runner.LaunchHooks{Command: p.command, Stderr: &lockedWriter{w: &stderr}})
-			if err != nil || !res.Complete || !strings.HasPrefix(res.Status, "the live nodes finished their workloads") {
-				t.Fatalf("launch: %v %+v", err, res)
+			if res := launchPlan(t, plan, &col, p, &stderr); !strings.HasPrefix(res.Status, "the live nodes finished their workloads") {
+				t.Fatalf("launch: %+v", res)
 			}
 			crashed := checkCrashes(t, p, col.Events)
 			if len(crashed) == 0 {
@@ -697,11 +697,7 @@ func TestLaunchNothingAfterTheEnd(t *testing.T) {
 	}
 	plan := runner.Plan{Spec: registry.Lookup("ring"), N: 4, Seed: 1, Duration: duration,
 		Params: map[string]string{"fd-period": "30ms", "fd-allowance": "300ms", "timeout": "600ms"}}
-	keepOnFailure(t, plan, &c)
-	res, err := runner.Launch(context.Background(), plan, &c, runner.LaunchHooks{Command: p.command})
-	if err != nil || !res.Complete {
-		t.Fatalf("launch: %v %+v", err, res)
-	}
+	launchPlan(t, plan, &c, p, nil)
 	if resumed.Load() == 0 {
 		t.Fatal("the run ended before P0 was resumed")
 	}
