@@ -245,7 +245,7 @@ func TestElectionChecks(t *testing.T) {
 			// The same, but P2's step-down comes late (its timer fired
 			// late): both lead from 350ms to 400ms.
 			name: "lease ran out late", n: 3,
-			build: func(b *builder) { leaseHandover(b, 400, 410) },
+			build:   func(b *builder) { leaseHandover(b, 400, 410) },
 			want:    want{"validity": Violated, "split-brain": Violated},
 			finding: map[string]string{"split-brain": "P2 from P2#1 leader(2) until P2#2 no leader and P1 from P1#4 leader(1) to the end of the run; in wall time: for 49ms"},
 		},
