@@ -174,8 +174,10 @@ const (
 // so that a rerun uses the same.
 //
 // The figures: silence of T+D = 250ms before a suspicion, a beat every
-// 50ms (a loaded machine sees stalls of 100-300ms; the detector does not
-// count a process's own stall, package fd); bully waits as long for an
+// 50ms (a loaded machine sees stalls of 100-400ms), and a process's own
+// stall not counted as the others' silence (fd-stall=discount, package fd:
+// when every process was off the CPU at once, the first to run again would
+// suspect all the others); bully waits as long for an
 // answer as the detector for a beat, so that an answer too late for the
 // time-out comes from a process the detector would suspect anyway; and a
 // leader killed at 600ms is replaced within about T+D+timeout = 500ms (the
@@ -183,7 +185,7 @@ const (
 // coordinator message (2N hops of a loaded machine), a token ring 1s for
 // its token before it suspects a loss, and a lease lasts 500ms.
 var (
-	udpDetector = map[string]string{"fd-period": "50ms", "fd-allowance": "200ms"}
+	udpDetector = map[string]string{"fd-period": "50ms", "fd-allowance": "200ms", "fd-stall": "discount"}
 	udpBully    = withParams(udpDetector, "timeout", "250ms")
 	udpRing     = withParams(udpDetector, "timeout", "600ms")
 	// udpParams is keyed by algorithm, or by "algorithm key=value" for a

@@ -259,14 +259,14 @@ func TestPlanDefaultParams(t *testing.T) {
 		want   map[string]string
 	}{
 		{runner.DriverSim, "bully", nil, nil},
-		{runner.DriverUDP, "bully", nil, map[string]string{"fd-period": "50ms", "fd-allowance": "200ms", "timeout": "250ms"}},
-		{runner.DriverUDP, "bully", map[string]string{"timeout": "1s"}, map[string]string{"fd-period": "50ms", "fd-allowance": "200ms", "timeout": "1s"}},
-		{runner.DriverUDP, "chang-roberts", nil, map[string]string{"fd-period": "50ms", "fd-allowance": "200ms", "timeout": "600ms"}},
+		{runner.DriverUDP, "bully", nil, map[string]string{"fd-period": "50ms", "fd-allowance": "200ms", "fd-stall": "discount", "timeout": "250ms"}},
+		{runner.DriverUDP, "bully", map[string]string{"timeout": "1s"}, map[string]string{"fd-period": "50ms", "fd-allowance": "200ms", "fd-stall": "discount", "timeout": "1s"}},
+		{runner.DriverUDP, "chang-roberts", nil, map[string]string{"fd-period": "50ms", "fd-allowance": "200ms", "fd-stall": "discount", "timeout": "600ms"}},
 		{runner.DriverUDP, "lease", nil, map[string]string{"lease": "500ms"}},
 		{runner.DriverUDP, "central", nil, nil},
-		{runner.DriverUDP, "central", map[string]string{"failover": "ring"}, map[string]string{"failover": "ring", "fd-period": "50ms", "fd-allowance": "200ms", "timeout": "600ms"}},
+		{runner.DriverUDP, "central", map[string]string{"failover": "ring"}, map[string]string{"failover": "ring", "fd-period": "50ms", "fd-allowance": "200ms", "fd-stall": "discount", "timeout": "600ms"}},
 		{runner.DriverUDP, "token-ring", map[string]string{"regenerate": "true"},
-			map[string]string{"regenerate": "true", "fd-period": "50ms", "fd-allowance": "200ms", "timeout": "600ms", "token-timeout": "1s"}},
+			map[string]string{"regenerate": "true", "fd-period": "50ms", "fd-allowance": "200ms", "fd-stall": "discount", "timeout": "600ms", "token-timeout": "1s"}},
 		{runner.DriverUDP, "ricart-agrawala", nil, nil},
 	} {
 		p := runner.NewPlan(c.driver)

@@ -27,7 +27,18 @@ const (
 var Params = []algo.Param{
 	{Name: "fd-period", Default: "20ms", Doc: "heartbeat failure detector: beat every T (seed 004); 0 turns the detector off"},
 	{Name: "fd-allowance", Default: "20ms", Doc: "heartbeat failure detector: suspect a process silent for T+D; D too small gives false suspicions (seed 004)"},
+	StallParam,
 }
+
+// StallParam is the parameter fd-stall, for machines that declare the
+// detector's parameters one by one.
+var StallParam = algo.Param{Name: "fd-stall", Default: StallCount, Doc: "heartbeat failure detector: count (seed 004 as written) or discount the time this process itself was off the CPU or paused, seen as its own timers firing late, from the others' silence (dmx run's default)"}
+
+// Values of fd-stall.
+const (
+	StallCount    = "count"
+	StallDiscount = "discount"
+)
 
 // Detector is the failure detector of one process.
 type Detector struct {
@@ -39,8 +50,10 @@ type Detector struct {
 	suspected []bool
 	checkAt   int64 // when the armed check timer fires; -1 if none is armed
 	beatAt    int64 // when the armed beat timer fires
-	// accounted is the time up to which this process's own stalls are
-	// discounted (see stalled).
+	// discount is fd-stall=discount: this process's own stalls are not
+	// the others' silence (see stalled); accounted is the time up to
+	// which they are discounted.
+	discount  bool
 	accounted int64
 }
 
@@ -63,8 +76,20 @@ func FromConfig(c algo.Config) (*Detector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(c.ID, c.N, t, d), nil
+	det := New(c.ID, c.N, t, d)
+	switch v := c.Param("fd-stall", StallCount); v {
+	case StallCount:
+	case StallDiscount:
+		det.DiscountStalls()
+	default:
+		return nil, fmt.Errorf("parameter fd-stall=%q: want %s or %s", v, StallCount, StallDiscount)
+	}
+	return det, nil
 }
+
+// DiscountStalls makes the detector count silence only while its process
+// runs (fd-stall=discount; see stalled).
+func (d *Detector) DiscountStalls() { d.discount = true }
 
 // Enabled reports whether the detector runs (fd-period > 0).
 func (d *Detector) Enabled() bool { return d.period > 0 }
@@ -125,16 +150,15 @@ func (d *Detector) Step(in algo.Input) (out []algo.Output, mine bool) {
 	return nil, false
 }
 
-// stalled discounts this process's own stall from everyone's silence. A
-// timer of the detector that fires at now, later than due, shows that the
-// process was not running in between (a busy machine's scheduler, a paused
-// process): it could hear nobody then, and the others' messages of that
-// time may be waiting, unread, in its socket. Silence is counted only
-// while the process runs, so nobody is suspected for the time this one was
-// away. The simulator fires every timer when it is due: there this
-// changes nothing.
+// stalled discounts this process's own stall from everyone's silence
+// (fd-stall=discount). A timer of the detector that fires at now, later
+// than due, shows that the process was not running in between (a busy
+// machine's scheduler, a paused process): it could hear nobody then, and
+// the others' messages of that time may be waiting, unread, in its socket.
+// Silence is then counted only while the process runs, so nobody is
+// suspected for the time this one was away.
 func (d *Detector) stalled(now, due int64) {
-	if due < 0 {
+	if !d.discount || due < 0 {
 		return
 	}
 	away := now - max(due, d.accounted)
