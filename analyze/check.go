@@ -175,6 +175,10 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check) ([]Result, error) 
 		if res.Err != nil {
 			res.Verdict = Unknown
 		}
+		if end.Cut > 0 && res.Verdict == OK {
+			res.Verdict = Unknown
+			res.Note += fmt.Sprintf("; but %d events at the end of the run could not be placed (its recorder died: a receive was written, its send not)", end.Cut)
+		}
 		results[i] = res
 	}
 	return results, nil

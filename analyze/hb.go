@@ -39,6 +39,11 @@ type End struct {
 	Procs     int   // processes seen (Run.Nodes when it is set)
 	HasWall   bool  // some event carried a wall time
 	HasClocks bool  // some event carried a recorded Lamport or vector clock
+	// Cut counts the events of an abandoned run (its recorder died, see
+	// trace.StatusAbandoned) that could not be placed: receives whose send
+	// was never written, and what followed them in their process. The
+	// trace ends in a cut there, not in a break.
+	Cut int64
 }
 
 // Message is what HB.Send tells about the message of the current receive.
@@ -62,11 +67,15 @@ type Message struct {
 // Memory: one current vector clock per process, one per message sent and
 // not yet received, one bit per received message id (to recognize
 // duplicated deliveries), and the events of a process that must wait for a
-// send the reader has not produced yet. Nothing is kept per event.
+// send the reader has not produced yet. Nothing is kept per event. Beyond
+// sparseAbove processes the clocks are sparse (only their non-zero
+// entries), so that memory grows with what the processes know of each
+// other, not with their number squared.
 type HB struct {
-	run   trace.Run
-	fixed bool // run.Nodes > 0: every clock has exactly Nodes entries
-	procs []*proc
+	run    trace.Run
+	fixed  bool // run.Nodes > 0: every clock has exactly Nodes entries
+	sparse bool // clocks are sparse (proc.svc, sent.svc), not dense
+	procs  []*proc
 
 	pending map[int64]*sent // sent and not yet received
 	spare   []*sent         // recycled entries of pending
@@ -75,7 +84,11 @@ type HB struct {
 	ready   []int           // processes to resume
 
 	cur      *trace.Event
-	curVC    trace.VC
+	curVC    trace.VC // dense clocks: the current event's
+	curSVC   sparseVC // sparse clocks: the current event's
+	dense    trace.VC // sparse clocks: Clock's answer, made on demand
+	denseOK  bool     // dense holds curSVC
+	merged   sparseVC // sparse clocks: a buffer for merges
 	curSend  *sent
 	curDup   bool
 	lamBound uint64
@@ -83,6 +96,7 @@ type HB struct {
 
 	minWall, maxWall   int64
 	delivered          int64
+	cut                int64
 	hasWall, hasClocks bool
 
 	visit func(*trace.Event, *HB)
@@ -93,7 +107,8 @@ type HB struct {
 type proc struct {
 	id     int
 	read   int64    // Seq of the last event read
-	vc     trace.VC // computed clock of the last event delivered
+	vc     trace.VC // computed clock of the last event delivered (dense clocks)
+	svc    sparseVC // the same, sparse clocks
 	lam    uint64   // largest recorded Lamport clock in the causal past
 	lamRef trace.Ref
 	queue  []trace.Event // parked events (copies), queue[head:] still to deliver
@@ -109,6 +124,7 @@ type sent struct {
 	typ    string
 	wall   int64
 	vc     trace.VC
+	svc    sparseVC
 	lam    uint64
 	lamRef trace.Ref
 }
@@ -134,6 +150,7 @@ func Walk(run trace.Run, r trace.Reader, visit func(ev *trace.Event, hb *HB)) (E
 	if run.Nodes > MaxProcs {
 		return h.end(), fmt.Errorf("broken trace: run %d has %d processes, more than %d", run.ID, run.Nodes, MaxProcs)
 	}
+	h.sparse = run.Nodes > sparseAbove
 	if h.fixed {
 		h.procs = make([]*proc, run.Nodes)
 	}
@@ -149,7 +166,8 @@ func Walk(run trace.Run, r trace.Reader, visit func(ev *trace.Event, hb *HB)) (E
 			return h.end(), err
 		}
 	}
-	return h.end(), h.close()
+	err := h.close() // first: it counts the cut
+	return h.end(), err
 }
 
 // Current returns the event being visited.
@@ -158,12 +176,25 @@ func (h *HB) Current() *trace.Event { return h.cur }
 // Clock returns the computed vector clock of the current event. It is HB's
 // own storage: read it during the visit, Clone it to keep it. In a run
 // without Nodes it may be shorter than the number of processes (missing
-// entries are 0).
-func (h *HB) Clock() trace.VC { return h.curVC }
+// entries are 0). With many processes (sparse clocks) it costs O(processes)
+// the first time it is asked for an event: use Knows where it serves.
+func (h *HB) Clock() trace.VC {
+	if !h.sparse || h.cur == nil {
+		return h.curVC
+	}
+	if !h.denseOK {
+		h.dense = h.curSVC.dense(h.dense, len(h.procs))
+		h.denseOK = true
+	}
+	return h.dense
+}
 
 // Knows returns how many events of process p happened before or at the
 // current event (its computed VC[p]).
 func (h *HB) Knows(p int) int64 {
+	if h.sparse {
+		return int64(h.curSVC.get(p))
+	}
 	if p < 0 || p >= len(h.curVC) {
 		return 0
 	}
@@ -227,6 +258,7 @@ func (h *HB) end() End {
 		Procs:     len(h.procs),
 		HasWall:   h.hasWall,
 		HasClocks: h.hasClocks,
+		Cut:       h.cut,
 	}
 	if h.hasWall {
 		// The events' own clock, not the runner's: a simulated run
@@ -248,12 +280,17 @@ func (h *HB) add(ev *trace.Event) error {
 	for ev.Proc >= len(h.procs) {
 		h.procs = append(h.procs, nil)
 	}
+	if !h.sparse && len(h.procs) > sparseAbove {
+		h.toSparse()
+	}
 	p := h.procs[ev.Proc]
 	if p == nil {
 		p = &proc{id: ev.Proc}
-		if h.fixed {
+		switch {
+		case h.sparse:
+		case h.fixed:
 			p.vc = make(trace.VC, len(h.procs))
-		} else {
+		default:
 			p.vc = make(trace.VC, ev.Proc+1)
 		}
 		h.procs[ev.Proc] = p
@@ -354,7 +391,12 @@ func (h *HB) deliver(p *proc, ev *trace.Event, links *trace.Links) error {
 		if s = h.pending[ev.Msg]; s != nil {
 			delete(h.pending, ev.Msg)
 			h.recvd.add(ev.Msg)
-			p.vc.Merge(s.vc)
+			if h.sparse {
+				h.merged = p.svc.merge(s.svc, h.merged[:0])
+				p.svc, h.merged = h.merged, p.svc
+			} else {
+				p.vc.Merge(s.vc)
+			}
 		} else {
 			dup = true // missing said it was received before
 		}
@@ -366,14 +408,23 @@ func (h *HB) deliver(p *proc, ev *trace.Event, links *trace.Links) error {
 		if t := h.pending[k.Msg]; t != nil {
 			delete(h.pending, k.Msg)
 			h.recvd.add(k.Msg)
-			p.vc.Merge(t.vc)
+			if h.sparse {
+				h.merged = p.svc.merge(t.svc, h.merged[:0])
+				p.svc, h.merged = h.merged, p.svc
+			} else {
+				p.vc.Merge(t.vc)
+			}
 			also = append(also, t)
 		}
 	}
-	if len(p.vc) <= p.id { // only without Nodes: clocks grow as processes appear
-		p.vc = append(p.vc, make(trace.VC, p.id+1-len(p.vc))...)
+	if h.sparse {
+		p.svc = p.svc.set(p.id, uint64(ev.Seq))
+	} else {
+		if len(p.vc) <= p.id { // only without Nodes: clocks grow as processes appear
+			p.vc = append(p.vc, make(trace.VC, p.id+1-len(p.vc))...)
+		}
+		p.vc[p.id] = uint64(ev.Seq)
 	}
-	p.vc[p.id] = uint64(ev.Seq)
 
 	// The recorded Lamport clocks travel along the same edges: the bound of
 	// an event is the largest recorded value in its causal past.
@@ -415,9 +466,9 @@ func (h *HB) deliver(p *proc, ev *trace.Event, links *trace.Links) error {
 		h.hasClocks = true
 	}
 	h.delivered++
-	h.cur, h.curVC, h.curSend, h.curDup = ev, p.vc, s, dup
+	h.cur, h.curVC, h.curSVC, h.denseOK, h.curSend, h.curDup = ev, p.vc, p.svc, false, s, dup
 	h.visit(ev, h)
-	h.cur, h.curVC, h.curSend, h.curDup = nil, nil, nil, false
+	h.cur, h.curVC, h.curSVC, h.curSend, h.curDup = nil, nil, nil, nil, false
 	if s != nil {
 		h.spare = append(h.spare, s)
 	}
@@ -435,7 +486,11 @@ func (h *HB) send(p *proc, ev *trace.Event, msg int64, to int) error {
 	}
 	n := h.newSent()
 	n.ref, n.to, n.typ, n.wall = ev.Ref(), to, ev.MsgType, ev.Wall
-	n.vc = append(n.vc[:0], p.vc...)
+	if h.sparse {
+		n.svc = append(n.svc[:0], p.svc...)
+	} else {
+		n.vc = append(n.vc[:0], p.vc...)
+	}
 	n.lam, n.lamRef = p.lam, p.lamRef
 	h.pending[msg] = n
 	if ws, ok := h.waiting[msg]; ok {
@@ -475,7 +530,9 @@ func (p *proc) enqueue(ev *trace.Event) {
 
 // close reports the processes still parked at the end of the trace: their
 // receive has no send, or the send comes after the receive in the send's
-// own program order (a causal cycle).
+// own program order (a causal cycle). In an abandoned run a receive without
+// its send is the cut its dead recorder left (it wrote the receive, and
+// died before writing the send): the parked events are counted in End.Cut.
 func (h *HB) close() error {
 	later := make(map[int64]trace.Ref)
 	for _, p := range h.procs {
@@ -503,6 +560,8 @@ func (h *HB) close() error {
 		msg, _ := h.missing(ev, &l)
 		if ref, ok := later[msg]; ok {
 			errs = append(errs, broken(ev, "waits for message %d, sent at %v, which cannot happen before it (causal cycle)", msg, ref))
+		} else if h.run.Status == trace.StatusAbandoned {
+			h.cut += int64(len(p.queue) - p.head)
 		} else {
 			errs = append(errs, broken(ev, "receives message %d, which was never sent", msg))
 		}
@@ -555,4 +614,109 @@ func (s *msgSet) has(id int64) bool {
 		return false
 	}
 	return s.bits[from][k/64]&(1<<(k%64)) != 0
+}
+
+// sparseAbove is the number of processes beyond which HB keeps sparse
+// clocks. Dense clocks are faster while they are small, but cost N entries
+// per process and per message in flight: 16,384 processes with one message
+// each took 4 GiB. Below it they cost at most 16 MiB more than sparse
+// ones. A variable for tests.
+var sparseAbove = 1024
+
+// toSparse turns every clock sparse: a run without Nodes has just grown
+// past sparseAbove processes.
+func (h *HB) toSparse() {
+	h.sparse = true
+	for _, p := range h.procs {
+		if p != nil {
+			p.svc, p.vc = sparseOf(p.vc), nil
+		}
+	}
+	for _, s := range h.pending {
+		s.svc, s.vc = sparseOf(s.vc), nil
+	}
+	h.spare = nil
+}
+
+// sparseVC is a vector clock by its non-zero entries, in process order.
+type sparseVC []vcEntry
+
+type vcEntry struct {
+	p int
+	n uint64
+}
+
+func sparseOf(v trace.VC) sparseVC {
+	var s sparseVC
+	for p, n := range v {
+		if n != 0 {
+			s = append(s, vcEntry{p, n})
+		}
+	}
+	return s
+}
+
+// find returns where process p's entry is or would go.
+func (v sparseVC) find(p int) int {
+	lo, hi := 0, len(v)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if v[m].p < p {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// get returns entry p.
+func (v sparseVC) get(p int) uint64 {
+	if i := v.find(p); i < len(v) && v[i].p == p {
+		return v[i].n
+	}
+	return 0
+}
+
+// set sets entry p to n > 0 and returns the clock.
+func (v sparseVC) set(p int, n uint64) sparseVC {
+	i := v.find(p)
+	if i < len(v) && v[i].p == p {
+		v[i].n = n
+		return v
+	}
+	return slices.Insert(v, i, vcEntry{p, n})
+}
+
+// merge appends the entrywise maximum of v and o to out and returns it.
+func (v sparseVC) merge(o sparseVC, out sparseVC) sparseVC {
+	i, j := 0, 0
+	for i < len(v) && j < len(o) {
+		switch a, b := v[i], o[j]; {
+		case a.p < b.p:
+			out = append(out, a)
+			i++
+		case a.p > b.p:
+			out = append(out, b)
+			j++
+		default:
+			out = append(out, vcEntry{a.p, max(a.n, b.n)})
+			i++
+			j++
+		}
+	}
+	out = append(out, v[i:]...)
+	return append(out, o[j:]...)
+}
+
+// dense writes v as a dense clock of n entries into buf.
+func (v sparseVC) dense(buf trace.VC, n int) trace.VC {
+	buf = slices.Grow(buf[:0], n)[:n]
+	clear(buf)
+	for _, e := range v {
+		if e.p < n {
+			buf[e.p] = e.n
+		}
+	}
+	return buf
 }

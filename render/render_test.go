@@ -5,8 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dmxlab/dmx/analyze"
@@ -83,7 +85,7 @@ var (
 					Events: append(refs(0, 2, 3), refs(1, 2, 3)...), Sources: []string{"lock.log:4", "lock.log:8", "lock.log:6", ""}},
 			}},
 		}}
-	short = Report{File: "short.db", Run: 1, Algo: "central", Mode: "sim", Status: "cut short at 5ms", Verdict: analyze.Unknown,
+	short = Report{File: "short.db", Run: 1, Algo: "central", Mode: "sim", Status: "cut short at 5ms", Incomplete: true, Verdict: analyze.Unknown,
 		Results: []analyze.Result{
 			{Check: "mutex-causal", Verdict: analyze.OK, Note: "2 critical sections on 1 resource"},
 			{Check: "liveness", Verdict: analyze.Unknown, Note: "the run was cut short with 2 requests pending"},
@@ -188,7 +190,17 @@ func TestRows(t *testing.T) {
 		{int64(-4), "text", "", nil, 1e21, []byte{}},
 	}
 	for _, format := range RowsFormats {
-		golden(t, "rows."+format, render(t, func(b *bytes.Buffer) error { return Rows(b, format, header, rows) }))
+		golden(t, "rows."+format, render(t, func(b *bytes.Buffer) error {
+			i := 0
+			_, err := Rows(b, format, header, func() ([]any, error) {
+				if i == len(rows) {
+					return nil, io.EOF
+				}
+				i++
+				return rows[i-1], nil
+			})
+			return err
+		}))
 	}
 }
 
@@ -203,6 +215,51 @@ func TestJSONKeys(t *testing.T) {
 	} {
 		if got := jsonKeys(tt.header); fmt.Sprint(got) != fmt.Sprint(tt.want) {
 			t.Errorf("keys of %v: %v, want %v", tt.header, got, tt.want)
+		}
+	}
+}
+
+// rowsOf yields k rows of one column, i = 1..k, then err (io.EOF for a
+// whole result).
+func rowsOf(k int, err error) func() ([]any, error) {
+	i := 0
+	return func() ([]any, error) {
+		if i == k {
+			return nil, err
+		}
+		i++
+		return []any{int64(i)}, nil
+	}
+}
+
+// TestRowsStream: a table longer than a page is printed as pages, each
+// under the header; an empty result is a header alone (table, csv) or an
+// empty list (json); an error of the query ends the output after the rows
+// read before it, and is returned.
+func TestRowsStream(t *testing.T) {
+	var b bytes.Buffer
+	n, err := Rows(&b, "table", []string{"i"}, rowsOf(2*TablePage+1, io.EOF))
+	if err != nil || n != 2*TablePage+1 {
+		t.Fatalf("table: %d rows, %v", n, err)
+	}
+	if got := strings.Count(b.String(), "│ i "); got != 3 {
+		t.Errorf("table of %d rows: %d headers, want 3 pages", n, got)
+	}
+	if !strings.Contains(b.String(), fmt.Sprintf("│ %d ", 2*TablePage+1)) {
+		t.Errorf("the last row is missing")
+	}
+	for format, want := range map[string]string{"csv": "i\n", "json": "[]\n"} {
+		b.Reset()
+		if n, err := Rows(&b, format, []string{"i"}, rowsOf(0, io.EOF)); n != 0 || err != nil || b.String() != want {
+			t.Errorf("%s, no rows: %q (%d, %v), want %q", format, b.String(), n, err, want)
+		}
+	}
+	boom := errors.New("boom")
+	for _, format := range RowsFormats {
+		b.Reset()
+		n, err := Rows(&b, format, []string{"i"}, rowsOf(2, boom))
+		if err != boom || n != 2 || !strings.Contains(b.String(), "2") {
+			t.Errorf("%s: error after 2 rows: %d rows, %v, output %q", format, n, err, b.String())
 		}
 	}
 }

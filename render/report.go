@@ -15,13 +15,17 @@ import (
 // run report them. Its JSON form is the stable one of dmx check --format
 // json (see Reports).
 type Report struct {
-	File    string           `json:"file"`
-	Run     int64            `json:"run"`
-	Algo    string           `json:"algorithm"`
-	Mode    string           `json:"mode"`
-	Status  string           `json:"status"`
-	Verdict analyze.Verdict  `json:"verdict"`
-	Results []analyze.Result `json:"results"`
+	File   string `json:"file"`
+	Run    int64  `json:"run"`
+	Algo   string `json:"algorithm"`
+	Mode   string `json:"mode"`
+	Status string `json:"status"`
+	// Incomplete: the run did not end normally, or the trace does not
+	// hold all of it (interrupted, cut short, its recorder killed);
+	// Status says how.
+	Incomplete bool             `json:"incomplete,omitempty"`
+	Verdict    analyze.Verdict  `json:"verdict"`
+	Results    []analyze.Result `json:"results"`
 }
 
 // ReportFormats are the formats Reports writes, the default first.
@@ -134,6 +138,11 @@ func reportTable(w io.Writer, reps []Report, maxShown int) error {
 				}
 				fmt.Fprintf(w, "%s%s: %s\n", prefix, res.Check, shorten(f.Text(), MaxFinding))
 			}
+		}
+	}
+	for _, rep := range reps {
+		if rep.Incomplete {
+			fmt.Fprintf(w, "run %d of %s is incomplete: %s\n", rep.Run, rep.File, rep.Status)
 		}
 	}
 	if cut {

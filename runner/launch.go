@@ -32,6 +32,11 @@ type LaunchHooks struct {
 	Command func() *exec.Cmd
 	// Stderr receives the nodes' own diagnostics, each line prefixed "P3: ".
 	Stderr io.Writer
+	// Hurry, if set, is closed when the caller wants the run over at once
+	// (a second Ctrl-C), not in the few seconds nodes take to stop when
+	// ctx is cancelled: the nodes still running are killed. What they
+	// recorded so far is kept.
+	Hurry <-chan struct{}
 }
 
 // LaunchResult says how a run of processes ended.
@@ -54,6 +59,7 @@ func (r *Rejections) add(s Rejections) {
 	r.Duplicate += s.Duplicate
 	r.Retransmits += s.Retransmits
 	r.Abandoned += s.Abandoned
+	r.GivenUp += s.GivenUp
 	r.FaultDrops += s.FaultDrops
 }
 
@@ -117,6 +123,10 @@ func Launch(ctx context.Context, p Plan, rec Recorder, hooks LaunchHooks) (Launc
 		return LaunchResult{}, err
 	}
 	if err := l.hello(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Interrupted: not a failure of the run, which never began.
+			return LaunchResult{Status: "interrupted before the run started"}, nil
+		}
 		return LaunchResult{Status: "failed: " + err.Error()}, err
 	}
 	l.watch(ctx)
@@ -214,7 +224,7 @@ func (l *launcher) config(i int) *nodeConfig {
 		port = l.plan.UDP.BasePort + i
 	}
 	c := &nodeConfig{ID: i, N: l.plan.N, Algo: l.plan.Spec.Name, Params: l.plan.Params, Seed: l.plan.Seed, Workload: l.wl, Key: l.key, Port: port,
-		Raw: l.plan.raw(), Skew: l.state[i].skew, Active: slices.Clone(l.netActive)}
+		Raw: l.plan.raw(), Skew: l.state[i].skew, Active: slices.Clone(l.netActive), MaxRTO: testMaxRTO}
 	for _, f := range l.plan.Faults {
 		if f.network() {
 			// The node's fault layer judges by the plan's faults, named
@@ -227,6 +237,9 @@ func (l *launcher) config(i int) *nodeConfig {
 	}
 	return c
 }
+
+// testMaxRTO, if set, is the nodes' maxRTO: a hook for tests (export_test.go).
+var testMaxRTO time.Duration
 
 // spawn starts incarnation inc of process i.
 func (l *launcher) spawn(i, inc int, c *nodeConfig) error {
@@ -355,8 +368,13 @@ func (l *launcher) watch(ctx context.Context) {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	ctxDone := ctx.Done()
+	hurry := l.hooks.Hurry
 	for l.ended < l.started || (l.inj.waiting() && !l.stopping) {
 		select {
+		case <-hurry:
+			hurry = nil
+			l.stopAll("interrupted", false)
+			l.killAll()
 		case m := <-l.msgs:
 			l.handle(m)
 		case f := <-l.due:
@@ -489,6 +507,13 @@ func (l *launcher) died(p *nodeProc) {
 	l.record(&crash)
 	st.last = crash
 	l.inj.observe(&crash)
+	// Only now may the others give up on what they sent it: it is down,
+	// not just silent (see transport.go).
+	for _, q := range l.procs {
+		if q.id != p.id && !q.exited && !q.stopSent {
+			l.send(q, toNode{Down: &restarted{Proc: p.id, Inc: p.inc}})
+		}
+	}
 	if f := p.recoverAfter; f != nil {
 		p.recoverAfter = nil
 		l.recovering--

@@ -44,6 +44,10 @@ type nodeConfig struct {
 	Inc    int     `json:"inc,omitempty"`
 	Incs   []int   `json:"incs,omitempty"`
 	Resume *Resume `json:"resume,omitempty"`
+	// MaxRTO, if set, caps the transport's retransmission timeout
+	// (maxRTO); tests lower it to make minutes of retransmission fit in
+	// seconds.
+	MaxRTO time.Duration `json:"max_rto,omitempty"`
 	// The plan's faults (canonical text: the network fault layer judges
 	// by them), those in force when the node starts, raw channels, and
 	// the skew a restarted process's clock keeps.
@@ -68,11 +72,13 @@ type toNode struct {
 	Peers     []string    `json:"peers,omitempty"`
 	Stop      bool        `json:"stop,omitempty"`
 	Restarted *restarted  `json:"restarted,omitempty"` // a peer came back as a new incarnation
+	Down      *restarted  `json:"down,omitempty"`      // an incarnation of a peer is down: its process ended
 	Fault     *faultCmd   `json:"fault,omitempty"`
 	T0        int64       `json:"t0,omitempty"`  // with Peers: the run's start (Unix ns), the origin of Input.Now everywhere
 	End       int64       `json:"end,omitempty"` // with Peers: when an election run ends (Unix ns); 0: when the runner says stop
 }
 
+// restarted names an incarnation of a process.
 type restarted struct {
 	Proc int `json:"proc"`
 	Inc  int `json:"inc"`
@@ -151,6 +157,9 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	}
 	tr := newTransport(cfg.ID, cfg.N, cfg.Key, conn, peers, node.Receive)
 	tr.inc = cfg.Inc
+	if cfg.MaxRTO > 0 {
+		tr.maxRTO = cfg.MaxRTO
+	}
 	if len(cfg.Incs) == cfg.N {
 		copy(tr.peerInc, cfg.Incs)
 	}
@@ -190,8 +199,28 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			dgrams <- dgram{append([]byte(nil), buf[:k]...), addr}
 		}
 	}()
-	// Control reader: news of restarted peers; stop, or EOF when the runner
-	// is gone.
+	// Catching up after a pause: the datagrams the reader has or gets
+	// within catchUpQuiet, for at most catchUpMax.
+	env.catchUp = func() {
+		const catchUpQuiet, catchUpMax = 5 * time.Millisecond, 100 * time.Millisecond
+		quiet := time.NewTimer(catchUpQuiet)
+		defer quiet.Stop()
+		end := time.Now().Add(catchUpMax)
+		for time.Now().Before(end) {
+			select {
+			case d, ok := <-dgrams:
+				if !ok {
+					return
+				}
+				tr.handle(d.b, d.addr)
+				quiet.Reset(catchUpQuiet)
+			case <-quiet.C:
+				return
+			}
+		}
+	}
+	// Control reader: news of peers that went down or came back, faults;
+	// stop, or EOF when the runner is gone.
 	stop := make(chan struct{})
 	resumed := make(chan struct{}, 1)
 	go func() {
@@ -203,6 +232,9 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			}
 			if r := m.Restarted; r != nil {
 				loop <- func() { tr.peerRestarted(r.Proc, r.Inc) }
+			}
+			if d := m.Down; d != nil {
+				loop <- func() { tr.peerDown(d.Proc, d.Inc) }
 			}
 			switch c := m.Fault; {
 			case c == nil:
@@ -346,7 +378,15 @@ type udpEnv struct {
 	tr    *transport
 	node  *Node
 	self  []*Envelope // messages to oneself, not yet delivered
+	// catchUp handles the datagrams that arrived while the process did
+	// not run (see After); caughtUp is when it last did.
+	catchUp  func()
+	caughtUp time.Time
 }
+
+// lateTimer is how late a timer must fire for the process to be taken as
+// having not run meanwhile (paused by SIGSTOP, or starved).
+const lateTimer = 250 * time.Millisecond
 
 func (e *udpEnv) Now() int64  { return int64(time.Since(e.start)) }
 func (e *udpEnv) Wall() int64 { return time.Now().UnixNano() }
@@ -355,10 +395,25 @@ type udpTimer struct{ t *time.Timer }
 
 func (t udpTimer) Stop() { t.t.Stop() }
 
+// After runs f on the loop after d. A timer that fires much later than
+// due means that the process did not run for a while (SIGSTOP, a loaded
+// machine): every timer is then due at once, and the datagrams that
+// arrived meanwhile wait in the socket. They came before the timer is
+// handled, so they are handled first: a failure detector must hear the
+// heartbeats sent while it slept before it decides that their sender went
+// silent.
 func (e *udpEnv) After(d time.Duration, f func()) Timer {
 	stopped := false
+	due := time.Now().Add(d)
 	t := time.AfterFunc(d, func() {
 		e.loop <- func() {
+			if stopped {
+				return
+			}
+			if now := time.Now(); now.Sub(due) > lateTimer && now.Sub(e.caughtUp) > lateTimer && e.catchUp != nil {
+				e.catchUp()
+				e.caughtUp = time.Now()
+			}
 			if !stopped {
 				f()
 			}

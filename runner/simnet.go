@@ -10,8 +10,9 @@ import "time"
 //   - reliable channels: a message the fault layer drops is sent again
 //     after the transport's retransmission time-out (initialRTO, doubling
 //     up to maxRTO), each lost copy recorded as a drop, up to maxTries
-//     sends; the receiver delivers each message once, in the order sent
-//     (a message waits for the ones sent before it), except what a reorder
+//     sends, after which it is given up and the receiver stops waiting for
+//     it; the receiver delivers each message once, in the order sent (a
+//     message waits for the ones sent before it), except what a reorder
 //     fault marks, which is delivered when it arrives;
 //   - raw channels: each message is sent once; what is dropped is lost,
 //     a duplicate is delivered twice, and nothing waits for anything.
@@ -61,13 +62,21 @@ func (s *sim) attempt(m *simMsg) {
 	if v.drop != "" {
 		resend := !s.plan.raw() && m.tries < maxTries
 		s.nodes[from].Dropped(m.env, v.drop, resend)
-		if resend {
+		switch {
+		case resend:
 			at := s.now + int64(m.rto)
 			if m.rto < maxRTO {
 				m.rto *= 2
 			}
 			s.resending++
 			s.push(&simItem{at: at, node: from, f: func() { s.resending--; s.attempt(m) }})
+		case !s.plan.raw():
+			// Given up: the receiver stops waiting for it, and what was
+			// held behind it goes on (the transport's base, see
+			// transport.go).
+			if rcv := s.nodes[to]; s.inc[to] == m.rinc && !rcv.Crashed() {
+				s.channel(from, to).in.giveUp(m.seq, func(m *simMsg) { rcv.Receive(m.env) })
+			}
 		}
 		return
 	}

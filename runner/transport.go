@@ -32,6 +32,22 @@ import (
 // lost on loopback: loss that a run wants is injected and recorded, never
 // left to chance.
 //
+// A channel never gives up on a peer that is alive, however long it stays
+// silent (paused by SIGSTOP, starved on a loaded machine): its datagrams
+// are retransmitted, the timeout doubling up to maxRTO (only the oldest
+// retransmitWindow while it stays silent), until it acknowledges them.
+// Giving up after a while would leave a gap that the receiver, which
+// delivers in order, could never fill: it would hold every later message
+// for ever. A message is given up in two cases only, each explained by the
+// trace: its receiver is down (the runner, which starts and reaps the
+// processes, says so when the process has ended: its crash event makes the
+// message lost_to_crash), or the fault layer dropped maxTries copies of it
+// in a row (each a drop event, the last saying it is not sent again: the
+// message is dropped). After a give-up the sender's data datagrams carry
+// the channel's base, the oldest sequence number it still waits for, and
+// the receiver stops waiting for what came before it and did not come: the
+// channel resynchronises instead of blocking for ever.
+//
 // Every datagram is authenticated with HMAC-SHA256 under the run's random
 // key, so packets of another run, stray traffic and forgeries are rejected:
 // counted by reason, never obeyed.
@@ -50,6 +66,7 @@ type packet struct {
 	RInc int       `json:"ri,omitempty"` // the receiver's incarnation the sender knows of
 	Seq  uint64    `json:"s,omitempty"`  // data: channel sequence number, from 1
 	U    bool      `json:"u,omitempty"`  // data: deliver on arrival, not in order (a reorder fault)
+	Base uint64    `json:"b,omitempty"`  // data, after a give-up: every sequence number below it was delivered or given up
 	Ack  uint64    `json:"a,omitempty"`  // ack: highest sequence delivered in order
 	Env  *Envelope `json:"e,omitempty"`
 }
@@ -62,7 +79,8 @@ type Rejections struct {
 	Stale       int64 `json:"stale"`       // from or for an earlier incarnation of a restarted process
 	Duplicate   int64 `json:"duplicate"`   // a retransmission of something already delivered
 	Retransmits int64 `json:"retransmits"` // datagrams this node sent again
-	Abandoned   int64 `json:"abandoned"`   // datagrams given up on after maxTries unacknowledged sends (the peer is down)
+	Abandoned   int64 `json:"abandoned"`   // datagrams not sent or not retransmitted because their receiver was down (its process had ended)
+	GivenUp     int64 `json:"given_up"`    // datagrams given up after the fault layer dropped maxTries copies in a row
 	FaultDrops  int64 `json:"fault_drops"` // datagrams (data and acks) the fault layer dropped
 }
 
@@ -72,24 +90,43 @@ func (r Rejections) Total() int64 { return r.Malformed + r.BadMAC + r.WrongPeer 
 type outChan struct {
 	next    uint64
 	unacked []*pending // ascending seq
+	heard   time.Time  // when the peer last acknowledged anything, or the first send
+	gaveUp  bool       // a message was given up: data datagrams carry the base
+}
+
+// base is the oldest sequence number the channel still waits for: every
+// one below it was acknowledged or given up.
+func (oc *outChan) base() uint64 {
+	if len(oc.unacked) > 0 {
+		return oc.unacked[0].seq
+	}
+	return oc.next
 }
 
 type pending struct {
-	seq   uint64
-	data  []byte
-	sent  time.Time
-	rto   time.Duration
-	tries int
-	env   *Envelope // what it carries, for the record of a drop
+	seq     uint64
+	data    []byte
+	sent    time.Time
+	rto     time.Duration
+	dropped int       // copies the fault layer dropped in a row
+	base    uint64    // the base data carries (0: none)
+	packet  *packet   // what data seals, to seal again with a new base
+	env     *Envelope // what it carries, for the record of a drop
 }
 
-// maxTries bounds the retransmissions of one datagram: with the RTO
-// doubling from 30ms until it passes a second (1.92s), the first send and 12
-// retransmissions span about 13s, far beyond any delay on loopback, so the
-// peer is down (killed, and maybe restarted as a new incarnation, which
-// resets the channel anyway). Giving up keeps a dead peer from costing
-// memory and retransmissions for the rest of the run.
+// maxTries bounds the copies of one message the fault layer may drop in a
+// row before the message is given up (recorded as a drop that is not sent
+// again): injected loss of everything on a channel for about 13s (the
+// time-out doubling from 30ms to a second). Silence alone never makes a
+// message given up: see above.
 const maxTries = 12
+
+// retransmitWindow is the most datagrams of one channel retransmitted in
+// one round to a peer silent for longer than maxRTO: the oldest are enough
+// (it keeps later ones it gets out of order, and acknowledges all it has
+// in order at once), and the rest would be a storm once a second while a
+// pause lasts.
+const retransmitWindow = 64
 
 // The retransmission time-out of a datagram starts at initialRTO and
 // doubles after each retransmission until it reaches maxRTO. The
@@ -118,6 +155,34 @@ func newInOrder[T any]() inOrder[T] {
 // is dropped and comes again (it is not acknowledged).
 const maxHeld = 1 << 16
 
+// skipTo stops waiting for the messages before seq that did not come:
+// their sender gave them up. Those held are delivered, in order, and then
+// what follows them.
+func (c *inOrder[T]) skipTo(seq uint64, deliver func(T)) {
+	if seq <= c.expect {
+		return
+	}
+	for c.expect < seq {
+		if m, ok := c.held[c.expect]; ok {
+			delete(c.held, c.expect)
+			deliver(m)
+		}
+		delete(c.done, c.expect)
+		c.expect++
+	}
+	c.advance(deliver)
+}
+
+// giveUp stops waiting for message seq, which will not come: the
+// simulator's model gives the receiver the news at once.
+func (c *inOrder[T]) giveUp(seq uint64, deliver func(T)) {
+	if seq == c.expect {
+		c.skipTo(seq+1, deliver)
+	} else if seq > c.expect {
+		c.done[seq] = true
+	}
+}
+
 // accept takes message seq, delivering what is now in order; it reports
 // false for a duplicate.
 func (c *inOrder[T]) accept(seq uint64, unordered bool, m T, deliver func(T)) bool {
@@ -137,6 +202,12 @@ func (c *inOrder[T]) accept(seq uint64, unordered bool, m T, deliver func(T)) bo
 	}
 	deliver(m)
 	c.expect++
+	c.advance(deliver)
+	return true
+}
+
+// advance delivers the held messages that are now in order.
+func (c *inOrder[T]) advance(deliver func(T)) {
 	for {
 		if c.done[c.expect] {
 			delete(c.done, c.expect)
@@ -145,7 +216,7 @@ func (c *inOrder[T]) accept(seq uint64, unordered bool, m T, deliver func(T)) bo
 		}
 		next, ok := c.held[c.expect]
 		if !ok {
-			return true
+			return
 		}
 		delete(c.held, c.expect)
 		c.expect++
@@ -157,15 +228,17 @@ func (c *inOrder[T]) accept(seq uint64, unordered bool, m T, deliver func(T)) bo
 // reader goroutine hands datagrams over through the loop.
 type transport struct {
 	id, n   int
-	inc     int   // this process's incarnation
-	peerInc []int // the incarnation of each peer, as far as known
+	inc     int    // this process's incarnation
+	peerInc []int  // the incarnation of each peer, as far as known
+	down    []bool // the runner said that this incarnation of the peer is down
 	key     []byte
 	conn    *net.UDPConn
 	peers   []*net.UDPAddr
 	out     []outChan
 	in      []inOrder[*Envelope]
 	deliver func(*Envelope)
-	rto     time.Duration
+	rto     time.Duration // the first retransmission time-out
+	maxRTO  time.Duration // the time-out doubles up to it
 	stats   Rejections
 	scratch bytes.Buffer
 
@@ -179,10 +252,11 @@ type transport struct {
 }
 
 func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr, deliver func(*Envelope)) *transport {
-	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: initialRTO}
+	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: initialRTO, maxRTO: maxRTO}
 	t.out = make([]outChan, n)
 	t.in = make([]inOrder[*Envelope], n)
 	t.peerInc = make([]int, n)
+	t.down = make([]bool, n)
 	for i := range t.in {
 		t.resetChan(i)
 	}
@@ -203,7 +277,21 @@ func (t *transport) peerRestarted(peer, inc int) {
 		return
 	}
 	t.peerInc[peer] = inc
+	t.down[peer] = false
 	t.resetChan(peer)
+}
+
+// peerDown records that incarnation inc of peer is down: its process
+// ended (the runner saw it). What it did not acknowledge is abandoned, and
+// so is what is sent to it until it comes back. News of an incarnation
+// older than the one known is ignored.
+func (t *transport) peerDown(peer, inc int) {
+	if peer < 0 || peer >= t.n || peer == t.id || inc != t.peerInc[peer] || t.down[peer] {
+		return
+	}
+	t.down[peer] = true
+	t.stats.Abandoned += int64(len(t.out[peer].unacked))
+	t.out[peer].unacked = nil
 }
 
 func seal(key []byte, p *packet) ([]byte, error) {
@@ -250,9 +338,20 @@ func (t *transport) send(e *Envelope) error {
 		// touches the network, but is still delivered later, not inside Step.
 		return nil
 	}
+	if t.down[e.To] {
+		t.stats.Abandoned++
+		return nil
+	}
 	oc := &t.out[e.To]
+	if len(oc.unacked) == 0 {
+		// Nothing was waiting: the peer's silence counts from now.
+		oc.heard = time.Now()
+	}
 	v := t.judge(e.To, e.Msg.Type, true)
 	p := &packet{Kind: "d", From: t.id, To: e.To, Inc: t.inc, RInc: t.peerInc[e.To], Seq: oc.next, U: v.unordered, Env: e}
+	if oc.gaveUp {
+		p.Base = oc.base()
+	}
 	data, err := seal(t.key, p)
 	if err != nil {
 		return fmt.Errorf("encode message %d: %w", e.ID, err)
@@ -262,7 +361,11 @@ func (t *transport) send(e *Envelope) error {
 		// Its time-out counts from when it leaves, and allows for the
 		// injected delay both ways, as a transport that measures the round
 		// trip would.
-		oc.unacked = append(oc.unacked, &pending{seq: p.Seq, data: data, sent: time.Now().Add(v.delay), rto: t.rto + 2*v.delay, env: e})
+		pd := &pending{seq: p.Seq, data: data, sent: time.Now().Add(v.delay), rto: t.rto + 2*v.delay, base: p.Base, packet: p, env: e}
+		if v.drop != "" {
+			pd.dropped = 1
+		}
+		oc.unacked = append(oc.unacked, pd)
 	}
 	t.emit(e.To, data, v, e, !t.raw)
 	return nil
@@ -332,6 +435,7 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 			k++
 		}
 		oc.unacked = oc.unacked[k:]
+		oc.heard = time.Now()
 	case "d":
 		if p.Env == nil || p.Env.From != p.From || p.Env.To != t.id || p.Seq == 0 {
 			t.stats.Malformed++
@@ -340,6 +444,9 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 		if t.raw {
 			t.deliver(p.Env) // as it comes: twice if it comes twice
 			return
+		}
+		if p.Base > 0 {
+			t.in[p.From].skipTo(p.Base, t.deliver)
 		}
 		if !t.in[p.From].accept(p.Seq, p.U, p.Env, t.deliver) {
 			t.stats.Duplicate++
@@ -358,32 +465,67 @@ func (t *transport) ack(to int) {
 	t.emit(to, data, t.judge(to, "", false), nil, false)
 }
 
-// retransmit sends again what has waited for its ack longer than its RTO,
-// doubling the RTO each time up to a second.
+// retransmit sends again, on every channel, what has waited for its ack
+// longer than its RTO (see resend).
 func (t *transport) retransmit(now time.Time) {
 	for to := range t.out {
-		oc := &t.out[to]
+		t.resend(to, now)
+	}
+}
+
+// resend sends again the datagrams to peer that have waited for their ack
+// longer than their RTO, and doubles their RTO up to maxRTO. To a peer
+// silent for longer than maxRTO (paused, or down and not known to be),
+// only the oldest retransmitWindow are sent: probes, while a pause lasts,
+// not the whole backlog once a second; as soon as it acknowledges again
+// the rest goes. A message whose last maxTries copies the fault layer
+// dropped is given up.
+func (t *transport) resend(peer int, now time.Time) {
+	oc := &t.out[peer]
+	n := len(oc.unacked)
+	if now.Sub(oc.heard) > t.maxRTO {
+		n = min(n, retransmitWindow)
+	}
+	gaveUp := false
+	for _, p := range oc.unacked[:n] {
+		if now.Sub(p.sent) < p.rto {
+			continue
+		}
+		if oc.gaveUp && p.base != oc.base() {
+			t.reseal(p, oc.base())
+		}
+		t.stats.Retransmits++
+		p.sent = now
+		p.rto = min(2*p.rto, t.maxRTO)
+		v := t.judge(peer, p.env.Msg.Type, true)
+		if v.drop == "" {
+			p.dropped = 0
+		} else {
+			p.dropped++
+		}
+		t.emit(peer, p.data, v, p.env, p.dropped < maxTries)
+		gaveUp = gaveUp || p.dropped >= maxTries
+	}
+	if gaveUp {
+		kept := oc.unacked[:0]
 		for _, p := range oc.unacked {
-			if now.Sub(p.sent) < p.rto {
-				continue
-			}
-			t.stats.Retransmits++
-			p.sent = now
-			p.tries++
-			t.emit(to, p.data, t.judge(to, p.env.Msg.Type, true), p.env, p.tries < maxTries)
-			if p.rto < maxRTO {
-				p.rto *= 2
+			if p.dropped >= maxTries {
+				t.stats.GivenUp++
+			} else {
+				kept = append(kept, p)
 			}
 		}
-		// Give up, oldest first, on what was sent maxTries times.
-		k := 0
-		for k < len(oc.unacked) && oc.unacked[k].tries >= maxTries {
-			k++
-		}
-		if k > 0 {
-			t.stats.Abandoned += int64(k)
-			oc.unacked = oc.unacked[k:]
-		}
+		clear(oc.unacked[len(kept):])
+		oc.unacked = kept
+		oc.gaveUp = true
+	}
+}
+
+// reseal seals p's datagram again with a new base.
+func (t *transport) reseal(p *pending, base uint64) {
+	p.packet.Base = base
+	if data, err := seal(t.key, p.packet); err == nil {
+		p.data, p.base = data, base
 	}
 }
 

@@ -3,6 +3,7 @@ package runner
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"math/rand/v2"
 	"net"
 	"testing"
 	"time"
@@ -126,21 +127,134 @@ func TestTransportRejects(t *testing.T) {
 	}
 }
 
-// TestTransportAbandonsDeadPeer: what a peer that is down never
-// acknowledges is sent maxTries times, then given up and counted.
-func TestTransportAbandonsDeadPeer(t *testing.T) {
-	var got []*Envelope
-	trs, _ := pair(t, []byte("k"), &got)
-	for i := 1; i <= 3; i++ {
-		trs[0].send(&Envelope{ID: int64(i), From: 0, To: 1, Msg: algo.Msg{Type: "heartbeat"}})
+// heartbeats sends messages from..to (their ids) from tr's process to
+// P1.
+func heartbeats(tr *transport, from, to int) {
+	for i := from; i <= to; i++ {
+		tr.send(&Envelope{ID: int64(i), From: tr.id, To: 1, Msg: algo.Msg{Type: "heartbeat"}})
 	}
+}
+
+// deliveredInOrder checks that got holds the messages 1, 2, 3... in this order.
+func deliveredInOrder(t *testing.T, got []*Envelope) {
+	t.Helper()
+	for i, e := range got {
+		if e.ID != int64(i+1) {
+			t.Fatalf("delivered %d at position %d", e.ID, i)
+		}
+	}
+}
+
+// TestTransportNeverGivesUpOnALivePeer: what a peer does not acknowledge
+// for a long time (it is paused, or its machine is loaded) is retransmitted
+// with back-off for as long as it takes, never given up: once the peer
+// answers, it gets every message, in order.
+func TestTransportNeverGivesUpOnALivePeer(t *testing.T) {
+	var got []*Envelope
+	trs, conns := pair(t, []byte("k"), &got)
+	heartbeats(trs[0], 1, 3)
+	// An hour of silence, one retransmission round a second.
 	now := time.Now()
-	for i := 0; i < 100 && len(trs[0].out[1].unacked) > 0; i++ {
-		now = now.Add(2 * time.Second) // past any RTO
+	for i := 0; i < 3600; i++ {
+		now = now.Add(time.Second)
 		trs[0].retransmit(now)
 	}
-	s := trs[0].stats
-	if len(trs[0].out[1].unacked) != 0 || s.Abandoned != 3 || s.Retransmits != 3*maxTries {
-		t.Fatalf("unacked %d, stats %+v: want 3 abandoned after %d sends each", len(trs[0].out[1].unacked), s, maxTries)
+	if s := trs[0].stats; len(trs[0].out[1].unacked) != 3 || s.Abandoned != 0 {
+		t.Fatalf("after an hour: unacked %d, stats %+v; want all 3 still waiting", len(trs[0].out[1].unacked), s)
+	}
+	// The peer wakes up: the old datagrams are still in its socket, and
+	// the next retransmissions come.
+	trs[0].out[1].unacked[0].sent = time.Time{}
+	pump(t, trs, conns, &got, 3, nil)
+	deliveredInOrder(t, got)
+}
+
+// TestTransportRetransmitsAWindow: to a peer silent for longer than
+// maxRTO, only the oldest retransmitWindow datagrams are retransmitted,
+// however long it stays silent: a long pause does not turn into a storm.
+// Once it acknowledges again, the rest follows at once, without waiting
+// for the backed-off timeouts.
+func TestTransportRetransmitsAWindow(t *testing.T) {
+	var got []*Envelope
+	trs, conns := pair(t, []byte("k"), &got)
+	const n = 5 * retransmitWindow
+	heartbeats(trs[0], 1, n)
+	now := time.Now()
+	for i := 0; i < 600; i++ { // ten minutes, a round a second
+		now = now.Add(time.Second)
+		trs[0].retransmit(now)
+	}
+	if r := trs[0].stats.Retransmits; r != 600*retransmitWindow {
+		t.Fatalf("%d retransmitted in 600 rounds, want %d", r, 600*retransmitWindow)
+	}
+	// The peer reads its socket again: everything arrives in well under
+	// the backed-off timeout (a second), paced by the acknowledgements.
+	start := time.Now()
+	pump(t, trs, conns, &got, n, nil)
+	if d := time.Since(start); d > 800*time.Millisecond {
+		t.Errorf("catching up took %v", d)
+	}
+	deliveredInOrder(t, got)
+}
+
+// TestTransportAbandonsDownPeer: only a peer the runner reports down (its
+// process ended) is given up on: what it did not acknowledge, and what is
+// sent to it until it comes back, is abandoned and counted (its crash in
+// the trace makes those messages lost_to_crash). News of an older
+// incarnation's death does not touch the current one.
+func TestTransportAbandonsDownPeer(t *testing.T) {
+	var got []*Envelope
+	trs, conns := pair(t, []byte("k"), &got)
+	heartbeats(trs[0], 1, 3)
+	trs[0].peerDown(1, 0)
+	heartbeats(trs[0], 4, 4)
+	if s := trs[0].stats; len(trs[0].out[1].unacked) != 0 || s.Abandoned != 4 {
+		t.Fatalf("unacked %d, stats %+v: want 4 abandoned", len(trs[0].out[1].unacked), s)
+	}
+	// It comes back as incarnation 1; late news of incarnation 0's death
+	// changes nothing.
+	trs[0].peerRestarted(1, 1)
+	trs[1].inc = 1
+	trs[0].peerDown(1, 0)
+	heartbeats(trs[0], 5, 5)
+	pump(t, trs, conns, &got, 1, nil)
+	if got[0].ID != 5 || trs[0].stats.Abandoned != 4 {
+		t.Fatalf("delivered %d, stats %+v", got[0].ID, trs[0].stats)
+	}
+}
+
+// TestTransportGivesUpOnFaultsAndResyncs: a message whose copies the fault
+// layer drops maxTries times in a row (every "ok" here) is given up,
+// its last drop recorded as not sent again, and the receiver, told the
+// channel's new base by the next datagrams, stops waiting for it: what
+// was sent after it is delivered, in order.
+func TestTransportGivesUpOnFaultsAndResyncs(t *testing.T) {
+	var got []*Envelope
+	trs, conns := pair(t, []byte("k"), &got)
+	fs, err := ParseFaults("loss:100%:type=ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trs[0].net = newNetFaults(fs, rand.New(rand.NewPCG(1, 2)))
+	trs[0].net.start(0, -1)
+	trs[0].maxRTO = 10 * time.Millisecond
+	var resends []bool
+	trs[0].dropped = func(e *Envelope, fault string, resend bool) { resends = append(resends, resend) }
+	for i, typ := range []string{"request", "ok", "request", "request"} {
+		trs[0].send(&Envelope{ID: int64(i + 1), From: 0, To: 1, Msg: algo.Msg{Type: typ}})
+	}
+	pump(t, trs, conns, &got, 3, nil)
+	if len(got) != 3 || got[0].ID != 1 || got[1].ID != 3 || got[2].ID != 4 {
+		var ids []int64
+		for _, e := range got {
+			ids = append(ids, e.ID)
+		}
+		t.Fatalf("delivered %v, want [1 3 4]", ids)
+	}
+	if len(resends) != maxTries || resends[maxTries-1] || !resends[0] {
+		t.Errorf("drops recorded (resend?): %v; want %d, the last not sent again", resends, maxTries)
+	}
+	if s := trs[0].stats; s.GivenUp != 1 || s.Abandoned != 0 {
+		t.Errorf("stats %+v: want 1 given up", s)
 	}
 }

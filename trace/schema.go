@@ -31,7 +31,10 @@ const SchemaVersion = 1
 //	complete      1 if the run ended normally and the trace holds all of it,
 //	              0 while recording and for interrupted runs
 //	status        how the run ended, in words ("ok", "interrupted", ...);
-//	              "running" until it ends
+//	              "running" until it ends. Its recorder holds a lock on the
+//	              file meanwhile: Store.Runs reports a run still "running"
+//	              whose recorder is gone (killed) as abandoned
+//	              (StatusAbandoned)
 //
 // procs: optional process names (imported traces name their processes).
 //

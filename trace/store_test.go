@@ -326,7 +326,8 @@ func TestSetProcNames(t *testing.T) {
 }
 
 // TestKilledWriter: a process killed while recording leaves a trace that
-// opens and holds every event it committed, in a run marked incomplete; the
+// opens and holds every event it committed, in a run marked incomplete,
+// which readers tell abandoned (while the recorder lived, running); the
 // next Create and Close of the file settle it.
 func TestKilledWriter(t *testing.T) {
 	if path := os.Getenv("DMX_TRACE_KILLED_WRITER"); path != "" {
@@ -368,11 +369,22 @@ func TestKilledWriter(t *testing.T) {
 		}
 		t.Log(sc.Text())
 	}
-	cmd.Process.Kill()
-	cmd.Wait()
 	if id == 0 {
+		cmd.Process.Kill()
+		cmd.Wait()
 		t.Fatal("the recording process did not flush")
 	}
+	// While its recorder lives, the run is running.
+	if s, err := Open(path); err != nil {
+		t.Error(err)
+	} else {
+		if r, err := s.Run(id); err != nil || r.Status != StatusRunning {
+			t.Errorf("run being recorded: %+v, %v", r, err)
+		}
+		s.Close()
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
 	if _, err := os.Stat(path + "-wal"); err != nil {
 		t.Logf("no WAL left by the killed process (%v)", err)
 	}
@@ -382,7 +394,7 @@ func TestKilledWriter(t *testing.T) {
 	}
 	checkChatter(t, s, id, 3, 1000)
 	r, err := s.Run(id)
-	if err != nil || r.Complete || r.Status != "running" || r.Ended != 0 {
+	if err != nil || r.Complete || r.Status != StatusAbandoned || r.Ended != 0 {
 		t.Errorf("run of the killed process: %+v, %v", r, err)
 	}
 	s.Close()

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"database/sql"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	_ "github.com/mattn/go-sqlite3"
 )
@@ -61,7 +65,7 @@ func TestBadInput(t *testing.T) {
 		{"truncated", []string{"check", truncated}, "truncated.db"},
 		{"newer schema", []string{"check", newer}, "newer than this dmx"},
 		{"bad query", []string{"sql", good, "SELEC 1"}, "syntax error"},
-		{"write query", []string{"sql", good, "DELETE FROM events"}, "readonly"},
+		{"write query", []string{"sql", good, "DELETE FROM events"}, "read-only"},
 		{"no such check", []string{"check", "--checks", "speed", good}, `no check named "speed"`},
 		{"no such run", []string{"check", "--run", "42", good}, "42"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
@@ -107,6 +111,87 @@ func TestHugeDurations(t *testing.T) {
 		code, _, errs := dmx(t, "sim", "central", flag, "1000h", "-o", out)
 		if code != 2 || !strings.Contains(errs, flag) {
 			t.Errorf("%s 1000h: exit %d, stderr %q", flag, code, errs)
+		}
+	}
+}
+
+// TestNotRegularFile: a FIFO (or a device, a socket) given as a trace is
+// refused at once by every command that reads or records one: opening a
+// FIFO would block until a writer comes, for ever.
+func TestNotRegularFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "f.db")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, args := range [][]string{
+		{"check", fifo},
+		{"stats", fifo},
+		{"sql", fifo, "SELECT 1"},
+		{"sim", "central", "-n", "2", "--entries", "1", "-o", fifo},
+		{"run", "central", "-n", "2", "--entries", "1", "-o", fifo},
+		{"check", "/dev/null"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			type result struct {
+				code int
+				errs string
+			}
+			done := make(chan result, 1)
+			go func() {
+				code, _, errs := dmx(t, args...)
+				done <- result{code, errs}
+			}()
+			select {
+			case r := <-done:
+				if r.code != 2 || !strings.Contains(r.errs, "not a regular file") {
+					t.Fatalf("dmx %v: exit %d, stderr %q; want exit 2 and \"not a regular file\"", args, r.code, r.errs)
+				}
+			case <-time.After(5 * time.Second):
+				// Unblock the command (it waits for a writer) so the test
+				// binary can end.
+				if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					f.Close()
+				}
+				t.Fatalf("dmx %v still blocked after 5s", args)
+			}
+		})
+	}
+}
+
+// TestDamagedIndex: a trace whose only damage is in an index (the
+// structure of the file is sound; PRAGMA quick_check finds nothing) is
+// refused by check, stats and sql as damaged, unless told not to check.
+func TestDamagedIndex(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "10", "--seed", "2", "-o", path, "--no-check"); code != 0 {
+		t.Fatalf("sim: %s", errs)
+	}
+	b, _ := os.ReadFile(path)
+	// The first cell of a leaf page of the events_cs index (page type 10;
+	// its entries start with a critical-section kind): "cs_exit" becomes
+	// "cs_exiu", an entry for no row.
+	damaged := false
+	for pg := 4096; pg+4096 <= len(b) && !damaged; pg += 4096 {
+		if b[pg] != 10 {
+			continue
+		}
+		cell := pg + int(binary.BigEndian.Uint16(b[pg+8:]))
+		if i := bytes.Index(b[cell:min(cell+64, pg+4096)], []byte("cs_exit")); i >= 0 {
+			b[cell+i+6] = 'u'
+			damaged = true
+		}
+	}
+	if !damaged {
+		t.Fatal("no entry of events_cs found")
+	}
+	os.WriteFile(path, b, 0o644)
+	for _, args := range [][]string{{"check", path}, {"stats", path}, {"sql", path, "SELECT 1"}} {
+		code, _, errs := dmx(t, args...)
+		if code != 2 || !strings.Contains(errs, "trace is damaged") || !strings.Contains(errs, "events_cs") {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2, damaged, naming the index", args[0], code, errs)
+		}
+		if code, _, errs := dmx(t, append(args, "--no-integrity-check")...); code != 0 {
+			t.Errorf("%s --no-integrity-check: exit %d: %s", args[0], code, errs)
 		}
 	}
 }

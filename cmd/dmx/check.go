@@ -18,6 +18,7 @@ func newCheckCmd() *cobra.Command {
 	var format, only, diagrams string
 	var runID int64
 	var maxFindings int
+	var open openFlags
 	cmd := &cobra.Command{
 		Use:   "check TRACE...",
 		Short: "Check properties of recorded runs; the exit code is the verdict",
@@ -29,6 +30,9 @@ By default each run gets the checks its algorithm claims (dmx list shows
 them) plus clocks; a trace of another program gets every check.
 Verdicts: ok, violated (a finding names the events), unknown (e.g. the run
 was cut short, so a pending request may still have been granted).
+Each trace is first checked for damage anywhere in its file, indexes
+included (--no-integrity-check skips that: about 0.6s per million events);
+a damaged trace is bad input.
 Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 		Example: `  dmx check run.db
   dmx check --format json run.db other.db
@@ -45,7 +49,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 			}
 			var all []render.Report
 			for _, path := range args {
-				st, runs, err := openRuns(path, runID)
+				st, runs, err := open.runs(path, runID)
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
@@ -71,6 +75,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 	cmd.Flags().Int64Var(&runID, "run", 0, "check only this run of each trace (default: every run)")
 	cmd.Flags().IntVar(&maxFindings, "max-findings", defaultMaxShown, "findings shown per check in table output (json shows all)")
 	cmd.Flags().StringVar(&diagrams, "diagram", "", "write a space-time diagram of each finding into this directory (SVG, one per finding)")
+	open.register(cmd)
 	return cmd
 }
 
@@ -138,7 +143,7 @@ func checkRuns(st *trace.Store, runs []trace.Run, only []*analyze.Check) ([]rend
 			return nil, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)
 		}
 		out = append(out, render.Report{File: st.Path(), Run: run.ID, Algo: run.Algorithm, Mode: run.Mode, Status: run.Status,
-			Verdict: analyze.Summarize(results), Results: results})
+			Incomplete: !run.Complete, Verdict: analyze.Summarize(results), Results: results})
 	}
 	return out, nil
 }
@@ -162,11 +167,26 @@ func exitCode(v analyze.Verdict) int {
 	return exitOK
 }
 
-// openRuns opens the trace at path and lists its runs, or only run runID
+// openFlags are the flags of the commands that read traces.
+type openFlags struct {
+	noIntegrity bool
+}
+
+func (f *openFlags) register(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.noIntegrity, "no-integrity-check", false,
+		"do not check the whole file for damage before reading it (saves about 0.6s per million events)")
+}
+
+// open opens the trace at path read-only.
+func (f *openFlags) open(path string) (*trace.Store, error) {
+	return trace.OpenWith(path, trace.OpenOptions{NoIntegrityCheck: f.noIntegrity})
+}
+
+// runs opens the trace at path and lists its runs, or only run runID
 // when it is not 0. A trace without runs is an error: there is nothing to
 // report on. The caller closes the store.
-func openRuns(path string, runID int64) (*trace.Store, []trace.Run, error) {
-	st, err := trace.Open(path)
+func (f *openFlags) runs(path string, runID int64) (*trace.Store, []trace.Run, error) {
+	st, err := f.open(path)
 	if err != nil {
 		return nil, nil, err
 	}

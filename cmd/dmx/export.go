@@ -20,6 +20,7 @@ func newExportCmd() *cobra.Command {
 	var out string
 	var runID int64
 	var timestamps bool
+	var open openFlags
 	cmd := &cobra.Command{
 		Use:   "export FORMAT TRACE [-o FILE|DIR]",
 		Short: "Write a trace for other tools: ShiViz, GoVector, Perfetto, Mermaid",
@@ -38,7 +39,7 @@ text of its log. A format that writes one file writes to stdout without -o.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] == "mermaid" {
-				return exportMermaid(cmd, args[1], out, runID)
+				return exportMermaid(cmd, &open, args[1], out, runID)
 			}
 			exp := format.Exporter(args[0])
 			if exp == nil {
@@ -47,7 +48,7 @@ text of its log. A format that writes one file writes to stdout without -o.`,
 			if exp.Dir != nil && out == "" {
 				return &exitError{exitUsage, fmt.Errorf("export %s: -o DIR is required (it writes a file per process)", exp.Name)}
 			}
-			st, runs, err := openRuns(args[1], runID)
+			st, runs, err := open.runs(args[1], runID)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -76,6 +77,7 @@ text of its log. A format that writes one file writes to stdout without -o.`,
 	cmd.Flags().StringVarP(&out, "out", "o", "", "the file (or directory, for govector) to write")
 	cmd.Flags().Int64Var(&runID, "run", 0, "export only this run (default: every run)")
 	cmd.Flags().BoolVar(&timestamps, "timestamps", false, "govector: start each clock line with the event's wall time in ns")
+	open.register(cmd)
 	return cmd
 }
 
@@ -105,8 +107,8 @@ func exporterList() string {
 // exportMermaid writes one run of a trace as a fenced Mermaid sequence
 // diagram: the same drawing as dmx render -o x.md, of the whole run. A run
 // too big for Mermaid is refused with the advice to draw a window.
-func exportMermaid(cmd *cobra.Command, path, out string, runID int64) error {
-	st, runs, err := openRuns(path, runID)
+func exportMermaid(cmd *cobra.Command, open *openFlags, path, out string, runID int64) error {
+	st, runs, err := open.runs(path, runID)
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}

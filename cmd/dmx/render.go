@@ -28,6 +28,7 @@ type renderFlags struct {
 	radius                 string
 	runID                  int64
 	noFindings, noCollapse bool
+	open                   openFlags
 }
 
 func newRenderCmd() *cobra.Command {
@@ -77,7 +78,7 @@ refused with the advice to narrow it.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			st, runs, err := openRuns(args[0], f.runID)
+			st, runs, err := f.open.runs(args[0], f.runID)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -118,6 +119,7 @@ refused with the advice to narrow it.`,
 	fs.Int64Var(&f.runID, "run", 0, "the run to draw, when the trace holds several")
 	fs.BoolVar(&f.noFindings, "no-findings", false, "do not run the checks; draw the run only")
 	fs.BoolVar(&f.noCollapse, "no-collapse", false, "draw every local event, even in long runs of them")
+	f.open.register(cmd)
 	return cmd
 }
 

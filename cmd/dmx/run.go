@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -223,8 +220,8 @@ SIGCONT; both are fault events in the trace.
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder) (bool, string, []string, error) {
-				res, err := runner.Launch(ctx, p, rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr()})
+			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
+				res, err := runner.Launch(r.ctx, p, r.rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry})
 				status := res.Status
 				if t := res.Transport; t.Total() > 0 {
 					status += fmt.Sprintf("; transport rejected %s (%d bad key, %d malformed, %d wrong peer)", plural.Count(t.Total(), "datagram"), t.BadMAC, t.Malformed, t.WrongPeer)
@@ -233,6 +230,9 @@ SIGCONT; both are fault events in the trace.
 					status += fmt.Sprintf("; %s retransmitted", plural.Count(t.Retransmits, "datagram"))
 					if t.Abandoned > 0 {
 						status += fmt.Sprintf(", %d abandoned to processes that were down", t.Abandoned)
+					}
+					if t.GivenUp > 0 {
+						status += fmt.Sprintf(", %d given up after the faults dropped every copy (recorded as drops)", t.GivenUp)
 					}
 				}
 				if t := res.Transport; t.FaultDrops > 0 {
@@ -275,8 +275,8 @@ channels it is lost.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			return recordAndCheck(cmd, f, p, func(ctx context.Context, rec runner.Recorder) (bool, string, []string, error) {
-				res, err := runner.Simulate(p, rec, ctx.Done())
+			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
+				res, err := runner.Simulate(p, r.rec, r.ctx.Done())
 				return res.Complete, res.Status, res.Notes, err
 			})
 		},
@@ -289,24 +289,53 @@ type recorderFunc func(*trace.Event) error
 
 func (r recorderFunc) Record(ev *trace.Event) error { return r(ev) }
 
+// recording is what a driver (run, sim) gets from recordAndCheck.
+type recording struct {
+	ctx   context.Context // cancelled by the first interrupt: stop the run, keep what was recorded
+	hurry <-chan struct{} // closed by the second: stop at once
+	rec   runner.Recorder
+}
+
 // recordAndCheck records the run of p into the trace f.out with do, then
 // checks it and prints the verdict.
-func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
-	do func(context.Context, runner.Recorder) (complete bool, status string, notes []string, err error)) error {
+//
+// The order matters for the trace, which must be whole whenever dmx stops:
+// interrupts are handled before the file exists; the run is ended (its
+// row says how) and the store closed, which copies the WAL into the file,
+// before anything is printed on stdout, so that a reader gone from a pipe
+// cannot kill dmx with the trace half-settled; the check then reads the
+// closed trace like any reader.
+func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(recording) (complete bool, status string, notes []string, err error)) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	est := p.Estimate()
 	if err := sizeOK(cmd.InOrStdin(), stderr, cmd.Name()+" "+p.Spec.Name, p, est, f.yes); err != nil {
 		return &exitError{exitUsage, err}
 	}
+	// From here on, until the trace is closed, an interrupt is handled,
+	// not obeyed (before, at the question above, Ctrl-C simply quits).
+	it := catchInterrupts(stderr)
+	defer it.stop()
+	if it.interrupted() {
+		return &exitError{exitInconclusive, fmt.Errorf("%s: interrupted before the trace was made", cmd.Name())}
+	}
 	st, err := trace.Create(f.out)
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	defer st.Close()
+	closeStore := func() error {
+		err := st.Close()
+		var side *trace.SideFilesError
+		if errors.As(err, &side) {
+			fmt.Fprintf(stderr, "dmx: note: %v\n", err)
+			return nil
+		}
+		return err
+	}
 	row := p.RunRow()
 	row.ToolVersion, row.Started = toolVersion(), time.Now().UnixNano()
 	runID, err := st.BeginRun(row)
 	if err != nil {
+		closeStore()
 		return &exitError{exitUsage, err}
 	}
 	what := plural.Count(p.Workload.Entries, "entry") + " each"
@@ -334,8 +363,6 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		fmt.Fprintf(stderr, "expect %s\n", what)
 	}
 
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
 	w := st.NewWriter(runID)
 	m := &meter{rec: recorderFunc(w.Add)}
 	stopProgress := func() {}
@@ -343,8 +370,14 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		stopProgress = progressLine(stderr, m, p, est, f.out)
 	}
 	start := time.Now()
-	complete, status, notes, runErr := do(ctx, m)
+	complete, status, notes, runErr := do(recording{ctx: it.ctx, hurry: it.hurry, rec: m})
+	took := time.Since(start).Round(time.Millisecond).String()
 	stopProgress()
+	// An interrupt that came while the run was stopping on its own still
+	// marks it.
+	if it.interrupted() && complete {
+		complete, status = false, "interrupted"
+	}
 	werr := w.Close()
 	if runErr == nil && werr != nil {
 		runErr = werr
@@ -357,7 +390,9 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 	if err := st.EndRun(runID, time.Now().UnixNano(), complete, status); err != nil && runErr == nil {
 		runErr = err
 	}
-	took := time.Since(start).Round(time.Millisecond).String()
+	if err := closeStore(); err != nil && runErr == nil {
+		runErr = err
+	}
 	if p.WithDefaults().Driver == runner.DriverSim {
 		// What a simulated run took to compute is not how long it lasted:
 		// say both, the second as dmx stats does.
@@ -367,26 +402,55 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "dmx: %s\n", n)
 	}
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "dmx: %s\n", n)
+	}
 	if runErr != nil {
 		return &exitError{exitUsage, fmt.Errorf("%s: %w (what was recorded is in %s, run %d)", cmd.Name(), runErr, f.out, runID)}
 	}
-	run, err := st.Run(runID)
+	if it.hurried() {
+		return &exitError{exitInconclusive, fmt.Errorf("stopped at once (second interrupt): run %d of %s is marked interrupted; not checked", runID, f.out)}
+	}
+	// From here on the trace is read like any reader reads it.
+	rd, err := trace.OpenWith(f.out, trace.OpenOptions{NoIntegrityCheck: true}) // just written: no need
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
+	run, err := rd.Run(runID)
+	if err != nil {
+		rd.Close()
+		return &exitError{exitUsage, err}
+	}
 	if f.noCheck {
+		defer rd.Close()
 		fmt.Fprintf(stdout, "trace: %s\n", f.out)
-		if line := f.drawRun(st, run, nil, w.Count()); line != "" {
+		if line := f.drawRun(rd, run, nil, w.Count()); line != "" {
 			fmt.Fprintln(stdout, line)
 		}
 		return nil
 	}
-	reports, err := checkRuns(st, []trace.Run{run}, nil)
+	// The check stops at the second interrupt, or at the first if it comes
+	// only now that the run is over.
+	var stop <-chan struct{} = it.hurry
+	if !it.interrupted() {
+		stop = it.ctx.Done()
+	}
+	reports, err := checkRecorded(rd, run, stop)
+	if errors.Is(err, errStopped) {
+		// rd stays open: the abandoned check may still be reading it.
+		return &exitError{exitInconclusive, fmt.Errorf("interrupted: run %d of %s is recorded; not checked", runID, f.out)}
+	}
+	defer rd.Close()
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
 	code := printReports(stdout, f.format, reports, defaultMaxShown)
-	diag := f.drawRun(st, run, reports[0].Results, w.Count())
+	diag := "diagram: none: the run was interrupted (dmx render draws one)"
+	if !it.interrupted() {
+		// Drawing reads the trace again: after Ctrl-C, which asks dmx
+		// to stop, the verdict is enough.
+		diag = f.drawRun(rd, run, reports[0].Results, w.Count())
+	}
 	if diag != "" && f.format != "table" {
 		fmt.Fprintln(stderr, diag) // stdout holds the JSON report
 	}
@@ -406,6 +470,29 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan,
 		fmt.Fprintf(stdout, "look further:\n  dmx check %s\n  dmx stats %s\n  dmx sql %s \"%s\"\n", p, p, p, q)
 	}
 	return verdictExit(code)
+}
+
+// errStopped: the check was stopped by an interrupt.
+var errStopped = errors.New("stopped")
+
+// checkRecorded checks run of st, unless stop is closed first: then it
+// returns errStopped at once, leaving the check to die with the process.
+func checkRecorded(st *trace.Store, run trace.Run, stop <-chan struct{}) ([]render.Report, error) {
+	type result struct {
+		reps []render.Report
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		reps, err := checkRuns(st, []trace.Run{run}, nil)
+		done <- result{reps, err}
+	}()
+	select {
+	case r := <-done:
+		return r.reps, r.err
+	case <-stop:
+		return nil, errStopped
+	}
 }
 
 // shellQuote quotes s for a POSIX shell, unless it needs none.

@@ -17,6 +17,7 @@ import (
 func newStatsCmd() *cobra.Command {
 	var format string
 	var runID int64
+	var open openFlags
 	cmd := &cobra.Command{
 		Use:   "stats TRACE",
 		Short: "Message complexity, delays and throughput of recorded runs, beside the theory",
@@ -47,7 +48,7 @@ documented in package analyze/stats; csv gives one row per measure.`,
 				return &exitError{exitUsage, err}
 			}
 			path := args[0]
-			st, runs, err := openRuns(path, runID)
+			st, runs, err := open.runs(path, runID)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -74,5 +75,6 @@ documented in package analyze/stats; csv gives one row per measure.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, json or csv")
 	cmd.Flags().Int64Var(&runID, "run", 0, "measure only this run (default: every run)")
+	open.register(cmd)
 	return cmd
 }

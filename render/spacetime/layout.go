@@ -1000,12 +1000,10 @@ func (l *layout) caption(y float64) float64 {
 	y += 6
 	for _, o := range d.Findings {
 		lines := wrap(fmt.Sprintf("#%d %s: %s", o.N, o.Check, o.Message), fontText, width, 3)
-		for i, s := range lines {
-			col := colFinding
-			if i > 0 {
-				col = colText
-			}
-			l.text(margin, y, s, fontText, false, col, "start")
+		// Every line of a finding in the finding's colour: a continuation
+		// drawn as plain text read as a separate note.
+		for _, s := range lines {
+			l.text(margin, y, s, fontText, false, colFinding, "start")
 			y += fontText + 4
 		}
 		y += 3
