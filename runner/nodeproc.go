@@ -149,7 +149,15 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		// everyone.
 		start = start.Add(-time.Duration(time.Now().UnixNano() - second.T0))
 	}
-	env := &udpEnv{start: start, loop: loop, out: out}
+	// over reports that the run is over. The simulator stops every process
+	// of an election run at the same instant; the runner's stop reaches
+	// processes one by one, and on a busy machine a process may wake after
+	// others have stopped, find them silent and act on it (suspect them,
+	// elect itself). So nothing is taken after the end: the check comes
+	// right before each input, since a process can be descheduled between
+	// any two instructions.
+	over := func() bool { return second.End != 0 && time.Now().UnixNano() >= second.End }
+	env := &udpEnv{start: start, loop: loop, out: out, over: over}
 	node, err := NewNode(NodeSetup{ID: cfg.ID, N: cfg.N, Spec: spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload, Resume: cfg.Resume}, env)
 	if err != nil {
 		out.send(fromNode{Error: err.Error()})
@@ -206,7 +214,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		quiet := time.NewTimer(catchUpQuiet)
 		defer quiet.Stop()
 		end := time.Now().Add(catchUpMax)
-		for time.Now().Before(end) {
+		for time.Now().Before(end) && !env.over() {
 			select {
 			case d, ok := <-dgrams:
 				if !ok {
@@ -257,14 +265,6 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		out.send(fromNode{Stats: &st})
 		return out.err
 	}
-	// over reports that the run is over. The simulator stops every process
-	// of an election run at the same instant; the runner's stop reaches
-	// processes one by one, and on a busy machine a process may wake after
-	// others have stopped, find them silent and act on it (suspect them,
-	// elect itself). So nothing is taken after the end: the check comes
-	// right before each input, since a process can be descheduled between
-	// any two instructions.
-	over := func() bool { return second.End != 0 && time.Now().UnixNano() >= second.End }
 	node.Start()
 	if tr.net != nil {
 		// A restarted process is under the network faults in force.
@@ -382,6 +382,8 @@ type udpEnv struct {
 	// not run (see After); caughtUp is when it last did.
 	catchUp  func()
 	caughtUp time.Time
+	// over reports that the run is over: no input is taken after it.
+	over func() bool
 }
 
 // lateTimer is how late a timer must fire for the process to be taken as
@@ -414,7 +416,8 @@ func (e *udpEnv) After(d time.Duration, f func()) Timer {
 				e.catchUp()
 				e.caughtUp = time.Now()
 			}
-			if !stopped {
+			// The catching up may have reached the run's end.
+			if !stopped && !e.over() {
 				f()
 			}
 		}
