@@ -474,6 +474,9 @@ func TestLaunchSpawnFailureReaps(t *testing.T) {
 // cut short.
 func launchPlan(t *testing.T, plan runner.Plan, c *syncCollector, p *procs, stderr *strings.Builder) runner.LaunchResult {
 	t.Helper()
+	if plan.Driver == "" {
+		plan.Driver = runner.DriverUDP // as Launch takes it, so that a kept trace says udp
+	}
 	keepOnFailure(t, plan, c)
 	hooks := runner.LaunchHooks{Command: p.command}
 	if stderr != nil {
