@@ -15,8 +15,9 @@ var Agreement = &Check{
 	Name: "agreement",
 	Doc: `the live processes decide the same leader
 
-Seed 001: "All group members have to agree on the decision". An election
-is delimited in two ways, both checked:
+Seed 001: "All group members have to agree on the decision". Each
+resource has its own election (one per shard, say), judged on its own. An
+election is delimited in two ways, both checked:
   - per term: when leader events carry a term (detail "election", else
     "term", > 0, as in Raft- or Chubby-like algorithms), all decisions of
     one term, by any process at any time, must name the same leader;
@@ -32,11 +33,16 @@ coordinator message may have been on its way); a disagreement within a
 term is violated in any case. A trace without leader events gives ok ("no
 election events").`,
 	Requires: []string{NeedHB},
-	New:      func(trace.Run) Checker { return &agreement{terms: make(map[uint64]*termDecisions)} },
+	New:      func(Config) Checker { return &agreement{terms: make(map[string]*agreementTerms)} },
 }
 
 type agreement struct {
 	el    electorate
+	terms map[string]*agreementTerms // per election (resource)
+}
+
+// agreementTerms are the terms of one election and what they found.
+type agreementTerms struct {
 	terms map[uint64]*termDecisions
 	f     findings
 }
@@ -56,10 +62,15 @@ func (c *agreement) Event(ev *trace.Event, hb *HB) {
 	if leader < 0 || term == 0 {
 		return
 	}
-	t := c.terms[term]
+	at := c.terms[ev.Resource]
+	if at == nil {
+		at = &agreementTerms{terms: make(map[uint64]*termDecisions)}
+		c.terms[ev.Resource] = at
+	}
+	t := at.terms[term]
 	if t == nil {
 		t = &termDecisions{first: make(map[int]trace.Ref)}
-		c.terms[term] = t
+		at.terms[term] = t
 	}
 	if _, seen := t.first[leader]; seen {
 		return
@@ -67,7 +78,7 @@ func (c *agreement) Event(ev *trace.Event, hb *HB) {
 	if len(t.order) > 0 {
 		// One finding per leader that joins a term already decided.
 		other := t.order[0]
-		c.f.add(fmt.Sprintf("term %d has two leaders: %v leader(%d) and %v leader(%d)",
+		at.f.add(fmt.Sprintf("term %d has two leaders: %v leader(%d) and %v leader(%d)",
 			term, t.first[other], other, ev.Ref(), leader), t.first[other], ev.Ref())
 	}
 	t.first[leader] = ev.Ref()
@@ -78,14 +89,30 @@ func (c *agreement) Finish(end End) Result {
 	if c.el.leaders == 0 {
 		return noElection()
 	}
+	results := make([]Result, len(c.el.names))
+	for i, name := range c.el.names {
+		at := c.terms[name]
+		if at == nil {
+			at = &agreementTerms{}
+		}
+		results[i] = c.judge(c.el.el[name], at, end)
+	}
+	return joinElections(c.el.names, results)
+}
+
+// judge decides agreement in one election, whose terms are at.
+func (c *agreement) judge(el *election, at *agreementTerms, end End) Result {
+	if el.leaders == 0 {
+		return Result{Verdict: OK, Note: fmt.Sprintf("no decisions; %d election starts", el.starts)}
+	}
 	// The beliefs of the live processes, by leader.
 	byLeader := make(map[int][]int)
 	still, stale := 0, 0
-	for p := range max(end.Procs, len(c.el.procs)) {
-		if !c.el.live(p) || p >= len(c.el.procs) || c.el.procs[p] == nil || c.el.procs[p].belief == nil {
+	for p := range max(end.Procs, len(el.procs)) {
+		v := el.get(p)
+		if !c.el.live(p) || v == nil || v.belief == nil {
 			continue
 		}
-		v := c.el.procs[p]
 		switch l := v.belief.leader; {
 		case v.start != nil && v.start.pos > v.belief.pos:
 			still++
@@ -95,9 +122,9 @@ func (c *agreement) Finish(end End) Result {
 			byLeader[l] = append(byLeader[l], p)
 		}
 	}
-	note := plural.Count(c.el.leaders, "decision")
-	if len(c.terms) > 0 {
-		note += " in " + plural.Count(len(c.terms), "term")
+	note := plural.Count(el.leaders, "decision")
+	if len(at.terms) > 0 {
+		note += " in " + plural.Count(len(at.terms), "term")
 	}
 	if len(byLeader) == 1 {
 		for l, ps := range byLeader {
@@ -114,6 +141,7 @@ func (c *agreement) Finish(end End) Result {
 	if stale > 0 {
 		note += fmt.Sprintf("; %s still followed a crashed leader", plural.Count(stale, "live process"))
 	}
+	f := at.f
 	if len(byLeader) > 1 {
 		leaders := sortedInts(byLeader)
 		// The largest camp first.
@@ -123,7 +151,7 @@ func (c *agreement) Finish(end End) Result {
 		for _, l := range leaders {
 			var ds []string
 			for _, p := range byLeader[l] {
-				r := c.el.procs[p].belief.ref
+				r := el.procs[p].belief.ref
 				ds = append(ds, r.String())
 				refs = append(refs, r)
 			}
@@ -135,12 +163,12 @@ func (c *agreement) Finish(end End) Result {
 		}
 		msg := "live processes disagree at the end of the run: " + strings.Join(parts, "; ")
 		if !end.Complete {
-			if c.f.count() > 0 {
-				return c.f.result(note + "; the run is incomplete, and " + msg)
+			if f.count() > 0 {
+				return f.result(note + "; the run is incomplete, and " + msg)
 			}
 			return Result{Verdict: Unknown, Note: "the run is incomplete and " + msg + "; " + note}
 		}
-		c.f.add(msg, refs...)
+		f.add(msg, refs...)
 	}
-	return c.f.result(note)
+	return f.result(note)
 }

@@ -17,6 +17,7 @@ const (
 	OK       Verdict = "ok"       // the property holds on this run
 	Violated Verdict = "violated" // a finding shows it does not
 	Unknown  Verdict = "unknown"  // the trace cannot decide (run cut short, data missing)
+	Skipped  Verdict = "skipped"  // the trace lacks what the check needs (no wall times); see Require
 )
 
 // Finding is one violation of a property, with the events that show it.
@@ -87,11 +88,47 @@ type Check struct {
 	Name     string   // short, lower case, used on the command line
 	Doc      string   // first line is a summary; the rest says what is checked and how
 	Requires []string // what the trace must provide: NeedHB, NeedWall
-	New      func(run trace.Run) Checker
+	// Promise marks a property that only some algorithms promise (fairness
+	// and bounded overtaking): it applies to a run when its algorithm
+	// claims it or when it is asked for by name, never by default to a
+	// trace of another program (see General).
+	Promise bool
+	New     func(cfg Config) Checker
+}
+
+// Config is what a check is told about a run besides its events.
+type Config struct {
+	Run trace.Run
+	// Validity is the rule check validity holds the run's decisions to:
+	// ValidityHighestID or ValidityParticipant. "" takes the rule the
+	// run's params declare ({"validity": RULE}), else the weak one,
+	// ValidityParticipant: a trace of another program promises no more.
+	Validity string
+	// MaxOvertakes is the number of times check starvation lets a waiting
+	// request be overtaken; 0: one per other process (N-1).
+	MaxOvertakes int
+	// Require names the checks whose Skipped verdict makes the run's
+	// verdict Unknown: the data they need is required.
+	Require []string
+}
+
+// Option sets a field of the Config that Evaluate gives the checks.
+type Option func(*Config)
+
+// WithValidity sets Config.Validity.
+func WithValidity(rule string) Option { return func(c *Config) { c.Validity = rule } }
+
+// WithMaxOvertakes sets Config.MaxOvertakes.
+func WithMaxOvertakes(n int) Option { return func(c *Config) { c.MaxOvertakes = n } }
+
+// WithRequire adds to Config.Require.
+func WithRequire(names ...string) Option {
+	return func(c *Config) { c.Require = append(c.Require, names...) }
 }
 
 // Requirements a check can declare. Run always rebuilds happens-before; a
-// check that needs wall times gets verdict Unknown on a trace without them.
+// check that needs wall times says Skipped on a trace without them (unless
+// it has nothing to check).
 const (
 	NeedHB   = "happens-before"
 	NeedWall = "wall-time"
@@ -105,10 +142,14 @@ const MaxFindings = 100
 // check is a file with its Check value and a line here.
 var All = []*Check{
 	Clocks,
+	ClockSkew,
 	MutexCausal,
 	MutexRealtime,
 	Liveness,
+	Fairness,
+	Starvation,
 	Deadlock,
+	DeadlockOR,
 	Agreement,
 	Validity,
 	SplitBrain,
@@ -129,11 +170,16 @@ func Lookup(name string) *Check {
 // Evaluate runs checks over one pass of the run's events and returns their
 // results in the order of checks. Its error says the trace could not be
 // read or is broken (a *BrokenError, see Walk): then there are no results.
-// A check's own trouble is its Result's Err.
-func Evaluate(run trace.Run, r trace.Reader, checks []*Check) ([]Result, error) {
+// A check's own trouble is its Result's Err. A required check (WithRequire)
+// that was skipped is Unknown.
+func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([]Result, error) {
+	cfg := Config{Run: run}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	cs := make([]Checker, len(checks))
 	for i, c := range checks {
-		cs[i] = c.New(run)
+		cs[i] = c.New(cfg)
 	}
 	// Where the events of an imported log came from, for the findings
 	// (kept only for events that say: dmx's own have no source).
@@ -156,13 +202,7 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check) ([]Result, error) 
 	for i, c := range checks {
 		res := cs[i].Finish(end)
 		for _, need := range c.Requires {
-			switch need {
-			case NeedHB:
-			case NeedWall:
-				if !end.HasWall {
-					res = Result{Verdict: Unknown, Note: "the trace has no wall-clock times"}
-				}
-			default:
+			if need != NeedHB && need != NeedWall {
 				res = Result{Verdict: Unknown, Err: fmt.Errorf("check %s requires %q, which dmx does not know", c.Name, need)}
 			}
 		}
@@ -175,9 +215,12 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check) ([]Result, error) 
 		if res.Err != nil {
 			res.Verdict = Unknown
 		}
+		if res.Verdict == Skipped && slices.Contains(cfg.Require, c.Name) {
+			res.Verdict, res.Note = Unknown, "required, but skipped: "+res.Note
+		}
 		if end.Cut > 0 && res.Verdict == OK {
 			res.Verdict = Unknown
-			res.Note += fmt.Sprintf("; but %d events at the end of the run could not be placed (its recorder died: a receive was written, its send not)", end.Cut)
+			res.Note += fmt.Sprintf("; but %s at the end of the run could not be placed (its recorder died: a receive was written, its send not)", plural.Count(end.Cut, "event"))
 		}
 		results[i] = res
 	}
@@ -200,17 +243,27 @@ func findSources(events []trace.Ref, sources map[trace.Ref]string) []string {
 
 // Summarize returns the verdict of a set of results: violated if any is,
 // else unknown if any is unknown or failed, else ok (also for no results).
+// A skipped check does not count: the trace did not have what it needs,
+// and nothing says it should have (see WithRequire).
 func Summarize(results []Result) Verdict {
 	v := OK
 	for _, r := range results {
 		switch {
 		case r.Verdict == Violated:
 			return Violated
-		case r.Verdict != OK || r.Err != nil:
+		case r.Err != nil:
+			v = Unknown
+		case r.Verdict != OK && r.Verdict != Skipped:
 			v = Unknown
 		}
 	}
 	return v
+}
+
+// skipped is the result of a check that needs wall times on a trace
+// without them; what says what was left unchecked.
+func skipped(what string) Result {
+	return Result{Verdict: Skipped, Note: "no wall times: " + what + " not checked"}
 }
 
 // findings collects a check's findings, keeping MaxFindings of them.

@@ -36,6 +36,18 @@ func raRun(b *builder) {
 	b.Exit(1, "cs")
 }
 
+// skewedSections: P1's clock is 5ms behind P0's, so the token P0 passes on
+// when it leaves reaches P1 "before" P0 left, and their sections overlap
+// in wall time only.
+func skewedSections(b *builder) {
+	b.At(10).Enter(0, "cs")
+	b.At(12).Exit(0, "cs")
+	m := b.Send(0, 1, "token")
+	b.At(8).Recv(1, m)
+	b.Enter(1, "cs")
+	b.At(11).Exit(1, "cs")
+}
+
 // want is the verdicts a test expects; checks not named must be ok.
 type want map[string]Verdict
 
@@ -268,7 +280,15 @@ func TestChecks(t *testing.T) {
 					b.events[i].Wall = 0
 				}
 			},
-			want: want{"mutex-realtime": Unknown},
+			want: want{"mutex-realtime": Skipped, "clock-skew": Skipped},
+		},
+		{
+			name: "causally ordered sections that overlap in wall time", n: 2,
+			build: skewedSections,
+			want:  want{"clock-skew": Violated},
+			finding: map[string]string{
+				"clock-skew": "critical sections on cs overlap in wall time but not in fact: P0 [P0#1..P0#2] exited at +4ms, which happened before P1 entered at P1#2 at +1ms: the wall clock of P1 is behind P0's by at least 3ms",
+			},
 		},
 	}
 	for _, tt := range tests {

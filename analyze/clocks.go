@@ -21,7 +21,7 @@ predecessor and, for a receive, the send). A receive must also come from
 the process that sent the message, and reach the one the send named.
 Events that recorded no clock (nil vector, Lamport 0) are not checked.`,
 	Requires: []string{NeedHB},
-	New:      func(trace.Run) Checker { return new(clocks) },
+	New:      func(Config) Checker { return new(clocks) },
 }
 
 type clocks struct {

@@ -126,14 +126,18 @@ func TestDeadlock(t *testing.T) {
 			},
 		},
 		{
-			name: "waits that are not blocked", n: 2, want: OK,
+			// A Maekawa voter names whom it voted for while it wants
+			// nothing itself: its queued requesters wait, through it, for
+			// that holder. A process that records that it waits is
+			// blocked (it used not to be, and a cycle through a voter
+			// that wanted nothing went unseen).
+			name: "a voter's wait is an edge", n: 2, want: Violated,
 			build: func(b *builder) {
-				// A Maekawa voter names whom it voted for while it wants
-				// nothing itself: not blocked, no edge.
 				b.Wait(0, "cs", 1)
 				b.Request(1, "cs")
 				b.Wait(1, "cs", 0)
 			},
+			finding: []string{"deadlock on cs among P0, P1 since P1#2: P0 waits for P1 (P0#1 wait(cs) [1]); P1 (P1#1 cs_request(cs)) waits for P0 (P1#2 wait(cs) [0])"},
 		},
 		{
 			name: "two deadlocks", n: 4, want: Violated,
@@ -187,5 +191,95 @@ func TestDeadlockTwoFindings(t *testing.T) {
 	want := []trace.Ref{{Proc: 2, Seq: 3}, {Proc: 3, Seq: 2}, {Proc: 3, Seq: 3}, {Proc: 2, Seq: 2}}
 	if got := res.Findings[1].Events; len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || got[3] != want[3] {
 		t.Errorf("events %v, want %v", got, want)
+	}
+}
+
+// WaitAny records a wait event under the OR model: p now waits for any
+// one of set on res.
+func (b *builder) WaitAny(p int, res string, set ...int) trace.Ref {
+	return b.emit(p, trace.KindWait, func(ev *trace.Event) {
+		ev.Resource = res
+		ev.Detail = trace.EncodeDetail(trace.Wait{WaitingFor: set, Model: trace.WaitAny})
+	})
+}
+
+// Reference: seed 001, "Modeling Deadlocks": deadlocked iff there is a
+// directed cycle (AND model) or a knot (OR model) in the WFG.
+func TestDeadlockOR(t *testing.T) {
+	tests := []struct {
+		name    string
+		n       int
+		build   func(b *builder)
+		and, or Verdict
+		finding string // of deadlock-or
+	}{
+		{
+			// P0 waits for the first reply of P1 or P2, P1 for P0 or P2,
+			// P2 for P0 or P1: every process any of them waits for is
+			// in the group, and blocked.
+			name: "knot", n: 3, and: OK, or: Violated,
+			build: func(b *builder) {
+				b.WaitAny(0, "q", 1, 2)
+				b.WaitAny(1, "q", 0, 2)
+				b.WaitAny(2, "q", 0, 1)
+			},
+			finding: "deadlock (a knot: each waits for any one of a set, all of it blocked) on q among P0, P1, P2 since P2#1: P0 waits for P1, P2 (P0#1 wait(q) any of [1 2]); P1 waits for P0, P2 (P1#1 wait(q) any of [0 2]); P2 waits for P0, P1 (P2#1 wait(q) any of [0 1])",
+		},
+		{
+			// A cycle, but P1 may go on with P2's answer, and P2 waits
+			// for nobody: no knot.
+			name: "cycle that is no knot", n: 3, and: OK, or: OK,
+			build: func(b *builder) {
+				b.WaitAny(0, "q", 1)
+				b.WaitAny(1, "q", 0, 2)
+				b.Internal(2)
+			},
+		},
+		{
+			// The same cycle under the AND model is a deadlock, and not
+			// deadlock-or's.
+			name: "AND cycle", n: 3, and: Violated, or: OK,
+			build: func(b *builder) {
+				b.Wait(0, "q", 1)
+				b.Wait(1, "q", 0, 2)
+				b.Internal(2)
+			},
+		},
+		{
+			// Mixed: P0 needs P1 (AND), P1 needs P0 or P2 (OR), P2 needs
+			// P1 (AND): P1 cannot go on, nor can the others.
+			name: "knot with AND waits", n: 3, and: OK, or: Violated,
+			build: func(b *builder) {
+				b.Request(0, "q")
+				b.Wait(0, "q", 1)
+				b.WaitAny(1, "q", 0, 2)
+				b.Wait(2, "q", 1)
+			},
+			finding: "among P0, P1, P2 since P2#1",
+		},
+		{
+			name: "knot in an incomplete run", n: 2, and: OK, or: Unknown,
+			build: func(b *builder) {
+				b.WaitAny(0, "q", 1)
+				b.WaitAny(1, "q", 0)
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBuilder(tt.n)
+			tt.build(b)
+			complete := tt.or != Unknown
+			and, or := runOne(t, b, complete, Deadlock), runOne(t, b, complete, DeadlockOR)
+			if and.Verdict != tt.and {
+				t.Errorf("deadlock: %s, want %s: %v %s", and.Verdict, tt.and, and.Findings, and.Note)
+			}
+			if or.Verdict != tt.or {
+				t.Errorf("deadlock-or: %s, want %s: %v %s", or.Verdict, tt.or, or.Findings, or.Note)
+			}
+			if tt.finding != "" && (len(or.Findings) == 0 || !strings.Contains(or.Findings[0].Message, tt.finding)) {
+				t.Errorf("deadlock-or: %v\nwant %s", or.Findings, tt.finding)
+			}
+		})
 	}
 }

@@ -12,24 +12,40 @@
 // are checked in memory that does not grow with their length.
 //
 // Checks are values (Check: a name, a doc string, what they need, and a
-// constructor of a streaming Checker), in the manner of go/analysis. Run
-// drives any set of them over one pass of a trace. A violation is a Finding
-// that names the events involved (and, for a trace imported from a log,
-// the file and line each came from); a Result's Verdict is ok, violated, or
-// unknown when the trace cannot decide (a run cut short, no wall-clock
-// times). Run returns an error only when the trace could not be read or
-// breaks the event model's rules (a BrokenError names the event).
+// constructor of a streaming Checker), in the manner of go/analysis.
+// Evaluate drives any set of them over one pass of a trace; its options
+// (a Config) say what the trace cannot: the validity rule the run's
+// algorithm promises, the bound on overtaking, the checks whose data is
+// required. A violation is a Finding that names the events involved (and,
+// for a trace imported from a log, the file and line each came from); a
+// Result's Verdict is ok, violated, unknown when the trace cannot decide (a
+// run cut short), or skipped when it lacks what the check needs (no wall
+// times), which does not make the run's verdict inconclusive unless the
+// check is required. Evaluate returns an error only when the trace could
+// not be read or breaks the event model's rules (a BrokenError names the
+// event).
+//
+// Every check holds on traces of other programs that have the events it
+// needs: each resource's election is judged on its own, a multicast's
+// group is who it was sent to, a foreign trace's leaders are held to the
+// weak validity rule, and findings that need wall times are only made with
+// them. The checks only some algorithms promise (fairness, starvation:
+// Check.Promise) are left out of General, what such a trace gets.
 //
 // A trace that breaks the event model is an error, not a finding: a gap or
 // repeat in a process's sequence numbers, a receive whose message is never
 // sent (or only after the receive, a causal cycle), a message id sent twice,
-// a process id out of range. Program order and the message pairs are what
-// every check stands on; past such an event, any verdict would rest on a
-// guessed happens-before, so Run reports the events (*BrokenError, all
-// parked receives joined at the end) and gives no verdicts. What the rebuilt
+// a message received by two processes, a process id out of range. The rows
+// of a process may come in any order (the schema's id is only insertion
+// order): Walk takes them by sequence number. Program order and the
+// message pairs are what every check stands on; past such an event, any verdict would rest on a
+// guessed happens-before, so Evaluate reports the events (*BrokenError, all
+// parked receives joined at the end, each cause once with the receives
+// that wait behind it) and gives no verdicts. What the rebuilt
 // happens-before can go on from is a finding of a check: wrong recorded
 // clocks, a receive naming the wrong sender (check "clocks"). A message id
-// received twice is a duplicated delivery, not an error.
+// received twice by the same process is a duplicated delivery, not an
+// error.
 //
 // The checks are in All; Lookup finds one by name. A check's findings are
 // capped at MaxFindings, the rest counted in its Note.

@@ -13,7 +13,9 @@ import (
 // four kinds of events: election_start (a process starts an election),
 // leader (a process decides who leads: detail {"leader": id, "term": t},
 // Peer = the leader; a negative leader means "no leader known"), crash and
-// recover. What they share is here.
+// recover. Each resource has its own election (one per shard, say):
+// agreement, split-brain and termination judge each on its own, while a
+// process's crashes concern all of them. What they share is here.
 //
 // Definitions the four rest on:
 //
@@ -67,22 +69,33 @@ func at(wall int64, end End) string {
 	return " at +" + time.Duration(wall-end.Start).String()
 }
 
-// electorate follows who is live, what each live process believes, and
-// whether its belief comes after every election that started.
+// electorate follows who is live, what each live process believes in each
+// election, and whether its belief comes after every election that
+// started. An election is all the election events of one resource (one
+// election per shard, say): the processes' liveness is shared by all.
 type electorate struct {
-	procs   []*voter
 	pos     int64
-	leaders int64 // leader events seen
-	starts  int64 // election_start events seen
+	leaders int64   // leader events seen
+	starts  int64   // election_start events seen
+	down    []bool  // per process: crashed and not recovered
+	crashed []mark  // per process: the crash that took it down last
+	sends   []int64 // per process: messages sent
+	el      map[string]*election
+	names   []string // the elections' resources, in order of first event
+}
+
+// election is the state of the election of one resource.
+type election struct {
+	procs   []*voter
+	leaders int64
+	starts  int64
 }
 
 type voter struct {
-	down    bool
-	belief  *belief // latest decision of the current incarnation; nil: none
-	start   *mark   // latest election_start still to be answered
-	sent    bool    // a message left since start
-	stale   []bool  // stale[q]: belief is not after q's start
-	crashed mark    // the crash that took the process down
+	belief *belief // latest decision of the current incarnation; nil: none
+	start  *mark   // latest election_start still to be answered
+	sends  int64   // the process's sends when it started it
+	stale  []bool  // stale[q]: belief is not after q's start
 }
 
 type belief struct {
@@ -91,14 +104,36 @@ type belief struct {
 	term   uint64
 }
 
-func (e *electorate) voter(p int) *voter {
-	for p >= len(e.procs) {
-		e.procs = append(e.procs, nil)
+// election returns the election of resource res, made on its first event.
+func (e *electorate) election(res string) *election {
+	el := e.el[res]
+	if el == nil {
+		if e.el == nil {
+			e.el = make(map[string]*election)
+		}
+		el = new(election)
+		e.el[res] = el
+		e.names = append(e.names, res)
 	}
-	if e.procs[p] == nil {
-		e.procs[p] = new(voter)
+	return el
+}
+
+func (el *election) voter(p int) *voter {
+	for p >= len(el.procs) {
+		el.procs = append(el.procs, nil)
 	}
-	return e.procs[p]
+	if el.procs[p] == nil {
+		el.procs[p] = new(voter)
+	}
+	return el.procs[p]
+}
+
+// get returns p's state in the election, or nil if it has none.
+func (el *election) get(p int) *voter {
+	if p < 0 || p >= len(el.procs) {
+		return nil
+	}
+	return el.procs[p]
 }
 
 // stale reports whether v's belief is not after q's start.
@@ -117,7 +152,9 @@ func (e *electorate) event(ev *trace.Event, hb *HB) {
 	switch ev.Kind {
 	case trace.KindLeader:
 		e.leaders++
-		v := e.voter(ev.Proc)
+		el := e.election(ev.Resource)
+		el.leaders++
+		v := el.voter(ev.Proc)
 		leader, term := decision(ev)
 		if leader < 0 {
 			v.belief = nil
@@ -127,39 +164,117 @@ func (e *electorate) event(ev *trace.Event, hb *HB) {
 		v.belief = d
 		// Every start was delivered before d: it happened before d, or is
 		// concurrent with it.
-		for q, w := range e.procs {
+		for q, w := range el.procs {
 			if w != nil && w.start != nil {
 				v.setStale(q, !(hb.HappenedBefore(w.start.ref) || d.laterThan(*w.start)))
 			}
 		}
 	case trace.KindElectionStart:
 		e.starts++
-		v := e.voter(ev.Proc)
+		el := e.election(ev.Resource)
+		el.starts++
+		v := el.voter(ev.Proc)
 		s := newMark(ev, e.pos)
-		v.start, v.sent = &s, false
+		v.start, v.sends = &s, e.sent(ev.Proc)
 		// Every belief was delivered before s: it happened before s (then
 		// it is stale), or is concurrent with it.
-		for _, w := range e.procs {
+		for _, w := range el.procs {
 			if w != nil && w.belief != nil {
 				w.setStale(ev.Proc, hb.HappenedBefore(w.belief.ref) || !w.belief.laterThan(s))
 			}
 		}
 	case trace.KindSend:
-		e.voter(ev.Proc).sent = true
+		e.sends = grow(e.sends, ev.Proc)
+		e.sends[ev.Proc]++
 	case trace.KindCrash:
-		v := e.voter(ev.Proc)
-		v.down, v.belief, v.crashed = true, nil, newMark(ev, e.pos)
-		if v.start != nil && !v.sent {
-			v.start = nil // the election never left its process
+		e.down, e.crashed = grow(e.down, ev.Proc), grow(e.crashed, ev.Proc)
+		e.down[ev.Proc], e.crashed[ev.Proc] = true, newMark(ev, e.pos)
+		for _, el := range e.el {
+			if v := el.get(ev.Proc); v != nil {
+				v.belief = nil
+				if v.start != nil && v.sends == e.sent(ev.Proc) {
+					v.start = nil // the election never left its process
+				}
+			}
 		}
 	case trace.KindRecover:
-		e.voter(ev.Proc).down = false
+		if ev.Proc < len(e.down) {
+			e.down[ev.Proc] = false
+		}
 	}
 }
 
+// sent returns how many messages process p sent so far.
+func (e *electorate) sent(p int) int64 {
+	if p < len(e.sends) {
+		return e.sends[p]
+	}
+	return 0
+}
+
 // live reports whether process p is live at the end of the walk.
-func (e *electorate) live(p int) bool {
-	return p >= len(e.procs) || e.procs[p] == nil || !e.procs[p].down
+func (e *electorate) live(p int) bool { return p < 0 || p >= len(e.down) || !e.down[p] }
+
+// lastCrash returns the crash that last took p down (Seq 0: none).
+func (e *electorate) lastCrash(p int) mark {
+	if p < len(e.crashed) {
+		return e.crashed[p]
+	}
+	return mark{}
+}
+
+// perElection runs judge over the elections of the electorate, in order of
+// their first event, and joins the results (see joinElections).
+func (e *electorate) perElection(judge func(el *election) Result) Result {
+	results := make([]Result, len(e.names))
+	for i, name := range e.names {
+		results[i] = judge(e.el[name])
+	}
+	return joinElections(e.names, results)
+}
+
+// joinElections joins the results of one check over the elections of
+// several resources: violated if one is, else unknown if one is, else ok;
+// with several elections each finding and note says which one it is about
+// ("on shard-1: ..."). One election's result is returned as it is.
+func joinElections(names []string, results []Result) Result {
+	if len(results) == 1 {
+		return results[0]
+	}
+	out := Result{Verdict: OK}
+	var f findings
+	var notes []string
+	for i, r := range results {
+		on := "on " + resourceName(names[i]) + ": "
+		for _, fd := range r.Findings {
+			f.addParts(on+fd.Message, fd.Parts, fd.Events...)
+		}
+		if r.Note != "" {
+			notes = append(notes, on+r.Note)
+		}
+		switch {
+		case r.Verdict == Violated:
+			out.Verdict = Violated
+		case r.Verdict == Unknown && out.Verdict == OK:
+			out.Verdict = Unknown
+		}
+	}
+	out.Findings = f.list
+	out.Note = fmt.Sprintf("%d elections", len(results))
+	if f.more > 0 {
+		out.Note += fmt.Sprintf("; %d more findings not shown", f.more)
+	}
+	out.Note += "; " + strings.Join(notes, "; ")
+	return out
+}
+
+// resourceName names a resource in a finding: the events of a trace that
+// names none have resource "".
+func resourceName(res string) string {
+	if res == "" {
+		return "(no resource)"
+	}
+	return res
 }
 
 // procList formats process ids as "P0, P2 and P3".

@@ -1,10 +1,13 @@
 package analyze
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
@@ -41,8 +44,9 @@ type End struct {
 	HasClocks bool  // some event carried a recorded Lamport or vector clock
 	// Cut counts the events of an abandoned run (its recorder died, see
 	// trace.StatusAbandoned) that could not be placed: receives whose send
-	// was never written, and what followed them in their process. The
-	// trace ends in a cut there, not in a break.
+	// was never written, and what followed them in their process (and the
+	// receives parked behind those). The trace ends in a cut there, not in
+	// a break.
 	Cut int64
 }
 
@@ -60,17 +64,19 @@ type Message struct {
 //
 // Happens-before is the transitive closure of program order (P#k -> P#k+1)
 // and of send -> receive of one message id (the Msg column, and the
-// trace.Links of imported events, which may send or receive several). HB computes its own vector
+// trace.Links of imported events, which may send or receive several). HB
+// computes its own vector
 // clock for every event (VC[p] = how many events of p happened before or
 // at it); the recorded clocks are not trusted, only verified (see Clocks).
 //
 // Memory: one current vector clock per process, one per message sent and
-// not yet received, one bit per received message id (to recognize
-// duplicated deliveries), and the events of a process that must wait for a
-// send the reader has not produced yet. Nothing is kept per event. Beyond
-// sparseAbove processes the clocks are sparse (only their non-zero
-// entries), so that memory grows with what the processes know of each
-// other, not with their number squared.
+// not yet received, a few bits per received message id (who received it, to
+// recognize duplicated deliveries), the events of a process that must wait
+// for a send the reader has not produced yet, and those a reader gave
+// before an earlier one of their process (see Walk). Nothing is kept per
+// event. Beyond sparseAbove processes the clocks are sparse (only their
+// non-zero entries), so that memory grows with what the processes know of
+// each other, not with their number squared.
 type HB struct {
 	run    trace.Run
 	fixed  bool // run.Nodes > 0: every clock has exactly Nodes entries
@@ -79,20 +85,21 @@ type HB struct {
 
 	pending map[int64]*sent // sent and not yet received
 	spare   []*sent         // recycled entries of pending
-	recvd   msgSet          // ids received at least once
+	recvd   msgSet          // ids received at least once, and by whom
+	held    int             // events held back by all processes (see proc.held)
 	waiting map[int64][]int // message id -> processes parked on its receive
 	ready   []int           // processes to resume
 
-	cur      *trace.Event
-	curVC    trace.VC // dense clocks: the current event's
-	curSVC   sparseVC // sparse clocks: the current event's
-	dense    trace.VC // sparse clocks: Clock's answer, made on demand
-	denseOK  bool     // dense holds curSVC
-	merged   sparseVC // sparse clocks: a buffer for merges
-	curSend  *sent
-	curDup   bool
-	lamBound uint64
-	lamRef   trace.Ref
+	cur       *trace.Event
+	curVC     trace.VC // dense clocks: the current event's
+	curSVC    sparseVC // sparse clocks: the current event's
+	dense     trace.VC // sparse clocks: Clock's answer, made on demand
+	denseOK   bool     // dense holds curSVC
+	merged    sparseVC // sparse clocks: a buffer for merges
+	curSend   *sent
+	curDup    bool
+	lamBound  bound[uint64] // of the current event
+	wallBound bound[int64]
 
 	minWall, maxWall   int64
 	delivered          int64
@@ -105,35 +112,63 @@ type HB struct {
 // proc is the state of one process: O(1) besides its clock and the events
 // parked behind a receive whose send has not been read yet.
 type proc struct {
-	id     int
-	read   int64    // Seq of the last event read
-	vc     trace.VC // computed clock of the last event delivered (dense clocks)
-	svc    sparseVC // the same, sparse clocks
-	lam    uint64   // largest recorded Lamport clock in the causal past
-	lamRef trace.Ref
-	queue  []trace.Event // parked events (copies), queue[head:] still to deliver
-	head   int
+	id    int
+	read  int64         // Seq of the last event taken in program order
+	held  seqHeap       // events read before an earlier one of the process, by Seq
+	vc    trace.VC      // computed clock of the last event delivered (dense clocks)
+	svc   sparseVC      // the same, sparse clocks
+	lam   bound[uint64] // largest recorded Lamport clock in the causal past
+	wall  bound[int64]  // latest recorded wall time in the causal past
+	queue []trace.Event // parked events (copies), queue[head:] still to deliver
+	head  int
 }
 
 func (p *proc) parked() bool { return p.head < len(p.queue) }
 
 // sent is a message in flight: its send event and that event's clock.
 type sent struct {
-	ref    trace.Ref
-	to     int
-	typ    string
-	wall   int64
-	vc     trace.VC
-	svc    sparseVC
-	lam    uint64
-	lamRef trace.Ref
+	ref  trace.Ref
+	to   int
+	typ  string
+	wall int64
+	vc   trace.VC
+	svc  sparseVC
+	lam  bound[uint64] // in the send's causal past, the send included
+	wmax bound[int64]
+}
+
+// bound is the largest value of what events record (a Lamport clock, a wall
+// time) in a causal past, and one event that carries it. Bounds travel
+// along happens-before: program order and messages.
+type bound[T uint64 | int64] struct {
+	v   T
+	ref trace.Ref
+}
+
+// max returns the larger of b and o.
+func (b bound[T]) max(o bound[T]) bound[T] {
+	if o.v > b.v {
+		return o
+	}
+	return b
+}
+
+// with returns the bound after an event whose own value is v: b, or v at
+// ref if it is larger.
+func (b bound[T]) with(v T, ref trace.Ref) bound[T] {
+	if v > b.v {
+		return bound[T]{v, ref}
+	}
+	return b
 }
 
 // Walk reads one run's events from r and calls visit for each of them in a
 // causal order: every event after its program-order predecessor and every
-// receive after its send. Events of one process must come in program order;
-// across processes the reader's order does not matter, a receive may come
-// before its send (the receiving process waits until the send is read).
+// receive after its send. The reader's order does not matter: the events of
+// a process are taken in the order of their sequence numbers (the schema's
+// id is only insertion order; an event read before an earlier one of its
+// process is held back until that one comes), and a receive may come before
+// its send (the receiving process waits until the send is read).
 //
 // The Event given to visit and the HB's answers are valid only during the
 // call. Walk stops at the first error of r (wrapped) and returns a
@@ -145,6 +180,7 @@ func Walk(run trace.Run, r trace.Reader, visit func(ev *trace.Event, hb *HB)) (E
 		fixed:   run.Nodes > 0,
 		pending: make(map[int64]*sent),
 		waiting: make(map[int64][]int),
+		recvd:   newMsgSet(run.Nodes),
 		visit:   visit,
 	}
 	if run.Nodes > MaxProcs {
@@ -177,7 +213,8 @@ func (h *HB) Current() *trace.Event { return h.cur }
 // own storage: read it during the visit, Clone it to keep it. In a run
 // without Nodes it may be shorter than the number of processes (missing
 // entries are 0). With many processes (sparse clocks) it costs O(processes)
-// the first time it is asked for an event: use Knows where it serves.
+// the first time it is asked for an event: use Knows or Stamp where they
+// serve.
 func (h *HB) Clock() trace.VC {
 	if !h.sparse || h.cur == nil {
 		return h.curVC
@@ -200,6 +237,36 @@ func (h *HB) Knows(p int) int64 {
 	}
 	return int64(h.curVC[p])
 }
+
+// snapshot is a copy of a computed clock kept beyond the visit: dense or
+// sparse as HB's clocks are, so that a check keeping one per waiting request
+// does not undo what sparse clocks save.
+type snapshot struct {
+	dense  trace.VC
+	sparse sparseVC
+}
+
+// snapshot returns a copy of the current event's clock.
+func (h *HB) snapshot() snapshot {
+	if h.sparse {
+		return snapshot{sparse: slices.Clone(h.curSVC)}
+	}
+	return snapshot{dense: slices.Clone(h.curVC)}
+}
+
+// get returns how many events of process p the clock knows of.
+func (c snapshot) get(p int) int64 {
+	if c.sparse != nil {
+		return int64(c.sparse.get(p))
+	}
+	if p < 0 || p >= len(c.dense) {
+		return 0
+	}
+	return int64(c.dense[p])
+}
+
+// knows reports whether the clock knows event ref.
+func (c snapshot) knows(ref trace.Ref) bool { return c.get(ref.Proc) >= ref.Seq }
 
 // HappenedBefore reports whether event a happened before the current event
 // (strictly: an event did not happen before itself). O(1): a -> b iff
@@ -233,7 +300,13 @@ func (h *HB) Duplicate() bool { return h.curDup }
 // LamportBound returns the largest recorded Lamport clock among the events
 // that happened before the current one, and one event that carries it (0
 // if none recorded one). A recorded Lamport clock must exceed it.
-func (h *HB) LamportBound() (uint64, trace.Ref) { return h.lamBound, h.lamRef }
+func (h *HB) LamportBound() (uint64, trace.Ref) { return h.lamBound.v, h.lamBound.ref }
+
+// WallBound returns the latest recorded wall time among the events that
+// happened before the current one, and one event that carries it (0 if
+// none recorded one). Wall clocks that agree with causality stamp the
+// current event no earlier.
+func (h *HB) WallBound() (int64, trace.Ref) { return h.wallBound.v, h.wallBound.ref }
 
 // Wall returns the wall time of the current event.
 func (h *HB) Wall() int64 {
@@ -245,6 +318,31 @@ func (h *HB) Wall() int64 {
 
 // MaxWall returns the latest wall time among the events delivered so far.
 func (h *HB) MaxWall() int64 { return h.maxWall }
+
+// KnownByAll returns how many events of process q every process knows of
+// so far: the least VC[q] over the processes' computed clocks. The events
+// of q within it happened before every event still to come. In a run
+// without Nodes a process not seen yet may know nothing: it is 0.
+func (h *HB) KnownByAll(q int) int64 {
+	if !h.fixed || len(h.procs) == 0 {
+		return 0
+	}
+	least := int64(-1)
+	for _, p := range h.procs {
+		k := int64(0)
+		switch {
+		case p == nil:
+		case h.sparse:
+			k = int64(p.svc.get(q))
+		case q < len(p.vc):
+			k = int64(p.vc[q])
+		}
+		if least < 0 || k < least {
+			least = k
+		}
+	}
+	return least
+}
 
 // Procs returns the number of processes: Run.Nodes, or those seen so far.
 func (h *HB) Procs() int { return len(h.procs) }
@@ -270,12 +368,63 @@ func (h *HB) end() End {
 
 // add takes the next event from the reader.
 func (h *HB) add(ev *trace.Event) error {
+	p, err := h.proc(ev)
+	if err != nil {
+		return err
+	}
+	if ev.Seq != p.read+1 {
+		if ev.Seq > p.read+1 {
+			return h.hold(p, ev)
+		}
+		if p.read == 0 {
+			return broken(ev, "is the first event of P%d: sequence numbers start at 1", ev.Proc)
+		}
+		return broken(ev, "follows P%d#%d: a process's events are numbered 1, 2, 3... without gaps", ev.Proc, p.read)
+	}
+	if err := h.take(p, ev); err != nil {
+		return err
+	}
+	// The events held back that now follow in program order.
+	for len(p.held) > 0 && p.held[0].Seq <= p.read+1 {
+		next := heap.Pop(&p.held).(trace.Event)
+		h.held--
+		if next.Seq != p.read+1 {
+			return broken(&next, "follows P%d#%d: a process's events are numbered 1, 2, 3... without gaps", next.Proc, p.read)
+		}
+		if err := h.take(p, &next); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxHeld bounds the events held back for an earlier event of their
+// process that the reader has not given yet: beyond it, the missing event
+// is taken for a gap rather than a reason to keep the trace in memory.
+const maxHeld = 1 << 16
+
+// hold keeps a copy of ev, which the reader gave before an earlier event of
+// its process.
+func (h *HB) hold(p *proc, ev *trace.Event) error {
+	if h.held >= maxHeld {
+		return broken(ev, "follows P%d#%d, and more than %d later events wait for the ones between: a process's events are numbered 1, 2, 3... without gaps",
+			ev.Proc, p.read, maxHeld)
+	}
+	c := *ev
+	c.VC, c.Detail = slices.Clone(ev.VC), slices.Clone(ev.Detail)
+	heap.Push(&p.held, c)
+	h.held++
+	return nil
+}
+
+// proc returns the state of ev's process, made on its first event.
+func (h *HB) proc(ev *trace.Event) (*proc, error) {
 	if ev.Proc < 0 || (h.fixed && ev.Proc >= len(h.procs)) || ev.Proc >= MaxProcs {
 		n := "no process count"
 		if h.fixed {
 			n = plural.Count(len(h.procs), "process")
 		}
-		return broken(ev, "names process %d, out of range (run has %s)", ev.Proc, n)
+		return nil, broken(ev, "names process %d, out of range (run has %s)", ev.Proc, n)
 	}
 	for ev.Proc >= len(h.procs) {
 		h.procs = append(h.procs, nil)
@@ -295,12 +444,11 @@ func (h *HB) add(ev *trace.Event) error {
 		}
 		h.procs[ev.Proc] = p
 	}
-	if ev.Seq != p.read+1 {
-		if p.read == 0 {
-			return broken(ev, "is the first event of P%d: sequence numbers start at 1", ev.Proc)
-		}
-		return broken(ev, "follows P%d#%d: a process's events are numbered 1, 2, 3... without gaps", ev.Proc, p.read)
-	}
+	return p, nil
+}
+
+// take takes ev, the next event of p in program order.
+func (h *HB) take(p *proc, ev *trace.Event) error {
 	p.read = ev.Seq
 	if ev.Kind == trace.KindReceive && ev.Msg == 0 {
 		return broken(ev, "has no message id")
@@ -390,15 +538,18 @@ func (h *HB) deliver(p *proc, ev *trace.Event, links *trace.Links) error {
 	if ev.Kind == trace.KindReceive {
 		if s = h.pending[ev.Msg]; s != nil {
 			delete(h.pending, ev.Msg)
-			h.recvd.add(ev.Msg)
-			if h.sparse {
-				h.merged = p.svc.merge(s.svc, h.merged[:0])
-				p.svc, h.merged = h.merged, p.svc
-			} else {
-				p.vc.Merge(s.vc)
-			}
+			h.recvd.add(ev.Msg, ev.Proc)
+			h.merge(p, s)
 		} else {
-			dup = true // missing said it was received before
+			// missing said it was received before. A second receive is
+			// a duplicated delivery only where the first one was: a
+			// message sent to one process is not delivered to another,
+			// and the send is in the causal past of the first receiver
+			// only.
+			if err := h.again(ev, ev.Msg); err != nil {
+				return err
+			}
+			dup = true
 		}
 	}
 	// The receives of an imported event beyond its Msg: each merges its
@@ -407,14 +558,11 @@ func (h *HB) deliver(p *proc, ev *trace.Event, links *trace.Links) error {
 	for _, k := range links.Recv {
 		if t := h.pending[k.Msg]; t != nil {
 			delete(h.pending, k.Msg)
-			h.recvd.add(k.Msg)
-			if h.sparse {
-				h.merged = p.svc.merge(t.svc, h.merged[:0])
-				p.svc, h.merged = h.merged, p.svc
-			} else {
-				p.vc.Merge(t.vc)
-			}
+			h.recvd.add(k.Msg, ev.Proc)
+			h.merge(p, t)
 			also = append(also, t)
+		} else if err := h.again(ev, k.Msg); err != nil {
+			return err
 		}
 	}
 	if h.sparse {
@@ -427,22 +575,17 @@ func (h *HB) deliver(p *proc, ev *trace.Event, links *trace.Links) error {
 	}
 
 	// The recorded Lamport clocks travel along the same edges: the bound of
-	// an event is the largest recorded value in its causal past.
-	bound, ref := p.lam, p.lamRef
-	if s != nil && s.lam > bound {
-		bound, ref = s.lam, s.lamRef
+	// an event is the largest recorded value in its causal past. And so do
+	// the wall times, for the clocks' disagreement.
+	lam, wall := p.lam, p.wall
+	if s != nil {
+		lam, wall = lam.max(s.lam), wall.max(s.wmax)
 	}
 	for _, t := range also {
-		if t.lam > bound {
-			bound, ref = t.lam, t.lamRef
-		}
+		lam, wall = lam.max(t.lam), wall.max(t.wmax)
 	}
-	h.lamBound, h.lamRef = bound, ref
-	if ev.Lamport > bound {
-		p.lam, p.lamRef = ev.Lamport, ev.Ref()
-	} else {
-		p.lam, p.lamRef = bound, ref
-	}
+	h.lamBound, p.lam = lam, lam.with(ev.Lamport, ev.Ref())
+	h.wallBound, p.wall = wall, wall.with(ev.Wall, ev.Ref())
 
 	if ev.Kind == trace.KindSend && ev.Msg != 0 {
 		if err := h.send(p, ev, ev.Msg, ev.Peer); err != nil {
@@ -476,6 +619,25 @@ func (h *HB) deliver(p *proc, ev *trace.Event, links *trace.Links) error {
 	return nil
 }
 
+// merge merges the clock of message s, received by p, into p's clock.
+func (h *HB) merge(p *proc, s *sent) {
+	if h.sparse {
+		h.merged = p.svc.merge(s.svc, h.merged[:0])
+		p.svc, h.merged = h.merged, p.svc
+		return
+	}
+	p.vc.Merge(s.vc)
+}
+
+// again checks a second receive of msg by ev: a duplicated delivery only
+// at the process that received it first.
+func (h *HB) again(ev *trace.Event, msg int64) error {
+	if first := h.recvd.receiver(msg); first != ev.Proc {
+		return broken(ev, "receives message %d, which P%d received before: a message reaches one process (a second receive there is a duplicated delivery)", msg, first)
+	}
+	return nil
+}
+
 // send records that ev, delivered at p, sends message msg to peer.
 func (h *HB) send(p *proc, ev *trace.Event, msg int64, to int) error {
 	if first := h.pending[msg]; first != nil {
@@ -491,7 +653,7 @@ func (h *HB) send(p *proc, ev *trace.Event, msg int64, to int) error {
 	} else {
 		n.vc = append(n.vc[:0], p.vc...)
 	}
-	n.lam, n.lamRef = p.lam, p.lamRef
+	n.lam, n.wmax = p.lam, p.wall
 	h.pending[msg] = n
 	if ws, ok := h.waiting[msg]; ok {
 		delete(h.waiting, msg)
@@ -528,12 +690,34 @@ func (p *proc) enqueue(ev *trace.Event) {
 	}
 }
 
-// close reports the processes still parked at the end of the trace: their
-// receive has no send, or the send comes after the receive in the send's
-// own program order (a causal cycle). In an abandoned run a receive without
-// its send is the cut its dead recorder left (it wrote the receive, and
-// died before writing the send): the parked events are counted in End.Cut.
+// close reports the events of the trace that could not be taken: those
+// held back for an earlier event of their process that never came (a gap in
+// the sequence numbers), and the processes still parked on a receive. A
+// parked receive waits for a message that was never sent (a cause), or for
+// a send that is itself parked behind another receive of its process. Those
+// chains end at a receive of a message never sent or at a causal cycle (a
+// send that can only come after the receive it must precede), and only the
+// causes are reported, each with the receives that wait behind it.
+//
+// In an abandoned run a receive of a message never sent is the cut its dead
+// recorder left (it wrote the receive, and died before writing the send):
+// the events parked on it, and behind it in other processes, are counted in
+// End.Cut rather than reported. A causal cycle is broken in any run.
 func (h *HB) close() error {
+	var errs []error
+	for _, p := range h.procs {
+		if p == nil || len(p.held) == 0 {
+			continue
+		}
+		ev := &p.held[0]
+		if p.read == 0 {
+			errs = append(errs, broken(ev, "is the first event of P%d: sequence numbers start at 1", ev.Proc))
+		} else {
+			errs = append(errs, broken(ev, "follows P%d#%d: a process's events are numbered 1, 2, 3... without gaps", ev.Proc, p.read))
+		}
+	}
+	// The sends parked behind a receive, and for each parked process the
+	// process whose parked send its receive waits for (-1: none, never sent).
 	later := make(map[int64]trace.Ref)
 	for _, p := range h.procs {
 		if p == nil {
@@ -550,71 +734,188 @@ func (h *HB) close() error {
 			}
 		}
 	}
-	var errs []error
+	next := make(map[int]int)
+	waitsFor := make(map[int]int64) // parked process -> the message its receive lacks
+	var parked []int
 	for _, p := range h.procs {
 		if p == nil || !p.parked() {
 			continue
 		}
+		parked = append(parked, p.id)
 		ev := &p.queue[p.head]
 		l, _ := h.links(ev)
-		msg, _ := h.missing(ev, &l)
-		if ref, ok := later[msg]; ok {
-			errs = append(errs, broken(ev, "waits for message %d, sent at %v, which cannot happen before it (causal cycle)", msg, ref))
-		} else if h.run.Status == trace.StatusAbandoned {
-			h.cut += int64(len(p.queue) - p.head)
-		} else {
-			errs = append(errs, broken(ev, "receives message %d, which was never sent", msg))
+		waitsFor[p.id], _ = h.missing(ev, &l)
+		next[p.id] = -1
+		if ref, ok := later[waitsFor[p.id]]; ok {
+			next[p.id] = ref.Proc
 		}
+	}
+	// Each chain of parked processes ends at a cause: a process whose
+	// receive was never sent, or the first process of a cycle it reaches.
+	cause := make(map[int]int) // parked process -> its cause
+	onCycle := make(map[int]bool)
+	for _, id := range parked {
+		var path []int
+		seen := make(map[int]int) // process -> index in path
+		q := id
+		for {
+			if c, ok := cause[q]; ok {
+				for _, r := range path {
+					cause[r] = c
+				}
+				break
+			}
+			if i, ok := seen[q]; ok { // a cycle: path[i:]
+				for _, r := range path[i:] {
+					onCycle[r] = true
+					cause[r] = r
+				}
+				for _, r := range path[:i] {
+					cause[r] = q
+				}
+				break
+			}
+			seen[q] = len(path)
+			path = append(path, q)
+			if next[q] < 0 {
+				for _, r := range path {
+					cause[r] = q
+				}
+				break
+			}
+			q = next[q]
+		}
+	}
+	abandoned := h.run.Status == trace.StatusAbandoned
+	behind := make(map[int][]string)
+	for _, id := range parked {
+		c := cause[id]
+		if abandoned && !onCycle[c] {
+			p := h.procs[id]
+			h.cut += int64(len(p.queue) - p.head)
+			continue
+		}
+		if c != id {
+			behind[c] = append(behind[c], h.procs[id].queue[h.procs[id].head].Ref().String())
+		}
+	}
+	for _, id := range parked {
+		if cause[id] != id || (abandoned && !onCycle[id]) {
+			continue
+		}
+		ev := &h.procs[id].queue[h.procs[id].head]
+		msg := waitsFor[id]
+		var be *BrokenError
+		if onCycle[id] {
+			be = broken(ev, "waits for message %d, sent at %v, which cannot happen before it (causal cycle)", msg, later[msg])
+		} else {
+			be = broken(ev, "receives message %d, which was never sent", msg)
+		}
+		if b := behind[id]; len(b) > 0 {
+			what := "1 receive waits"
+			if len(b) > 1 {
+				what = fmt.Sprintf("%d receives wait", len(b))
+			}
+			if len(b) > 10 {
+				b = append(b[:10:10], "...")
+			}
+			be.Msg += fmt.Sprintf(" (%s behind it: %s)", what, strings.Join(b, ", "))
+		}
+		errs = append(errs, be)
 	}
 	return errors.Join(errs...)
 }
 
-// msgSet is a set of message ids. Ids of dmx's own form, trace.MsgID(from,
-// k), take one bit each in a per-sender bitmap; others (imports) go to a map.
-type msgSet struct {
-	bits  [][]uint64
-	other map[int64]struct{}
+// seqHeap holds the events of one process read before an earlier one, the
+// lowest Seq first (container/heap).
+type seqHeap []trace.Event
+
+func (s seqHeap) Len() int           { return len(s) }
+func (s seqHeap) Less(i, j int) bool { return s[i].Seq < s[j].Seq }
+func (s seqHeap) Swap(i, j int)      { s[i], s[j] = s[j], s[i] }
+func (s *seqHeap) Push(x any)        { *s = append(*s, x.(trace.Event)) }
+func (s *seqHeap) Pop() any {
+	old := *s
+	ev := old[len(old)-1]
+	*s = old[:len(old)-1]
+	return ev
 }
 
-// maxBitK bounds the per-sender bitmap (8 MiB per sender at most).
-const maxBitK = 1 << 26
+// msgSet records which process received each message id. Ids of dmx's own
+// form, trace.MsgID(from, k), take a few bits each (the receiver plus one,
+// 0 for none) in a per-sender packed array; others (imports) go to a map.
+type msgSet struct {
+	width int // bits per id in bits: enough for the largest process id plus one
+	bits  [][]uint64
+	other map[int64]int
+}
+
+// maxBits bounds the per-sender packed array (8 MiB per sender at most).
+const maxBits = 1 << 26
+
+// newMsgSet returns a set for a run of n processes (0: not known, up to
+// MaxProcs).
+func newMsgSet(n int) msgSet {
+	if n <= 0 {
+		n = MaxProcs
+	}
+	return msgSet{width: bits.Len(uint(n))}
+}
 
 func (s *msgSet) split(id int64) (from int, k int64, ok bool) {
 	from, k = int(id>>32), id&(1<<32-1)
-	return from, k, id > 0 && from < MaxProcs && k < maxBitK
+	return from, k, id > 0 && from < MaxProcs && k < int64(maxBits/s.width)
 }
 
-func (s *msgSet) add(id int64) {
+// add records that process to received message id.
+func (s *msgSet) add(id int64, to int) {
 	from, k, ok := s.split(id)
-	if !ok {
+	if !ok || to+1 >= 1<<s.width {
 		if s.other == nil {
-			s.other = make(map[int64]struct{})
+			s.other = make(map[int64]int)
 		}
-		s.other[id] = struct{}{}
+		s.other[id] = to
 		return
 	}
 	for from >= len(s.bits) {
 		s.bits = append(s.bits, nil)
 	}
-	w := int(k / 64)
-	if w >= len(s.bits[from]) {
-		b := slices.Grow(s.bits[from], w+1-len(s.bits[from]))
+	bit := k * int64(s.width)
+	last := int((bit + int64(s.width) - 1) / 64)
+	if last >= len(s.bits[from]) {
+		b := slices.Grow(s.bits[from], last+1-len(s.bits[from]))
 		s.bits[from] = b[:cap(b)] // always len == cap, so the tail is zero
 	}
-	s.bits[from][w] |= 1 << (k % 64)
+	w, off := bit/64, uint(bit%64)
+	v := uint64(to + 1)
+	s.bits[from][w] |= v << off
+	if off+uint(s.width) > 64 {
+		s.bits[from][w+1] |= v >> (64 - off)
+	}
 }
 
-func (s *msgSet) has(id int64) bool {
+// receiver returns the process that received message id, or -1.
+func (s *msgSet) receiver(id int64) int {
+	if to, ok := s.other[id]; ok {
+		return to
+	}
 	from, k, ok := s.split(id)
-	if !ok {
-		_, in := s.other[id]
-		return in
+	if !ok || from >= len(s.bits) {
+		return -1
 	}
-	if from >= len(s.bits) || int(k/64) >= len(s.bits[from]) {
-		return false
+	bit := k * int64(s.width)
+	w, off := int(bit/64), uint(bit%64)
+	if w >= len(s.bits[from]) {
+		return -1
 	}
-	return s.bits[from][k/64]&(1<<(k%64)) != 0
+	v := s.bits[from][w] >> off
+	if off+uint(s.width) > 64 && w+1 < len(s.bits[from]) {
+		v |= s.bits[from][w+1] << (64 - off)
+	}
+	return int(v&(1<<s.width-1)) - 1
 }
+
+func (s *msgSet) has(id int64) bool { return s.receiver(id) >= 0 }
 
 // sparseAbove is the number of processes beyond which HB keeps sparse
 // clocks. Dense clocks are faster while they are small, but cost N entries

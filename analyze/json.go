@@ -12,8 +12,10 @@ import (
 //	{"run":1,"check":"mutex-causal","verdict":"violated",
 //	 "findings":[{"message":"concurrent critical sections on cs: ...","events":["P0#3","P0#4","P1#2","P1#3"]}]}
 //
-// findings is always an array ([] when there are none); note and error
-// appear only when set. Fields are only ever added.
+// verdict is "ok", "violated", "unknown" or "skipped" (the trace lacks what
+// the check needs; see Skipped); findings is always an array ([] when
+// there are none); note and error appear only when set. Fields are only
+// ever added.
 type JSONResult struct {
 	Run      int64         `json:"run"`
 	Check    string        `json:"check"`

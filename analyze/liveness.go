@@ -23,7 +23,7 @@ pending requests). If the run is incomplete (cut short, Run.Complete false)
 a pending request may yet have been granted: the verdict is unknown.
 Entries without a recorded request are not counted.`,
 	Requires: []string{NeedHB},
-	New:      func(trace.Run) Checker { return &liveness{pending: make(map[csKey][]request)} },
+	New:      func(Config) Checker { return &liveness{pending: make(map[csKey][]request)} },
 }
 
 type csKey struct {

@@ -132,3 +132,131 @@ func TestSparseClocks(t *testing.T) {
 		}
 	})
 }
+
+// tokenChain is a lock passed along a chain of n processes: each asks for
+// it at once, and P(k) enters after receiving the token from P(k-1) and
+// passes it on to P(k+1). P(skew)'s clock is behind: it receives the
+// token stamped before it was sent and its section overlaps its
+// predecessor's in wall time although one exited before the other entered.
+// The rows are shuffled. With cut, the send of P(skew-1) is left out, as a
+// dead recorder leaves it; cut then counts the events that cannot be
+// placed (those of P(skew) from its receive on and of every later process
+// from its receive on).
+func tokenChain(n, skew int, withCut bool) (evs []trace.Event, recv trace.Ref, cut int64) {
+	const ms = int64(1_000_000)
+	t, lam := startWall, uint64(1)
+	next := func() (int64, uint64) { t += ms; lam++; return t, lam }
+	for p := range n {
+		evs = append(evs, trace.Event{Proc: p, Seq: 1, Kind: trace.KindCSRequest, Resource: "cs", Lamport: 1, Wall: startWall, Peer: trace.NoPeer})
+	}
+	seq := 1
+	for p := range n {
+		seq = 1
+		add := func(kind trace.Kind, set func(*trace.Event)) {
+			seq++
+			w, l := next()
+			ev := trace.Event{Proc: p, Seq: int64(seq), Kind: kind, Resource: "cs", Lamport: l, Wall: w, Peer: trace.NoPeer}
+			if set != nil {
+				set(&ev)
+			}
+			if p == skew {
+				// 2.5ms behind: the receive is stamped before the send,
+				// the section within the predecessor's.
+				ev.Wall -= 5 * ms / 2
+			}
+			if withCut && p >= skew && ev.Kind != trace.KindCSRequest {
+				cut++
+			}
+			evs = append(evs, ev)
+		}
+		if p > 0 {
+			add(trace.KindReceive, func(ev *trace.Event) {
+				ev.Resource, ev.Msg, ev.Peer, ev.MsgType = "", trace.MsgID(p-1, 1), p-1, "token"
+			})
+			if p == skew {
+				recv = evs[len(evs)-1].Ref()
+			}
+		}
+		add(trace.KindCSEnter, nil)
+		add(trace.KindCSExit, nil)
+		if p < n-1 && !(withCut && p == skew-1) {
+			add(trace.KindSend, func(ev *trace.Event) {
+				ev.Resource, ev.Msg, ev.Peer, ev.MsgType = "", trace.MsgID(p, 1), p+1, "token"
+			})
+		}
+	}
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(skew)))
+	rng.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
+	return evs, recv, cut
+}
+
+// TestManyProcessesChecks: beyond sparseAbove processes the checks that
+// carry wall times and Lamport clocks along happens-before (clock-skew,
+// mutex-realtime, clocks), take rows out of seq order, keep clocks of
+// waiting requests (fairness, starvation) and count an abandoned run's cut
+// say what they say with dense clocks, and find what is planted.
+func TestManyProcessesChecks(t *testing.T) {
+	for _, n := range []int{5, sparseAbove + 476} {
+		skew := n / 2
+		// Sparse clocks as they come beyond sparseAbove, forced below it.
+		sparseAt := sparseAbove
+		if n <= sparseAt {
+			sparseAt = 0
+		}
+		evaluate := func(t *testing.T, sparse int, evs []trace.Event, run trace.Run) ([]Result, End) {
+			defer func(n int) { sparseAbove = n }(sparseAbove)
+			sparseAbove = sparse
+			end, err := Walk(run, &trace.SliceReader{Events: slices.Clone(evs)}, func(ev *trace.Event, hb *HB) {
+				if want := n > sparse; hb.sparse != want {
+					t.Fatalf("%d processes, sparse above %d: sparse clocks %v", n, sparse, hb.sparse)
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			results, err := Evaluate(run, &trace.SliceReader{Events: slices.Clone(evs)}, All)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return results, end
+		}
+		t.Run(fmt.Sprintf("procs=%d", n), func(t *testing.T) {
+			evs, recv, _ := tokenChain(n, skew, false)
+			run := trace.Run{ID: 1, Algorithm: "test", Nodes: n, Complete: true, Started: startWall}
+			dense, _ := evaluate(t, 1<<20, evs, run)
+			sparse, _ := evaluate(t, sparseAt, evs, run)
+			for i := range dense {
+				if d, s := expectation(dense[i]), expectation(sparse[i]); d != s {
+					t.Errorf("%s: dense and sparse clocks disagree:\ndense:\n%ssparse:\n%s", dense[i].Check, d, s)
+				}
+			}
+			got := map[string]Result{}
+			for _, r := range dense {
+				got[r.Check] = r
+			}
+			if r := got["clock-skew"]; r.Verdict != Violated || !slices.ContainsFunc(r.Findings, func(f Finding) bool { return slices.Contains(f.Events, recv) }) {
+				t.Errorf("clock-skew %s, want a finding naming %v: %v", r.Verdict, recv, r.Findings)
+			}
+			for _, c := range []string{"clocks", "mutex-causal", "mutex-realtime", "liveness", "fairness"} {
+				if r := got[c]; r.Verdict != OK {
+					t.Errorf("%s %s, want ok: %s %v", c, r.Verdict, r.Note, r.Findings)
+				}
+			}
+		})
+		t.Run(fmt.Sprintf("abandoned procs=%d", n), func(t *testing.T) {
+			evs, _, cut := tokenChain(n, skew, true)
+			run := trace.Run{ID: 1, Algorithm: "test", Nodes: n, Status: trace.StatusAbandoned, Started: startWall}
+			for _, sparse := range []int{1 << 20, sparseAt} {
+				results, end := evaluate(t, sparse, evs, run)
+				if end.Cut != cut {
+					t.Errorf("sparse above %d: End.Cut %d, want %d (P%d's receive and all behind it)", sparse, end.Cut, cut, skew)
+				}
+				for _, r := range results {
+					if r.Verdict == OK {
+						t.Errorf("sparse above %d: %s ok on a run cut short by its recorder's death", sparse, r.Check)
+					}
+				}
+			}
+		})
+	}
+}

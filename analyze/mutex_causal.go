@@ -27,7 +27,7 @@ failure detector), so the next entry on the resource must come after the
 crash in wall time instead, as in split-brain: every pair that involves a
 section ended by a crash is judged by whether their wall intervals overlap.`,
 	Requires: []string{NeedHB},
-	New:      func(trace.Run) Checker { return &mutexCausal{res: make(map[string]*causalRes)} },
+	New:      func(Config) Checker { return &mutexCausal{res: make(map[string]*causalRes)} },
 }
 
 // Why checking consecutive sections in delivery order suffices.

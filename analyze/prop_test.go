@@ -190,6 +190,10 @@ func TestHBAgainstClosure(t *testing.T) {
 			run.Nodes = 0
 		}
 		delivered := make([]bool, len(b.events))
+		last := make([]int, b.n) // per process: the index of its last event delivered, -1 none
+		for p := range last {
+			last[p] = -1
+		}
 		var fail string
 		_, err := Walk(run, &trace.SliceReader{Events: shuffle(rng, b)}, func(ev *trace.Event, hb *HB) {
 			cur := ev.Ref()
@@ -201,12 +205,44 @@ func TestHBAgainstClosure(t *testing.T) {
 				}
 			}
 			delivered[i] = true
+			last[ev.Proc] = i
+			// every process knows of the same events of q as the closure
+			// says its last event does
+			if run.Nodes > 0 {
+				for q := range b.n {
+					least := int64(-1)
+					for p := range b.n {
+						var k int64
+						for j := range b.events {
+							if last[p] >= 0 && b.events[j].Proc == q && (j == last[p] || ref.hb(b.events[j].Ref(), b.events[last[p]].Ref())) {
+								k++
+							}
+						}
+						if least < 0 || k < least {
+							least = k
+						}
+					}
+					if got := hb.KnownByAll(q); got != least && fail == "" {
+						fail = fmt.Sprintf("at %v: KnownByAll(P%d) = %d, closure says %d", cur, q, got, least)
+					}
+				}
+			}
 			// all pairs (a, current): the traces are small
 			for j := range b.events {
 				a := b.events[j].Ref()
 				if got, want := hb.HappenedBefore(a), ref.hb(a, cur); got != want && fail == "" {
 					fail = fmt.Sprintf("HappenedBefore(%v) at %v = %v, closure says %v", a, cur, got, want)
 				}
+			}
+			// the wall bound is the latest wall time before it
+			var wall int64
+			for j := range b.events {
+				if ref.hb(b.events[j].Ref(), cur) {
+					wall = max(wall, b.events[j].Wall)
+				}
+			}
+			if got, at := hb.WallBound(); (got != wall || (wall != 0 && !ref.hb(at, cur))) && fail == "" {
+				fail = fmt.Sprintf("at %v: WallBound = %d at %v, closure says %d", cur, got, at, wall)
 			}
 			// the rebuilt clock counts the events before it
 			for p := range b.n {
@@ -336,4 +372,44 @@ func bruteSpans(events []trace.Event) (spans []bruteSpan, pending int) {
 		pending += r - entered[k]
 	}
 	return spans, pending
+}
+
+// TestMsgSet compares the packed record of receivers with a map, for
+// widths that do and do not divide 64 (entries that straddle two words).
+func TestMsgSet(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 5, 16, 17, 64, 100} {
+		rng := rand.New(rand.NewPCG(uint64(n), 0x5e7))
+		s := newMsgSet(n)
+		ref := map[int64]int{}
+		procs := n
+		if procs == 0 {
+			procs = MaxProcs
+		}
+		for range 2000 {
+			var id int64
+			switch rng.IntN(4) {
+			case 0:
+				id = rng.Int64() // foreign ids: the map
+			default:
+				id = trace.MsgID(rng.IntN(min(procs, 8)), 1+rng.Int64N(500))
+			}
+			if _, ok := ref[id]; ok {
+				continue
+			}
+			to := rng.IntN(procs)
+			s.add(id, to)
+			ref[id] = to
+		}
+		for id, to := range ref {
+			if got := s.receiver(id); got != to {
+				t.Fatalf("n=%d: receiver(%d) = %d, want %d", n, id, got, to)
+			}
+		}
+		for range 1000 {
+			id := trace.MsgID(rng.IntN(min(procs, 8)), 1+rng.Int64N(1000))
+			if _, ok := ref[id]; !ok && s.has(id) {
+				t.Fatalf("n=%d: has(%d) for an id never added", n, id)
+			}
+		}
+	}
 }

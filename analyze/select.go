@@ -49,3 +49,17 @@ func Names() []string {
 	}
 	return names
 }
+
+// General returns the checks that hold of any trace that has the events
+// they need, in the order of All: every check but those only some
+// algorithms promise (Check.Promise). A trace of another program gets
+// these.
+func General() []*Check {
+	var out []*Check
+	for _, c := range All {
+		if !c.Promise {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -73,7 +73,8 @@ func (s simRun) record(t testing.TB) (trace.Run, []trace.Event) {
 func (s simRun) check(t testing.TB, checks ...*analyze.Check) map[string]analyze.Result {
 	t.Helper()
 	run, events := s.record(t)
-	results, err := analyze.Evaluate(run, &trace.SliceReader{Events: events}, checks)
+	// The validity rule the algorithm promises, as dmx check gives it.
+	results, err := analyze.Evaluate(run, &trace.SliceReader{Events: events}, checks, analyze.WithValidity(registry.Lookup(s.algo).Validity))
 	if err != nil {
 		t.Fatalf("%s: %v", s.repro(), err)
 	}

@@ -17,7 +17,10 @@ var SplitBrain = &Check{
 	Doc: `never two processes that both believe they lead
 
 A process believes it leads from a leader event naming itself until it
-crashes or decides that another process leads (or that none does). Two such
+crashes or decides that another process leads (or that none does), in the
+election of the event's resource: each resource (one election per shard,
+say) is judged on its own, and a crash ends a process's leadership in all
+of them. Two such
 "I lead" intervals of different processes must not coexist, which is
 checked two ways:
   - causally: the end of one must have happened before the start of the
@@ -36,7 +39,7 @@ streaming check keeps per process its open interval and the last one it
 left by a decision; the intervals themselves (one per self-declaration, far
 fewer than events) are swept in wall time at the end.`,
 	Requires: []string{NeedHB},
-	New:      func(trace.Run) Checker { return &splitBrain{causal: make(map[[2]*reign]bool)} },
+	New:      func(Config) Checker { return &splitBrain{el: make(map[string]*reigns)} },
 }
 
 // reign is one "I lead" interval.
@@ -72,6 +75,12 @@ func (r *reign) String() string {
 type splitBrain struct {
 	pos     int64
 	leaders int64
+	el      map[string]*reigns // per election (resource)
+	names   []string           // the elections' resources, in order of first event
+}
+
+// reigns are the "I lead" intervals of one election.
+type reigns struct {
 	cur     []*reign // per process: the interval it is in
 	stepped []*reign // per process: the last interval it left by a decision
 	all     []*reign
@@ -93,40 +102,49 @@ func (c *splitBrain) Event(ev *trace.Event, hb *HB) {
 	switch ev.Kind {
 	case trace.KindLeader:
 		c.leaders++
-		c.cur, c.stepped = grow(c.cur, ev.Proc), grow(c.stepped, ev.Proc)
+		e := c.el[ev.Resource]
+		if e == nil {
+			e = &reigns{causal: make(map[[2]*reign]bool)}
+			c.el[ev.Resource] = e
+			c.names = append(c.names, ev.Resource)
+		}
+		e.cur, e.stepped = grow(e.cur, ev.Proc), grow(e.stepped, ev.Proc)
 		leader, _ := decision(ev)
 		if leader != ev.Proc {
-			if r := c.cur[ev.Proc]; r != nil {
+			if r := e.cur[ev.Proc]; r != nil {
 				how := fmt.Sprintf("leader(%d)", leader)
 				if leader < 0 {
 					how = "no leader"
 				}
-				c.close(r, newMark(ev, c.pos), how)
-				c.stepped[ev.Proc] = r
+				e.close(r, newMark(ev, c.pos), how)
+				e.stepped[ev.Proc] = r
 			}
 			return
 		}
-		if c.cur[ev.Proc] != nil {
+		if e.cur[ev.Proc] != nil {
 			return // it goes on leading (a new term, a repeated declaration)
 		}
 		r := &reign{proc: ev.Proc, start: newMark(ev, c.pos)}
-		c.cur[ev.Proc] = r
-		c.all = append(c.all, r)
-		for q, o := range c.cur {
+		e.cur[ev.Proc] = r
+		e.all = append(e.all, r)
+		for q, o := range e.cur {
 			if o != nil && q != ev.Proc {
-				c.waiting = append(c.waiting, [2]*reign{o, r})
+				e.waiting = append(e.waiting, [2]*reign{o, r})
 			}
 		}
 		// A process's earlier intervals ended before its last one did:
 		// if that one's end happened before r, theirs did too.
-		for q, o := range c.stepped {
+		for q, o := range e.stepped {
 			if o != nil && q != ev.Proc && !hb.HappenedBefore(o.end.ref) {
-				c.found(o, r)
+				e.found(o, r)
 			}
 		}
 	case trace.KindCrash:
-		if ev.Proc < len(c.cur) && c.cur[ev.Proc] != nil {
-			c.close(c.cur[ev.Proc], newMark(ev, c.pos), "crash")
+		// A crash ends the process's leadership in every election.
+		for _, e := range c.el {
+			if ev.Proc < len(e.cur) && e.cur[ev.Proc] != nil {
+				e.close(e.cur[ev.Proc], newMark(ev, c.pos), "crash")
+			}
 		}
 	}
 }
@@ -138,25 +156,25 @@ func untold(how string) bool { return how == "crash" || how == "no leader" }
 
 // close ends r; the intervals that began while it was open coexisted with
 // it in a consistent global state, which counts unless r ended untold.
-func (c *splitBrain) close(r *reign, end mark, how string) {
+func (e *reigns) close(r *reign, end mark, how string) {
 	r.end, r.how = end, how
-	c.cur[r.proc] = nil
-	c.waiting = slices.DeleteFunc(c.waiting, func(p [2]*reign) bool {
+	e.cur[r.proc] = nil
+	e.waiting = slices.DeleteFunc(e.waiting, func(p [2]*reign) bool {
 		if p[0] != r {
 			return false
 		}
 		if !untold(how) {
-			c.found(p[0], p[1])
+			e.found(p[0], p[1])
 		}
 		return true
 	})
 }
 
-func (c *splitBrain) found(a, b *reign) {
+func (e *reigns) found(a, b *reign) {
 	k := [2]*reign{a, b}
-	if !c.causal[k] {
-		c.causal[k] = true
-		c.order = append(c.order, k)
+	if !e.causal[k] {
+		e.causal[k] = true
+		e.order = append(e.order, k)
 	}
 }
 
@@ -164,6 +182,15 @@ func (c *splitBrain) Finish(end End) Result {
 	if c.leaders == 0 {
 		return noElection()
 	}
+	results := make([]Result, len(c.names))
+	for i, name := range c.names {
+		results[i] = c.el[name].judge(end)
+	}
+	return joinElections(c.names, results)
+}
+
+// judge decides split brain in one election.
+func (c *reigns) judge(end End) Result {
 	for _, p := range c.waiting { // a was still leading at the end
 		c.found(p[0], p[1])
 	}

@@ -16,7 +16,8 @@ var Termination = &Check{
 	Doc: `every election that started ends with every live process knowing a leader
 
 Seed 001's liveness of an election: "election run terminates & for all
-non-faulty processes p: p's elected is not Null". For every election_start,
+non-faulty processes p: p's elected is not Null". Each resource has its own
+election (one per shard, say), judged on its own. For every election_start,
 every process live at the end of the run must have decided a leader after
 it (since it last recovered: a recovered process forgot what it knew). A
 decision comes after a start if the start happened before it or, when they
@@ -26,7 +27,7 @@ and is not counted. The finding names the starts that did not end and the
 live processes that decided nothing after them. If the run is incomplete,
 an election that has not ended may still end: unknown.`,
 	Requires: []string{NeedHB},
-	New:      func(trace.Run) Checker { return new(termination) },
+	New:      func(Config) Checker { return new(termination) },
 }
 
 type termination struct {
@@ -39,15 +40,19 @@ func (c *termination) Finish(end End) Result {
 	if c.el.leaders == 0 && c.el.starts == 0 {
 		return noElection()
 	}
-	n := max(end.Procs, len(c.el.procs))
+	return c.el.perElection(func(el *election) Result { return c.judge(el, end) })
+}
+
+// judge decides termination in one election.
+func (c *termination) judge(el *election, end End) Result {
+	n := max(end.Procs, len(el.procs))
 	// Group the open starts by the live processes that did not answer.
 	type open struct {
 		starts  []int // processes whose latest start is not answered
 		lacking []int
 	}
 	var opens []*open
-	answered := 0
-	for q, w := range c.el.procs {
+	for q, w := range el.procs {
 		if w == nil || w.start == nil {
 			continue
 		}
@@ -56,12 +61,11 @@ func (c *termination) Finish(end End) Result {
 			if !c.el.live(p) {
 				continue
 			}
-			if p >= len(c.el.procs) || c.el.procs[p] == nil || c.el.procs[p].belief == nil || c.el.procs[p].isStale(q) {
+			if v := el.get(p); v == nil || v.belief == nil || v.isStale(q) {
 				lacking = append(lacking, p)
 			}
 		}
 		if len(lacking) == 0 {
-			answered++
 			continue
 		}
 		i := slices.IndexFunc(opens, func(o *open) bool { return slices.Equal(o.lacking, lacking) })
@@ -71,30 +75,28 @@ func (c *termination) Finish(end End) Result {
 		}
 		opens[i].starts = append(opens[i].starts, q)
 	}
-	note := plural.Count(c.el.starts, "election start") + ", " + plural.Count(c.el.leaders, "decision")
-	if c.el.starts == 0 {
-		note = "no election started; " + plural.Count(c.el.leaders, "decision")
+	note := plural.Count(el.starts, "election start") + ", " + plural.Count(el.leaders, "decision")
+	if el.starts == 0 {
+		note = "no election started; " + plural.Count(el.leaders, "decision")
 	}
 	var f findings
 	for _, o := range opens {
 		var ss []string
 		var refs []trace.Ref
 		for _, q := range o.starts {
-			s := c.el.procs[q].start
+			s := el.procs[q].start
 			ss = append(ss, fmt.Sprintf("%v election_start%s", s.ref, at(s.wall, end)))
 			refs = append(refs, s.ref)
 		}
 		var ls []string
 		for _, p := range o.lacking {
-			v := (*voter)(nil)
-			if p < len(c.el.procs) {
-				v = c.el.procs[p]
-			}
+			v := el.get(p)
+			crashed := c.el.lastCrash(p)
 			switch {
-			case v == nil || v.belief == nil && v.crashed.ref.Seq == 0:
+			case (v == nil || v.belief == nil) && crashed.ref.Seq == 0:
 				ls = append(ls, fmt.Sprintf("P%d decided nothing", p))
-			case v.belief == nil:
-				ls = append(ls, fmt.Sprintf("P%d decided nothing since it recovered from %v", p, v.crashed.ref))
+			case v == nil || v.belief == nil:
+				ls = append(ls, fmt.Sprintf("P%d decided nothing since it recovered from %v", p, crashed.ref))
 			default:
 				ls = append(ls, fmt.Sprintf("P%d's last decision %v leader(%d) came before", p, v.belief.ref, v.belief.leader))
 				refs = append(refs, v.belief.ref)

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/dmxlab/dmx/render/plural"
@@ -19,12 +20,15 @@ receiver in the same order". A multicast is named by its deliver events'
 detail (origin "from", its timestamp "stamp" and "id"). Three findings:
 two processes that deliver two multicasts in opposite orders (the finding
 names the four deliver events); a process that delivers one multicast
-twice; and, in a complete run, a multicast that some process delivered and
-another process, which did not crash, never did. An incomplete run may
-still have deliveries in flight: the last finding then makes the verdict
-unknown instead.`,
+twice; and, in a complete run, a multicast that some process of its group
+delivered and another, which did not crash, never did. The group of a
+multicast is who it was sent to: its origin and the receivers of the
+origin's sends whose detail carries its stamp and id (as tomcast's
+messages do); a trace that shows no such send sent it to every process. An
+incomplete run may still have deliveries in flight: the last finding then
+makes the verdict unknown instead.`,
 	Requires: []string{},
-	New:      func(trace.Run) Checker { return &totalOrder{} },
+	New:      func(Config) Checker { return &totalOrder{} },
 }
 
 type mcastKey struct {
@@ -49,6 +53,46 @@ type totalOrder struct {
 	seqs    map[int][]delivery // per process, in delivery order
 	crashed map[int]bool
 	bad     findings
+	groups  map[mcastKey][]int // the receivers of sends that carry a multicast's stamp and id
+	order   []mcastKey         // the keys of groups, oldest first
+}
+
+// maxGroups bounds the groups kept: the sends that carry a stamp and an id
+// are those of any algorithm (a Ricart-Agrawala request does), so the
+// oldest are forgotten; a multicast is delivered long before 65536 others
+// are sent. A multicast whose group was forgotten goes to everybody.
+const maxGroups = 1 << 16
+
+// sent records the receiver of a send that may be a copy of a multicast.
+func (c *totalOrder) sent(ev *trace.Event) {
+	if len(ev.Detail) == 0 || ev.Peer < 0 {
+		return
+	}
+	m, err := ev.Message()
+	if err != nil || m.Stamp == 0 && m.ID == 0 {
+		return
+	}
+	k := mcastKey{ev.Proc, m.Stamp, m.ID}
+	g, ok := c.groups[k]
+	if !ok {
+		if c.groups == nil {
+			c.groups = make(map[mcastKey][]int)
+		}
+		if len(c.order) >= maxGroups {
+			delete(c.groups, c.order[0])
+			c.order = c.order[1:]
+		}
+		c.order = append(c.order, k)
+	}
+	if !slices.Contains(g, ev.Peer) {
+		c.groups[k] = append(g, ev.Peer)
+	}
+}
+
+// members reports whether p is in the group of multicast k.
+func (c *totalOrder) member(k mcastKey, p int) bool {
+	g, ok := c.groups[k]
+	return !ok || p == k.from || slices.Contains(g, p)
 }
 
 func (c *totalOrder) Event(ev *trace.Event, _ *HB) {
@@ -63,6 +107,8 @@ func (c *totalOrder) Event(ev *trace.Event, _ *HB) {
 			c.seqs = map[int][]delivery{}
 		}
 		c.seqs[ev.Proc] = append(c.seqs[ev.Proc], delivery{mcastKey{d.From, d.Stamp, d.ID}, ev.Ref()})
+	case trace.KindSend:
+		c.sent(ev)
 	case trace.KindCrash:
 		if c.crashed == nil {
 			c.crashed = map[int]bool{}
@@ -122,7 +168,8 @@ func (c *totalOrder) Finish(end End) Result {
 			}
 		}
 	}
-	// Every multicast everywhere (a process that crashed is excused).
+	// Every multicast at every member of its group (a process that crashed
+	// is excused).
 	missing := 0
 	n := max(end.Procs, len(procs))
 	keys := make([]mcastKey, 0, len(all))
@@ -138,7 +185,7 @@ func (c *totalOrder) Finish(end End) Result {
 	var missingFindings findings
 	for _, k := range keys {
 		for p := range n {
-			if c.crashed[p] {
+			if c.crashed[p] || !c.member(k, p) {
 				continue
 			}
 			if _, ok := pos[p][k]; !ok {

@@ -17,6 +17,10 @@
 //     (algo.Spec.Costs) as one line of text, the same values dmx stats puts
 //     beside a run; Clock names the time a run's durations count in.
 //   - Rows: the result of an SQL query (dmx sql) as a table, CSV or JSON.
+//   - ReplayResult and ReplayStep: what dmx replay found (matches, or the
+//     first divergence with the process's state) and each step of --step,
+//     as text or as JSON lines; Event is the JSON form of an event they
+//     share.
 //   - Table, CSV and JSON: the three building blocks the others share.
 //
 // Counts of things in any of it ("1 event", "2 events") are written by the
@@ -29,8 +33,11 @@
 // -update rewrites them), and the README pastes some of them.
 //
 // The space-time diagrams are the subpackage render/spacetime (a window of
-// a run laid out once, written as DOT, SVG, PNG or Mermaid). A new
+// a run laid out once, written as DOT, SVG, PNG or Mermaid); the
+// interactive viewer of dmx serve, a web server with its page embedded,
+// is render/viewer (under render because it is one more presentation of
+// runs and findings, drawn with spacetime's words for events). A new
 // renderer goes into its own file here (or subpackage), with its formats
-// and golden files; render imports analyze, analyze/stats, trace and
-// runner/algo, never cmd.
+// and golden files; render imports analyze, analyze/stats, trace,
+// runner/algo and runner/replay, never cmd.
 package render

@@ -46,7 +46,8 @@ func List(w io.Writer, format string, specs []*algo.Spec) error {
 // its costs, every parameter with its default and meaning, its variants,
 // example commands, and its package documentation, which quotes the
 // seeds' rules; as one JSON object, {"name", "kind", "summary", "seeds",
-// "message_types", "properties", "complexity", "costs": [{"measure",
+// "message_types", "properties", "validity" (the rule of check validity,
+// for elections), "complexity", "costs": [{"measure",
 // "formula", "note", "seed"}], "params": [{"name", "default", "doc"}],
 // "variants": [{"params", "doc", "flawed"}], "doc"}, "complexity" the
 // costs as Costs writes them, "seed" "" for dmx's own count, "doc" the Go
@@ -90,9 +91,22 @@ func listRows(specs []*algo.Spec) [][]string {
 		for j, p := range s.Params {
 			ps[j] = p.Name + "=" + p.Default
 		}
-		rows[i] = []string{s.Name, string(s.Kind), strings.Join(s.MsgTypes, ","), strings.Join(s.Properties, ","), Costs(s.Costs), strings.Join(ps, " ")}
+		rows[i] = []string{s.Name, string(s.Kind), strings.Join(s.MsgTypes, ","), strings.Join(properties(s), ","), Costs(s.Costs), strings.Join(ps, " ")}
 	}
 	return rows
+}
+
+// properties returns the checks an algorithm claims, validity with the
+// rule it promises: "validity(highest-id)".
+func properties(s *algo.Spec) []string {
+	out := make([]string, len(s.Properties))
+	for i, p := range s.Properties {
+		out[i] = p
+		if p == "validity" && s.Validity != "" {
+			out[i] += "(" + s.Validity + ")"
+		}
+	}
+	return out
 }
 
 type listParam struct {
@@ -108,6 +122,7 @@ type listEntry struct {
 	Seeds      []string      `json:"seeds"`
 	Messages   []string      `json:"message_types"`
 	Properties []string      `json:"properties"`
+	Validity   string        `json:"validity,omitempty"`
 	Complexity string        `json:"complexity"`
 	Costs      []listCost    `json:"costs"`
 	Params     []listParam   `json:"params"`
@@ -131,7 +146,7 @@ type listVariant struct {
 // entry is the JSON form of one algorithm.
 func entry(s *algo.Spec) listEntry {
 	e := listEntry{Name: s.Name, Kind: string(s.Kind), Summary: s.Summary, Seeds: s.Seeds, Messages: s.MsgTypes,
-		Properties: s.Properties, Complexity: Costs(s.Costs), Costs: []listCost{}, Params: []listParam{},
+		Properties: s.Properties, Validity: s.Validity, Complexity: Costs(s.Costs), Costs: []listCost{}, Params: []listParam{},
 		Variants: []listVariant{}, Doc: s.Doc}
 	for _, c := range s.Costs {
 		e.Costs = append(e.Costs, listCost{string(c.Measure), c.Formula, c.Note, c.Seed})
@@ -173,6 +188,9 @@ func algorithmText(w io.Writer, s *algo.Spec) error {
 	}
 	for _, c := range checks {
 		doc, _, _ := strings.Cut(c.Doc, "\n")
+		if c == analyze.Validity && s.Validity != "" {
+			doc += " (rule " + s.Validity + ")"
+		}
 		b.WriteString(wrap(doc, fmt.Sprintf("  %-15s ", c.Name), strings.Repeat(" ", 18)))
 	}
 

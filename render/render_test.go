@@ -85,6 +85,13 @@ var (
 					Events: append(refs(0, 2, 3), refs(1, 2, 3)...), Sources: []string{"lock.log:4", "lock.log:8", "lock.log:6", ""}},
 			}},
 		}}
+	// A foreign lock log without wall times: mutex-realtime is skipped,
+	// which leaves the verdict ok.
+	quiet = Report{File: "log.db", Run: 1, Algo: "foreign", Mode: "import", Status: "complete", Verdict: analyze.OK,
+		Results: []analyze.Result{
+			{Check: "mutex-causal", Verdict: analyze.OK, Note: "6 critical sections on 1 resource"},
+			{Check: "mutex-realtime", Verdict: analyze.Skipped, Note: "no wall times: 6 critical sections on 1 resource not checked"},
+		}}
 	short = Report{File: "short.db", Run: 1, Algo: "central", Mode: "sim", Status: "cut short at 5ms", Incomplete: true, Verdict: analyze.Unknown,
 		Results: []analyze.Result{
 			{Check: "mutex-causal", Verdict: analyze.OK, Note: "2 critical sections on 1 resource"},
@@ -93,13 +100,14 @@ var (
 )
 
 // TestReports: the check report in every format, for a violation, an
-// error and an unknown verdict, alone and together.
+// error, an unknown verdict and a skipped check, alone and together.
 func TestReports(t *testing.T) {
 	for name, reps := range map[string][]Report{
 		"findings": {violated},
 		"errors":   {broken},
 		"unknown":  {short},
-		"several":  {violated, broken, short},
+		"skipped":  {quiet},
+		"several":  {violated, broken, short, quiet},
 		"imported": {imported},
 	} {
 		for _, format := range ReportFormats {
@@ -123,6 +131,7 @@ func TestVerdict(t *testing.T) {
 		{[]Report{ok, short}, analyze.Unknown},
 		{[]Report{violated, short}, analyze.Violated},
 		{[]Report{short, violated, ok}, analyze.Violated},
+		{[]Report{quiet, ok}, analyze.OK},
 	} {
 		if got := Verdict(tt.reps); got != tt.want {
 			t.Errorf("verdict of %d reports: %s, want %s", len(tt.reps), got, tt.want)
@@ -167,10 +176,12 @@ var runs = []*stats.Stats{
 		Multicast: &stats.Multicast{Multicasts: 2, Deliveries: 6, MessagesPerMulticast: 12}},
 }
 
-// TestStats: the measures in every format.
+// TestStats: the measures in every format, of one trace and of several.
 func TestStats(t *testing.T) {
 	for _, format := range StatsFormats {
 		golden(t, "stats."+format, render(t, func(b *bytes.Buffer) error { return Stats(b, format, "run.db", runs) }))
+		files := []StatsFile{{"a.db", runs[:2]}, {"b.db", runs[2:]}}
+		golden(t, "stats-several."+format, render(t, func(b *bytes.Buffer) error { return StatsFiles(b, format, files) }))
 	}
 }
 

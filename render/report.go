@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -49,12 +50,14 @@ func Verdict(reps []Report) analyze.Verdict {
 }
 
 // Reports writes reps in format, one of ReportFormats: a table then the
-// findings (at most maxShown per check) and the overall verdict; JSON,
-// {"verdict": V, "runs": [REPORT...]}; or JUnit XML. The table is a
-// summary that stays readable whatever the size of the run (one of 1000
-// processes has notes of 100,000 characters): a note longer than MaxNote
-// is cut in its cell and shown below the table, and there, as findings
-// are, cut at MaxFinding; JSON and JUnit have them whole.
+// findings (at most maxShown per check), a summary of each trace file and
+// their total when there are several, and the overall verdict; JSON,
+// {"verdict": V, "runs": [REPORT...], "traces": [TRACESUMMARY...]}; or
+// JUnit XML. The table is a summary that stays readable whatever the size
+// of the run (one of 1000 processes has notes of 100,000 characters): a
+// note longer than MaxNote is cut in its cell and shown below the table,
+// and there, as findings are, cut at MaxFinding; JSON and JUnit have them
+// whole.
 func Reports(w io.Writer, format string, reps []Report, maxShown int) error {
 	switch format {
 	case "table":
@@ -71,12 +74,79 @@ func unknownFormat(format string, known []string) error {
 	return fmt.Errorf("format %q: want one of %s", format, strings.Join(known, ", "))
 }
 
-// reportJSON writes reps and their overall verdict as JSON.
+// reportJSON writes reps, a summary of each trace file and their overall
+// verdict as JSON.
 func reportJSON(w io.Writer, reps []Report) error {
 	return JSON(w, struct {
 		Verdict analyze.Verdict `json:"verdict"`
 		Runs    []Report        `json:"runs"`
-	}{Verdict(reps), reps})
+		Traces  []TraceSummary  `json:"traces"`
+	}{Verdict(reps), reps, Summaries(reps)})
+}
+
+// TraceSummary is what the checks of one trace file concluded: the verdict
+// of its runs taken together, how many runs, and how many checks ended in
+// each verdict (the checks that failed to run count as unknown).
+type TraceSummary struct {
+	File    string                  `json:"file"`
+	Verdict analyze.Verdict         `json:"verdict"`
+	Runs    int                     `json:"runs"`
+	Checks  map[analyze.Verdict]int `json:"checks"`
+	which   map[analyze.Verdict][]string
+}
+
+// Summaries returns a summary of each trace file of reps, in the order the
+// files first appear.
+func Summaries(reps []Report) []TraceSummary {
+	var out []TraceSummary
+	index := make(map[string]int)
+	var files [][]Report
+	for _, r := range reps {
+		i, ok := index[r.File]
+		if !ok {
+			i = len(files)
+			index[r.File] = i
+			files = append(files, nil)
+		}
+		files[i] = append(files[i], r)
+	}
+	for _, rs := range files {
+		s := TraceSummary{File: rs[0].File, Verdict: Verdict(rs), Runs: len(rs), Checks: make(map[analyze.Verdict]int), which: make(map[analyze.Verdict][]string)}
+		for _, r := range rs {
+			for _, res := range r.Results {
+				v := res.Verdict
+				if res.Err != nil {
+					v = analyze.Unknown
+				}
+				s.Checks[v]++
+				if !slices.Contains(s.which[v], res.Check) {
+					s.which[v] = append(s.which[v], res.Check)
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// line formats the summary: "3 runs, 15 checks: 12 ok, 2 violated
+// (mutex-causal, liveness), 1 skipped (mutex-realtime)".
+func (s TraceSummary) line() string {
+	total := 0
+	var parts []string
+	for _, v := range []analyze.Verdict{analyze.OK, analyze.Violated, analyze.Unknown, analyze.Skipped} {
+		n := s.Checks[v]
+		total += n
+		if n == 0 {
+			continue
+		}
+		part := fmt.Sprintf("%d %s", n, v)
+		if v != analyze.OK {
+			part += " (" + strings.Join(s.which[v], ", ") + ")"
+		}
+		parts = append(parts, part)
+	}
+	return fmt.Sprintf("%s, %s: %s", plural.Count(s.Runs, "run"), plural.Count(total, "check"), strings.Join(parts, ", "))
 }
 
 // Bounds of what the table shows of one note in its cell and of one note
@@ -88,8 +158,9 @@ const (
 
 // reportTable writes one row per check of each run (the runs named by a
 // first column when there are several), then each check's findings, at
-// most maxShown of them (JSON shows them all), then the overall verdict.
-// Long notes and findings are cut, and a line says so.
+// most maxShown of them (JSON shows them all), then, when several trace
+// files were checked, a summary line for each and their total, then the
+// overall verdict. Long notes and findings are cut, and a line says so.
 func reportTable(w io.Writer, reps []Report, maxShown int) error {
 	cut := false
 	shorten := func(s string, width int) string {
@@ -148,6 +219,22 @@ func reportTable(w io.Writer, reps []Report, maxShown int) error {
 	if cut {
 		fmt.Fprintf(w, "(notes and findings cut at %d characters: --format json shows them whole)\n", MaxFinding)
 	}
+	if sums := Summaries(reps); len(sums) > 1 {
+		total := TraceSummary{Checks: make(map[analyze.Verdict]int), which: make(map[analyze.Verdict][]string)}
+		for _, s := range sums {
+			fmt.Fprintf(w, "%s: %s: %s\n", s.File, s.Verdict, s.line())
+			total.Runs += s.Runs
+			for v, n := range s.Checks {
+				total.Checks[v] += n
+				for _, c := range s.which[v] {
+					if !slices.Contains(total.which[v], c) {
+						total.which[v] = append(total.which[v], c)
+					}
+				}
+			}
+		}
+		fmt.Fprintf(w, "total: %d traces, %s\n", len(sums), total.line())
+	}
 	_, err := fmt.Fprintf(w, "verdict: %s\n", Verdict(reps))
 	return err
 }
@@ -180,8 +267,9 @@ type (
 )
 
 // reportJUnit writes reps as JUnit XML: one test suite per run, one test
-// case per check; a violation is a failure, an unknown verdict is skipped,
-// a check that could not run is an error.
+// case per check; a violation is a failure, an unknown or skipped verdict
+// is skipped (its message says which), a check that could not run is an
+// error.
 func reportJUnit(w io.Writer, reps []Report) error {
 	var out junitSuites
 	for _, rep := range reps {
@@ -200,8 +288,8 @@ func reportJUnit(w io.Writer, reps []Report) error {
 				}
 				tc.Failure = &junitFailure{Message: plural.Count(len(res.Findings), "finding"), Text: strings.Join(msgs, "\n")}
 				s.Failures++
-			case res.Verdict == analyze.Unknown:
-				tc.Skipped = &junitFailure{Message: res.Note}
+			case res.Verdict == analyze.Unknown, res.Verdict == analyze.Skipped:
+				tc.Skipped = &junitFailure{Message: string(res.Verdict) + ": " + res.Note}
 				s.Skipped++
 			}
 			s.Cases = append(s.Cases, tc)

@@ -23,11 +23,52 @@ var StatsFormats = []string{"table", "json", "csv"}
 func Stats(w io.Writer, format, file string, runs []*stats.Stats) error {
 	switch format {
 	case "table":
-		return statsTable(w, runs)
+		return statsTable(w, "", runs)
 	case "json":
 		return statsJSON(w, file, runs)
 	case "csv":
 		return statsCSV(w, runs)
+	}
+	return unknownFormat(format, StatsFormats)
+}
+
+// StatsFile is the measured runs of one trace file.
+type StatsFile struct {
+	File string         `json:"file"`
+	Runs []*stats.Stats `json:"runs"`
+}
+
+// StatsFiles writes the measures of several trace files in format: with
+// one file, as Stats does; with more, a table per run headed by its file,
+// JSON {"traces": [{"file": FILE, "runs": [STATS...]}...]}, or CSV with the
+// file in a first column.
+func StatsFiles(w io.Writer, format string, files []StatsFile) error {
+	if len(files) == 1 {
+		return Stats(w, format, files[0].File, files[0].Runs)
+	}
+	switch format {
+	case "table":
+		for i, f := range files {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			if err := statsTable(w, f.File+" ", f.Runs); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "json":
+		return JSON(w, struct {
+			Traces []StatsFile `json:"traces"`
+		}{files})
+	case "csv":
+		var rows [][]string
+		for _, f := range files {
+			for _, row := range statsRows(f.Runs) {
+				rows = append(rows, append([]string{f.File}, row...))
+			}
+		}
+		return CSV(w, append([]string{"file"}, statsHeader...), rows)
 	}
 	return unknownFormat(format, StatsFormats)
 }
@@ -44,13 +85,20 @@ func statsJSON(w io.Writer, file string, runs []*stats.Stats) error {
 // its unit, the count, mean (or value), p50, p99 and max of a
 // distribution, and the seeds' figure as text and as a number.
 func statsCSV(w io.Writer, runs []*stats.Stats) error {
+	return CSV(w, statsHeader, statsRows(runs))
+}
+
+var statsHeader = []string{"run", "measure", "unit", "count", "value", "p50", "p99", "max", "seeds", "seeds_value"}
+
+// statsRows are the CSV rows of runs, under statsHeader.
+func statsRows(runs []*stats.Stats) [][]string {
 	var rows [][]string
 	for _, s := range runs {
 		for _, m := range statRows(s) {
 			rows = append(rows, append([]string{strconv.FormatInt(s.Run, 10)}, m.csv()...))
 		}
 	}
-	return CSV(w, []string{"run", "measure", "unit", "count", "value", "p50", "p99", "max", "seeds", "seeds_value"}, rows)
+	return rows
 }
 
 // Clock names the time a run of mode (the trace's runs.mode) counts in:
@@ -65,9 +113,10 @@ func Clock(mode string) string {
 	return "wall-clock time"
 }
 
-// statsTable writes each run as a line that says what ran, then a table
-// of its measures beside the seeds' figures; a blank line separates runs.
-func statsTable(w io.Writer, runs []*stats.Stats) error {
+// statsTable writes each run as a line that says what ran (after prefix),
+// then a table of its measures beside the seeds' figures; a blank line
+// separates runs.
+func statsTable(w io.Writer, prefix string, runs []*stats.Stats) error {
 	for i, s := range runs {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -76,8 +125,8 @@ func statsTable(w io.Writer, runs []*stats.Stats) error {
 		if !s.Complete {
 			status = "incomplete"
 		}
-		fmt.Fprintf(w, "run %d: %s, N=%d, %s, %s in %v of %s (first to last event)\n",
-			s.Run, s.Algorithm, s.Nodes, status, plural.Count(s.Events, "event"), time.Duration(s.DurationNS), Clock(s.Mode))
+		fmt.Fprintf(w, "%srun %d: %s, N=%d, %s, %s in %v of %s (first to last event)\n",
+			prefix, s.Run, s.Algorithm, s.Nodes, status, plural.Count(s.Events, "event"), time.Duration(s.DurationNS), Clock(s.Mode))
 		var rows [][]string
 		for _, m := range statRows(s) {
 			rows = append(rows, []string{m.name, m.measured(), figure(m.seeds)})

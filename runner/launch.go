@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +49,10 @@ type LaunchResult struct {
 	// Notes are the faults that did not apply, and why (each also an event
 	// of the trace).
 	Notes []string
+	// NodeCPU is the CPU time (user and system) the node processes used,
+	// summed over those reaped: what running the nodes cost, beside the
+	// runner's own.
+	NodeCPU time.Duration
 }
 
 // add sums a node's counts into r.
@@ -80,22 +85,21 @@ type nodeProc struct {
 	paused       bool   // its pause event came: it is stopped (SIGSTOP) until resumed
 }
 
-// procState is what the runner knows of a process across its incarnations,
-// read from its events: enough to record its crash and to restart it.
+// procState is what the runner knows of a process across its incarnations:
+// its History, read from its events, to record its crash and to restart it,
+// its address and whether its workload is done.
 type procState struct {
-	last  trace.Event // its last event
-	sent  int64       // messages it sent (the low half of its message ids)
-	exits map[string]int
-	saved map[string]algo.Msg
-	addr  string
-	done  bool
-	skew  time.Duration // a skew fault's: a restart keeps it
+	*History
+	addr string
+	done bool
+	skew time.Duration // a skew fault's: a restart keeps it
 }
 
 type nodeMsg struct {
 	p   *nodeProc
 	m   *fromNode
-	err error // non-nil: the pipe ended (io.EOF) or broke
+	evs []trace.Event // events, in the order emitted (m is nil)
+	err error         // non-nil: the pipe ended (io.EOF) or broke
 }
 
 // Launch carries out p (a DriverUDP plan; no Driver means one) as N node
@@ -199,8 +203,7 @@ func newLauncher(p Plan, rec Recorder, hooks LaunchHooks) (*launcher, error) {
 	}
 	l.inj = newInjector(p, l)
 	for i := range l.state {
-		l.state[i] = &procState{exits: map[string]int{}, saved: map[string]algo.Msg{}}
-		l.state[i].last.Proc = i
+		l.state[i] = &procState{History: NewHistory(i)}
 	}
 	return l, nil
 }
@@ -268,38 +271,85 @@ func (l *launcher) spawn(i, inc int, c *nodeConfig) error {
 	return nil
 }
 
-// read hands every line process p writes to the launcher's loop, then the
-// end of its output. It runs on its own goroutine.
+// read hands what process p writes to the launcher's loop, then the end
+// of its output. It runs on its own goroutine.
 func (l *launcher) read(p *nodeProc, stdout io.Reader) {
 	defer l.readers.Done()
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	// A line that does not parse is held back one line: if it was
-	// the last, the node was killed while writing it (a write of
-	// one event is atomic below 4 KiB, but a kill can still land
-	// between two writes of a longer line), and what it emitted
-	// before is whole.
-	var bad error
-	for sc.Scan() {
-		if bad != nil {
-			l.msgs <- nodeMsg{p: p, m: &fromNode{Error: bad.Error()}}
-			bad = nil
-		}
-		var m fromNode
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			bad = fmt.Errorf("P%d sent a line the runner cannot read: %v", p.id, err)
-			continue
-		}
-		l.msgs <- nodeMsg{p: p, m: &m}
-	}
-	if bad != nil {
-		fmt.Fprintf(l.hooks.Stderr, "dmx: P%d's output ends in a cut line (killed while writing it); dropped\n", p.id)
-	}
-	err := sc.Err()
-	if err == nil {
-		err = io.EOF
-	}
+	err := decodeNode(p.id, stdout, l.hooks.Stderr, func(m nodeMsg) {
+		m.p = p
+		l.msgs <- m
+	})
 	l.msgs <- nodeMsg{p: p, err: err}
+}
+
+// decodeNode reads the frames node id writes on its control pipe (see
+// pipeWriter) and hands them to out, events already parsed and gathered
+// while more are at hand, until the pipe ends (io.EOF) or breaks. A frame
+// cut short by the end of the pipe is dropped: the node was killed while
+// writing it, and what it emitted before is whole.
+func decodeNode(id int, r io.Reader, stderr io.Writer, out func(nodeMsg)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var evs []trace.Event
+	var frame []byte
+	pass := func() {
+		if len(evs) > 0 {
+			out(nodeMsg{evs: evs})
+			evs = nil
+		}
+	}
+	defer pass()
+	for {
+		if br.Buffered() == 0 {
+			// Nothing more at hand: what was gathered goes before the
+			// reader waits.
+			pass()
+		}
+		var head [4]byte
+		if _, err := io.ReadFull(br, head[:]); err != nil {
+			if err == io.ErrUnexpectedEOF {
+				fmt.Fprintf(stderr, "dmx: P%d's output ends in a cut frame (killed while writing it); dropped\n", id)
+				err = io.EOF
+			}
+			return err
+		}
+		n := binary.LittleEndian.Uint32(head[:])
+		if n == 0 || n > maxFrame {
+			pass()
+			out(nodeMsg{m: &fromNode{Error: fmt.Sprintf("P%d sent a frame of %d bytes, which the runner cannot read", id, n)}})
+			return io.EOF
+		}
+		if cap(frame) < int(n) {
+			frame = make([]byte, n)
+		}
+		frame = frame[:n]
+		if _, err := io.ReadFull(br, frame); err != nil {
+			if err == io.ErrUnexpectedEOF || err == io.EOF {
+				fmt.Fprintf(stderr, "dmx: P%d's output ends in a cut frame (killed while writing it); dropped\n", id)
+				err = io.EOF
+			}
+			return err
+		}
+		switch frame[0] {
+		case frameEvent:
+			var ev trace.Event
+			if err := trace.ParseWire(frame[1:], &ev); err != nil {
+				pass()
+				out(nodeMsg{m: &fromNode{Error: err.Error()}})
+				continue
+			}
+			evs = append(evs, ev)
+		case frameJSON:
+			var m fromNode
+			pass()
+			if err := json.Unmarshal(frame[1:], &m); err != nil {
+				m = fromNode{Error: fmt.Sprintf("P%d sent a message the runner cannot read: %v", id, err)}
+			}
+			out(nodeMsg{m: &m})
+		default:
+			pass()
+			out(nodeMsg{m: &fromNode{Error: fmt.Sprintf("P%d sent a frame of unknown kind %q", id, frame[0])}})
+		}
+	}
 }
 
 func (l *launcher) send(p *nodeProc, m toNode) {
@@ -320,6 +370,8 @@ func (l *launcher) hello(ctx context.Context) error {
 		select {
 		case m := <-l.msgs:
 			switch {
+			case m.m == nil && m.err == nil:
+				// Events: none come before the peers line.
 			case m.err != nil:
 				l.reap(m.p)
 				failure = fmt.Errorf("node P%d ended before it was ready: %v", m.p.id, exitReason(m.p))
@@ -409,13 +461,10 @@ func (l *launcher) handle(m nodeMsg) {
 			// node died.
 			l.died(p)
 		}
-	case m.m.Ev != nil:
-		var ev trace.Event
-		if err := trace.ParseWire(m.m.Ev, &ev); err != nil {
-			l.fail(fmt.Errorf("node P%d: %w", p.id, err))
-			return
+	case m.evs != nil:
+		for _, ev := range m.evs {
+			l.event(p, ev)
 		}
-		l.event(p, ev)
 	case m.m.Done:
 		st.done = true
 	case m.m.Hello != "":
@@ -439,32 +488,11 @@ func (l *launcher) event(p *nodeProc, ev trace.Event) {
 		l.fail(fmt.Errorf("node P%d sent an event of P%d", p.id, ev.Proc))
 		return
 	}
-	st := l.state[p.id]
 	l.record(&ev)
-	st.last = ev
-	st.last.VC = ev.VC.Clone()
+	l.state[p.id].Add(&ev, l.plan.Spec.Kind == algo.Multicast)
 	l.inj.observe(&ev)
-	switch ev.Kind {
-	case trace.KindCSExit:
-		st.exits[ev.Resource]++
-	case trace.KindSend:
-		if k := ev.Msg & 0xffffffff; k > st.sent {
-			st.sent = k
-		}
-	case trace.KindFault:
+	if ev.Kind == trace.KindFault {
 		l.pauseEvent(p, &ev)
-	case trace.KindInternal:
-		// Notes, errors and details the runner cannot read are
-		// recorded and not its business.
-		switch d, _ := ev.Details(); d := d.(type) {
-		case trace.Persist:
-			st.saved[ev.Resource] = algo.Msg(d.State)
-		case trace.Multicast:
-			if d.Entry > 0 && l.plan.Spec.Kind == algo.Multicast {
-				// A multicast algorithm's entry is a multicast.
-				st.exits[d.Resource]++
-			}
-		}
 	}
 }
 
@@ -482,30 +510,17 @@ func (l *launcher) record(ev *trace.Event) {
 // event, and a recovery that waited for its end is carried out.
 func (l *launcher) died(p *nodeProc) {
 	st := l.state[p.id]
-	crash := st.last
-	crash.Seq++
-	crash.Kind = trace.KindCrash
-	crash.Lamport++
-	crash.VC = crash.VC.Clone()
-	if len(crash.VC) == l.plan.N {
-		crash.VC[p.id]++
-	} else {
-		crash.VC = nil
-	}
 	// A fault's crash happened when the SIGKILL was sent; an unexpected
 	// death is known when its pipe ends, which on a loaded machine can be
-	// much later. Either way it comes after the process's last event.
-	crash.Wall = time.Now().UnixNano()
+	// much later. Either way it comes after the process's last event
+	// (History.Crash sees to that).
+	wall := time.Now().UnixNano()
 	if p.killedAt != 0 {
-		crash.Wall = p.killedAt
+		wall = p.killedAt
 	}
-	if crash.Wall <= st.last.Wall {
-		crash.Wall = st.last.Wall + 1
-	}
-	crash.Msg, crash.MsgType, crash.Peer, crash.Resource = 0, "", trace.NoPeer, ""
-	crash.Detail = trace.EncodeDetail(trace.Crash{Reason: exitReason(p), Fault: p.fault})
+	crash := st.Crash(wall, l.plan.N, trace.Crash{Reason: exitReason(p), Fault: p.fault})
 	l.record(&crash)
-	st.last = crash
+	st.Add(&crash, false)
 	l.inj.observe(&crash)
 	// Only now may the others give up on what they sent it: it is down,
 	// not just silent (see transport.go).
@@ -648,7 +663,7 @@ func (l *launcher) recover(i int, f *Fault) {
 	}
 	st := l.state[i]
 	if f.Amnesia {
-		clear(st.saved)
+		st.Forget()
 	}
 	l.incs[i]++
 	c := l.config(i)
@@ -657,12 +672,8 @@ func (l *launcher) recover(i int, f *Fault) {
 		fmt.Sscan(port, &c.Port)
 	}
 	c.Inc, c.Incs = l.incs[i], append([]int(nil), l.incs...)
-	left := map[string]int{}
-	own := l.wl.For(i)
-	for _, r := range own.Resources {
-		left[r] = own.Entries - st.exits[r]
-	}
-	c.Resume = &Resume{Seq: st.last.Seq, Lamport: st.last.Lamport, VC: st.last.VC.Clone(), Sent: st.sent, Saved: st.saved, Left: left}
+	c.Resume = st.Resume(l.wl.For(i))
+	c.Resume.Amnesia = f.Amnesia
 	st.done = false
 	if err := l.spawn(i, l.incs[i], c); err != nil {
 		l.fail(err)
@@ -796,6 +807,9 @@ func (l *launcher) reap(p *nodeProc) {
 	p.exited = true
 	l.ended++
 	p.waitErr = p.cmd.Wait()
+	if ps := p.cmd.ProcessState; ps != nil {
+		l.res.NodeCPU += ps.UserTime() + ps.SystemTime()
+	}
 }
 
 func (l *launcher) killAll() {

@@ -91,7 +91,7 @@ var udpWorkload = runner.Workload{Entries: 5, Think: runner.Dist{Max: 5 * time.M
 
 func checkAll(t *testing.T, evs []trace.Event, n int, complete bool) []analyze.Result {
 	t.Helper()
-	results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: complete}, &trace.SliceReader{Events: evs}, analyze.All)
+	results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: complete}, &trace.SliceReader{Events: evs}, analyze.General())
 	if err != nil {
 		t.Fatalf("analyze: %v", err)
 	}
@@ -515,7 +515,7 @@ func restsOnTime(spec *algo.Spec, params map[string]string) bool {
 // does not rest on time (restsOnTime), and otherwise it logs their verdicts.
 func checkReal(t *testing.T, spec *algo.Spec, params map[string]string, n int, evs []trace.Event) {
 	t.Helper()
-	results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: evs}, mustChecks(t, append([]string{"clocks"}, spec.Properties...)))
+	results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: evs}, mustChecks(t, append([]string{"clocks"}, spec.Properties...)), analyze.WithValidity(spec.Validity))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/deep"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -47,6 +49,13 @@ type NodeSetup struct {
 	// that crashed: Start records a recover event instead of a start event
 	// and carries on from where the trace left the process.
 	Resume *Resume
+	// Origin is the wall-clock time (Unix ns, as Env.Wall counts) at which
+	// the run's time starts: a machine's Input.Now is the wall time of the
+	// event that recorded the input minus Origin. Real runs set it to the
+	// runner's start time (the start event records it, so that a replay
+	// feeds the machines the same Now); the simulator, whose wall times are
+	// simulated time, leaves it 0.
+	Origin int64
 }
 
 // Resume is what a restarted process takes over from its crashed
@@ -59,6 +68,7 @@ type Resume struct {
 	VC      trace.VC            `json:"vc"`
 	Sent    int64               `json:"sent"`
 	Saved   map[string]algo.Msg `json:"saved,omitempty"`
+	Amnesia bool                `json:"amnesia,omitempty"` // Saved was lost: the recover event says so
 	Left    map[string]int      `json:"left,omitempty"`
 }
 
@@ -93,9 +103,11 @@ type Node struct {
 	planIdx int              // nested workloads: index in plan of the resource asked for last
 	ev      trace.Event      // reused for every record
 	det     []byte           // reused for every record's detail
+	inNow   int64            // Input.Now of the input being handled: its event's wall time - Origin
 
 	saved   map[string]algo.Msg // what each machine persisted last
 	skew    time.Duration       // added to the wall clock (a skew fault)
+	amnesia bool                // the next recovery has lost what was persisted (Forget)
 	resume  *Resume
 	setup   NodeSetup
 	gen     int // bumped by a crash: callbacks of an older generation do nothing
@@ -146,7 +158,7 @@ func NewNode(s NodeSetup, env Env) (*Node, error) {
 	}
 	if r := s.Resume; r != nil {
 		n.resume = r
-		n.seq, n.lamport, n.sent = r.Seq, r.Lamport, r.Sent
+		n.seq, n.lamport, n.sent, n.amnesia = r.Seq, r.Lamport, r.Sent, r.Amnesia
 		copy(n.vc, r.VC)
 		for k, v := range r.Saved {
 			n.saved[k] = v
@@ -202,8 +214,8 @@ func (n *Node) Start() {
 		n.recover()
 		return
 	}
-	n.record(trace.KindStart, "", func(ev *trace.Event) {
-		ev.Detail = n.detail(trace.Start{Algorithm: n.spec.Name, N: n.N, Resources: n.wl.Resources})
+	n.recordInput(trace.KindStart, "", func(ev *trace.Event) {
+		ev.Detail = n.detail(trace.Start{Algorithm: n.spec.Name, N: n.N, Resources: n.wl.Resources, Origin: n.setup.Origin})
 	})
 	for _, r := range n.resources {
 		n.step(r, algo.Input{Kind: algo.Start})
@@ -269,8 +281,12 @@ func (n *Node) Crash(reason string) {
 }
 
 // Forget loses what the node's machines persisted: a restart after it is
-// one with amnesia (a recover:P:amnesia fault).
-func (n *Node) Forget() { clear(n.saved) }
+// one with amnesia (a recover:P:amnesia fault), which its recover event
+// says (trace.Crash.Amnesia), so that a replay restarts it so too.
+func (n *Node) Forget() {
+	clear(n.saved)
+	n.amnesia = true
+}
 
 // SetSkew sets the node's wall clock d off (a skew fault): the wall time
 // of its events, not the time its machines and timers go by.
@@ -323,13 +339,57 @@ func (n *Node) Recover() {
 }
 
 func (n *Node) recover() {
-	n.record(trace.KindRecover, "", nil)
+	var fill func(ev *trace.Event)
+	if n.amnesia {
+		n.amnesia = false
+		fill = func(ev *trace.Event) {
+			ev.Detail = n.detail(trace.Crash{Reason: "restarted without what it persisted", Amnesia: true})
+		}
+	}
+	n.recordInput(trace.KindRecover, "", fill)
 	for _, r := range n.resources {
 		n.step(r, algo.Input{Kind: algo.Recover, Msg: n.saved[r]})
 	}
 	n.done = false
 	n.startWorkload(0)
 }
+
+// TimerRef names a machine timer that is set: its resource and name.
+type TimerRef struct {
+	Resource, Name string
+}
+
+// Armed returns the machine timers that are set, sorted by resource and
+// name: the timers a driver that steps a node by hand may fire (World).
+func (n *Node) Armed() []TimerRef {
+	out := make([]TimerRef, 0, len(n.timers))
+	for k := range n.timers {
+		r, name, _ := strings.Cut(k, "\x00")
+		out = append(out, TimerRef{r, name})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Resource != out[j].Resource {
+			return out[i].Resource < out[j].Resource
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Machine returns the algorithm instance of resource r (for elections and
+// multicast, r is ""), or nil.
+func (n *Node) Machine(r string) algo.Machine { return n.machines[r] }
+
+// Resources returns the resources the node has an algorithm instance for,
+// in the order their random streams are numbered ("" alone for elections
+// and multicast).
+func (n *Node) Resources() []string { return n.resources }
+
+// VC returns the node's vector clock; the caller must not modify it.
+func (n *Node) VC() trace.VC { return n.vc }
+
+// Stopped reports whether the node has stopped.
+func (n *Node) Stopped() bool { return n.stopped }
 
 // Receive hands a message that arrived from the network to its machine.
 func (n *Node) Receive(e *Envelope) {
@@ -347,7 +407,7 @@ func (n *Node) Receive(e *Envelope) {
 		n.lamport = e.Lamport
 	}
 	n.vc.Merge(e.VC)
-	n.record(trace.KindReceive, e.Msg.Resource, func(ev *trace.Event) {
+	n.recordInput(trace.KindReceive, e.Msg.Resource, func(ev *trace.Event) {
 		ev.Msg, ev.MsgType, ev.Peer = e.ID, e.Msg.Type, e.From
 		ev.Detail = n.detail(trace.Message(e.Msg))
 	})
@@ -496,19 +556,19 @@ func (n *Node) request(r string) {
 		// no resource: r only counts the workload's entries (the detail
 		// names it, so that a restarted process resumes its count).
 		m := n.resources[0]
-		n.record(trace.KindInternal, m, func(ev *trace.Event) {
+		n.recordInput(trace.KindInternal, m, func(ev *trace.Event) {
 			ev.Detail = n.detail(trace.Multicast{Entry: n.wl.Entries - n.left[r] + 1, Resource: r})
 		})
 		n.step(m, algo.Input{Kind: algo.Request, Resource: m})
 		n.entryDone(r)
 		return
 	}
-	n.record(trace.KindCSRequest, r, nil)
+	n.recordInput(trace.KindCSRequest, r, nil)
 	n.step(r, algo.Input{Kind: algo.Request, Resource: r})
 }
 
 func (n *Node) release(r string) {
-	n.record(trace.KindCSExit, r, nil)
+	n.recordInput(trace.KindCSExit, r, nil)
 	n.step(r, algo.Input{Kind: algo.Release, Resource: r})
 	n.entryDone(r)
 }
@@ -516,7 +576,7 @@ func (n *Node) release(r string) {
 // releaseNested leaves every resource of a nested entry, innermost first.
 func (n *Node) releaseNested(plan []string) {
 	for i := len(plan) - 1; i >= 0; i-- {
-		n.record(trace.KindCSExit, plan[i], nil)
+		n.recordInput(trace.KindCSExit, plan[i], nil)
 		n.step(plan[i], algo.Input{Kind: algo.Release, Resource: plan[i]})
 		n.left[plan[i]]--
 	}
@@ -558,16 +618,17 @@ func (n *Node) fire(r, name string) {
 		return
 	}
 	delete(n.timers, r+"\x00"+name)
-	n.record(trace.KindTimeout, r, func(ev *trace.Event) {
+	n.recordInput(trace.KindTimeout, r, func(ev *trace.Event) {
 		ev.Detail = n.detail(trace.Timeout{Timer: name})
 	})
 	n.step(r, algo.Input{Kind: algo.Timer, TimerName: name})
 }
 
 // step gives one input to the machine of resource r and carries out its
-// outputs in order.
+// outputs in order. The input's event was recorded last by recordInput
+// (Start and Recover step every machine after one event).
 func (n *Node) step(r string, in algo.Input) {
-	in.Now = n.env.Now()
+	in.Now = n.inNow
 	in.Clock = n.lamport
 	outs := n.machines[r].Step(in)
 	for _, o := range outs {
@@ -691,6 +752,15 @@ func (n *Node) record(kind trace.Kind, r string, fill func(ev *trace.Event)) *tr
 	return ev
 }
 
+// recordInput records the event of an input the machines are about to get
+// and takes their Input.Now from its wall time: what the trace holds is
+// what a replay feeds them.
+func (n *Node) recordInput(kind trace.Kind, r string, fill func(ev *trace.Event)) {
+	ev := n.record(kind, r, fill)
+	// A skew sets the wall clock off, not the time machines go by.
+	n.inNow = ev.Wall - int64(n.skew) - n.setup.Origin
+}
+
 // detail encodes d into the node's detail buffer, which serves every event
 // in turn: Env.Record keeps neither the event nor its slices.
 func (n *Node) detail(d trace.Detail) json.RawMessage {
@@ -699,4 +769,65 @@ func (n *Node) detail(d trace.Detail) json.RawMessage {
 		return nil // a message without fields: no detail
 	}
 	return n.det
+}
+
+// clone returns a copy of the node that records through env and shares
+// nothing mutable with n: its machines are copied deep. Callbacks (OnDone,
+// OnLeader) are not copied. It is for drivers whose Env fires no callback
+// a node gave it (World): the copy's timers are the original's names.
+func (n *Node) clone(env Env) (*Node, error) {
+	c := *n
+	c.env = env
+	c.OnDone, c.OnLeader = nil, nil
+	c.ev, c.det = trace.Event{}, nil
+	c.vc = n.vc.Clone()
+	c.plan = slices.Clone(n.plan)
+	c.machines = make(map[string]algo.Machine, len(n.machines))
+	for r, m := range n.machines {
+		cm, err := deep.Copy(m)
+		if err != nil {
+			return nil, fmt.Errorf("%s: copy P%d's machine: %w", n.spec.Name, n.ID, err)
+		}
+		c.machines[r] = cm
+	}
+	// c.wrand stays shared: the workload's draws time the node's own
+	// callbacks, which such a driver never fires.
+	var err error
+	if c.saved, err = deep.Copy(n.saved); err != nil {
+		return nil, err
+	}
+	c.timers = make(map[string]Timer, len(n.timers))
+	for k, t := range n.timers {
+		c.timers[k] = t
+	}
+	c.left = make(map[string]int, len(n.left))
+	for k, v := range n.left {
+		c.left[k] = v
+	}
+	return &c, nil
+}
+
+// fingerprint mixes into h what decides the node's future behaviour: its
+// machines, Lamport clock, persisted state, timers set, and whether it is
+// up (see World.Fingerprint).
+func (n *Node) fingerprint(h *deep.Hasher) {
+	var flags uint64
+	for i, b := range []bool{n.started, n.crashed, n.stopped, n.err != nil} {
+		if b {
+			flags |= 1 << i
+		}
+	}
+	h.Word(flags)
+	h.Word(n.lamport)
+	for _, r := range n.resources {
+		h.Value(n.machines[r])
+	}
+	if len(n.saved) > 0 {
+		h.Value(n.saved)
+	}
+	h.Word(uint64(len(n.timers)))
+	for _, t := range n.Armed() {
+		h.String(t.Resource)
+		h.String(t.Name)
+	}
 }

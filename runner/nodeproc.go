@@ -2,12 +2,14 @@ package runner
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -17,13 +19,16 @@ import (
 	"github.com/dmxlab/dmx/trace"
 )
 
-// The runner and each node process talk over the node's stdin and stdout,
-// one JSON object a line (the "control pipe"). The runner sends the node its
-// configuration, then the peers' addresses, then stop. The node answers with
-// its UDP address, then streams every event the moment it is recorded (one
-// write per event, so an event is in the runner's hands before the node does
-// anything else, and survives a SIGKILL of the node), "done" when its
-// workload is finished, and its transport statistics before it exits.
+// The runner and each node process talk over the node's stdin and stdout
+// (the "control pipe"). The runner writes one JSON object a line: the
+// node's configuration, then the peers' addresses, then stop. The node
+// answers in frames (pipeWriter): its UDP address, then every event it
+// records, "done" when its workload is finished, and its transport
+// statistics before it exits. Events are buffered and written at the
+// node's safe points, in one write for all those of a step: before the
+// node sends a datagram, waits, pauses or exits, so that an event is in
+// the runner's hands before anything it led to is seen outside, and
+// survives a SIGKILL of the node.
 // Faults come as "fault" lines: a network fault starts or ends, the node
 // pauses (it records the pause and waits; the runner, once it has the
 // event, stops it with SIGSTOP, and after the pause sends SIGCONT and a
@@ -85,11 +90,10 @@ type restarted struct {
 }
 
 type fromNode struct {
-	Hello string          `json:"hello,omitempty"`
-	Ev    json.RawMessage `json:"ev,omitempty"` // an event in trace's wire encoding (trace.AppendWire)
-	Done  bool            `json:"done,omitempty"`
-	Stats *Rejections     `json:"stats,omitempty"`
-	Error string          `json:"error,omitempty"`
+	Hello string      `json:"hello,omitempty"`
+	Done  bool        `json:"done,omitempty"`
+	Stats *Rejections `json:"stats,omitempty"`
+	Error string      `json:"error,omitempty"`
 }
 
 // NodeMain is the body of the hidden `dmx node` command: one node of a run,
@@ -101,7 +105,8 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	// a node must not die half-way through writing an event.
 	signal.Ignore(syscall.SIGINT, syscall.SIGPIPE)
 	in := bufio.NewReader(stdin)
-	out := &lineWriter{w: stdout}
+	out := &pipeWriter{w: stdout}
+	defer out.flush()
 
 	var first toNode
 	if err := readLine(in, &first); err != nil || first.Config == nil {
@@ -123,6 +128,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	defer conn.Close()
 	conn.SetReadBuffer(4 << 20)
 	out.send(fromNode{Hello: conn.LocalAddr().String()})
+	out.flush()
 
 	var second toNode
 	if err := readLine(in, &second); err != nil {
@@ -158,7 +164,14 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	// any two instructions.
 	over := func() bool { return second.End != 0 && time.Now().UnixNano() >= second.End }
 	env := &udpEnv{start: start, loop: loop, out: out, over: over}
-	node, err := NewNode(NodeSetup{ID: cfg.ID, N: cfg.N, Spec: spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload, Resume: cfg.Resume}, env)
+	// The machines' Input.Now counts from the run's start in wall time,
+	// which the start event records (Node.Origin): a replay gives them the
+	// same Now.
+	origin := second.T0
+	if origin == 0 {
+		origin = start.UnixNano()
+	}
+	node, err := NewNode(NodeSetup{ID: cfg.ID, N: cfg.N, Spec: spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload, Resume: cfg.Resume, Origin: origin}, env)
 	if err != nil {
 		out.send(fromNode{Error: err.Error()})
 		return err
@@ -186,27 +199,12 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			tr.net.start(a.Index, a.Proc)
 		}
 	}
+	tr.hold = true
 	env.tr = tr
 	env.node = node
 	node.OnDone = func() { out.send(fromNode{Done: true}) }
 
-	// Socket reader: datagrams go to the loop.
-	type dgram struct {
-		b    []byte
-		addr *net.UDPAddr
-	}
-	dgrams := make(chan dgram, 1024)
-	go func() {
-		buf := make([]byte, 64<<10)
-		for {
-			k, addr, err := conn.ReadFromUDP(buf)
-			if err != nil {
-				close(dgrams)
-				return
-			}
-			dgrams <- dgram{append([]byte(nil), buf[:k]...), addr}
-		}
-	}()
+	dgrams := readDatagrams(conn)
 	// Catching up after a pause: the datagrams the reader has or gets
 	// within catchUpQuiet, for at most catchUpMax.
 	env.catchUp = func() {
@@ -221,6 +219,9 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 					return
 				}
 				tr.handle(d.b, d.addr)
+				// What it led to (acknowledgements, replies) goes at
+				// once, as it would outside a catch-up.
+				env.settle()
 				quiet.Reset(catchUpQuiet)
 			case <-quiet.C:
 				return
@@ -253,17 +254,26 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 				default:
 				}
 			default:
-				loop <- func() { nodeFault(c, node, tr, resumed, stop) }
+				loop <- func() { nodeFault(c, node, tr, env.settle, resumed, stop) }
 			}
 		}
 	}()
 
-	// finish records the stop and reports the transport's statistics.
+	// finish records the stop, reports the transport's statistics and
+	// sends what is still held (the safe point of the last step).
 	finish := func() error {
 		node.Stop()
 		st := tr.stats
 		out.send(fromNode{Stats: &st})
+		env.settle()
 		return out.err
+	}
+	// ended waits, once the run is over, for the runner's stop, with what
+	// the last steps recorded and sent out first.
+	ended := func() error {
+		env.settle()
+		<-stop
+		return finish()
 	}
 	node.Start()
 	if tr.net != nil {
@@ -276,6 +286,11 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
+	// What is ready is handled first; what it recorded and sent goes out
+	// (env.settle) before the loop waits, and after maxUnsettled wakes
+	// if it never has to: a busy node must not hold its sends back.
+	const maxUnsettled = 32
+	unsettled := 0
 	for {
 		if err := node.Err(); err != nil {
 			out.send(fromNode{Error: err.Error()})
@@ -288,52 +303,91 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		// arrived, then timers. After a stall a timer and a datagram are
 		// both ready, and a timer taken first could act on a silence that
 		// the waiting message ends (an answer that cancels a time-out); in
-		// the simulator each input comes at its own time.
+		// the simulator each input comes at its own time. Nothing is taken
+		// after the run's end (over).
+		if over() {
+			return ended()
+		}
+		if len(env.self) > 0 {
+			e := env.self[0]
+			env.self = env.self[1:]
+			node.Receive(e)
+			continue
+		}
+		if unsettled++; unsettled > maxUnsettled {
+			env.runSoon()
+			env.settle()
+			unsettled = 0
+		}
+		if len(loop) == 0 && len(dgrams) == 0 {
+			// Nothing is ready (or it came just now: settling early is
+			// safe): the timers due now, then the safe point.
+			if len(env.soon) > 0 {
+				env.runSoon()
+				continue
+			}
+			env.settle()
+			unsettled = 0
+		}
 		var (
-			self   *Envelope
 			d      dgram
 			queued func() // a timer, or news of a restarted peer
 			ok     = true
 		)
-		if len(env.self) > 0 {
-			self = env.self[0]
-			env.self = env.self[1:]
-		} else {
+		select {
+		case d, ok = <-dgrams:
+		default:
 			select {
+			case queued = <-loop:
 			case d, ok = <-dgrams:
-			default:
-				select {
-				case queued = <-loop:
-				case d, ok = <-dgrams:
-				case now := <-tick.C:
-					tr.retransmit(now)
-					continue
-				case <-stop:
-					return finish()
-				}
+			case now := <-tick.C:
+				tr.retransmit(now)
+				continue
+			case <-stop:
+				return finish()
 			}
 		}
 		if !ok {
 			return errors.New("udp socket closed")
 		}
 		if over() {
-			<-stop
-			return finish()
+			return ended()
 		}
-		switch {
-		case self != nil:
-			node.Receive(self)
-		case queued != nil:
+		if queued != nil {
 			queued()
-		default:
+		} else {
 			tr.handle(d.b, d.addr)
 		}
 	}
 }
 
+// dgram is a datagram the socket reader read.
+type dgram struct {
+	b    []byte
+	addr netip.AddrPort
+}
+
+// readDatagrams reads conn on a goroutine of its own and hands the loop
+// every datagram it reads; the channel closes when the socket does.
+func readDatagrams(conn *net.UDPConn) <-chan dgram {
+	dgrams := make(chan dgram, 1024)
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			k, addr, err := conn.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				close(dgrams)
+				return
+			}
+			dgrams <- dgram{append([]byte(nil), buf[:k]...), addr}
+		}
+	}()
+	return dgrams
+}
+
 // nodeFault carries out a fault line on the node's loop. A pause holds
 // the loop until the runner's resume line (or stop) comes.
-func nodeFault(c *faultCmd, node *Node, tr *transport, resumed, stop <-chan struct{}) {
+func nodeFault(c *faultCmd, node *Node, tr *transport, settle func(), resumed, stop <-chan struct{}) {
 	switch c.Op {
 	case "net-start", "net-end":
 		if tr.net == nil || c.Index < 0 || c.Index >= len(tr.net.faults) {
@@ -358,6 +412,7 @@ func nodeFault(c *faultCmd, node *Node, tr *transport, resumed, stop <-chan stru
 		// it has the event, and after the pause sends SIGCONT and the
 		// resume line. Timers and datagrams wait, as on a stopped machine.
 		node.FaultEvent(c.Spec, trace.FaultStart, "")
+		settle()
 		select {
 		case <-resumed:
 			node.FaultEvent(c.Spec, trace.FaultEnd, "")
@@ -374,10 +429,11 @@ func nodeFault(c *faultCmd, node *Node, tr *transport, resumed, stop <-chan stru
 type udpEnv struct {
 	start time.Time
 	loop  chan func()
-	out   *lineWriter
+	out   *pipeWriter
 	tr    *transport
 	node  *Node
-	self  []*Envelope // messages to oneself, not yet delivered
+	self  []*Envelope  // messages to oneself, not yet delivered
+	soon  []*soonTimer // timers of no delay, to run when nothing else is ready
 	// catchUp handles the datagrams that arrived while the process did
 	// not run (see After); caughtUp is when it last did.
 	catchUp  func()
@@ -405,6 +461,13 @@ func (t udpTimer) Stop() { t.t.Stop() }
 // heartbeats sent while it slept before it decides that their sender went
 // silent.
 func (e *udpEnv) After(d time.Duration, f func()) Timer {
+	if d <= 0 {
+		// Due now: the loop runs it once what is ready is handled,
+		// without a runtime timer and a goroutine to hand it over.
+		t := &soonTimer{f: f}
+		e.soon = append(e.soon, t)
+		return t
+	}
 	stopped := false
 	due := time.Now().Add(d)
 	t := time.AfterFunc(d, func() {
@@ -425,6 +488,26 @@ func (e *udpEnv) After(d time.Duration, f func()) Timer {
 	return stopFunc(func() { stopped = true; t.Stop() })
 }
 
+// soonTimer is a timer of no delay (After 0: a think or hold time of 0).
+type soonTimer struct {
+	f       func()
+	stopped bool
+}
+
+func (t *soonTimer) Stop() { t.stopped = true }
+
+// runSoon runs the timers of no delay set so far; those they set run at
+// the loop's next turn.
+func (e *udpEnv) runSoon() {
+	batch := e.soon
+	e.soon = nil
+	for _, t := range batch {
+		if !t.stopped {
+			t.f()
+		}
+	}
+}
+
 type stopFunc func()
 
 func (s stopFunc) Stop() { s() }
@@ -438,27 +521,84 @@ func (e *udpEnv) Transmit(env *Envelope) {
 	e.tr.send(env)
 }
 
-func (e *udpEnv) Record(ev *trace.Event) { e.out.send(fromNode{Ev: trace.AppendWire(nil, ev)}) }
+func (e *udpEnv) Record(ev *trace.Event) { e.out.event(ev) }
 
-// lineWriter writes one JSON object per line, each with a single write so
-// that what was written is in the pipe even if the process is killed next.
-type lineWriter struct {
+// settle is the node's safe point: the events recorded go to the runner,
+// then the datagrams that followed them to the network.
+func (e *udpEnv) settle() {
+	e.out.flush()
+	if e.tr != nil {
+		e.tr.sendHeld()
+	}
+}
+
+// pipeWriter writes what a node tells the runner as frames (see
+// frameEvent), gathered in a buffer and written to the pipe with one write
+// at the points where the node is about to act on the world: before it
+// sends a datagram, before its loop waits for something to happen, before
+// a pause and before it exits. An event is thus in the pipe before anything
+// that follows it is seen outside, and a node killed in the middle of a
+// step loses only events nobody outside could have seen the effects of:
+// as if it had been killed a moment earlier.
+type pipeWriter struct {
 	w   io.Writer
 	buf []byte
 	err error
 }
 
-func (l *lineWriter) send(m fromNode) {
-	if l.err != nil {
-		return
-	}
+// flushAt is the size of the buffer beyond which it is written at once.
+const flushAt = 32 << 10
+
+// Frames on the pipe from a node: a 4-byte length (little-endian) of what
+// follows, a tag, and the body: an event in trace's wire encoding
+// (trace.AppendWire), or any other message as a JSON fromNode.
+const (
+	frameEvent = 'e'
+	frameJSON  = 'j'
+	// maxFrame bounds a frame the runner accepts.
+	maxFrame = 16 << 20
+)
+
+// event frames an event.
+func (l *pipeWriter) event(ev *trace.Event) {
+	at := l.begin(frameEvent)
+	l.buf = trace.AppendWire(l.buf, ev)
+	l.end(at)
+}
+
+// send frames a message other than an event.
+func (l *pipeWriter) send(m fromNode) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		l.err = err
 		return
 	}
-	l.buf = append(append(l.buf[:0], b...), '\n')
+	at := l.begin(frameJSON)
+	l.buf = append(l.buf, b...)
+	l.end(at)
+}
+
+// begin starts a frame of kind tag, its length to be filled in by end.
+func (l *pipeWriter) begin(tag byte) int {
+	at := len(l.buf)
+	l.buf = append(l.buf, 0, 0, 0, 0, tag)
+	return at
+}
+
+func (l *pipeWriter) end(at int) {
+	binary.LittleEndian.PutUint32(l.buf[at:], uint32(len(l.buf)-at-4))
+	if l.err == nil && len(l.buf) >= flushAt {
+		l.flush()
+	}
+}
+
+// flush writes what is buffered, in one write.
+func (l *pipeWriter) flush() {
+	if l.err != nil || len(l.buf) == 0 {
+		return
+	}
 	_, l.err = l.w.Write(l.buf)
+	l.buf = l.buf[:0]
 }
 
 func readLine(r *bufio.Reader, v any) error {

@@ -55,6 +55,12 @@ type Plan struct {
 	Duration time.Duration
 	Sim      SimOptions // DriverSim only
 	UDP      UDPOptions // DriverUDP only
+	// Schedule, if not empty, is the run step by step (a World): the
+	// simulator carries the steps out in order instead of drawing delays
+	// and think times, and ends when they are done. dmx explore writes the
+	// schedule of the violation it finds into a scenario file. DriverSim
+	// only; its crashes and recoveries are steps, so Faults must be empty.
+	Schedule []Step
 	// Scenario is the file the plan was read from, if any (Scenario.Apply
 	// sets it): Args then reruns the plan with --scenario, for what no flag
 	// can say (per-process workloads).
@@ -417,6 +423,22 @@ func (p Plan) Validate() error {
 	if err := validateFaults(p.Faults); err != nil {
 		return err
 	}
+	if len(p.Schedule) > 0 {
+		if p.driver() != DriverSim {
+			return &PlanError{Field: "schedule", Err: errors.New("a schedule of steps drives the simulator only")}
+		}
+		if len(p.Faults) > 0 {
+			return &PlanError{Field: "schedule", Err: errors.New("a schedule has its crashes and recoveries as steps: give no faults with it")}
+		}
+		if p.Workload.Nested {
+			return &PlanError{Field: "schedule", Err: errors.New("a schedule of steps does not drive nested workloads")}
+		}
+		for i, st := range p.Schedule {
+			if st.Proc < 0 || st.Proc >= p.N || (st.Kind == StepDeliver && (st.From < 0 || st.From >= p.N)) {
+				return planErr("schedule", fmt.Sprintf("step %d (%v)", i+1, st), "not a process of this run (0..%d)", p.N-1)
+			}
+		}
+	}
 	if p.Driver == DriverUDP && (p.UDP.BasePort < 0 || p.UDP.BasePort+p.N-1 > 65535) {
 		return planErr("base port", p.UDP.BasePort, "nodes would listen on ports %d..%d, outside 1..65535", p.UDP.BasePort, p.UDP.BasePort+p.N-1)
 	}
@@ -457,6 +479,7 @@ type runParams struct {
 	Procs      map[int]ProcWorkload `json:"procs"`
 	Reorder    *bool                `json:"reorder,omitempty"` // sim
 	Resources  []string             `json:"resources"`
+	Schedule   []string             `json:"schedule,omitempty"` // sim, a run step by step
 	Think      string               `json:"think"`
 }
 
@@ -476,6 +499,9 @@ func (p Plan) RunRow() trace.Run {
 	}
 	if w.Nested {
 		rp.Nested, rp.Order = true, &w.Order
+	}
+	for _, st := range p.Schedule {
+		rp.Schedule = append(rp.Schedule, st.String())
 	}
 	if p.driver() == DriverSim {
 		delay := p.Sim.Delay.String()
@@ -543,6 +569,12 @@ func PlanFromRun(run trace.Run, lookup func(name string) *algo.Spec) (Plan, erro
 	}
 	if rp.Port != nil {
 		p.UDP.BasePort = *rp.Port
+	}
+	if p.Schedule, err = ParseSteps(rp.Schedule); err != nil {
+		return Plan{}, fmt.Errorf("run %d: params: %w", run.ID, err)
+	}
+	if len(p.Schedule) == 0 {
+		p.Schedule = nil
 	}
 	var faults []string
 	if len(run.Faults) > 0 {
@@ -673,6 +705,9 @@ func (p Plan) Args() ([]string, error) {
 	}
 	if !reflect.DeepEqual(w.Procs, bw.Procs) {
 		unsaid = append(unsaid, "per-process workloads (a scenario file's procs)")
+	}
+	if !slices.Equal(p.Schedule, base.Schedule) {
+		unsaid = append(unsaid, "schedule (a scenario file's schedule)")
 	}
 	if len(unsaid) > 0 {
 		return args, fmt.Errorf("no flag says the plan's %s", strings.Join(unsaid, ", "))

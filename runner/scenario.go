@@ -52,6 +52,10 @@ type Scenario struct {
 	Channels Channels                `json:"channels,omitempty"`
 	Duration string                  `json:"duration,omitempty"`
 	Procs    map[string]ProcWorkload `json:"procs,omitempty"` // keys: "2" or "P2"
+	// Schedule is the run step by step (see Step for the steps' form):
+	// what dmx explore writes for the violation it finds. The simulator
+	// then follows it instead of drawing delays and think times.
+	Schedule []string `json:"schedule,omitempty"`
 	// Expect is what dmx check should conclude on the run: for examples
 	// and regression tests ("ok", or "violated" with the checks that find
 	// it). dmx itself does not act on it.
@@ -144,6 +148,7 @@ func (s *Scenario) Apply(p *Plan, given func(key string) bool) error {
 		}),
 		set("duration", s.Duration != "", func() (err error) { p.Duration, err = time.ParseDuration(s.Duration); return }),
 		set("procs", len(s.Procs) > 0, func() (err error) { w.Procs, err = s.procs(); return }),
+		set("schedule", len(s.Schedule) > 0, func() (err error) { p.Schedule, err = ParseSteps(s.Schedule); return }),
 	)
 	if err == nil && !sim {
 		err = s.network(p)
@@ -214,4 +219,51 @@ func lineOf(data []byte, off int64) int {
 		off = int64(len(data))
 	}
 	return bytes.Count(data[:off], []byte("\n")) + 1
+}
+
+// NewScenario returns the scenario that describes p, for a file that
+// reproduces the run (dmx sim --scenario): its algorithm, processes, seed,
+// workload, parameters, faults, simulator options and schedule. Apply
+// gives p back, as far as scenarios describe plans (not linger or slot;
+// with a schedule, which says when everything happens, not think, hold,
+// contention and delay either).
+func NewScenario(p Plan) *Scenario {
+	w := p.Workload
+	entries := w.Entries
+	s := &Scenario{
+		Nodes: p.N, Seed: p.Seed, Entries: &entries, Resources: w.Resources, Nested: w.Nested,
+		Params: p.Params, Reorder: p.Sim.Reorder,
+	}
+	if p.raw() {
+		s.Channels = p.Channels
+	}
+	if p.Spec != nil {
+		s.Algorithm = p.Spec.Name
+	}
+	if w.Nested && w.Order != "" && w.Order != OrderSame {
+		s.Order = w.Order
+	}
+	if len(p.Schedule) == 0 {
+		// A schedule says when everything happens: these do not matter.
+		s.Think, s.Hold, s.Contention = w.Think.String(), w.Hold.String(), w.Contention.String()
+		if p.driver() == DriverSim {
+			s.Delay = p.Sim.Delay.String()
+		}
+	}
+	if p.Duration != 0 {
+		s.Duration = p.Duration.String()
+	}
+	for _, f := range p.Faults {
+		s.Faults = append(s.Faults, f.String())
+	}
+	for _, st := range p.Schedule {
+		s.Schedule = append(s.Schedule, st.String())
+	}
+	if len(w.Procs) > 0 {
+		s.Procs = map[string]ProcWorkload{}
+		for id, pw := range w.Procs {
+			s.Procs[strconv.Itoa(id)] = pw
+		}
+	}
+	return s
 }

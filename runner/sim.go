@@ -76,6 +76,9 @@ func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 	if err := p.Validate(); err != nil {
 		return SimResult{}, err
 	}
+	if len(p.Schedule) > 0 {
+		return simulateSchedule(p, rec)
+	}
 	p = p.WithDefaults()
 	s := &sim{plan: p, rec: rec, net: rand.New(rand.NewPCG(p.Seed, streamNet))}
 	s.lastArrival = make([]int64, p.N*p.N)
@@ -445,4 +448,24 @@ func (q *simQueue) Pop() any {
 	it := old[len(old)-1]
 	*q = old[:len(old)-1]
 	return it
+}
+
+// simulateSchedule carries out a plan's schedule step by step (a World).
+func simulateSchedule(p Plan, rec Recorder) (SimResult, error) {
+	w, err := NewWorld(p, rec)
+	if err != nil {
+		return SimResult{}, err
+	}
+	for _, st := range p.Schedule {
+		if err := w.Apply(st); err != nil {
+			return SimResult{Status: "failed: " + err.Error()}, fmt.Errorf("schedule: %w", err)
+		}
+	}
+	complete, err := w.Finish()
+	res := SimResult{Complete: complete, End: time.Duration(w.now), Events: w.Events()}
+	res.Status = fmt.Sprintf("the schedule's %d steps done", len(p.Schedule))
+	if !complete {
+		res.Status = fmt.Sprintf("cut short: the schedule ends after %d steps, where more could happen", len(p.Schedule))
+	}
+	return res, err
 }

@@ -109,7 +109,7 @@ func TestSimCrashRecover(t *testing.T) {
 	if exits != wl.Entries {
 		t.Errorf("P2 left the critical section %d times, want its %d entries", exits, wl.Entries)
 	}
-	results, err := analyze.Evaluate(trace.Run{Nodes: 4, Complete: true}, &trace.SliceReader{Events: c.Events}, analyze.All)
+	results, err := analyze.Evaluate(trace.Run{Nodes: 4, Complete: true}, &trace.SliceReader{Events: c.Events}, analyze.General())
 	if err != nil {
 		t.Fatal(err)
 	}

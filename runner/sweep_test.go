@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -70,6 +71,20 @@ func sweepCases(kind algo.Kind) []sweepCase {
 	return out
 }
 
+// everyCheck returns every check that holds of any trace and those the
+// algorithm promises besides (fairness, starvation): a sweep holds each
+// run to all of them.
+func everyCheck(t *testing.T, spec *algo.Spec) []*analyze.Check {
+	t.Helper()
+	checks := analyze.General()
+	for _, c := range mustChecks(t, spec.Properties) {
+		if !slices.Contains(checks, c) {
+			checks = append(checks, c)
+		}
+	}
+	return checks
+}
+
 // mustChecks returns the checks an algorithm claims.
 func mustChecks(t *testing.T, properties []string) []*analyze.Check {
 	t.Helper()
@@ -94,7 +109,9 @@ func repro(p runner.Plan) string {
 // seeds (100 for a further variant) for each N in {1,2,3,5,8,9}, with
 // random delays and high contention (everyone asks again at once), and
 // checks every trace: clocks, mutual exclusion (causal and real time) and
-// liveness must all hold. A failure prints the command that reproduces it.
+// liveness must all hold, and every other check that holds of any trace,
+// and fairness and bounded overtaking where the algorithm promises them. A
+// failure prints the command that reproduces it.
 func TestSweep(t *testing.T) {
 	for _, a := range sweepCases(algo.MutualExclusion) {
 		for _, n := range []int{1, 2, 3, 5, 8, 9} {
@@ -114,7 +131,7 @@ func TestSweep(t *testing.T) {
 						t.Fatalf("seed %d: run cut short: %s (reproduce: %s)", seed, res.Status, repro(p))
 					}
 					run := trace.Run{Algorithm: a.spec.Name, Nodes: n, Seed: seed, Mode: "sim", Complete: true}
-					results, err := analyze.Evaluate(run, &trace.SliceReader{Events: c.Events}, analyze.All)
+					results, err := analyze.Evaluate(run, &trace.SliceReader{Events: c.Events}, everyCheck(t, a.spec))
 					if err != nil {
 						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro(p))
 					}
@@ -197,7 +214,7 @@ func TestSweepMulticast(t *testing.T) {
 				if err != nil || !res.Complete {
 					t.Fatalf("seed %d: %v %s (reproduce: %s)", seed, err, res.Status, repro)
 				}
-				results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties))
+				results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties), analyze.WithValidity(spec.Validity))
 				if err != nil {
 					t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
 				}
@@ -233,7 +250,8 @@ func TestSweepMulticast(t *testing.T) {
 // and the leader crashed once (and, for N >= 5, twice, leaving a majority;
 // lease with N=2 not at all, since one crash leaves no majority),
 // and checks every trace with the checks the algorithm claims: agreement,
-// validity (not lease: Chubby elects whoever wins the votes), no split brain
+// validity (the rule each promises: highest id, or for lease, whose Chubby
+// elects whoever wins the votes, a live participant), no split brain
 // and termination. Crashed processes stay down: a recovered id reappearing
 // breaks bully's safety (seed 004), which the examples show.
 func TestSweepElections(t *testing.T) {
@@ -262,7 +280,7 @@ func TestSweepElections(t *testing.T) {
 					if got := count(c.Events, trace.KindCrash, -1); got != len(faults) {
 						t.Fatalf("seed %d: %d crashes, want %d: no leader to crash? (reproduce: %s)", seed, got, len(faults), repro)
 					}
-					results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties))
+					results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties), analyze.WithValidity(spec.Validity))
 					if err != nil {
 						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
 					}

@@ -1,13 +1,8 @@
 package runner
 
 import (
-	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net"
+	"net/netip"
 	"time"
 )
 
@@ -51,24 +46,19 @@ import (
 // Every datagram is authenticated with HMAC-SHA256 under the run's random
 // key, so packets of another run, stray traffic and forgeries are rejected:
 // counted by reason, never obeyed.
-//
-// Datagram layout: magic "DMX1", 32-byte MAC of the body, body (JSON).
-
-var packetMagic = []byte("DMX1")
-
-const macLen = sha256.Size
+// (See packet.go for the datagram layout.)
 
 type packet struct {
-	Kind string    `json:"k"` // "d" data, "a" ack
-	From int       `json:"f"`
-	To   int       `json:"t"`
-	Inc  int       `json:"i,omitempty"`  // the sender's incarnation (bumped at each restart)
-	RInc int       `json:"ri,omitempty"` // the receiver's incarnation the sender knows of
-	Seq  uint64    `json:"s,omitempty"`  // data: channel sequence number, from 1
-	U    bool      `json:"u,omitempty"`  // data: deliver on arrival, not in order (a reorder fault)
-	Base uint64    `json:"b,omitempty"`  // data, after a give-up: every sequence number below it was delivered or given up
-	Ack  uint64    `json:"a,omitempty"`  // ack: highest sequence delivered in order
-	Env  *Envelope `json:"e,omitempty"`
+	Kind string // "d" data, "a" ack
+	From int
+	To   int
+	Inc  int       // the sender's incarnation (bumped at each restart)
+	RInc int       // the receiver's incarnation the sender knows of
+	Seq  uint64    // data: channel sequence number, from 1
+	U    bool      // data: deliver on arrival, not in order (a reorder fault)
+	Base uint64    // data, after a give-up: every sequence number below it was delivered or given up
+	Ack  uint64    // ack: highest sequence delivered in order
+	Env  *Envelope // data: what it carries
 }
 
 // Rejections counts datagrams a node refused, by reason.
@@ -105,7 +95,7 @@ func (oc *outChan) base() uint64 {
 
 type pending struct {
 	seq     uint64
-	data    []byte
+	data    []byte // nil until it first leaves (sealData)
 	sent    time.Time
 	rto     time.Duration
 	dropped int       // copies the fault layer dropped in a row
@@ -234,13 +224,16 @@ type transport struct {
 	key     []byte
 	conn    *net.UDPConn
 	peers   []*net.UDPAddr
-	out     []outChan
-	in      []inOrder[*Envelope]
-	deliver func(*Envelope)
-	rto     time.Duration // the first retransmission time-out
-	maxRTO  time.Duration // the time-out doubles up to it
-	stats   Rejections
-	scratch bytes.Buffer
+	// peerAddrs are peers as the socket calls take them without
+	// allocating.
+	peerAddrs []netip.AddrPort
+	out       []outChan
+	in        []inOrder[*Envelope]
+	deliver   func(*Envelope)
+	rto       time.Duration // the first retransmission time-out
+	maxRTO    time.Duration // the time-out doubles up to it
+	stats     Rejections
+	sealer    *sealer
 
 	raw bool // raw channels: no sequence, acknowledgement or retransmission
 	// net is the fault layer (nil: none); dropped records a data datagram
@@ -249,14 +242,45 @@ type transport struct {
 	net     *netFaults
 	dropped func(e *Envelope, fault string, resend bool)
 	later   func(d time.Duration, f func())
+
+	// hold keeps the datagrams written until sendHeld: the node's loop
+	// sends them at its safe point, after the events that led to them
+	// are in the runner's hands.
+	hold bool
+	held []heldDgram
+	// ackDue says which peers sent data not acknowledged yet (with hold):
+	// acksDue lists them.
+	ackDue  []bool
+	acksDue []int
+	// At the safe point: the data going to each peer for the first time
+	// (bundles, by peer; bundled lists the peers), and the packets of the
+	// datagram being made.
+	bundles [][]*pending
+	bundled []int
+	bundle  []*packet
+}
+
+// heldDgram is a datagram to send at the next safe point.
+type heldDgram struct {
+	pd *pending
+	to int
 }
 
 func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr, deliver func(*Envelope)) *transport {
-	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: initialRTO, maxRTO: maxRTO}
+	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: initialRTO, maxRTO: maxRTO, sealer: newSealer(key)}
 	t.out = make([]outChan, n)
 	t.in = make([]inOrder[*Envelope], n)
 	t.peerInc = make([]int, n)
 	t.down = make([]bool, n)
+	t.ackDue = make([]bool, n)
+	t.bundles = make([][]*pending, n)
+	t.peerAddrs = make([]netip.AddrPort, len(peers))
+	for i, a := range peers {
+		if a != nil {
+			ap := a.AddrPort()
+			t.peerAddrs[i] = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+		}
+	}
 	for i := range t.in {
 		t.resetChan(i)
 	}
@@ -294,53 +318,16 @@ func (t *transport) peerDown(peer, inc int) {
 	t.out[peer].unacked = nil
 }
 
-func seal(key []byte, p *packet) ([]byte, error) {
-	body, err := json.Marshal(p)
-	if err != nil {
-		return nil, err
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write(body)
-	out := make([]byte, 0, len(packetMagic)+macLen+len(body))
-	out = append(out, packetMagic...)
-	out = m.Sum(out)
-	return append(out, body...), nil
-}
-
-// open authenticates and decodes a datagram; the error says why it was
-// rejected and which counter it belongs to.
-func open(key []byte, b []byte) (*packet, error) {
-	if len(b) < len(packetMagic)+macLen || !bytes.Equal(b[:len(packetMagic)], packetMagic) {
-		return nil, errMalformed
-	}
-	mac, body := b[len(packetMagic):len(packetMagic)+macLen], b[len(packetMagic)+macLen:]
-	m := hmac.New(sha256.New, key)
-	m.Write(body)
-	if !hmac.Equal(mac, m.Sum(nil)) {
-		return nil, errBadMAC
-	}
-	var p packet
-	if err := json.Unmarshal(body, &p); err != nil {
-		return nil, errMalformed
-	}
-	return &p, nil
-}
-
-var (
-	errMalformed = errors.New("malformed datagram")
-	errBadMAC    = errors.New("datagram not authenticated with this run's key")
-)
-
 // send transmits e reliably to e.To (with raw channels: once).
-func (t *transport) send(e *Envelope) error {
+func (t *transport) send(e *Envelope) {
 	if e.To == t.id {
 		// A message to oneself (a multicast that includes the sender) never
 		// touches the network, but is still delivered later, not inside Step.
-		return nil
+		return
 	}
 	if t.down[e.To] {
 		t.stats.Abandoned++
-		return nil
+		return
 	}
 	oc := &t.out[e.To]
 	if len(oc.unacked) == 0 {
@@ -352,23 +339,18 @@ func (t *transport) send(e *Envelope) error {
 	if oc.gaveUp {
 		p.Base = oc.base()
 	}
-	data, err := seal(t.key, p)
-	if err != nil {
-		return fmt.Errorf("encode message %d: %w", e.ID, err)
-	}
 	oc.next++
+	// Sealed when it leaves (sealData). Its time-out counts from then, and
+	// allows for the injected delay both ways, as a transport that
+	// measures the round trip would.
+	pd := &pending{seq: p.Seq, sent: time.Now().Add(v.delay), rto: t.rto + 2*v.delay, base: p.Base, packet: p, env: e}
 	if !t.raw {
-		// Its time-out counts from when it leaves, and allows for the
-		// injected delay both ways, as a transport that measures the round
-		// trip would.
-		pd := &pending{seq: p.Seq, data: data, sent: time.Now().Add(v.delay), rto: t.rto + 2*v.delay, base: p.Base, packet: p, env: e}
 		if v.drop != "" {
 			pd.dropped = 1
 		}
 		oc.unacked = append(oc.unacked, pd)
 	}
-	t.emit(e.To, data, v, e, !t.raw)
-	return nil
+	t.emit(e.To, pd, v, e, !t.raw)
 }
 
 // judge asks the fault layer about a datagram to peer to.
@@ -379,10 +361,10 @@ func (t *transport) judge(to int, typ string, data bool) netVerdict {
 	return t.net.judge(t.id, to, typ, data)
 }
 
-// emit writes a datagram to peer to as verdict v says: not at all (a drop,
-// recorded for a data datagram e, resend saying whether it is sent
+// emit writes datagram pd to peer to as verdict v says: not at all (a
+// drop, recorded for a data datagram e, resend saying whether it is sent
 // again), later, or twice.
-func (t *transport) emit(to int, data []byte, v netVerdict, e *Envelope, resend bool) {
+func (t *transport) emit(to int, pd *pending, v netVerdict, e *Envelope, resend bool) {
 	if v.drop != "" {
 		t.stats.FaultDrops++
 		if e != nil && t.dropped != nil {
@@ -390,23 +372,114 @@ func (t *transport) emit(to int, data []byte, v netVerdict, e *Envelope, resend 
 		}
 		return
 	}
-	write := func() {
-		// Loopback rarely refuses; retransmission covers a transient error.
-		t.conn.WriteToUDP(data, t.peers[to])
-	}
 	if v.delay > 0 && t.later != nil {
-		t.later(v.delay, write)
+		t.later(v.delay, func() { t.write(to, pd) })
 	} else {
-		write()
+		t.write(to, pd)
 	}
 	if v.dup && t.later != nil {
-		t.later(v.delay+v.dupDelay, write)
+		t.later(v.delay+v.dupDelay, func() { t.write(to, pd) })
+	}
+}
+
+// write writes datagram pd to peer to, or holds it for sendHeld.
+func (t *transport) write(to int, pd *pending) {
+	if t.hold {
+		t.held = append(t.held, heldDgram{pd, to})
+		return
+	}
+	t.sealData(to, pd)
+	// Loopback rarely refuses; retransmission covers a transient error.
+	t.conn.WriteToUDPAddrPort(pd.data, t.peerAddrs[to])
+}
+
+// sealData seals a data datagram the first time it leaves. It carries the
+// acknowledgement of what came from its receiver so far, which then needs
+// no datagram of its own.
+func (t *transport) sealData(to int, pd *pending) {
+	if pd.data != nil {
+		return
+	}
+	if !t.raw {
+		pd.packet.Ack = t.in[to].expect - 1
+		t.ackDue[to] = false
+	}
+	pd.data = t.sealer.seal(pd.packet)
+}
+
+// sendHeld sends the datagrams held back (see hold), and acknowledges
+// what came from peers that no data datagram acknowledged. The data going
+// to one peer travels in one datagram, in the order sent (but for one
+// already sealed alone, which goes again as it was).
+func (t *transport) sendHeld() {
+	sealed := t.held[:0]
+	for _, h := range t.held {
+		if h.pd.data != nil {
+			sealed = append(sealed, h)
+			continue
+		}
+		if len(t.bundles[h.to]) == 0 {
+			t.bundled = append(t.bundled, h.to)
+		}
+		t.bundles[h.to] = append(t.bundles[h.to], h.pd)
+	}
+	clear(t.held[len(sealed):])
+	t.held = sealed
+	for _, to := range t.bundled {
+		t.sendBundle(to, t.bundles[to])
+		clear(t.bundles[to])
+		t.bundles[to] = t.bundles[to][:0]
+	}
+	t.bundled = t.bundled[:0]
+	for _, to := range t.acksDue {
+		if t.ackDue[to] {
+			t.ack(to) // held, and sent below
+		}
+	}
+	t.acksDue = t.acksDue[:0]
+	for i, h := range t.held {
+		// Loopback rarely refuses; retransmission covers a transient error.
+		t.conn.WriteToUDPAddrPort(h.pd.data, t.peerAddrs[h.to])
+		t.held[i] = heldDgram{}
+	}
+	t.held = t.held[:0]
+}
+
+// maxBundle bounds the body of a datagram of several packets.
+const maxBundle = 16 << 10
+
+// sendBundle sends the data pds to peer to in as few datagrams as it can,
+// each acknowledging what came from to. One alone is sealed as itself
+// (and kept for its retransmissions); several together are bundled again
+// if they are sent again.
+func (t *transport) sendBundle(to int, pds []*pending) {
+	if len(pds) == 1 {
+		t.sealData(to, pds[0])
+		t.conn.WriteToUDPAddrPort(pds[0].data, t.peerAddrs[to])
+		return
+	}
+	if !t.raw {
+		t.ackDue[to] = false
+	}
+	t.bundle = t.bundle[:0]
+	size := 0
+	for i, pd := range pds {
+		if !t.raw {
+			pd.packet.Ack = t.in[to].expect - 1
+		}
+		t.bundle = append(t.bundle, pd.packet)
+		size += 64 + len(pd.packet.Env.VC)*4 + len(pd.packet.Env.Msg.Vals)*4
+		if size >= maxBundle || i == len(pds)-1 {
+			t.conn.WriteToUDPAddrPort(t.sealer.sealAll(t.bundle), t.peerAddrs[to])
+			clear(t.bundle)
+			t.bundle, size = t.bundle[:0], 0
+		}
 	}
 }
 
 // handle processes one datagram that arrived from addr.
-func (t *transport) handle(b []byte, addr *net.UDPAddr) {
-	p, err := open(t.key, b)
+func (t *transport) handle(b []byte, addr netip.AddrPort) {
+	ps, err := t.sealer.open(b)
 	switch err {
 	case nil:
 	case errBadMAC:
@@ -416,7 +489,14 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 		t.stats.Malformed++
 		return
 	}
-	if p.To != t.id || p.From < 0 || p.From >= t.n || p.From == t.id || !sameAddr(addr, t.peers[p.From]) {
+	for _, p := range ps {
+		t.handlePacket(p, addr)
+	}
+}
+
+// handlePacket processes one packet of a datagram that came from addr.
+func (t *transport) handlePacket(p *packet, addr netip.AddrPort) {
+	if p.To != t.id || p.From < 0 || p.From >= t.n || p.From == t.id || !sameAddr(addr, t.peerAddrs[p.From]) {
 		t.stats.WrongPeer++
 		return
 	}
@@ -429,13 +509,7 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 	}
 	switch p.Kind {
 	case "a":
-		oc := &t.out[p.From]
-		k := 0
-		for k < len(oc.unacked) && oc.unacked[k].seq <= p.Ack {
-			k++
-		}
-		oc.unacked = oc.unacked[k:]
-		oc.heard = time.Now()
+		t.acked(p.From, p.Ack)
 	case "d":
 		if p.Env == nil || p.Env.From != p.From || p.Env.To != t.id || p.Seq == 0 {
 			t.stats.Malformed++
@@ -445,24 +519,43 @@ func (t *transport) handle(b []byte, addr *net.UDPAddr) {
 			t.deliver(p.Env) // as it comes: twice if it comes twice
 			return
 		}
+		if p.Ack > 0 {
+			t.acked(p.From, p.Ack)
+		}
 		if p.Base > 0 {
 			t.in[p.From].skipTo(p.Base, t.deliver)
 		}
 		if !t.in[p.From].accept(p.Seq, p.U, p.Env, t.deliver) {
 			t.stats.Duplicate++
 		}
-		t.ack(p.From)
+		if !t.hold {
+			t.ack(p.From)
+		} else if !t.ackDue[p.From] {
+			// Acknowledged at the safe point, by the data going back
+			// to p.From if there is some.
+			t.ackDue[p.From] = true
+			t.acksDue = append(t.acksDue, p.From)
+		}
 	default:
 		t.stats.Malformed++
 	}
 }
 
-func (t *transport) ack(to int) {
-	data, err := seal(t.key, &packet{Kind: "a", From: t.id, To: to, Inc: t.inc, RInc: t.peerInc[to], Ack: t.in[to].expect - 1})
-	if err != nil {
-		return
+// acked takes peer's acknowledgement of everything up to seq.
+func (t *transport) acked(peer int, seq uint64) {
+	oc := &t.out[peer]
+	k := 0
+	for k < len(oc.unacked) && oc.unacked[k].seq <= seq {
+		k++
 	}
-	t.emit(to, data, t.judge(to, "", false), nil, false)
+	oc.unacked = oc.unacked[k:]
+	oc.heard = time.Now()
+}
+
+func (t *transport) ack(to int) {
+	t.ackDue[to] = false
+	data := t.sealer.seal(&packet{Kind: "a", From: t.id, To: to, Inc: t.inc, RInc: t.peerInc[to], Ack: t.in[to].expect - 1})
+	t.emit(to, &pending{data: data}, t.judge(to, "", false), nil, false)
 }
 
 // retransmit sends again, on every channel, what has waited for its ack
@@ -503,7 +596,7 @@ func (t *transport) resend(peer int, now time.Time) {
 		} else {
 			p.dropped++
 		}
-		t.emit(peer, p.data, v, p.env, p.dropped < maxTries)
+		t.emit(peer, p, v, p.env, p.dropped < maxTries)
 		gaveUp = gaveUp || p.dropped >= maxTries
 	}
 	if gaveUp {
@@ -524,9 +617,7 @@ func (t *transport) resend(peer int, now time.Time) {
 // reseal seals p's datagram again with a new base.
 func (t *transport) reseal(p *pending, base uint64) {
 	p.packet.Base = base
-	if data, err := seal(t.key, p.packet); err == nil {
-		p.data, p.base = data, base
-	}
+	p.data, p.base = t.sealer.seal(p.packet), base
 }
 
 // idle reports whether nothing sent is waiting for an acknowledgement.
@@ -539,6 +630,6 @@ func (t *transport) idle() bool {
 	return true
 }
 
-func sameAddr(a, b *net.UDPAddr) bool {
-	return a != nil && b != nil && a.Port == b.Port && a.IP.Equal(b.IP)
+func sameAddr(a, b netip.AddrPort) bool {
+	return a.Port() == b.Port() && a.Addr().Unmap() == b.Addr().Unmap()
 }

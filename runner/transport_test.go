@@ -5,10 +5,13 @@ import (
 	"crypto/sha256"
 	"math/rand/v2"
 	"net"
+	"net/netip"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/trace"
 )
 
 func listen(t *testing.T) *net.UDPConn {
@@ -35,7 +38,7 @@ func pump(t *testing.T, trs []*transport, conns []*net.UDPConn, got *[]*Envelope
 		}
 		for i, c := range conns {
 			c.SetReadDeadline(time.Now().Add(5 * time.Millisecond))
-			n, addr, err := c.ReadFromUDP(buf)
+			n, addr, err := c.ReadFromUDPAddrPort(buf)
 			if err == nil {
 				k++
 				if drop == nil || !drop(k) {
@@ -79,7 +82,7 @@ func TestTransportReliableFIFO(t *testing.T) {
 		for i, c := range conns {
 			buf := make([]byte, 64<<10)
 			c.SetReadDeadline(time.Now().Add(5 * time.Millisecond))
-			if k, addr, err := c.ReadFromUDP(buf); err == nil {
+			if k, addr, err := c.ReadFromUDPAddrPort(buf); err == nil {
 				trs[i].handle(buf[:k], addr)
 			}
 			trs[i].retransmit(time.Now())
@@ -101,23 +104,23 @@ func TestTransportReliableFIFO(t *testing.T) {
 func TestTransportRejects(t *testing.T) {
 	var got []*Envelope
 	trs, _ := pair(t, []byte("this run"), &got)
-	from := trs[0].peers[0]
-	other, _ := seal([]byte("another run"), &packet{Kind: "d", From: 0, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 0, To: 1}})
+	from := trs[0].peerAddrs[0]
+	other := seal([]byte("another run"), &packet{Kind: "d", From: 0, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 0, To: 1}})
 	trs[1].handle(other, from)
 	trs[1].handle([]byte("hello"), from)
-	trs[1].handle(append([]byte("DMX1"), make([]byte, 40)...), from)
-	bogus, _ := seal([]byte("this run"), &packet{Kind: "d", From: 7, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 7, To: 1}})
+	trs[1].handle(append(append([]byte(nil), packetMagic...), make([]byte, 40)...), from)
+	bogus := seal([]byte("this run"), &packet{Kind: "d", From: 7, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 7, To: 1}})
 	trs[1].handle(bogus, from)
-	spoof, _ := seal([]byte("this run"), &packet{Kind: "d", From: 0, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 0, To: 1}})
-	trs[1].handle(spoof, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9})
-	tampered, _ := seal([]byte("this run"), &packet{Kind: "a"})
+	spoof := seal([]byte("this run"), &packet{Kind: "d", From: 0, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 0, To: 1}})
+	trs[1].handle(spoof, netip.MustParseAddrPort("127.0.0.1:9"))
+	tampered := seal([]byte("this run"), &packet{Kind: "a"})
 	tampered[len(tampered)-1] = '!'
 	trs[1].handle(tampered, from)
 	// Signed with the right key but not a packet: malformed.
-	body := []byte("not json")
+	body := []byte("not a packet")
 	m := hmac.New(sha256.New, []byte("this run"))
 	m.Write(body)
-	trs[1].handle(append(m.Sum([]byte("DMX1")), body...), from)
+	trs[1].handle(append(m.Sum(append([]byte(nil), packetMagic...)), body...), from)
 	if len(got) != 0 {
 		t.Fatalf("delivered %d rejected messages", len(got))
 	}
@@ -256,5 +259,39 @@ func TestTransportGivesUpOnFaultsAndResyncs(t *testing.T) {
 	}
 	if s := trs[0].stats; s.GivenUp != 1 || s.Abandoned != 0 {
 		t.Errorf("stats %+v: want 1 given up", s)
+	}
+}
+
+// TestPacketRoundTrip: a sealed packet opens as it was, and one cut
+// anywhere, or with bytes after it, is malformed; several sealed into one
+// datagram open as they were, in order.
+func TestPacketRoundTrip(t *testing.T) {
+	key := []byte("this run")
+	ps := []*packet{
+		{Kind: "a", From: 1, To: 0, Inc: 2, RInc: 1, Ack: 1 << 40},
+		{Kind: "d", From: 0, To: 4, Seq: 7, U: true, Base: 3, Env: &Envelope{ID: trace.MsgID(0, 7), From: 0, To: 4, Lamport: 99,
+			VC: trace.VC{1, 0, 1 << 63, 4, 5}, Msg: algo.Msg{Type: "token", Resource: "cs", Stamp: 12, ID: -1, Term: 3, Vals: []uint64{0, 9, 1 << 50}}}},
+		{Kind: "d", From: 2, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 2, To: 1, Msg: algo.Msg{Type: "ok"}}},
+	}
+	for _, p := range ps {
+		s := newSealer(key)
+		b := s.seal(p)
+		got, err := s.open(b)
+		if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], p) {
+			t.Fatalf("%+v came back as %+v, %v", p, got, err)
+		}
+		// Cut or lengthened, and signed again: still refused.
+		body := b[len(packetMagic)+macLen:]
+		for _, bad := range [][]byte{body[:len(body)-1], append(append([]byte(nil), body...), 0)} {
+			m := hmac.New(sha256.New, key)
+			m.Write(bad)
+			if _, err := s.open(append(m.Sum(append([]byte(nil), packetMagic...)), bad...)); err != errMalformed {
+				t.Errorf("%+v, body %q: %v, want %v", p, bad, err, errMalformed)
+			}
+		}
+	}
+	s := newSealer(key)
+	if got, err := s.open(s.sealAll(ps)); err != nil || !reflect.DeepEqual(got, ps) {
+		t.Errorf("%d packets in one datagram came back as %v, %v", len(ps), got, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // An event's detail column holds a JSON object whose shape depends on the
@@ -59,6 +60,12 @@ type Start struct {
 	Algorithm string   // the algorithm's name
 	N         int      // processes in the run
 	Resources []string // the resources its workload asks for; nil if none is named
+	// Origin is the wall-clock time (Unix ns) the run's time counts from:
+	// the machines of a real run see Input.Now = the wall time of the
+	// event that recorded the input minus Origin, so that a replay gives
+	// them the same values. 0 (and left out, "t0") in simulated runs,
+	// whose wall times are the simulated time itself.
+	Origin int64
 }
 
 func (d Start) appendDetail(b []byte) []byte {
@@ -79,6 +86,10 @@ func (d Start) appendDetail(b []byte) []byte {
 		}
 		b = append(b, ']')
 	}
+	if d.Origin != 0 {
+		b = append(b, `,"t0":`...)
+		b = strconv.AppendInt(b, d.Origin, 10)
+	}
 	return append(b, '}')
 }
 
@@ -91,21 +102,31 @@ func (d *Start) decode(detail []byte) error {
 			d.N, err = jsonIntN(v)
 		case "resources":
 			d.Resources, err = jsonArray(v, jsonString)
+		case "t0":
+			d.Origin, err = jsonInt(v)
 		}
 		return err
 	})
 }
 
-// Crash is the detail of a crash event (and the shape a recover event's
-// detail takes, though dmx records none): why the process went down, and the
-// injected fault that brought it down, if one did.
+// Crash is the detail of a crash event, and the shape a recover event's
+// detail takes: why the process went down, and the injected fault that
+// brought it down, if one did. dmx records a recover event's detail only
+// for a restart with amnesia ({"amnesia":true,...}): a replay must restart
+// the process without what it persisted.
 type Crash struct {
 	Reason string // e.g. "killed by SIGKILL", "fault crash(P1@2s)"
 	Fault  string // the fault that caused it; "" if none or if Reason names it
+	// Amnesia, on a recover event, says the process restarted without
+	// what its machines persisted (a recover:P:amnesia fault).
+	Amnesia bool
 }
 
 func (d Crash) appendDetail(b []byte) []byte {
 	b = append(b, '{')
+	if d.Amnesia {
+		b = append(b, `"amnesia":true,`...)
+	}
 	if d.Fault != "" {
 		b = append(b, `"fault":`...)
 		b = appendString(b, d.Fault)
@@ -123,6 +144,8 @@ func (d *Crash) decode(detail []byte) error {
 			d.Reason, err = jsonString(v)
 		case "fault":
 			d.Fault, err = jsonString(v)
+		case "amnesia":
+			d.Amnesia, err = jsonBool(v)
 		}
 		return err
 	})
@@ -181,15 +204,33 @@ func (t *term) value() uint64 {
 }
 
 // Wait is the detail of a wait event: the processes the event's process now
-// waits for (on the event's Resource).
+// waits for (on the event's Resource), and whether it waits for all of them
+// or for any one.
 type Wait struct {
 	// WaitingFor is the waiting-for set, sorted; nil or empty when the
 	// process no longer waits.
 	WaitingFor []int
+	// Model is WaitAll ("", the AND model of seed 001: every process of
+	// the set must act before this one goes on; what dmx's algorithms
+	// record) or WaitAny ("or", the OR model: any one of them will do,
+	// as a process waiting for the first of several replies).
+	Model string
 }
 
+// The models of a wait (Wait.Model).
+const (
+	WaitAll = ""   // the AND model; a detail says so by no "model", or "and"
+	WaitAny = "or" // the OR model: {"model":"or"}
+)
+
+// appendDetail writes an AND wait as dmx always did, without a model, and
+// an OR wait with "model" first, as encoding/json orders a map's keys.
 func (d Wait) appendDetail(b []byte) []byte {
-	b = append(b, `{"waiting_for":`...)
+	b = append(b, '{')
+	if d.Model == WaitAny {
+		b = append(b, `"model":"or",`...)
+	}
+	b = append(b, `"waiting_for":`...)
 	b = appendInts(b, d.WaitingFor)
 	return append(b, '}')
 }
@@ -679,20 +720,35 @@ func (e *Event) Leader() (Leader, error) {
 
 // Wait returns the detail of a wait event. A trace that names the one
 // process waited for in Peer instead of a "waiting_for" set (or sets it to
-// null) waits for Peer; one with neither waits for nobody.
+// null) waits for Peer; one with neither waits for nobody. Its "model" is
+// "and" (or absent: WaitAll) or "or" (WaitAny), in any case; another model
+// is an error, and the wait is then taken for an AND wait.
 func (e *Event) Wait() (Wait, error) {
 	var d Wait
 	if e.Kind != KindWait {
 		return d, e.notKind("a wait")
 	}
 	err := fields(e.Detail, func(k, v []byte) (err error) {
-		if string(k) == "waiting_for" {
+		switch string(k) {
+		case "waiting_for":
 			d.WaitingFor, err = jsonArray(v, jsonIntN)
+		case "model":
+			var m string
+			if m, err = jsonString(v); err == nil {
+				switch strings.ToLower(m) {
+				case "and":
+					d.Model = WaitAll
+				case "or":
+					d.Model = WaitAny
+				default:
+					err = fmt.Errorf("want \"and\" or \"or\", got %q", m)
+				}
+			}
 		}
 		return err
 	})
 	if err != nil {
-		d.WaitingFor = nil
+		d.WaitingFor, d.Model = nil, WaitAll
 		err = e.badDetail(err)
 	}
 	if d.WaitingFor == nil && e.Peer != NoPeer {

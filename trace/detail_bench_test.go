@@ -70,23 +70,10 @@ func BenchmarkWire(b *testing.B) {
 			buf = AppendWire(buf[:0], &ev)
 		}
 	})
-	b.Run("append/encoding-json", func(b *testing.B) {
-		for b.Loop() {
-			json.Marshal(toLegacy(&ev))
-		}
-	})
 	b.Run("parse", func(b *testing.B) {
 		var e Event
 		for b.Loop() {
 			if err := ParseWire(line, &e); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("parse/encoding-json", func(b *testing.B) {
-		for b.Loop() {
-			var w legacyWire
-			if err := json.Unmarshal(line, &w); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -52,14 +52,14 @@ func FuzzDetails(f *testing.F) {
 	})
 }
 
-// FuzzParseWire feeds arbitrary lines to ParseWire. It must not panic, and
-// an event it reads must encode to one line that reads back the same.
+// FuzzParseWire feeds arbitrary bytes to ParseWire. It must not panic, and
+// an event it reads must encode to bytes that read back the same.
 func FuzzParseWire(f *testing.F) {
 	for _, ev := range wireCases {
 		f.Add(AppendWire(nil, &ev))
 	}
 	f.Add([]byte(`{"p":1,"s":2,"k":"send","vc":null,"d":{"a" :[1, 2]}}` + "\n"))
-	f.Add([]byte(`{"p":"1","s":2.0,"k":"x","pe":-1,"vc":[],"zz":{}}`))
+	f.Add([]byte{wireVersion, 2, 2, 1, 'x', 0, 1, 0, 0, 0, 1, 0, 6, '{', '"', 'a', '"', ':', '}'})
 	f.Fuzz(func(t *testing.T, line []byte) {
 		var ev Event
 		if err := ParseWire(line, &ev); err != nil {
@@ -69,15 +69,13 @@ func FuzzParseWire(f *testing.F) {
 			return
 		}
 		enc := AppendWire(nil, &ev)
-		if bytes.ContainsAny(enc, "\n\r") {
-			t.Fatalf("%s encodes over several lines: %q", line, enc)
-		}
 		var back Event
 		if err := ParseWire(enc, &back); err != nil {
 			t.Fatalf("%s encodes to %s, which does not parse: %v", line, enc, err)
 		}
-		// A detail comes back compacted: compare those apart.
-		if !sameJSON(back.Detail, ev.Detail) {
+		// A detail comes back as the store keeps it (compacted, or a JSON
+		// string of what is not JSON): compare those apart.
+		if !sameJSON(back.Detail, ev.Detail) && string(back.Detail) != string(appendRaw(nil, ev.Detail)) {
 			t.Fatalf("%s: detail %s came back as %s", line, ev.Detail, back.Detail)
 		}
 		back.Detail, ev.Detail = nil, nil

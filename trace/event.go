@@ -3,6 +3,8 @@ package trace
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // Kind is the kind of an event. The set is open: importers may record kinds
@@ -128,4 +130,16 @@ func (r *SliceReader) Next() (*Event, error) {
 	}
 	r.i++
 	return &r.Events[r.i-1], nil
+}
+
+// ParseRef reads an event reference as Ref.String writes it: "P3#40"
+// (the P may be lower case or left out: "3#40").
+func ParseRef(s string) (Ref, error) {
+	proc, seq, ok := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(s, "P"), "p"), "#")
+	p, err1 := strconv.Atoi(proc)
+	q, err2 := strconv.ParseInt(seq, 10, 64)
+	if !ok || err1 != nil || err2 != nil || p < 0 || q < 1 {
+		return Ref{}, fmt.Errorf("event %q: want PROCESS#SEQ, e.g. P3#40", s)
+	}
+	return Ref{Proc: p, Seq: q}, nil
 }

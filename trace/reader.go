@@ -12,8 +12,11 @@ import (
 )
 
 // EventReader streams the events of one run in insertion order (events.id),
-// which keeps each process's events in program order. It reuses one Event,
-// with its vector clock and detail buffers, from call to call.
+// which keeps each process's events in program order in the traces dmx
+// writes; in a file written by another program it need not (the schema
+// promises program order in seq only, and analyze.Walk orders by it). It
+// reuses one Event, with its vector clock and detail buffers, from call to
+// call.
 //
 // It reads through its own connection and the driver's own interface, not
 // database/sql: reading is the first step of every analysis, and at a

@@ -9,6 +9,11 @@ const SchemaVersion = 1
 // public: users query traces with `dmx sql` and sqlite3, and the README
 // quotes this text. Every table and column is described here.
 //
+// Indexes are not part of the contract: a trace of version 1 may lack the
+// newer ones (the time indexes, LamportIndex and WallIndex, came later
+// without a version change, since a reader of version 1 reads the file
+// the same with or without them), and readers work either way.
+//
 // runs: one row per recorded run. A trace file may hold several runs, appended
 // by one or several dmx processes (each run has its own id).
 //
@@ -180,6 +185,16 @@ CREATE INDEX events_cs ON events(run, proc, resource, kind, seq, lamport, wall_n
   WHERE kind = 'cs_request' OR kind = 'cs_enter' OR kind = 'cs_exit';
 CREATE INDEX events_elections ON events(run, kind)
   WHERE kind = 'election_start' OR kind = 'leader';
+-- Time indexes: the events in a window of Lamport or wall time, read
+-- without scanning the run (dmx serve asks for such windows as its user
+-- pans), and with proc in the index, how many events each process has in
+-- a stretch of time without reading the events. Time comes first so that
+-- no query constrained on run alone (run = ?, the other indexes' lead)
+-- is drawn to them: readers name them with INDEXED BY. Traces made before
+-- they were added (same schema version) lack them and are read all the
+-- same, by scanning.
+CREATE INDEX events_lamport ON events(lamport, run, proc);
+CREATE INDEX events_wall ON events(wall_ns, run, proc);
 
 CREATE TABLE messages (
   run        INTEGER NOT NULL REFERENCES runs(id),

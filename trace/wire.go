@@ -2,63 +2,71 @@ package trace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strconv"
+	"math"
 )
 
 // The wire encoding is how an event travels from a node process to the
-// runner that records it (dmx run): one JSON object on one line, with short
-// keys because every event of a run goes through it.
+// runner that records it (dmx run). Every event of a run goes through it,
+// and both ends are the same dmx binary, so it is compact binary: a
+// version byte, then the fields in a fixed order, integers as varints
+// (unsigned ones as uvarints), strings and the detail as a uvarint length
+// and the bytes, the vector clock as a uvarint (its length + 1, 0 for
+// none) and its entries:
 //
-//	{"p":2,"s":17,"k":"send","l":40,"vc":[3,9,17],"w":1700000000000000000,
-//	 "m":8589934597,"mt":"request","pe":0,"r":"cs","d":{"stamp":39}}
+//	'E' proc seq kind lamport vc wall msg msgtype peer resource detail
 //
-// p, s, k, l, vc, w and pe are always present (vc may be null); m, mt, r
-// and d only when set. The event's ID and Run are the store's business and
-// do not travel. AppendWire and ParseWire are the only code that knows the
-// encoding, so that it can change (a binary one, say) in one place.
+// The event's ID and Run are the store's business and do not travel.
+// AppendWire and ParseWire are the only code that knows the encoding, so
+// that it can change in one place; an encoding of another version is
+// refused, not misread.
 
-// AppendWire appends the wire encoding of ev to b, without a newline. A
-// Detail that is not valid JSON travels as a JSON string holding its text,
-// which is how the store would keep it anyway.
+// wireVersion is the first byte of every event on the wire.
+const wireVersion = 'E'
+
+// AppendWire appends the wire encoding of ev to b. A Detail that is not
+// valid JSON travels as a JSON string holding its text, and one with line
+// breaks compacted, which is how the store would keep it anyway.
 func AppendWire(b []byte, ev *Event) []byte {
-	b = append(b, `{"p":`...)
-	b = strconv.AppendInt(b, int64(ev.Proc), 10)
-	b = append(b, `,"s":`...)
-	b = strconv.AppendInt(b, ev.Seq, 10)
-	b = append(b, `,"k":`...)
-	b = appendString(b, string(ev.Kind))
-	b = append(b, `,"l":`...)
-	b = strconv.AppendUint(b, ev.Lamport, 10)
-	b = append(b, `,"vc":`...)
+	b = append(b, wireVersion)
+	b = binary.AppendVarint(b, int64(ev.Proc))
+	b = binary.AppendVarint(b, ev.Seq)
+	b = appendWireString(b, string(ev.Kind))
+	b = binary.AppendUvarint(b, ev.Lamport)
 	if ev.VC == nil {
-		b = append(b, "null"...)
+		b = append(b, 0)
 	} else {
-		b = ev.VC.AppendText(b)
+		b = binary.AppendUvarint(b, uint64(len(ev.VC))+1)
+		for _, c := range ev.VC {
+			b = binary.AppendUvarint(b, c)
+		}
 	}
-	b = append(b, `,"w":`...)
-	b = strconv.AppendInt(b, ev.Wall, 10)
-	if ev.Msg != 0 {
-		b = append(b, `,"m":`...)
-		b = strconv.AppendInt(b, ev.Msg, 10)
+	b = binary.AppendVarint(b, ev.Wall)
+	b = binary.AppendVarint(b, ev.Msg)
+	b = appendWireString(b, ev.MsgType)
+	b = binary.AppendVarint(b, int64(ev.Peer))
+	b = appendWireString(b, ev.Resource)
+	if len(ev.Detail) == 0 {
+		return append(b, 0)
 	}
-	if ev.MsgType != "" {
-		b = append(b, `,"mt":`...)
-		b = appendString(b, ev.MsgType)
+	// The detail's length is not known before it is normalized: room for
+	// a short one's length, moved along for a long one.
+	at := len(b)
+	b = append(b, 0)
+	b = appendRaw(b, ev.Detail)
+	n := len(b) - at - 1
+	if n < 0x80 {
+		b[at] = byte(n)
+		return b
 	}
-	b = append(b, `,"pe":`...)
-	b = strconv.AppendInt(b, int64(ev.Peer), 10)
-	if ev.Resource != "" {
-		b = append(b, `,"r":`...)
-		b = appendString(b, ev.Resource)
-	}
-	if len(ev.Detail) > 0 {
-		b = append(b, `,"d":`...)
-		b = appendRaw(b, ev.Detail)
-	}
-	return append(b, '}')
+	var l [binary.MaxVarintLen64]byte
+	k := binary.PutUvarint(l[:], uint64(n))
+	b = append(b, l[:k-1]...)
+	copy(b[at+k:], b[at+1:at+1+n])
+	copy(b[at:], l[:k])
+	return b
 }
 
 // appendRaw appends the JSON value v so that it stays on one line: as it
@@ -78,57 +86,115 @@ func appendRaw(b []byte, v []byte) []byte {
 	return appendString(b, string(v))
 }
 
-// ParseWire parses one event in the wire encoding (a trailing newline is
-// allowed) into ev, replacing all of it. The result shares no memory with
-// line. Keys it does not know are skipped, so that a newer node may add
-// some; p, s and k are required, a missing pe is NoPeer.
-func ParseWire(line []byte, ev *Event) error {
-	*ev = Event{Peer: NoPeer}
-	var have [3]bool // p, s, k
-	err := members(line, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "p":
-			ev.Proc, err = jsonIntN(v)
-			have[0] = true
-		case "s":
-			ev.Seq, err = jsonInt(v)
-			have[1] = true
-		case "k":
-			var s string
-			s, err = jsonString(v)
-			ev.Kind = Kind(s)
-			have[2] = true
-		case "l":
-			ev.Lamport, err = jsonUint(v)
-		case "vc":
-			ev.VC = nil
-			if !isNull(v) {
-				ev.VC, err = ParseVC(VC{}, v) // [] stays an empty clock, not nil
+func appendWireString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// ParseWire parses one event in the wire encoding, all of b, into ev,
+// replacing all of it. The result shares no memory with b.
+func ParseWire(b []byte, ev *Event) error {
+	*ev = Event{}
+	d := wireDecoder{b: b}
+	if len(b) == 0 || b[0] != wireVersion {
+		return fmt.Errorf("wire event %s: not an event of this version of dmx", truncate(b))
+	}
+	d.i = 1
+	out := Event{
+		Proc: d.int("proc"), Seq: d.varint("seq"), Kind: Kind(d.kind()), Lamport: d.uvarint("lamport"),
+	}
+	if k := d.uvarint("vc"); k > 0 && d.err == nil {
+		if k-1 > uint64(len(b)-d.i) {
+			d.fail("vc", "longer than the event")
+		} else {
+			out.VC = make(VC, k-1)
+			for i := range out.VC {
+				out.VC[i] = d.uvarint("vc")
 			}
-		case "w":
-			ev.Wall, err = jsonInt(v)
-		case "m":
-			ev.Msg, err = jsonInt(v)
-		case "mt":
-			ev.MsgType, err = jsonString(v)
-		case "pe":
-			ev.Peer, err = jsonIntN(v)
-		case "r":
-			ev.Resource, err = jsonString(v)
-		case "d":
-			ev.Detail = append(json.RawMessage(nil), v...)
 		}
-		if err != nil {
-			err = fmt.Errorf("%s: %w", k, err)
-		}
-		return err
-	})
-	if err == nil && !(have[0] && have[1] && have[2]) {
-		err = errors.New("want the keys p, s and k")
 	}
-	if err != nil {
-		*ev = Event{}
-		return fmt.Errorf("wire event %s: %w", truncate(line), err)
+	out.Wall = d.varint("wall")
+	out.Msg = d.varint("msg")
+	out.MsgType = d.string("msg type")
+	out.Peer = d.int("peer")
+	out.Resource = d.string("resource")
+	if det := d.bytes("detail"); len(det) > 0 {
+		out.Detail = append([]byte(nil), det...)
 	}
+	if d.err == nil && d.i != len(b) {
+		d.fail("end", "bytes after the event")
+	}
+	if d.err != nil {
+		return fmt.Errorf("wire event %s: %w", truncate(b), d.err)
+	}
+	*ev = out
 	return nil
+}
+
+// wireDecoder reads the fields of a wire event in turn; the first error
+// sticks and makes every later read give zero.
+type wireDecoder struct {
+	b   []byte
+	i   int
+	err error
+}
+
+func (d *wireDecoder) fail(field, why string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%s: %s", field, why)
+	}
+}
+
+func (d *wireDecoder) varint(field string) int64 { return wireNumber(d, field, binary.Varint) }
+
+func (d *wireDecoder) uvarint(field string) uint64 { return wireNumber(d, field, binary.Uvarint) }
+
+// wireNumber reads a number with read (binary.Varint or binary.Uvarint).
+func wireNumber[T int64 | uint64](d *wireDecoder, field string, read func([]byte) (T, int)) T {
+	if d.err != nil {
+		return 0
+	}
+	v, k := read(d.b[d.i:])
+	if k <= 0 {
+		d.fail(field, "cut short or out of range")
+		return 0
+	}
+	d.i += k
+	return v
+}
+
+func (d *wireDecoder) int(field string) int {
+	v := d.varint(field)
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		d.fail(field, fmt.Sprintf("%d is out of range", v))
+		return 0
+	}
+	return int(v)
+}
+
+func (d *wireDecoder) bytes(field string) []byte {
+	n := d.uvarint(field)
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)-d.i) {
+		d.fail(field, "longer than the event")
+		return nil
+	}
+	s := d.b[d.i : d.i+int(n)]
+	d.i += int(n)
+	return s
+}
+
+func (d *wireDecoder) string(field string) string { return string(d.bytes(field)) }
+
+// kind reads the kind, without allocating for the kinds dmx knows.
+func (d *wireDecoder) kind() string {
+	s := d.bytes("kind")
+	for _, k := range knownKinds {
+		if string(k) == string(s) {
+			return string(k)
+		}
+	}
+	return string(s)
 }

@@ -37,6 +37,10 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
+	badStep := filepath.Join(dir, "badstep.json")
+	os.WriteFile(badStep, []byte(`{"algorithm":"central","nodes":2,"entries":1,"schedule":["request P0 cs","jump P1"]}`), 0o644)
+	lateStep := filepath.Join(dir, "latestep.json")
+	os.WriteFile(lateStep, []byte(`{"algorithm":"central","nodes":2,"entries":1,"schedule":["request P0 cs","deliver P1>P0"]}`), 0o644)
 	empty := filepath.Join(dir, "empty.db")
 	db, _ = sql.Open("sqlite3", empty)
 	db.Exec("CREATE TABLE t(x)")
@@ -68,6 +72,15 @@ func TestBadInput(t *testing.T) {
 		{"write query", []string{"sql", good, "DELETE FROM events"}, "read-only"},
 		{"no such check", []string{"check", "--checks", "speed", good}, `no check named "speed"`},
 		{"no such run", []string{"check", "--run", "42", good}, "42"},
+		{"replay not sqlite", []string{"replay", text}, "not a dmx trace"},
+		{"replay truncated", []string{"replay", truncated}, "truncated.db"},
+		{"replay no such run", []string{"replay", "--run", "42", good}, "42"},
+		{"replay bad format", []string{"replay", "--format", "xml", good}, `--format "xml"`},
+		{"replay --at no such event", []string{"replay", "--at", "P9#1", good}, "--at P9#1: run 1 of " + good + " has no such event"},
+		{"replay --until no such event", []string{"replay", "--until", "P1#9999", good}, "--until P1#9999: run 1 of " + good + " has no such event"},
+		{"replay --at not an event", []string{"replay", "--at", "P1-4", good}, "--at"},
+		{"schedule step unknown", []string{"sim", "--scenario", badStep, "-o", filepath.Join(dir, "s1.db")}, `badstep.json: schedule: schedule step 2: step "jump P1": unknown step "jump"`},
+		{"schedule step impossible", []string{"sim", "--scenario", lateStep, "-o", filepath.Join(dir, "s2.db")}, "latestep.json: schedule: step 2 (deliver P1>P0): 0 messages in flight from P1 to P0"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 		{"output is a directory", []string{"sim", "central", "-o", dir}, dir},
 		{"output is a text file", []string{"sim", "central", "-o", text}, "not a dmx trace"},
@@ -95,6 +108,10 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("stderr is not a dmx error line:\n%s", errs)
 			}
 		})
+	}
+	// A schedule that cannot be carried out leaves no trace behind.
+	if _, err := os.Stat(filepath.Join(dir, "s2.db")); err == nil {
+		t.Error("a trace was made for a schedule that cannot be carried out")
 	}
 	// Nothing already recorded is lost: the text file refused as an output
 	// is untouched.
@@ -127,6 +144,7 @@ func TestNotRegularFile(t *testing.T) {
 		{"check", fifo},
 		{"stats", fifo},
 		{"sql", fifo, "SELECT 1"},
+		{"replay", fifo},
 		{"sim", "central", "-n", "2", "--entries", "1", "-o", fifo},
 		{"run", "central", "-n", "2", "--entries", "1", "-o", fifo},
 		{"check", "/dev/null"},
@@ -160,7 +178,8 @@ func TestNotRegularFile(t *testing.T) {
 
 // TestDamagedIndex: a trace whose only damage is in an index (the
 // structure of the file is sound; PRAGMA quick_check finds nothing) is
-// refused by check, stats and sql as damaged, unless told not to check.
+// refused by check, stats, sql and replay as damaged, unless told not to
+// check.
 func TestDamagedIndex(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
 	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "10", "--seed", "2", "-o", path, "--no-check"); code != 0 {
@@ -185,7 +204,7 @@ func TestDamagedIndex(t *testing.T) {
 		t.Fatal("no entry of events_cs found")
 	}
 	os.WriteFile(path, b, 0o644)
-	for _, args := range [][]string{{"check", path}, {"stats", path}, {"sql", path, "SELECT 1"}} {
+	for _, args := range [][]string{{"check", path}, {"stats", path}, {"sql", path, "SELECT 1"}, {"replay", path}} {
 		code, _, errs := dmx(t, args...)
 		if code != 2 || !strings.Contains(errs, "trace is damaged") || !strings.Contains(errs, "events_cs") {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2, damaged, naming the index", args[0], code, errs)

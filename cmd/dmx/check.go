@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,9 +16,10 @@ import (
 )
 
 func newCheckCmd() *cobra.Command {
-	var format, only, diagrams string
+	var format, diagrams string
+	var only, require []string
 	var runID int64
-	var maxFindings int
+	var maxFindings, overtakes int
 	var open openFlags
 	cmd := &cobra.Command{
 		Use:   "check TRACE...",
@@ -27,9 +29,12 @@ send/receive pairs (recorded clocks are verified, not trusted) and checks:
 
 ` + checkList() + `
 By default each run gets the checks its algorithm claims (dmx list shows
-them) plus clocks; a trace of another program gets every check.
+them) plus clocks; a trace of another program gets every check but those
+only some algorithms promise (` + strings.Join(promised(), ", ") + `).
 Verdicts: ok, violated (a finding names the events), unknown (e.g. the run
-was cut short, so a pending request may still have been granted).
+was cut short, so a pending request may still have been granted), skipped
+(the trace lacks what the check needs, such as wall times: that does not
+change the verdict, unless --require names the check).
 Each trace is first checked for damage anywhere in its file, indexes
 included (--no-integrity-check skips that: about 0.6s per million events);
 a damaged trace is bad input.
@@ -37,13 +42,18 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 		Example: `  dmx check run.db
   dmx check --format json run.db other.db
   dmx check --checks mutex-causal,liveness --run 2 run.db
-  dmx check --diagram findings/ run.db   # one SVG per finding, for CI artifacts`,
+  dmx check --diagram findings/ run.db   # one SVG per finding, for CI artifacts
+  dmx check --require mutex-realtime --checks fairness,starvation --max-overtakes 3 run.db`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, render.ReportFormats...); err != nil {
 				return &exitError{exitUsage, err}
 			}
-			checks, err := selectChecks(only) // nil: those that apply to each run
+			checks, err := selectChecks("--checks", only) // nil: those that apply to each run
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			required, err := selectChecks("--require", require)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -53,7 +63,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
-				reps, err := checkRuns(st, runs, checks)
+				reps, err := checkRuns(st, runs, checkOptions{only: checks, require: required, overtake: overtakes})
 				if err == nil && diagrams != "" {
 					var paths []string
 					paths, err = drawFindings(st, reps, diagrams)
@@ -71,8 +81,10 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, json, or junit (JUnit XML for CI test reports)")
-	cmd.Flags().StringVar(&only, "checks", "", "comma-separated checks to run (default: all)")
+	cmd.Flags().StringSliceVar(&only, "checks", nil, "checks to run, comma-separated or repeated (default: those that apply to each run)")
+	cmd.Flags().StringSliceVar(&require, "require", nil, "checks that must not be skipped for want of data (a skipped one makes the verdict inconclusive); they are run too")
 	cmd.Flags().Int64Var(&runID, "run", 0, "check only this run of each trace (default: every run)")
+	cmd.Flags().IntVar(&overtakes, "max-overtakes", 0, "check starvation: how many times a waiting request may be overtaken (default: once per other process, N-1)")
 	cmd.Flags().IntVar(&maxFindings, "max-findings", defaultMaxShown, "findings shown per check in table output (json shows all)")
 	cmd.Flags().StringVar(&diagrams, "diagram", "", "write a space-time diagram of each finding into this directory (SVG, one per finding)")
 	open.register(cmd)
@@ -91,53 +103,90 @@ func checkList() string {
 	return b.String()
 }
 
-func selectChecks(only string) ([]*analyze.Check, error) {
-	if only == "" {
+// selectChecks returns the checks named by --checks (nil if none is), or
+// the error of the flag that names a check dmx does not have.
+func selectChecks(flag string, names []string) ([]*analyze.Check, error) {
+	if len(names) == 0 {
 		return nil, nil
 	}
-	names := strings.Split(only, ",")
 	for i := range names {
 		names[i] = strings.TrimSpace(names[i])
 	}
 	checks, err := analyze.Select(names)
 	if err != nil {
-		return nil, fmt.Errorf("--checks: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	return checks, nil
 }
 
-// checksFor returns the checks that apply to run: those its algorithm
-// claims (dmx list shows them) plus clocks, or every check for a trace dmx
-// did not record or an algorithm it does not know.
-func checksFor(run trace.Run) ([]*analyze.Check, error) {
+// promised returns the names of the checks only some algorithms promise.
+func promised() []string {
+	var out []string
+	for _, c := range analyze.All {
+		if c.Promise {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// checkOptions are what dmx check was asked for beyond the traces.
+type checkOptions struct {
+	only     []*analyze.Check // --checks; nil: those that apply to each run
+	require  []*analyze.Check // --require: run, and not to be skipped
+	overtake int              // --max-overtakes; 0: the check's default
+}
+
+// checksFor returns the checks that apply to run and how to run them: those
+// its algorithm claims (dmx list shows them) plus clocks, held to the
+// validity rule the algorithm promises; or, for a trace dmx did not record
+// or an algorithm it does not know, every check that holds of any trace
+// (analyze.General). --checks replaces that choice; --require adds to it.
+func checksFor(run trace.Run, o checkOptions) ([]*analyze.Check, []analyze.Option, error) {
 	spec := registry.Lookup(run.Algorithm)
-	if spec == nil || run.Mode == "import" {
-		return analyze.All, nil
+	if run.Mode == "import" {
+		spec = nil
 	}
-	checks, err := analyze.For(spec.Properties)
-	if err != nil {
-		return nil, fmt.Errorf("%s's properties: %w", spec.Name, err)
+	var opts []analyze.Option
+	checks := o.only
+	switch {
+	case checks != nil:
+	case spec == nil:
+		checks = analyze.General()
+	default:
+		var err error
+		if checks, err = analyze.For(spec.Properties); err != nil {
+			return nil, nil, fmt.Errorf("%s's properties: %w", spec.Name, err)
+		}
 	}
-	return checks, nil
+	if spec != nil && spec.Validity != "" {
+		opts = append(opts, analyze.WithValidity(spec.Validity))
+	}
+	for _, c := range o.require {
+		if !slices.Contains(checks, c) {
+			checks = append(slices.Clip(checks), c)
+		}
+		opts = append(opts, analyze.WithRequire(c.Name))
+	}
+	if o.overtake > 0 {
+		opts = append(opts, analyze.WithMaxOvertakes(o.overtake))
+	}
+	return checks, opts, nil
 }
 
-// checkRuns runs checks (nil: those that apply to each run) over runs of
-// the open trace st.
-func checkRuns(st *trace.Store, runs []trace.Run, only []*analyze.Check) ([]render.Report, error) {
+// checkRuns runs the checks o asks for over runs of the open trace st.
+func checkRuns(st *trace.Store, runs []trace.Run, o checkOptions) ([]render.Report, error) {
 	var out []render.Report
 	for _, run := range runs {
-		checks := only
-		if checks == nil {
-			var err error
-			if checks, err = checksFor(run); err != nil {
-				return nil, err
-			}
+		checks, opts, err := checksFor(run, o)
+		if err != nil {
+			return nil, err
 		}
 		r, err := st.Events(run.ID)
 		if err != nil {
 			return nil, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)
 		}
-		results, err := analyze.Evaluate(run, r, checks)
+		results, err := analyze.Evaluate(run, r, checks, opts...)
 		r.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)

@@ -123,9 +123,13 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		newListCmd(),
 		newStatsCmd(),
 		newRenderCmd(),
+		newServeCmd(),
 		newImportCmd(),
 		newExportCmd(),
 		newNodeCmd(),
+		newBenchCmd(),
+		newReplayCmd(),
+		newExploreCmd(),
 	)
 	// cobra adds its help and completion commands when it runs; made
 	// now, they get examples too.

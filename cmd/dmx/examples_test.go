@@ -147,7 +147,9 @@ func TestCatalogueReliable(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.Spec = registry.Lookup(sc.Algorithm)
-			checks, err := analyze.For(p.Spec.Properties)
+			// The checks dmx check gives the run, held to the validity
+			// rule its algorithm promises.
+			checks, opts, err := checksFor(trace.Run{Algorithm: p.Spec.Name, Mode: "sim"}, checkOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +160,7 @@ func TestCatalogueReliable(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				results, err := analyze.Evaluate(trace.Run{Nodes: p.N, Complete: res.Complete}, &trace.SliceReader{Events: c.Events}, checks)
+				results, err := analyze.Evaluate(trace.Run{Nodes: p.N, Complete: res.Complete}, &trace.SliceReader{Events: c.Events}, checks, opts...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -181,5 +183,25 @@ func TestCatalogueReliable(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSkewScenarioShowsTheClocks: what skew-realtime.json says it shows.
+// Its overlaps in wall time are of sections happens-before orders, so
+// mutex-realtime stays ok (the scenario's expect), and clock-skew names
+// P1's clock as ahead of the others by close to the 5ms planted.
+func TestSkewScenarioShowsTheClocks(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.db")
+	if code, _, errs := dmx(t, "sim", "--scenario", "../../examples/skew-realtime.json", "-o", out, "--no-check", "--no-diagram"); code != 0 {
+		t.Fatalf("sim: exit %d\n%s", code, errs)
+	}
+	code, stdout, _ := dmx(t, "check", "--checks", "clock-skew,mutex-realtime", out)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (clock-skew violated)\n%s", code, stdout)
+	}
+	for _, want := range []string{"clock-skew     │ violated", "mutex-realtime │ ok", "overlap in wall time but not in fact", "is behind P1's by at least 4."} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in:\n%s", want, stdout)
+		}
 	}
 }

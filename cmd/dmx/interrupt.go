@@ -22,6 +22,7 @@ type interrupts struct {
 	hurry  chan struct{} // closed by the second
 	quit   chan struct{}
 	say    io.Writer // where the first says what happens next
+	first  string    // what it says
 }
 
 var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
@@ -29,7 +30,13 @@ var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP
 // catchInterrupts starts handling the interrupts; the first one says so on
 // stderr. Call stop when done.
 func catchInterrupts(stderr io.Writer) *interrupts {
-	it := &interrupts{ch: make(chan os.Signal, 3), hurry: make(chan struct{}), quit: make(chan struct{}), say: stderr}
+	return catchInterruptsSaying(stderr, "stopping the run and keeping what it recorded (interrupt again to stop at once, unchecked)")
+}
+
+// catchInterruptsSaying is catchInterrupts for a command that is not a
+// recording: the first interrupt says first, what happens next.
+func catchInterruptsSaying(stderr io.Writer, first string) *interrupts {
+	it := &interrupts{ch: make(chan os.Signal, 3), hurry: make(chan struct{}), quit: make(chan struct{}), say: stderr, first: first}
 	it.ctx, it.cancel = context.WithCancelCause(context.Background())
 	signal.Notify(it.ch, interruptSignals...)
 	go it.loop()
@@ -46,7 +53,7 @@ func (it *interrupts) loop() {
 		switch n {
 		case 1:
 			it.cancel(nil) // the cause is context.Canceled: the run is "interrupted"
-			fmt.Fprintln(it.say, "\ndmx: interrupted: stopping the run and keeping what it recorded (interrupt again to stop at once, unchecked)")
+			fmt.Fprintln(it.say, "\ndmx: interrupted: "+it.first)
 		case 2:
 			close(it.hurry)
 			signal.Reset(interruptSignals...)

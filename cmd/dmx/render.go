@@ -176,7 +176,7 @@ func (f *renderFlags) options() (spacetime.Options, error) {
 
 // evaluate runs the checks (nil: those that apply) over one run.
 func evaluate(st *trace.Store, run trace.Run, only []*analyze.Check) ([]analyze.Result, error) {
-	reps, err := checkRuns(st, []trace.Run{run}, only)
+	reps, err := checkRuns(st, []trace.Run{run}, checkOptions{only: only})
 	if err != nil {
 		return nil, err
 	}

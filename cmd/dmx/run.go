@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -146,6 +148,14 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 		return p, f.flagError(cmd, err)
 	}
 	p.PickSeed()
+	if len(p.Schedule) > 0 {
+		// Carry the schedule out once, with the seed the run uses, before
+		// the trace exists: a step that cannot happen is the scenario's
+		// mistake, not a run.
+		if _, err := runner.Simulate(p, nil, nil); err != nil {
+			return p, fmt.Errorf("%s: %w", f.scenario, err)
+		}
+	}
 	if f.out == "" {
 		f.out = fmt.Sprintf("dmx-%s-%d.db", p.Spec.Name, p.Seed)
 	}
@@ -484,7 +494,7 @@ func checkRecorded(st *trace.Store, run trace.Run, stop <-chan struct{}) ([]rend
 	}
 	done := make(chan result, 1)
 	go func() {
-		reps, err := checkRuns(st, []trace.Run{run}, nil)
+		reps, err := checkRuns(st, []trace.Run{run}, checkOptions{})
 		done <- result{reps, err}
 	}()
 	select {
@@ -521,6 +531,13 @@ func newNodeCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if dir := os.Getenv(nodeProfileEnv); dir != "" {
+				stop, err := cpuProfile(filepath.Join(dir, fmt.Sprintf("node-%d.pprof", os.Getpid())))
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				defer stop()
+			}
 			if err := runner.NodeMain(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
 				return &exitError{exitUsage, err}
 			}

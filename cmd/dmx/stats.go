@@ -12,14 +12,15 @@ import (
 )
 
 // newStatsCmd is dmx stats. Its JSON output is {"file": PATH, "runs":
-// [STATS...]}, each STATS the stable form documented in package
-// analyze/stats.
+// [STATS...]} for one trace, {"traces": [{"file": PATH, "runs":
+// [STATS...]}...]} for several, each STATS the stable form documented in
+// package analyze/stats.
 func newStatsCmd() *cobra.Command {
 	var format string
 	var runID int64
 	var open openFlags
 	cmd := &cobra.Command{
-		Use:   "stats TRACE",
+		Use:   "stats TRACE...",
 		Short: "Message complexity, delays and throughput of recorded runs, beside the theory",
 		Long: `stats measures each run of a trace in one pass and puts every measure
 beside the figure the course notes give for the algorithm:
@@ -38,43 +39,60 @@ beside the figure the course notes give for the algorithm:
 Hops are counted along happens-before: client delay is the longest causal
 chain of messages from the request to the enter, synchronization delay the
 shortest from the exit to the enter. --format json gives the stable form
-documented in package analyze/stats; csv gives one row per measure.`,
+documented in package analyze/stats; csv gives one row per measure. With
+several traces, each run's table is headed by its file, JSON is
+{"traces": [{"file": PATH, "runs": [STATS...]}...]} and CSV has a file
+column first.`,
 		Example: `  dmx sim ricart-agrawala -n 5 --contention none -o ra.db && dmx stats ra.db
   dmx stats --format json run.db
-  dmx stats --run 2 --format csv run.db`,
-		Args: cobra.ExactArgs(1),
+  dmx stats --run 2 --format csv run.db
+  dmx stats --format json traces/*.db`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, render.StatsFormats...); err != nil {
 				return &exitError{exitUsage, err}
 			}
-			path := args[0]
-			st, runs, err := open.runs(path, runID)
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			defer st.Close()
-			var all []*stats.Stats
-			for _, run := range runs {
-				r, err := st.Events(run.ID)
+			var files []render.StatsFile
+			for _, path := range args {
+				all, err := measure(&open, path, runID)
 				if err != nil {
-					return &exitError{exitUsage, fmt.Errorf("%s: run %d: %w", path, run.ID, err)}
+					return &exitError{exitUsage, err}
 				}
-				var costs []algo.Cost // none for a trace of another program
-				if spec := registry.Lookup(run.Algorithm); spec != nil {
-					costs = spec.Costs
-				}
-				s, err := stats.Compute(run, r, costs)
-				r.Close()
-				if err != nil {
-					return &exitError{exitUsage, fmt.Errorf("%s: run %d: %w", path, run.ID, err)}
-				}
-				all = append(all, s)
+				files = append(files, render.StatsFile{File: path, Runs: all})
 			}
-			return render.Stats(cmd.OutOrStdout(), format, path, all)
+			return render.StatsFiles(cmd.OutOrStdout(), format, files)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, json or csv")
 	cmd.Flags().Int64Var(&runID, "run", 0, "measure only this run (default: every run)")
 	open.register(cmd)
 	return cmd
+}
+
+// measure measures the runs of the trace at path, opened as open says
+// (only run runID if it is not 0), each beside the costs of its algorithm.
+func measure(open *openFlags, path string, runID int64) ([]*stats.Stats, error) {
+	st, runs, err := open.runs(path, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	var all []*stats.Stats
+	for _, run := range runs {
+		r, err := st.Events(run.ID)
+		if err != nil {
+			return nil, fmt.Errorf("%s: run %d: %w", path, run.ID, err)
+		}
+		var costs []algo.Cost // none for a trace of another program
+		if spec := registry.Lookup(run.Algorithm); spec != nil {
+			costs = spec.Costs
+		}
+		s, err := stats.Compute(run, r, costs)
+		r.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: run %d: %w", path, run.ID, err)
+		}
+		all = append(all, s)
+	}
+	return all, nil
 }

@@ -66,3 +66,37 @@ func TestStats(t *testing.T) {
 		t.Errorf("stats of a missing trace: exit %d %s", code, errs)
 	}
 }
+
+// TestStatsSeveral: dmx stats takes several traces: a table per run under
+// its file, JSON {"traces": [{"file", "runs"}...]}, CSV with a file column.
+func TestStatsSeveral(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, a := range []string{"central", "ricart-agrawala"} {
+		p := filepath.Join(dir, a+".db")
+		if code, _, errs := dmx(t, "sim", a, "-n", "3", "--entries", "2", "--seed", "3", "-o", p, "--no-check"); code != 0 {
+			t.Fatalf("sim: %s", errs)
+		}
+		paths = append(paths, p)
+	}
+	code, out, errs := dmx(t, append([]string{"stats"}, paths...)...)
+	if code != 0 || !strings.Contains(out, paths[0]+" run 1: central") || !strings.Contains(out, paths[1]+" run 1: ricart-agrawala") {
+		t.Fatalf("stats: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = dmx(t, append([]string{"stats", "--format", "json"}, paths...)...)
+	var rep struct {
+		Traces []struct {
+			File string `json:"file"`
+			Runs []struct {
+				Algorithm string `json:"algorithm"`
+			} `json:"runs"`
+		} `json:"traces"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || len(rep.Traces) != 2 || rep.Traces[1].File != paths[1] || rep.Traces[1].Runs[0].Algorithm != "ricart-agrawala" {
+		t.Fatalf("stats json: exit %d, %v: %+v\n%s", code, err, rep, out)
+	}
+	code, out, _ = dmx(t, append([]string{"stats", "--format", "csv"}, paths...)...)
+	if code != 0 || !strings.HasPrefix(out, "file,run,measure") || !strings.Contains(out, paths[1]+",1,") {
+		t.Fatalf("stats csv: exit %d\n%s", code, out)
+	}
+}

@@ -550,6 +550,17 @@ func (b *builder) describe(ev *trace.Event, k int64, lane int) Event {
 	e := Event{Ref: ev.Ref(), Kind: ev.Kind, Key: k, Lamport: ev.Lamport, Wall: ev.Wall, Lane: lane, Peer: ev.Peer,
 		Resource: ev.Resource, MsgType: ev.MsgType}
 	var what string
+	e.Mark, what = Describe(ev)
+	e.Tip = fmt.Sprintf("%v %s; Lamport %d", ev.Ref(), what, ev.Lamport)
+	return e
+}
+
+// Describe says what ev is in a few words ("send request to P1", "crash:
+// killed", "decides: leader P2 (term 3)"), and for the events a diagram
+// marks with words beside them (crashes, recoveries, elections, leaders,
+// suspicions), those words ("crash", "leader P2"); mark is "" for the
+// others. The diagrams and dmx serve's page say the same.
+func Describe(ev *trace.Event) (mark, what string) {
 	switch ev.Kind {
 	case trace.KindSend:
 		what = fmt.Sprintf("send %s to P%d", ev.MsgType, ev.Peer)
@@ -572,11 +583,11 @@ func (b *builder) describe(ev *trace.Event, k int64, lane int) Event {
 		kind, _, _ = strings.Cut(kind, "@")
 		switch f.Phase {
 		case trace.FaultStart:
-			e.Mark = kind
+			mark = kind
 		case trace.FaultEnd:
-			e.Mark = kind + " ends"
+			mark = kind + " ends"
 		default:
-			e.Mark = kind + " " + f.Phase
+			mark = kind + " " + f.Phase
 		}
 		what = "fault " + f.Fault + ": " + f.Phase
 		if f.Reason != "" {
@@ -585,38 +596,38 @@ func (b *builder) describe(ev *trace.Event, k int64, lane int) Event {
 	case trace.KindCSRequest, trace.KindCSEnter, trace.KindCSExit:
 		what = fmt.Sprintf("%s(%s)", ev.Kind, ev.Resource)
 	case trace.KindCrash:
-		e.Mark = "crash"
+		mark = "crash"
 		what = "crash"
 		if c, err := ev.Crash(); err == nil && c.Reason != "" {
 			what += ": " + c.Reason
 		}
 	case trace.KindRecover:
-		e.Mark, what = "recover", "recover"
+		mark, what = "recover", "recover"
 	case trace.KindLeader:
 		l, _ := ev.Leader()
 		switch {
 		case l.Leader == ev.Proc:
-			e.Mark = "leads"
+			mark = "leads"
 		case l.Leader < 0:
-			e.Mark = "no leader"
+			mark = "no leader"
 		default:
-			e.Mark = fmt.Sprintf("leader P%d", l.Leader)
+			mark = fmt.Sprintf("leader P%d", l.Leader)
 		}
-		what = "decides: " + e.Mark
+		what = "decides: " + mark
 		if l.Term > 0 {
 			what += fmt.Sprintf(" (term %d)", l.Term)
 		}
 	case trace.KindElectionStart:
-		e.Mark, what = "election", "starts an election"
+		mark, what = "election", "starts an election"
 		if s, err := ev.ElectionStart(); err == nil && s.Term > 0 {
 			what += fmt.Sprintf(" (term %d)", s.Term)
 		}
 	case trace.KindSuspect:
-		e.Mark = fmt.Sprintf("suspects P%d", ev.Peer)
-		what = e.Mark
+		mark = fmt.Sprintf("suspects P%d", ev.Peer)
+		what = mark
 	case trace.KindTrust:
-		e.Mark = fmt.Sprintf("trusts P%d", ev.Peer)
-		what = e.Mark
+		mark = fmt.Sprintf("trusts P%d", ev.Peer)
+		what = mark
 	case trace.KindDeliver:
 		what = "deliver"
 		if m, err := ev.Delivery(); err == nil {
@@ -639,8 +650,7 @@ func (b *builder) describe(ev *trace.Event, k int64, lane int) Event {
 			what += " " + truncate(string(ev.Detail), 80)
 		}
 	}
-	e.Tip = fmt.Sprintf("%v %s; Lamport %d", ev.Ref(), what, ev.Lamport)
-	return e
+	return mark, what
 }
 
 func truncate(s string, n int) string {

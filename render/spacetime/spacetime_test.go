@@ -181,18 +181,20 @@ func dropsRun(t testing.TB) recorded {
 func draw(t testing.TB, r recorded, opts spacetime.Options) *spacetime.Diagram {
 	t.Helper()
 	checks := analyze.All
+	var evalOpts []analyze.Option
 	if spec := registry.Lookup(r.run.Algorithm); spec != nil {
 		var err error
 		if checks, err = analyze.For(spec.Properties); err != nil {
 			t.Fatal(err)
 		}
+		evalOpts = append(evalOpts, analyze.WithValidity(spec.Validity)) // as dmx check does
 	}
 	src := func() (trace.Reader, error) { return r.st.Events(r.run.ID) }
 	rd, err := src()
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, err := analyze.Evaluate(r.run, rd, checks)
+	results, err := analyze.Evaluate(r.run, rd, checks, evalOpts...)
 	rd.(io.Closer).Close()
 	if err != nil {
 		t.Fatal(err)

@@ -128,6 +128,24 @@ type Machine interface {
 	Step(in Input) []Output
 }
 
+// Inspector is implemented by machines that show their state. dmx replay
+// --step prints it after every event, and its JSON output carries it, so
+// State names what a reader of the seed's rules looks for: the queue, the
+// votes, the token, the deferred replies, the clocks, the leader, the term.
+// It returns a fresh value that encoding/json encodes as an object (a
+// struct with json tags, or a map); the caller may keep it, and it must
+// not share slices with the machine.
+type Inspector interface {
+	State() any
+}
+
+// StampedRequest is a request (T, id) as a State shows it: the timestamp
+// it was made with and the process that made it.
+type StampedRequest struct {
+	T  uint64 `json:"t"`
+	ID int    `json:"id"`
+}
+
 // Config is what a machine is built from.
 type Config struct {
 	ID       int               // this node, 0..N-1
@@ -163,8 +181,15 @@ type Spec struct {
 	Seeds      []string // the course notes it follows, e.g. "003 [RA1]-[RH1]"
 	MsgTypes   []string // the message types it sends
 	Properties []string // the checks that apply to its traces
-	Costs      []Cost   // what it costs: the seeds' figures (dmx stats compares runs with them) and dmx's own counts
-	Params     []Param  // parameters it accepts
+	// Validity names the rule of check validity that the leaders the
+	// algorithm decides obey: "highest-id" (seed 001: the highest id
+	// among the processes that are up; bully, ring, chang-roberts) or
+	// "participant" (a process that took part and that the decider did
+	// not know to be down; lease, where any live server may win). Empty
+	// if it decides no leader.
+	Validity string
+	Costs    []Cost  // what it costs: the seeds' figures (dmx stats compares runs with them) and dmx's own counts
+	Params   []Param // parameters it accepts
 	// Variants are the configurations worth testing besides the defaults:
 	// the variants the seeds name and the options that change the protocol
 	// (see Variant). Tests run every algorithm of the registry with its
@@ -335,4 +360,22 @@ func (in Input) Outsider(n int) (Output, bool) {
 		return Output{}, false
 	}
 	return NoteOut("%s from P%d ignored: not in the group 0..%d", in.Msg.Type, in.From, n-1), true
+}
+
+// Members returns the indices i with b[i] set, in order: how a machine's
+// State shows a per-process []bool (replies received, votes held).
+func Members(b []bool) []int {
+	out := []int{}
+	for i, x := range b {
+		if x {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Clone returns a copy of xs that is never nil: a State shows an empty set
+// as [], not null.
+func Clone[T any](xs []T) []T {
+	return append(make([]T, 0, len(xs)), xs...)
 }

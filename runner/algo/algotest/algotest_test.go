@@ -206,7 +206,9 @@ func (c crowned) Step(in algo.Input) []algo.Output {
 }
 
 func crownedSpec(leader func(id, n int) int) algo.Spec {
-	return spec("crowned", algo.Election, electionChecks, func(c algo.Config) algo.Machine { return crowned{leader(c.ID, c.N), c.ID} })
+	s := spec("crowned", algo.Election, electionChecks, func(c algo.Config) algo.Machine { return crowned{leader(c.ID, c.N), c.ID} })
+	s.Validity = analyze.ValidityHighestID // the highest live id leads, as bully's
+	return s
 }
 
 func TestRunElectionChecks(t *testing.T) {

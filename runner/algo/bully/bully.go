@@ -56,6 +56,7 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgElection, MsgAnswer, MsgCoordinator, fd.MsgHeartbeat},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
+	Validity:   "highest-id", // seed 001: the highest id among the processes that are up
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerElection, Formula: "best N-2, worst O(N^2) (N^2-1 when the lowest id starts)",
 			Note: "best: the second highest id detects the failure; worst: N(N-1)/2 elections + N(N-1)/2 answers + N-1 coordinators",
@@ -236,4 +237,15 @@ func (m *Machine) String() string {
 		l = strconv.Itoa(m.Dec.Leader)
 	}
 	return fmt.Sprintf("%v leader=%s term=%d %v", m.phase, l, m.Term, m.fd)
+}
+
+// State implements algo.Inspector: the leader and term, the phase of the
+// election this process takes part in ([RE1]: waiting for an answer, then
+// for the coordinator message) and the number of the one it holds.
+func (m *Machine) State() any {
+	return struct {
+		election.View
+		Phase    string `json:"phase"`
+		Election uint64 `json:"election,omitempty"`
+	}{m.Core.View(m.fd), m.phase.String(), m.mine}
 }

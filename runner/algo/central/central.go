@@ -343,3 +343,20 @@ func roles(n int, params map[string]string) map[int]string {
 	}
 	return map[int]string{c: "coordinator"}
 }
+
+// State implements algo.Inspector: the process's state as a client and,
+// at the coordinator, who holds the grant and the FIFO queue.
+func (m *Machine) State() any {
+	st := struct {
+		State       string `json:"state"`
+		Coordinator int    `json:"coordinator"`
+		Holder      *int   `json:"holder,omitempty"`
+		Queue       []int  `json:"queue,omitempty"`
+		WaitingFor  []int  `json:"waiting_for"`
+	}{State: m.state.String(), Coordinator: m.coord, WaitingFor: algo.Clone(m.wait)}
+	if m.id == m.coord {
+		h := m.holder
+		st.Holder, st.Queue = &h, algo.Clone(m.queue)
+	}
+	return st
+}

@@ -529,3 +529,40 @@ func (m *failover) String() string {
 	}
 	return b.String()
 }
+
+// State implements algo.Inspector: the client's state and epoch, the
+// coordinator it follows, what it holds as coordinator (grant, queue,
+// state collection), and the embedded election's state.
+func (m *failover) State() any {
+	type request struct {
+		ID    int    `json:"id"`
+		Stamp uint64 `json:"stamp"`
+	}
+	st := struct {
+		State       string    `json:"state"`
+		Stamp       uint64    `json:"stamp"`
+		Epoch       uint64    `json:"epoch"`
+		Coordinator int       `json:"coordinator"`
+		Collecting  []int     `json:"collecting,omitempty"`
+		Holder      *request  `json:"holder,omitempty"`
+		Queue       []request `json:"queue,omitempty"`
+		WaitingFor  []int     `json:"waiting_for"`
+		Election    any       `json:"election,omitempty"`
+	}{State: m.state.String(), Stamp: m.stamp, Epoch: m.epoch, Coordinator: m.coord, WaitingFor: algo.Clone(m.wait)}
+	if m.isCoord() {
+		if m.collecting {
+			st.Collecting = algo.Members(m.awaiting)
+		}
+		if m.holder != noEntry {
+			st.Holder = &request{m.holder.id, m.holder.stamp}
+		}
+		st.Queue = []request{}
+		for _, e := range m.queue {
+			st.Queue = append(st.Queue, request{e.id, e.stamp})
+		}
+	}
+	if in, ok := m.el.(algo.Inspector); ok {
+		st.Election = in.State()
+	}
+	return st
+}

@@ -50,6 +50,7 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgElection, MsgElected, fd.MsgHeartbeat},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
+	Validity:   "highest-id", // seed 001: the highest id among the processes that are up
 	Costs: append(election.RingCosts("best: the would-be leader initiates; worst: its successor does; 2N+(N-1-i) when P_i alone initiates"),
 		fd.Cost("", nil)),
 	Params:   params,
@@ -219,4 +220,13 @@ func (m *Machine) String() string {
 		s = "PARTICIPANT"
 	}
 	return fmt.Sprintf("%s elected=%s term=%d %v", s, l, m.Term, m.fd)
+}
+
+// State implements algo.Inspector: the leader and term, and the
+// participant flag of [RE1]-[RE2].
+func (m *Machine) State() any {
+	return struct {
+		election.View
+		Participant bool `json:"participant"`
+	}{m.Core.View(m.fd), m.participant}
 }

@@ -88,3 +88,24 @@ func (c *Core) Begin(out []algo.Output, id, n int) []algo.Output {
 	return append(out, algo.Output{Kind: algo.StartElection, Msg: algo.Msg{Term: c.Term}},
 		algo.Output{Kind: algo.Persist, Msg: algo.Msg{Type: "state", Term: c.Term}})
 }
+
+// View is the part of an election machine's State that every election
+// shares: the leader known (-1: none), the election number it was decided
+// in, the highest election number seen, and whom the failure detector
+// suspects.
+type View struct {
+	Leader      int    `json:"leader"`
+	DecidedTerm uint64 `json:"decided_term"`
+	Term        uint64 `json:"term"`
+	Suspected   []int  `json:"suspected"`
+}
+
+// View returns the shared part of the machine's State, with d its
+// failure detector.
+func (c *Core) View(d *fd.Detector) View {
+	v := View{Leader: c.Dec.Leader, DecidedTerm: c.Dec.Term, Term: c.Term, Suspected: []int{}}
+	if d != nil {
+		v.Suspected = append(v.Suspected, d.SuspectedSet()...)
+	}
+	return v
+}

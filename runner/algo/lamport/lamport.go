@@ -22,13 +22,15 @@ var docGo string
 
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
-	Doc:        algo.PackageDoc(docGo),
-	Name:       "lamport",
-	Kind:       algo.MutualExclusion,
-	Summary:    "request queues ordered by Lamport time, timestamped acks from everyone, release to everyone; assumes FIFO channels",
-	Seeds:      []string{"000 Lamport's mutual exclusion", "002 Lamport mutual exclusion"},
-	MsgTypes:   []string{MsgRequest, MsgAck, MsgRelease},
-	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	Doc:      algo.PackageDoc(docGo),
+	Name:     "lamport",
+	Kind:     algo.MutualExclusion,
+	Summary:  "request queues ordered by Lamport time, timestamped acks from everyone, release to everyone; assumes FIFO channels",
+	Seeds:    []string{"000 Lamport's mutual exclusion", "002 Lamport mutual exclusion"},
+	MsgTypes: []string{MsgRequest, MsgAck, MsgRelease},
+	// Requests are served in timestamp order, which extends happens-before
+	// (seed 002): fair, and overtaken at most once by each other process.
+	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "fairness", "starvation", "deadlock"},
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerCS, Formula: "3(N-1)", Note: "request, ack and release to each other process",
 			Seed: "000 Lamport's mutual exclusion, counted from its rules", Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(3 * (n - 1)) })},
@@ -200,4 +202,28 @@ func (m *Machine) String() string {
 		s += fmt.Sprintf("(%d,%d)", r.t, r.id)
 	}
 	return s + fmt.Sprintf("] heard=%v", m.heard)
+}
+
+// State implements algo.Inspector: the request queue (T, id) earliest
+// first, the own request's T_i, and the largest timestamp heard from each
+// process (an ack or a release), which decides when the own request is
+// first everywhere.
+func (m *Machine) State() any {
+	st := struct {
+		State      string                `json:"state"`
+		T          uint64                `json:"t,omitempty"`
+		Queue      []algo.StampedRequest `json:"queue"`
+		Heard      []uint64              `json:"heard"`
+		WaitingFor []int                 `json:"waiting_for"`
+	}{State: "RELEASED", Queue: []algo.StampedRequest{}, Heard: algo.Clone(m.heard), WaitingFor: algo.Clone(m.wait)}
+	switch {
+	case m.held:
+		st.State, st.T = "HELD", m.t
+	case m.requesting:
+		st.State, st.T = "REQUESTED", m.t
+	}
+	for _, r := range m.queue {
+		st.Queue = append(st.Queue, algo.StampedRequest{T: r.t, ID: r.id})
+	}
+	return st
 }

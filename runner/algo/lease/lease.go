@@ -50,7 +50,8 @@ var Spec = algo.Spec{
 		"001 election in Google Chubby, master lease",
 	},
 	MsgTypes:   []string{MsgVoteRequest, MsgVote, MsgRenew, MsgRenewAck},
-	Properties: []string{"agreement", "split-brain", "termination"}, // not validity: any live server may win
+	Properties: []string{"agreement", "validity", "split-brain", "termination"},
+	Validity:   "participant", // any live server may win, not the highest id
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerElection, Formula: "2(N-1)", Note: "uncontested: a vote request to each other server and its vote",
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) })},
@@ -383,4 +384,37 @@ func (m *Machine) String() string {
 		s += fmt.Sprintf(" lease-until-%v", time.Duration(m.leaseEnd))
 	}
 	return s
+}
+
+// State implements algo.Inspector: the role, the stable storage (term,
+// vote), the master known, the promise made and, for a candidate, the
+// votes got or, for the master, when its lease ends (ns since the start).
+func (m *Machine) State() any {
+	st := struct {
+		Role       string `json:"role"`
+		Term       uint64 `json:"term"`
+		VotedTerm  uint64 `json:"voted_term,omitempty"`
+		VotedFor   *int   `json:"voted_for,omitempty"`
+		Leader     int    `json:"leader"`
+		LeaderTerm uint64 `json:"leader_term,omitempty"`
+		PromiseTo  *int   `json:"promise_to,omitempty"`
+		PromiseEnd int64  `json:"promise_end,omitempty"`
+		Votes      []int  `json:"votes,omitempty"`
+		LeaseEnd   int64  `json:"lease_end,omitempty"`
+	}{Role: m.role.String(), Term: m.term, VotedTerm: m.votedTerm, Leader: m.leader, LeaderTerm: m.leaderTerm}
+	if m.votedTerm != 0 {
+		v := m.votedFor
+		st.VotedFor = &v
+	}
+	if m.promiseTo >= 0 {
+		p := m.promiseTo
+		st.PromiseTo, st.PromiseEnd = &p, m.promiseEnd
+	}
+	switch m.role {
+	case candidate:
+		st.Votes = algo.Members(m.votes)
+	case master:
+		st.LeaseEnd = m.leaseEnd
+	}
+	return st
 }

@@ -107,8 +107,8 @@ func crashable(n int) int { return (n - 1) / 2 }
 
 // TestSweepNoFailure: random delays: everyone ends with one master, never
 // two at once. The elected one is whoever wins the votes (seed 001 "It
-// doesn't matter which process is elected"): the algorithm does not claim
-// validity, and the end of the run asks a live master only.
+// doesn't matter which process is elected"): the algorithm claims validity
+// by the participant rule only, and the end of the run asks a live master.
 func TestSweepNoFailure(t *testing.T) {
 	algotest.Sweep(t, Spec, []int{1, 2, 3, 5, 8}, algotest.Seeds(300), algotest.Options{Settle: 500 * time.Millisecond}, nil)
 }

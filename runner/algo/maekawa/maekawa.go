@@ -38,13 +38,15 @@ var docGo string
 
 // Spec describes the algorithm for dmx list and builds its machines.
 var Spec = algo.Spec{
-	Doc:        algo.PackageDoc(docGo),
-	Name:       "maekawa",
-	Kind:       algo.MutualExclusion,
-	Summary:    "votes from a grid voting set (row + column); one vote at a time; the basic version can deadlock, variant=inquire cannot",
-	Seeds:      []string{"001 Maekawa's algorithm: voting sets, actions, safety, liveness", "004 Maekawa's algorithm"},
-	MsgTypes:   []string{MsgRequest, MsgReply, MsgRelease, MsgInquire, MsgRelinquish, MsgFailed},
-	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	Doc:      algo.PackageDoc(docGo),
+	Name:     "maekawa",
+	Kind:     algo.MutualExclusion,
+	Summary:  "votes from a grid voting set (row + column); one vote at a time; the basic version can deadlock, variant=inquire cannot",
+	Seeds:    []string{"001 Maekawa's algorithm: voting sets, actions, safety, liveness", "004 Maekawa's algorithm"},
+	MsgTypes: []string{MsgRequest, MsgReply, MsgRelease, MsgInquire, MsgRelinquish, MsgFailed},
+	// Seed 004: "Ordering: Yes" (basic Maekawa deadlocks before it can
+	// show otherwise; with inquire, requests are served by timestamp).
+	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "fairness", "deadlock"},
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerCS, Formula: "3(K-1), K = 2*sqrt(N)-1 on a square grid (about 3*sqrt(N))",
 			Note: "request, vote and release to each other member of the voting set; more with variant=inquire",
@@ -452,4 +454,38 @@ func (m *Machine) String() string {
 		fmt.Fprintf(&b, " waiting-for=%v", m.wait)
 	}
 	return b.String()
+}
+
+// State implements algo.Inspector: as a requester, its voting set, the
+// request's T and the votes it holds; as a voter, whom its vote is with
+// and the queue of requests (T, id) waiting for it.
+func (m *Machine) State() any {
+	type request struct {
+		T      uint64 `json:"t"`
+		ID     int    `json:"id"`
+		Failed bool   `json:"failed,omitempty"`
+	}
+	st := struct {
+		State      string    `json:"state"`
+		VotingSet  []int     `json:"voting_set"`
+		T          uint64    `json:"t,omitempty"`
+		Votes      []int     `json:"votes"`
+		Failed     []int     `json:"failed,omitempty"`
+		VotedFor   *request  `json:"voted_for"`
+		Queue      []request `json:"queue"`
+		WaitingFor []int     `json:"waiting_for"`
+	}{State: m.state.String(), VotingSet: algo.Clone(m.set), Votes: algo.Members(m.votes), Queue: []request{}, WaitingFor: algo.Clone(m.wait)}
+	if m.state != released {
+		st.T = m.t
+	}
+	if m.inquire {
+		st.Failed = algo.Members(m.failed)
+	}
+	if m.voted {
+		st.VotedFor = &request{T: m.lock.t, ID: m.lock.id}
+	}
+	for _, r := range m.queue {
+		st.Queue = append(st.Queue, request{r.t, r.id, r.failed})
+	}
+	return st
 }

@@ -577,3 +577,38 @@ func (m *Machine) String() string {
 	}
 	return b.String()
 }
+
+// State implements algo.Inspector: the open attempt (T, grants and denies
+// by coordinator) and, for a coordinator, whom its vote is with and the
+// requests it holds back.
+func (m *Machine) State() any {
+	st := struct {
+		State       string                `json:"state"`
+		T           uint64                `json:"t,omitempty"`
+		Attempt     int                   `json:"attempt,omitempty"`
+		Grants      []int                 `json:"grants"`
+		Denies      []int                 `json:"denies"`
+		Coordinator bool                  `json:"coordinator"`
+		Vote        *algo.StampedRequest  `json:"vote"`
+		Queue       []algo.StampedRequest `json:"queue"`
+		WaitingFor  []int                 `json:"waiting_for"`
+	}{State: m.state.String(), Grants: []int{}, Denies: []int{}, Coordinator: m.coordinator(), Queue: []algo.StampedRequest{}, WaitingFor: algo.Clone(m.wait)}
+	if m.state != idle {
+		st.T, st.Attempt = m.t, m.attempts
+	}
+	for c, a := range m.answers {
+		switch a {
+		case granted:
+			st.Grants = append(st.Grants, c)
+		case denied:
+			st.Denies = append(st.Denies, c)
+		}
+	}
+	if m.voted {
+		st.Vote = &algo.StampedRequest{T: m.holder.t, ID: m.holder.id}
+	}
+	for _, r := range m.queue {
+		st.Queue = append(st.Queue, algo.StampedRequest{T: r.t, ID: r.id})
+	}
+	return st
+}

@@ -219,3 +219,18 @@ func (m *Machine) String() string {
 	}
 	return s
 }
+
+// State implements algo.Inspector: the arrays of the second algorithm,
+// request_Pi[] and, while this process has it, the token's token[].
+func (m *Machine) State() any {
+	st := struct {
+		State   string   `json:"state"`
+		Waiting bool     `json:"waiting"`
+		Request []uint64 `json:"request"`
+		Token   []uint64 `json:"token"`
+	}{State: m.state.String(), Waiting: m.waiting, Request: algo.Clone(m.request)}
+	if m.token != nil {
+		st.Token = algo.Clone(m.token)
+	}
+	return st
+}

@@ -1,6 +1,9 @@
 package registry_test
 
 import (
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +19,12 @@ func TestSpecs(t *testing.T) {
 	for _, spec := range registry.All() {
 		if _, err := analyze.For(spec.Properties); err != nil {
 			t.Errorf("%s: properties: %v", spec.Name, err)
+		}
+		if spec.Validity != "" && !slices.Contains(analyze.ValidityRules, spec.Validity) {
+			t.Errorf("%s: validity rule %q is none of %v", spec.Name, spec.Validity, analyze.ValidityRules)
+		}
+		if slices.Contains(spec.Properties, "validity") && spec.Validity == "" {
+			t.Errorf("%s claims validity but names no rule of it", spec.Name)
 		}
 		if !strings.HasPrefix(spec.Doc, "Package ") {
 			t.Errorf("%s: Doc is not its package documentation: %.40q", spec.Name, spec.Doc)
@@ -44,5 +53,31 @@ func TestConfigurations(t *testing.T) {
 	}
 	if got := (&algo.Spec{}).Configurations(); len(got) != 1 || got[0].Params != nil {
 		t.Fatalf("no variants: %+v, want the defaults alone", got)
+	}
+}
+
+// TestInspectors: every algorithm in every configuration shows its state
+// (dmx replay --step prints it), as a JSON object, before and after it has
+// started and been asked for the resource.
+func TestInspectors(t *testing.T) {
+	for _, spec := range registry.All() {
+		for _, v := range spec.Configurations() {
+			m, err := spec.New(algo.Config{ID: 1, N: 3, Resource: "cs", Params: v.Params, Rand: rand.New(rand.NewPCG(1, 2))})
+			if err != nil {
+				t.Fatalf("%s %v: %v", spec.Name, v.Params, err)
+			}
+			in, ok := m.(algo.Inspector)
+			if !ok {
+				t.Errorf("%s %v: %T does not implement algo.Inspector", spec.Name, v.Params, m)
+				continue
+			}
+			for _, step := range []algo.Input{{Kind: algo.Start}, {Kind: algo.Request, Resource: "cs", Clock: 2}} {
+				m.Step(step)
+				b, err := json.Marshal(in.State())
+				if err != nil || len(b) == 0 || b[0] != '{' {
+					t.Errorf("%s %v after %v: State encodes as %s (%v), want a JSON object", spec.Name, v.Params, step.Kind, b, err)
+				}
+			}
+		}
 	}
 }

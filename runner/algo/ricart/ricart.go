@@ -31,8 +31,10 @@ var Spec = algo.Spec{
 		"000 Ricart & Agrawala algorithm",
 		"002 Ricart & Agrawala algorithm",
 	},
-	MsgTypes:   []string{MsgRequest, MsgReply},
-	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	MsgTypes: []string{MsgRequest, MsgReply},
+	// Seed 004: "Ordering: Yes"; a request is overtaken at most once by
+	// each other process (whose next request has a later timestamp).
+	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "fairness", "starvation", "deadlock"},
 	Costs: []algo.Cost{
 		{Measure: algo.MessagesPerCS, Formula: "2(N-1)", Note: "N-1 requests, N-1 replies", Seed: "003 Ricart-Agrawala; 004 overview",
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) })},
@@ -219,4 +221,28 @@ func (m *Machine) String() string {
 		}
 	}
 	return s
+}
+
+// State implements algo.Inspector: the state of seed 003's rules, the
+// request's T_Pi, the replies received ([RA3]) and the requests deferred
+// by [RH1] as (T_Pj, j).
+func (m *Machine) State() any {
+	type deferred struct {
+		T    uint64 `json:"t"`
+		From int    `json:"from"`
+	}
+	st := struct {
+		State      string     `json:"state"`
+		T          uint64     `json:"t,omitempty"`
+		Replied    []int      `json:"replied"`
+		Deferred   []deferred `json:"deferred"`
+		WaitingFor []int      `json:"waiting_for"`
+	}{State: m.state.String(), Replied: algo.Members(m.replied), Deferred: []deferred{}, WaitingFor: algo.Clone(m.wait)}
+	if m.state != released {
+		st.T = m.t
+	}
+	for _, q := range m.deferred {
+		st.Deferred = append(st.Deferred, deferred{q.t, q.from})
+	}
+	return st
 }

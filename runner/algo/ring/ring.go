@@ -51,6 +51,7 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgElection, MsgCoordinator, fd.MsgHeartbeat},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
+	Validity:   "highest-id", // seed 001: the highest id among the processes that are up
 	Costs: append(election.RingCosts("seed 001's figures are those of the single-id ring, chang-roberts; this ring sends 2N per initiator"),
 		algo.Cost{Measure: algo.MessagesPerElection, Formula: "2N per initiator (2kN for k)", Note: "N election + N coordinator, whoever initiates",
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * n) })},
@@ -210,4 +211,14 @@ func (m *Machine) String() string {
 		s = "electing"
 	}
 	return fmt.Sprintf("%s leader=%s term=%d %v", s, l, m.Term, m.fd)
+}
+
+// State implements algo.Inspector: the leader and term, and whether the
+// process took part in an election whose coordinator message is still to
+// come.
+func (m *Machine) State() any {
+	return struct {
+		election.View
+		Electing bool `json:"electing"`
+	}{m.Core.View(m.fd), m.electing}
 }

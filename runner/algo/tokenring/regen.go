@@ -428,3 +428,28 @@ func (m *regen) String() string {
 	}
 	return s
 }
+
+// State implements algo.Inspector: the token and its generation, the
+// newest generation seen, the probe out, and the election's state.
+func (m *regen) State() any {
+	st := struct {
+		Token      bool   `json:"token"`
+		Generation uint64 `json:"generation,omitempty"`
+		Seen       uint64 `json:"seen"`
+		Wanted     bool   `json:"wanted"`
+		InCS       bool   `json:"in_cs"`
+		Probe      uint64 `json:"probe,omitempty"`
+		WaitingFor []int  `json:"waiting_for"`
+		Election   any    `json:"election,omitempty"`
+	}{Token: m.hasToken, Seen: m.seen, Wanted: m.wanted, InCS: m.inCS, WaitingFor: algo.Clone(m.wait)}
+	if m.hasToken {
+		st.Generation = m.gen
+	}
+	if m.probing {
+		st.Probe = m.probeGen
+	}
+	if in, ok := m.el.(algo.Inspector); ok {
+		st.Election = in.State()
+	}
+	return st
+}

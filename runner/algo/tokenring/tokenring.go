@@ -54,8 +54,10 @@ var Spec = algo.Spec{
 		"002 token ring algorithm",
 		"004 token ring algorithm",
 	},
-	MsgTypes:   []string{MsgToken, MsgProbe, changroberts.MsgElection, changroberts.MsgElected, ring.MsgCoordinator, fd.MsgHeartbeat},
-	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
+	MsgTypes: []string{MsgToken, MsgProbe, changroberts.MsgElection, changroberts.MsgElected, ring.MsgCoordinator, fd.MsgHeartbeat},
+	// Seed 004: "Ordering: No (order by ring)", but the token visits each
+	// other process once before it comes back: overtaken at most N-1 times.
+	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "starvation", "deadlock"},
 	Roles: func(n int, _ map[string]string) map[int]string {
 		return map[int]string{0: "token holder"} // seed 000: "Process 0 creates a token"
 	},
@@ -226,4 +228,15 @@ func (m *Machine) String() string {
 		s += fmt.Sprintf(" wanted waiting-for=%v", m.wait)
 	}
 	return s
+}
+
+// State implements algo.Inspector: whether the process holds the token,
+// wants it, or is in the critical section.
+func (m *Machine) State() any {
+	return struct {
+		Token      bool  `json:"token"`
+		Wanted     bool  `json:"wanted"`
+		InCS       bool  `json:"in_cs"`
+		WaitingFor []int `json:"waiting_for"`
+	}{m.hasToken, m.wanted, m.inCS, algo.Clone(m.wait)}
 }

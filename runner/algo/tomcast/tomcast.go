@@ -191,3 +191,23 @@ func (m *Machine) String() string {
 	b.WriteString("]")
 	return b.String()
 }
+
+// State implements algo.Inspector: the multicasts begun and delivered,
+// and the hold-back queue in timestamp order with the acks each has.
+func (m *Machine) State() any {
+	type queued struct {
+		T    uint64 `json:"t"`
+		From int    `json:"from"`
+		Have bool   `json:"have"`
+		Acks []int  `json:"acks"`
+	}
+	st := struct {
+		Sent      int      `json:"sent"`
+		Delivered int      `json:"delivered"`
+		Queue     []queued `json:"queue"`
+	}{Sent: m.seq, Delivered: m.delivered, Queue: []queued{}}
+	for _, e := range m.queue {
+		st.Queue = append(st.Queue, queued{e.t, e.from, e.have, algo.Members(e.acks)})
+	}
+	return st
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dmxlab/dmx/bench"
+	"github.com/dmxlab/dmx/render/plural"
+	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/runner/algo/registry"
+)
+
+// hopsPerSection is, for the algorithms dmx bench measures, how many
+// message hops one critical section takes under high contention with no
+// think and no hold time: the floor's hop time times it is the shortest a
+// critical section can be.
+var hopsPerSection = map[string]int{
+	"central":         2, // release to the coordinator, grant to the next
+	"ricart-agrawala": 1, // the leaver's deferred OK lets the next one in
+	"token-ring":      1, // the token goes on to the next, who wants it
+}
+
+func newBenchCmd() *cobra.Command {
+	var rounds, nodes, entries, laps int
+	var profile string
+	cmd := &cobra.Command{
+		Use:   "bench [ALGO...]",
+		Short: "Critical sections per second of dmx run against a ring of processes passing a token (for developers)",
+		Long: `bench measures what recording costs a real run. Each round measures the
+floor, a token passed round a ring of N OS processes over loopback UDP
+(nothing recorded), then runs each algorithm as dmx run does (N processes,
+contention high, no think or hold time, recorded into a trace in a
+temporary directory) and gives its critical sections per second as a
+share of what the floor's hop allows: 1/(2 hops) for central, 1/(1 hop)
+for ricart-agrawala and token-ring. Rounds pair the two measures, so that
+the ratio holds on a busy machine; the last line gives their medians.`,
+		Example: `  dmx bench                         # central and ricart-agrawala, 5 rounds
+  dmx bench central --rounds 9`,
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				args = []string{"central", "ricart-agrawala"}
+			}
+			for _, a := range args {
+				if _, ok := hopsPerSection[a]; !ok || registry.Lookup(a) == nil {
+					return &exitError{exitUsage, fmt.Errorf("bench %s: measures only central, ricart-agrawala and token-ring", a)}
+				}
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			dir, err := os.MkdirTemp("", "dmx-bench-")
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			defer os.RemoveAll(dir)
+			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
+			defer cancel()
+			out := cmd.OutOrStdout()
+			if profile != "" {
+				// The nodes inherit the variable and profile themselves.
+				if err := os.Setenv(nodeProfileEnv, profile); err != nil {
+					return &exitError{exitUsage, err}
+				}
+				stop, err := cpuProfile(filepath.Join(profile, "runner.pprof"))
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				defer stop()
+			}
+			ringCmd := func() *exec.Cmd { return exec.Command(exe, "bench", "ring-node") }
+			ratios := map[string][]float64{}
+			var hops []time.Duration
+			for r := 1; r <= rounds; r++ {
+				hop, err := bench.Ring(ctx, ringCmd, nodes, laps/10, laps)
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				hops = append(hops, hop)
+				fmt.Fprintf(out, "round %d: ring hop %v\n", r, hop.Round(100*time.Nanosecond))
+				for _, a := range args {
+					p := runner.NewPlan(runner.DriverUDP)
+					p.Spec, p.N, p.Seed = registry.Lookup(a), nodes, uint64(r)
+					p.Workload.Entries, p.Workload.Contention = entries, runner.ContentionHigh
+					p.Workload.Think, p.Workload.Hold = runner.Fixed(0), runner.Fixed(0)
+					s, err := bench.RunSections(ctx, p, runner.LaunchHooks{Stderr: cmd.ErrOrStderr()}, dir)
+					if err != nil {
+						return &exitError{exitUsage, err}
+					}
+					bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
+					ratio := s.PerSecond() / bound
+					ratios[a] = append(ratios[a], ratio)
+					fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, CPU per event: nodes %v (their start included), runner %v\n",
+						a, s.PerSecond(), 100*ratio, plural.Count(hopsPerSection[a], "hop"), s.Events,
+						perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events))
+				}
+			}
+			sort.Slice(hops, func(i, j int) bool { return hops[i] < hops[j] })
+			fmt.Fprintf(out, "median of %d rounds: ring hop %v", rounds, hops[len(hops)/2].Round(100*time.Nanosecond))
+			for _, a := range args {
+				x := ratios[a]
+				sort.Float64s(x)
+				fmt.Fprintf(out, "; %s %.1f%%", a, 100*x[len(x)/2])
+			}
+			fmt.Fprintln(out)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&rounds, "rounds", 5, "rounds, each a ring measure and a run of each algorithm")
+	cmd.Flags().IntVarP(&nodes, "nodes", "n", 5, "processes in the ring and in each run")
+	cmd.Flags().IntVar(&entries, "entries", 200, "critical-section entries per process in each run")
+	cmd.Flags().StringVar(&profile, "profile", "", "write CPU profiles into this directory: runner.pprof (bench itself: runner and trace writer) and node-PID.pprof for each node process (the ring's are not)")
+	cmd.Flags().IntVar(&laps, "laps", 2000, "laps of the token round the ring, measured (a tenth more to warm up)")
+	cmd.AddCommand(&cobra.Command{
+		Use:    "ring-node",
+		Short:  "One process of bench's ring (started by dmx bench; not for direct use)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := bench.RingNode(cmd.InOrStdin(), cmd.OutOrStdout()); err != nil {
+				return &exitError{exitUsage, err}
+			}
+			return nil
+		},
+	})
+	return cmd
+}
+
+// nodeProfileEnv names the environment variable that makes a node process
+// write its CPU profile into the directory it names (dmx bench --profile).
+const nodeProfileEnv = "DMX_NODE_CPUPROFILE"
+
+// cpuProfile starts a CPU profile into path; stop ends it.
+func cpuProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile %s: %w", path, err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// perEvent is d per event, rounded for print.
+func perEvent(d time.Duration, events int64) time.Duration {
+	if events == 0 {
+		return 0
+	}
+	return (d / time.Duration(events)).Round(10 * time.Nanosecond)
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestReplayRealRuns: runs recorded over UDP by dmx run, as real OS
+// processes, replay event for event: Ricart-Agrawala; lease, whose machines
+// read Input.Now; majority with a coordinator SIGKILLed and restarted (its
+// persisted vote, its new random stream); bully with its leader killed.
+func TestReplayRealRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"ricart-agrawala", []string{"ricart-agrawala", "-n", "3", "--entries", "3"}},
+		{"lease", []string{"lease", "-n", "3", "--duration", "600ms"}},
+		{"majority restarted", []string{"majority", "-n", "3", "--entries", "3", "--faults", "crash:0@5ms,recover:0@60ms"}},
+		{"bully", []string{"bully", "-n", "3", "--duration", "900ms", "--faults", "crash:leader@300ms,recover:leader@+300ms"}},
+		{"ricart-agrawala under network faults", []string{"ricart-agrawala", "-n", "3", "--entries", "4",
+			"--faults", "loss:20%,duplicate:10%,pause:0@20ms-60ms,skew:1:+5ms@10ms"}},
+		{"majority restarted with amnesia", []string{"majority", "-n", "3", "--entries", "3", "--faults", "crash:0@5ms,recover:0:amnesia@60ms"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "run.db")
+			args := append([]string{"run"}, tc.args...)
+			args = append(args, "--seed", "5", "--no-check", "-o", path)
+			if !slices.Contains(args, "--duration") {
+				// A majority run can starve on a loaded machine (with
+				// amnesia, for ever): cut it short, and replay it up to
+				// the cut.
+				args = append(args, "--duration", "20s")
+			}
+			if code, out, errs := dmx(t, args...); code != 0 {
+				t.Fatalf("run: exit %d\n%s%s", code, out, errs)
+			}
+			code, out, errs := dmx(t, "replay", path)
+			whole := code == 0 && strings.Contains(out, "matches: every event reproduced")
+			cut := code == 3 && strings.Contains(out, "matches up to the cut")
+			if !whole && !cut {
+				t.Fatalf("replay: exit %d\n%s%s", code, out, errs)
+			}
+			if cut {
+				t.Logf("the run was cut short; its replay matches up to the cut:\n%s", out)
+			}
+			if strings.Contains(tc.name, "restarted") || tc.name == "bully" {
+				_, q, _ := dmx(t, "sql", path, "SELECT count(*) FROM events WHERE kind = 'recover'", "--format", "csv")
+				if strings.TrimSpace(q) == "count(*)\n0" {
+					t.Fatalf("no recovery in the run: the test replays none")
+				}
+			}
+		})
+	}
+}
+
+// TestReplayStepCLI: --step prints every event, inputs with their state;
+// --at and --until bound what is printed; --format json gives one object
+// a line.
+func TestReplayStepCLI(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sim.db")
+	if code, _, errs := dmx(t, "sim", "maekawa", "-n", "4", "--entries", "2", "--seed", "3", "-o", path); code > 1 {
+		t.Fatalf("sim: %s", errs)
+	}
+	code, out, errs := dmx(t, "replay", path, "--step")
+	if code != 0 {
+		t.Fatalf("replay --step: exit %d\n%s", code, errs)
+	}
+	for _, want := range []string{"#1 P", "voting_set", "changed cs: votes:", "(output of P", "matches"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--step output lacks %q", want)
+		}
+	}
+	code, out, _ = dmx(t, "replay", path, "--at", "P2#4", "--until", "P2#4", "--format", "json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 {
+		t.Fatalf("--at P2#4 --until P2#4: exit %d, %d lines, want the step and the result:\n%s", code, len(lines), out)
+	}
+	var step struct {
+		Step struct {
+			Event struct{ Ref string }
+			State struct {
+				Machines []struct{ State map[string]any }
+			}
+		}
+	}
+	var result struct{ Result struct{ Verdict string } }
+	if err := json.Unmarshal([]byte(lines[0]), &step); err != nil || step.Step.Event.Ref != "P2#4" || len(step.Step.State.Machines) != 1 {
+		t.Fatalf("step line %s (%v)", lines[0], err)
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &result); err != nil || result.Result.Verdict != "stopped" {
+		t.Fatalf("result line %s (%v)", lines[1], err)
+	}
+	if code, _, errs := dmx(t, "replay", path, "--at", "P2-4"); code != 2 || !strings.Contains(errs, "P3#40") {
+		t.Fatalf("--at P2-4: exit %d %s, want a usage error", code, errs)
+	}
+}
+
+// TestReplayAnswers: every kind of trace gets a clear answer and its exit
+// code: a divergence (1), one on a run another dmx recorded (2), a run cut
+// short or abandoned by its recorder (3), an imported run and a file that
+// is no trace (2).
+func TestReplayAnswers(t *testing.T) {
+	dir := t.TempDir()
+	sim := func(name string, args ...string) string {
+		p := filepath.Join(dir, name)
+		if code, _, errs := dmx(t, append(append([]string{"sim"}, args...), "--no-check", "-o", p)...); code != 0 {
+			t.Fatalf("sim %v: %s", args, errs)
+		}
+		return p
+	}
+	sqlite := func(path, q string) {
+		db, err := sql.Open("sqlite3", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changed := sim("changed.db", "ricart-agrawala", "-n", "3", "--entries", "2", "--seed", "1")
+	sqlite(changed, "UPDATE events SET detail = '{\"stamp\":99,\"id\":0}' WHERE proc = 0 AND kind = 'send' AND seq = (SELECT min(seq) FROM events WHERE proc = 0 AND kind = 'send')")
+	older := sim("older.db", "ricart-agrawala", "-n", "3", "--entries", "2", "--seed", "1")
+	sqlite(older, "UPDATE events SET lamport = lamport + 1 WHERE proc = 1 AND kind = 'cs_enter'")
+	sqlite(older, "UPDATE runs SET tool_version = 'v0.0.1'")
+	cut := sim("cut.db", "lamport", "-n", "3", "--entries", "50", "--seed", "2", "--limit", "30ms")
+	// A run whose recorder died: still "running", with nobody holding it.
+	abandoned := sim("abandoned.db", "ricart-agrawala", "-n", "3", "--entries", "2", "--seed", "3")
+	sqlite(abandoned, "UPDATE runs SET complete = 0, status = 'running', ended_ns = NULL")
+	imported := sim("imported.db", "central", "-n", "2", "--entries", "1", "--seed", "1")
+	sqlite(imported, "UPDATE runs SET mode = 'import'")
+	notTrace := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notTrace, []byte("hello\n"), 0o644)
+
+	for _, tc := range []struct {
+		name, path string
+		code       int
+		want       string
+	}{
+		{"divergence", changed, 1, "diverges at P0"},
+		{"another version", older, 2, "recorded by dmx v0.0.1"},
+		{"cut short", cut, 3, "matches up to the cut"},
+		{"abandoned", abandoned, 3, "cut short (abandoned: its recorder died"},
+		{"imported", imported, 2, "imported from another tool"},
+		{"not a trace", notTrace, 2, "notes.txt"},
+		{"no such file", filepath.Join(dir, "none.db"), 2, "none.db"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := dmx(t, "replay", tc.path)
+			if code != tc.code || !strings.Contains(out+errs, tc.want) {
+				t.Fatalf("exit %d, want %d with %q:\n%s%s", code, tc.code, tc.want, out, errs)
+			}
+		})
+	}
+}

@@ -1,0 +1,567 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/deep"
+	"github.com/dmxlab/dmx/trace"
+)
+
+// StepKind is what a Step of a World does.
+type StepKind string
+
+// The kinds of steps.
+const (
+	StepDeliver StepKind = "deliver" // the message at Index of the channel From->Proc arrives (lost if Proc is down)
+	StepTimer   StepKind = "timer"   // Proc's machine timer Timer on Resource fires
+	StepRequest StepKind = "request" // Proc's workload asks for Resource (a multicast algorithm: multicasts)
+	StepRelease StepKind = "release" // Proc leaves the critical section of Resource
+	StepCrash   StepKind = "crash"   // Proc crashes
+	StepRecover StepKind = "recover" // Proc recovers
+	StepLose    StepKind = "lose"    // the message at Index of the channel From->Proc is lost (raw channels; its sender records the drop)
+)
+
+// Step is one thing that happens in a World: the unit of a schedule. Its
+// text form (String, ParseStep) is what a scenario's "schedule" lists:
+//
+//	deliver P0>P2       the oldest message in flight from P0 to P2 arrives
+//	deliver P0>P2 #1    the one after it (channels that reorder)
+//	timer P1 cs backoff machine timer "backoff" of P1's instance on cs fires ("-": no resource)
+//	request P1 cs       P1's workload asks for cs
+//	release P1 cs       P1 leaves cs
+//	crash P1            P1 crashes
+//	recover P1          P1 recovers
+//	lose P0>P2          the oldest message in flight from P0 to P2 is lost
+//	lose P0>P2 #1       the one after it
+type Step struct {
+	Kind     StepKind
+	Proc     int    // where it happens; for a delivery or a loss, the receiver
+	From     int    // deliver, lose: the sender
+	Index    int    // deliver, lose: the message's position among those in flight on its channel, oldest first
+	Resource string // request, release, timer
+	Timer    string // timer
+}
+
+func (s Step) String() string {
+	switch s.Kind {
+	case StepDeliver, StepLose:
+		if s.Index > 0 {
+			return fmt.Sprintf("%s P%d>P%d #%d", s.Kind, s.From, s.Proc, s.Index)
+		}
+		return fmt.Sprintf("%s P%d>P%d", s.Kind, s.From, s.Proc)
+	case StepTimer:
+		r := s.Resource
+		if r == "" {
+			r = "-"
+		}
+		return fmt.Sprintf("timer P%d %s %s", s.Proc, r, s.Timer)
+	case StepRequest, StepRelease:
+		return fmt.Sprintf("%s P%d %s", s.Kind, s.Proc, s.Resource)
+	}
+	return fmt.Sprintf("%s P%d", s.Kind, s.Proc)
+}
+
+// ParseStep reads a step in the form String writes.
+func ParseStep(text string) (Step, error) {
+	f := strings.Fields(text)
+	bad := func(format string, args ...any) (Step, error) {
+		return Step{}, fmt.Errorf("step %q: %s", text, fmt.Sprintf(format, args...))
+	}
+	if len(f) < 2 {
+		return bad("want KIND PROCESS..., e.g. deliver P0>P1 or request P1 cs")
+	}
+	proc := func(s string) (int, bool) {
+		p, err := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(s, "P"), "p"))
+		return p, err == nil && p >= 0
+	}
+	s := Step{Kind: StepKind(f[0])}
+	var ok bool
+	switch s.Kind {
+	case StepDeliver, StepLose:
+		from, to, cut := strings.Cut(f[1], ">")
+		if s.From, ok = proc(from); !ok || !cut {
+			return bad("want %s FROM>TO, e.g. %[1]s P0>P1", s.Kind)
+		}
+		if s.Proc, ok = proc(to); !ok {
+			return bad("want %s FROM>TO, e.g. %[1]s P0>P1", s.Kind)
+		}
+		if len(f) == 3 {
+			i, err := strconv.Atoi(strings.TrimPrefix(f[2], "#"))
+			if err != nil || i < 0 || !strings.HasPrefix(f[2], "#") {
+				return bad("want #INDEX after the channel, e.g. #1")
+			}
+			s.Index = i
+		} else if len(f) != 2 {
+			return bad("want %s FROM>TO [#INDEX]", s.Kind)
+		}
+	case StepTimer:
+		if len(f) != 4 {
+			return bad("want timer PROCESS RESOURCE NAME (RESOURCE - for none)")
+		}
+		s.Resource, s.Timer = f[2], f[3]
+		if s.Resource == "-" {
+			s.Resource = ""
+		}
+	case StepRequest, StepRelease:
+		if len(f) != 3 {
+			return bad("want %s PROCESS RESOURCE", s.Kind)
+		}
+		s.Resource = f[2]
+	case StepCrash, StepRecover:
+		if len(f) != 2 {
+			return bad("want %s PROCESS", s.Kind)
+		}
+	default:
+		return bad("unknown step %q (known: deliver, timer, request, release, crash, recover, lose)", f[0])
+	}
+	if s.Kind != StepDeliver && s.Kind != StepLose {
+		if s.Proc, ok = proc(f[1]); !ok {
+			return bad("process %q: want a process such as P1", f[1])
+		}
+	}
+	return s, nil
+}
+
+// ParseSteps reads a schedule, one step a string.
+func ParseSteps(texts []string) ([]Step, error) {
+	out := make([]Step, 0, len(texts))
+	for i, t := range texts {
+		s, err := ParseStep(t)
+		if err != nil {
+			return nil, fmt.Errorf("schedule step %d: %w", i+1, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// StepTime is how much simulated time a step of a World takes: the wall
+// time of the events of step k is k x StepTime.
+const StepTime = time.Millisecond
+
+// World is a run driven one step at a time by its caller: the nodes of a
+// plan, the messages in flight between them (a channel per ordered pair of
+// processes), the machine timers set, and the workload's requests and
+// releases. Nothing happens unless a Step says so, and any step that is
+// enabled may happen next: time is only the count of steps (StepTime
+// each), a timer may fire before any message arrives, a channel delivers
+// in order unless the plan lets messages overtake (Sim.Reorder). It is the
+// asynchronous model in which dmx explore searches every schedule, and
+// what dmx sim runs when a scenario gives a schedule (Plan.Schedule): the
+// same steps record the same trace.
+//
+// Faults are steps too: Crash and Recover apply whenever the process is up
+// or down, Lose to any message in flight when channels are raw (reliable
+// ones send a lost message again: a loss is only a delay, which the
+// schedules already hold); which ones happen is the caller's choice
+// (explore's fault budget). Nested workloads are not supported.
+type World struct {
+	plan  Plan
+	n     int
+	nodes []*Node
+	chans [][]*Envelope // index from*n+to: in flight, oldest first
+	load  []procLoad
+	now   int64
+	steps int
+	evs   int64 // events recorded
+	rec   Recorder
+	err   error
+	// Observe, if set, sees every event the world's nodes record, after
+	// the world has taken it into account.
+	Observe func(ev *trace.Event)
+}
+
+// procLoad is a process's workload in a World.
+type procLoad struct {
+	resources []string
+	left      []int   // entries still to make, per resource
+	phase     []phase // per resource
+}
+
+type phase uint8
+
+const (
+	idle phase = iota
+	requesting
+	holding
+)
+
+// worldEnv is a node's Env in a World: time is the step count, timers and
+// the workload's own callbacks never fire (steps do what they would).
+type worldEnv struct {
+	w  *World
+	id int
+}
+
+type worldTimer struct{}
+
+func (worldTimer) Stop() {}
+
+func (e *worldEnv) Now() int64                        { return e.w.now }
+func (e *worldEnv) Wall() int64                       { return e.w.now }
+func (e *worldEnv) After(time.Duration, func()) Timer { return worldTimer{} }
+func (e *worldEnv) Transmit(env *Envelope) {
+	i := env.From*e.w.n + env.To
+	e.w.chans[i] = append(e.w.chans[i], env)
+}
+func (e *worldEnv) Record(ev *trace.Event) { e.w.record(ev) }
+
+// NewWorld builds the world of p (a simulator plan) and starts its nodes,
+// in process order; rec, if not nil, records every event.
+func NewWorld(p Plan, rec Recorder) (*World, error) {
+	if p.driver() != DriverSim {
+		return nil, fmt.Errorf("a %s plan: a schedule drives the simulator only", p.Driver)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	p = p.WithDefaults()
+	if p.Workload.Nested {
+		return nil, &PlanError{Field: "nested", Err: errors.New("a schedule of steps does not drive nested workloads")}
+	}
+	w := &World{plan: p, n: p.N, rec: rec, chans: make([][]*Envelope, p.N*p.N)}
+	wl := p.Workload
+	wl.normalize()
+	for i := 0; i < p.N; i++ {
+		nd, err := NewNode(NodeSetup{ID: i, N: p.N, Spec: p.Spec, Params: p.Params, Seed: p.Seed, Workload: p.Workload}, &worldEnv{w, i})
+		if err != nil {
+			return nil, err
+		}
+		w.nodes = append(w.nodes, nd)
+		own := wl.For(i)
+		pl := procLoad{resources: own.Resources, left: make([]int, len(own.Resources)), phase: make([]phase, len(own.Resources))}
+		if p.Spec.Kind != algo.Election {
+			for j := range pl.left {
+				pl.left[j] = own.Entries
+			}
+		}
+		w.load = append(w.load, pl)
+	}
+	for _, nd := range w.nodes {
+		nd.Start()
+	}
+	return w, w.failed()
+}
+
+func (w *World) record(ev *trace.Event) {
+	w.evs++
+	if ev.Kind == trace.KindCSEnter {
+		pl := &w.load[ev.Proc]
+		if j := slices.Index(pl.resources, ev.Resource); j >= 0 {
+			pl.phase[j] = holding
+		}
+	}
+	if w.Observe != nil {
+		w.Observe(ev)
+	}
+	if w.rec != nil && w.err == nil {
+		if err := w.rec.Record(ev); err != nil {
+			w.err = fmt.Errorf("record %s: %w", ev, err)
+		}
+	}
+}
+
+func (w *World) failed() error {
+	if w.err != nil {
+		return w.err
+	}
+	for _, nd := range w.nodes {
+		if err := nd.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// N returns the number of processes.
+func (w *World) N() int { return w.n }
+
+// Plan returns the world's plan, with its defaults.
+func (w *World) Plan() Plan { return w.plan }
+
+// Events returns how many events the world's nodes have recorded.
+func (w *World) Events() int64 { return w.evs }
+
+// Steps returns how many steps the world has taken.
+func (w *World) Steps() int { return w.steps }
+
+// Node returns process p's node.
+func (w *World) Node(p int) *Node { return w.nodes[p] }
+
+// InFlight returns the messages in flight from one process to another,
+// oldest first; the caller must not modify them.
+func (w *World) InFlight(from, to int) []*Envelope { return w.chans[from*w.n+to] }
+
+// Holders returns the processes in the critical section of resource r.
+func (w *World) Holders(r string) []int {
+	var out []int
+	for p, pl := range w.load {
+		if j := slices.Index(pl.resources, r); j >= 0 && pl.phase[j] == holding && !w.nodes[p].Crashed() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Waiting returns the processes that are up and wait for a critical
+// section they asked for.
+func (w *World) Waiting() []int {
+	var out []int
+	for p, pl := range w.load {
+		if w.nodes[p].Crashed() {
+			continue
+		}
+		if slices.Contains(pl.phase, requesting) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Enabled appends to buf the steps that may happen next, faults apart, in
+// a fixed order (by process, then deliveries by sender, timers, the
+// workload), and returns it.
+func (w *World) Enabled(buf []Step) []Step {
+	buf = buf[:0]
+	for p := 0; p < w.n; p++ {
+		nd := w.nodes[p]
+		for q := 0; q < w.n; q++ {
+			ch := w.chans[q*w.n+p]
+			k := len(ch)
+			if k > 1 && !w.plan.Sim.Reorder {
+				k = 1
+			}
+			for i := 0; i < k; i++ {
+				buf = append(buf, Step{Kind: StepDeliver, Proc: p, From: q, Index: i})
+			}
+		}
+		if nd.Crashed() || nd.Stopped() {
+			continue
+		}
+		for _, t := range nd.Armed() {
+			buf = append(buf, Step{Kind: StepTimer, Proc: p, Resource: t.Resource, Timer: t.Name})
+		}
+		pl := &w.load[p]
+		for j, r := range pl.resources {
+			switch {
+			case pl.phase[j] == holding:
+				buf = append(buf, Step{Kind: StepRelease, Proc: p, Resource: r})
+			case pl.phase[j] == idle && pl.left[j] > 0:
+				buf = append(buf, Step{Kind: StepRequest, Proc: p, Resource: r})
+			}
+		}
+	}
+	return buf
+}
+
+// Quiescent reports whether no step but a fault can happen.
+func (w *World) Quiescent() bool {
+	var buf [1]Step
+	return len(w.Enabled(buf[:0])) == 0
+}
+
+// Can says why step s cannot happen now, or returns nil if it can: a step
+// that Enabled lists, or a crash of a process that is up, a recovery of
+// one that is down.
+func (w *World) Can(s Step) error {
+	if err := w.check(s); err != nil {
+		return fmt.Errorf("step %d (%v): %w", w.steps+1, s, err)
+	}
+	return nil
+}
+
+// Apply carries out step s, which must be one that can happen (Can); if it
+// cannot, Apply changes nothing and says why.
+func (w *World) Apply(s Step) error {
+	if err := w.Can(s); err != nil {
+		return err
+	}
+	w.steps++
+	w.now = int64(w.steps) * int64(StepTime)
+	nd := w.nodes[s.Proc]
+	switch s.Kind {
+	case StepDeliver:
+		i := s.From*w.n + s.Proc
+		e := w.chans[i][s.Index]
+		w.chans[i] = slices.Delete(slices.Clip(w.chans[i]), s.Index, s.Index+1)
+		nd.Receive(e) // lost if the receiver is down
+	case StepLose:
+		i := s.From*w.n + s.Proc
+		e := w.chans[i][s.Index]
+		w.chans[i] = slices.Delete(slices.Clip(w.chans[i]), s.Index, s.Index+1)
+		// The network lost it: the sender's runtime records the drop, as
+		// the simulator's fault layer makes it (nothing if the sender is
+		// down).
+		w.nodes[s.From].Dropped(e, "loss", false)
+	case StepTimer:
+		nd.Fire(s.Resource, s.Timer)
+	case StepRequest:
+		pl := &w.load[s.Proc]
+		j := slices.Index(pl.resources, s.Resource)
+		if w.plan.Spec.Kind == algo.Multicast {
+			pl.left[j]--
+		} else {
+			pl.phase[j] = requesting
+		}
+		nd.Request(s.Resource)
+	case StepRelease:
+		pl := &w.load[s.Proc]
+		j := slices.Index(pl.resources, s.Resource)
+		pl.phase[j], pl.left[j] = idle, pl.left[j]-1
+		nd.Release(s.Resource)
+	case StepCrash:
+		nd.Crash("scheduled")
+		// What it asked for or held is abandoned: the entry is made
+		// again after a recovery, as in the simulator.
+		clear(w.load[s.Proc].phase)
+	case StepRecover:
+		nd.Recover()
+	}
+	return w.failed()
+}
+
+// check says why s cannot happen now, if it cannot.
+func (w *World) check(s Step) error {
+	if s.Proc < 0 || s.Proc >= w.n {
+		return fmt.Errorf("no process P%d (0..%d)", s.Proc, w.n-1)
+	}
+	nd := w.nodes[s.Proc]
+	switch s.Kind {
+	case StepDeliver:
+		if s.From < 0 || s.From >= w.n {
+			return fmt.Errorf("no process P%d (0..%d)", s.From, w.n-1)
+		}
+		k := len(w.chans[s.From*w.n+s.Proc])
+		switch {
+		case s.Index >= k:
+			return fmt.Errorf("%d messages in flight from P%d to P%d", k, s.From, s.Proc)
+		case s.Index > 0 && !w.plan.Sim.Reorder:
+			return errors.New("channels are FIFO: only the oldest message in flight can arrive (a scenario with reorder lets others)")
+		}
+		return nil
+	case StepLose:
+		if s.From < 0 || s.From >= w.n {
+			return fmt.Errorf("no process P%d (0..%d)", s.From, w.n-1)
+		}
+		if !w.plan.raw() {
+			return errors.New("channels are reliable: a lost message is sent again, so it only arrives later (a loss needs channels raw)")
+		}
+		if k := len(w.chans[s.From*w.n+s.Proc]); s.Index >= k {
+			return fmt.Errorf("%d messages in flight from P%d to P%d", k, s.From, s.Proc)
+		}
+		return nil
+	case StepCrash:
+		if nd.Crashed() || nd.Stopped() {
+			return errors.New("the process is not up")
+		}
+		return nil
+	case StepRecover:
+		if !nd.Crashed() {
+			return errors.New("the process is not down")
+		}
+		return nil
+	}
+	if nd.Crashed() {
+		return errors.New("the process is down")
+	}
+	pl := &w.load[s.Proc]
+	switch s.Kind {
+	case StepTimer:
+		if !slices.Contains(nd.Armed(), TimerRef{s.Resource, s.Timer}) {
+			return fmt.Errorf("P%d has no timer %q set on %q", s.Proc, s.Timer, s.Resource)
+		}
+		return nil
+	case StepRequest, StepRelease:
+		j := slices.Index(pl.resources, s.Resource)
+		switch {
+		case j < 0:
+			return fmt.Errorf("P%d's workload has no resource %q", s.Proc, s.Resource)
+		case s.Kind == StepRelease && pl.phase[j] != holding:
+			return fmt.Errorf("P%d does not hold %s", s.Proc, s.Resource)
+		case s.Kind == StepRequest && pl.phase[j] != idle:
+			return fmt.Errorf("P%d has asked for %s already", s.Proc, s.Resource)
+		case s.Kind == StepRequest && pl.left[j] == 0:
+			return fmt.Errorf("P%d has made all its entries on %s", s.Proc, s.Resource)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown step kind %q", s.Kind)
+}
+
+// Finish ends the run: every node that is up stops. It reports whether
+// the run was over by itself (no step but a fault could happen).
+func (w *World) Finish() (complete bool, err error) {
+	complete = w.Quiescent()
+	w.now = int64(w.steps+1) * int64(StepTime)
+	for _, nd := range w.nodes {
+		nd.Stop()
+	}
+	return complete, w.failed()
+}
+
+// Clone returns an independent copy of the world, with no Recorder and
+// no Observe: explore branches a run with it.
+func (w *World) Clone() (*World, error) {
+	c := *w
+	c.rec, c.Observe = nil, nil
+	c.nodes = make([]*Node, len(w.nodes))
+	for i, nd := range w.nodes {
+		cn, err := nd.clone(&worldEnv{&c, i})
+		if err != nil {
+			return nil, err
+		}
+		c.nodes[i] = cn
+	}
+	c.chans = make([][]*Envelope, len(w.chans))
+	for i, ch := range w.chans {
+		if len(ch) > 0 {
+			c.chans[i] = slices.Clone(ch) // envelopes are never modified once sent
+		}
+	}
+	c.load = make([]procLoad, len(w.load))
+	for i, pl := range w.load {
+		c.load[i] = procLoad{resources: pl.resources, left: slices.Clone(pl.left), phase: slices.Clone(pl.phase)}
+	}
+	return &c, nil
+}
+
+// Fingerprint mixes into h what decides the world's future: each node's
+// machines, Lamport clock, persisted state, timers set and whether it is
+// up, each process's workload, and the messages in flight (their contents
+// and the Lamport clocks they carry). Vector clocks, sequence numbers and
+// message ids are left out: they are recorded, but no machine reads them,
+// so two states that differ only there behave alike.
+func (w *World) Fingerprint(h *deep.Hasher) {
+	for p, nd := range w.nodes {
+		nd.fingerprint(h)
+		pl := &w.load[p]
+		for j := range pl.left {
+			h.Word(uint64(pl.left[j])<<8 | uint64(pl.phase[j]))
+		}
+	}
+	for i, ch := range w.chans {
+		if len(ch) == 0 {
+			continue
+		}
+		h.Word(uint64(i)<<32 | uint64(len(ch)))
+		for _, e := range ch {
+			m := &e.Msg
+			h.String(m.Type)
+			h.String(m.Resource)
+			h.Word(m.Stamp)
+			h.Word(uint64(m.ID))
+			h.Word(m.Term)
+			h.Word(uint64(len(m.Vals)))
+			for _, v := range m.Vals {
+				h.Word(v)
+			}
+			h.Word(e.Lamport)
+		}
+	}
+}

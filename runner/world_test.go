@@ -1,0 +1,226 @@
+package runner_test
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/deep"
+	"github.com/dmxlab/dmx/runner/replay"
+)
+
+func worldPlan(name string, n, entries int, params map[string]string) runner.Plan {
+	p := runner.NewPlan(runner.DriverSim)
+	p.Spec, p.N, p.Seed, p.Params = registry.Lookup(name), n, 3, params
+	p.Workload.Entries = entries
+	return p
+}
+
+// walk takes random enabled steps (and, with crashes, a crash and a
+// recovery of P1; on raw channels, a loss instead of every fourth
+// delivery) until nothing more can happen or limit steps.
+func walk(t *testing.T, p runner.Plan, seed uint64, limit int, crashes bool) []runner.Step {
+	t.Helper()
+	w, err := runner.NewWorld(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(seed, 0))
+	var sched, buf []runner.Step
+	for len(sched) < limit {
+		buf = w.Enabled(buf)
+		if crashes && len(sched) == 5 {
+			buf = append(buf[:0], runner.Step{Kind: runner.StepCrash, Proc: 1})
+		}
+		if crashes && len(sched) == 9 {
+			buf = append(buf[:0], runner.Step{Kind: runner.StepRecover, Proc: 1})
+		}
+		if len(buf) == 0 {
+			break
+		}
+		s := buf[r.IntN(len(buf))]
+		if s.Kind == runner.StepDeliver && p.Channels == runner.ChannelsRaw && len(sched)%4 == 3 {
+			s.Kind = runner.StepLose
+		}
+		if err := w.Apply(s); err != nil {
+			t.Fatalf("step %v: %v", s, err)
+		}
+		sched = append(sched, s)
+	}
+	return sched
+}
+
+// TestScheduleReproduces: a schedule taken at random through a World,
+// given to the simulator (Plan.Schedule), records the same trace each time,
+// a trace whose steps' text form reads back, that dmx replay reproduces,
+// and whose run row gives the schedule back.
+func TestScheduleReproduces(t *testing.T) {
+	for _, tc := range []struct {
+		algo    string
+		params  map[string]string
+		crashes bool
+		raw     bool
+	}{
+		{"ricart-agrawala", nil, false, false},
+		{"lamport", nil, true, false},
+		{"majority", map[string]string{"forget": "true"}, true, false},
+		{"tomcast", nil, false, false},
+		{"bully", nil, false, false},
+		{"central", nil, false, true},
+		{"maekawa", nil, true, true},
+	} {
+		name := tc.algo
+		if tc.raw {
+			name += "/losses"
+		}
+		t.Run(name, func(t *testing.T) {
+			p := worldPlan(tc.algo, 3, 2, tc.params)
+			if tc.raw {
+				p.Channels = runner.ChannelsRaw
+			}
+			sched := walk(t, p, 1, 200, tc.crashes)
+			lost := 0
+			for _, s := range sched {
+				if s.Kind == runner.StepLose {
+					lost++
+				}
+			}
+			if tc.raw && lost == 0 {
+				t.Fatalf("no message lost in %v", sched)
+			}
+			var texts []string
+			for _, s := range sched {
+				texts = append(texts, s.String())
+			}
+			back, err := runner.ParseSteps(texts)
+			if err != nil || !reflect.DeepEqual(back, sched) {
+				t.Fatalf("steps read back as %v (%v), want %v", back, err, sched)
+			}
+			p.Schedule = sched
+			var a, b runner.Collector
+			res, err := runner.Simulate(p, &a, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := runner.Simulate(p, &b, nil); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(a.Events, b.Events) || res.Events != int64(len(a.Events)) {
+				t.Fatal("the same schedule recorded two traces")
+			}
+			row := p.RunRow()
+			row.ID, row.Complete = 1, res.Complete
+			rr, err := replay.Run(row, replay.Events(a.Events), replay.Options{Lookup: registry.Lookup})
+			if err != nil || !rr.Matches() || rr.Events != int64(len(a.Events)) {
+				t.Fatalf("replay of the scheduled run: %v %+v", err, rr)
+			}
+			got, err := runner.PlanFromRun(row, registry.Lookup)
+			if err != nil || !reflect.DeepEqual(got.Schedule, sched) {
+				t.Fatalf("run row gives schedule %v (%v)", got.Schedule, err)
+			}
+		})
+	}
+}
+
+// TestWorldClone: a clone goes its own way: the same steps give the same
+// fingerprint in both, a step in one leaves the other as it was.
+func TestWorldClone(t *testing.T) {
+	p := worldPlan("maekawa", 4, 2, nil)
+	w, err := runner.NewWorld(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := func(w *runner.World) deep.Fingerprint {
+		var h deep.Hasher
+		w.Fingerprint(&h)
+		return h.Sum()
+	}
+	var buf []runner.Step
+	for i := 0; i < 6; i++ {
+		buf = w.Enabled(buf)
+		if err := w.Apply(buf[len(buf)-1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := w.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := fp(w)
+	if fp(c) != base {
+		t.Fatal("a clone hashes differently")
+	}
+	buf = c.Enabled(buf)
+	s := buf[0]
+	if err := c.Apply(s); err != nil {
+		t.Fatal(err)
+	}
+	if fp(w) != base || fp(c) == base {
+		t.Fatalf("after %v in the clone: original changed %v, clone changed %v", s, fp(w) != base, fp(c) != base)
+	}
+	if err := w.Apply(s); err != nil {
+		t.Fatal(err)
+	}
+	if fp(w) != fp(c) {
+		t.Fatalf("the same step %v in both: fingerprints differ", s)
+	}
+}
+
+// TestScheduleErrors: a schedule that cannot be carried out says which
+// step and why.
+func TestScheduleErrors(t *testing.T) {
+	for _, tc := range []struct {
+		steps []string
+		want  string
+	}{
+		{[]string{"deliver P0>P1"}, "step 1 (deliver P0>P1): 0 messages in flight from P0 to P1"},
+		{[]string{"request P1 cs", "request P1 cs"}, "step 2 (request P1 cs): P1 has asked for cs already"},
+		{[]string{"release P2 cs"}, "P2 does not hold cs"},
+		{[]string{"recover P0"}, "not down"},
+		{[]string{"request P0 printer"}, `no resource "printer"`},
+		{[]string{"timer P0 cs backoff"}, "no timer"},
+		{[]string{"request P0 cs", "lose P0>P1"}, "step 2 (lose P0>P1): channels are reliable"},
+	} {
+		p := worldPlan("ricart-agrawala", 3, 1, nil)
+		steps, err := runner.ParseSteps(tc.steps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Schedule = steps
+		_, err = runner.Simulate(p, &runner.Collector{}, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.steps, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"deliver P0-P1", "deliver P0>P1 2", "timer P1 backoff", "jump P1", "crash Px", "request P1", "lose P0", "lose P0>P1 x"} {
+		if _, err := runner.ParseStep(bad); err == nil {
+			t.Errorf("ParseStep(%q) accepted", bad)
+		}
+	}
+}
+
+// TestNewScenario: the scenario of a plan applies back to the same plan,
+// schedule included.
+func TestNewScenario(t *testing.T) {
+	p := worldPlan("lamport", 3, 2, map[string]string{"x": "y"})
+	p.Sim.Reorder = true
+	p.Channels = runner.ChannelsRaw
+	p.Workload.Resources = []string{"a", "b"}
+	p.Schedule = walk(t, worldPlan("lamport", 3, 2, nil), 4, 20, false)
+	p.Params = nil
+	sc := runner.NewScenario(p)
+	q := runner.NewPlan(runner.DriverSim)
+	q.Spec = p.Spec
+	if err := sc.Apply(&q, nil); err != nil {
+		t.Fatal(err)
+	}
+	q.Scenario = nil
+	// With a schedule, the times are the scenario's to leave out.
+	q.Workload.Think, q.Workload.Hold, q.Sim.Delay = p.Workload.Think, p.Workload.Hold, p.Sim.Delay
+	if !reflect.DeepEqual(p.WithDefaults(), q.WithDefaults()) {
+		t.Fatalf("scenario %+v applies to\n%+v, want\n%+v", sc, q.WithDefaults(), p.WithDefaults())
+	}
+}
