@@ -65,6 +65,29 @@ func failover(b *builder) {
 	coordinator(b, 1, 3, 0)
 }
 
+// leaseHandover: the master P2 leads from 10ms and steps down at stepDown
+// (its lease ran out, on its own clock); P1, voted for by P0, leads from
+// 350ms; P2 hears P1's renew at heard (after its step-down) and follows it.
+func leaseHandover(b *builder, stepDown, heard int64) {
+	b.At(10).Leader(2, 2, 1)
+	b.Leader(0, 2, 1)
+	b.Leader(1, 2, 1)
+	if stepDown < 340 {
+		b.At(stepDown).Leader(2, -1, 1)
+	}
+	b.At(340).ElectionStart(1, 2)
+	v := b.Send(0, 1, "vote")
+	b.At(350).Recv(1, v)
+	b.Leader(1, 1, 2)
+	b.Leader(0, 1, 2)
+	r := b.Send(1, 2, "renew")
+	if stepDown >= 340 {
+		b.At(stepDown).Leader(2, -1, 1)
+	}
+	b.At(heard).Recv(2, r)
+	b.Leader(2, 1, 2)
+}
+
 func TestElectionChecks(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -205,6 +228,26 @@ func TestElectionChecks(t *testing.T) {
 				"validity":    "names P1, but P2 was alive and has a higher id (it had recovered at P2#",
 				"split-brain": "causally: P1#14 did not happen before P2#13, so a consistent global state has both leading; in wall time: for 6ms from +399ms",
 			},
+		},
+		{
+			// Chubby-style leases (seed 001): the master P2 steps down when
+			// its lease runs out, on its own clock, and P1 is elected after
+			// the voters' promises ran out on theirs. Nothing tells P1 of
+			// P2's step-down (a master stalled on a loaded machine renews
+			// nothing): they lead one after the other in wall time.
+			name: "lease ran out", n: 3,
+			build: func(b *builder) { leaseHandover(b, 300, 360) },
+			// Chubby elects whoever wins the votes (lease claims no
+			// validity).
+			want: want{"validity": Violated},
+		},
+		{
+			// The same, but P2's step-down comes late (its timer fired
+			// late): both lead from 350ms to 400ms.
+			name: "lease ran out late", n: 3,
+			build:   func(b *builder) { leaseHandover(b, 400, 410) },
+			want:    want{"validity": Violated, "split-brain": Violated},
+			finding: map[string]string{"split-brain": "P2 from P2#1 leader(2) until P2#2 no leader and P1 from P1#4 leader(1) to the end of the run; in wall time: for 49ms"},
 		},
 	}
 	checks := []*Check{Agreement, Validity, SplitBrain, Termination, MutexCausal, MutexRealtime, Liveness, Deadlock}

@@ -27,7 +27,10 @@ checked two ways:
     other; if not, a consistent global state has both leading. A crash
     sends no message, so no process can learn of it causally and every
     fail-over would look concurrent: an interval that ends with a crash is
-    compared in wall time only;
+    compared in wall time only. So is one that ends with the process
+    deciding that nobody leads: it stepped down on its own clock (a master
+    whose lease ran out, Chubby-style), which is what the others count on,
+    not a message;
   - in wall time: the intervals [start, end) must not overlap (an interval
     not ended lasts until the end of the run).
 The finding names the two leader events (the two self-declarations), how
@@ -81,7 +84,7 @@ type reigns struct {
 	cur     []*reign // per process: the interval it is in
 	stepped []*reign // per process: the last interval it left by a decision
 	all     []*reign
-	waiting [][2]*reign        // (a, b): b began while a was open; a causal violation unless a ends by a crash
+	waiting [][2]*reign        // (a, b): b began while a was open; a causal violation unless a ends untold
 	causal  map[[2]*reign]bool // pairs found concurrent
 	order   [][2]*reign        // causal pairs in the order found
 }
@@ -146,8 +149,13 @@ func (c *splitBrain) Event(ev *trace.Event, hb *HB) {
 	}
 }
 
+// untold reports whether an interval that ended so ended without anything
+// another process could learn of causally: a crash, or a step-down to no
+// leader on the process's own clock (a lease that ran out).
+func untold(how string) bool { return how == "crash" || how == "no leader" }
+
 // close ends r; the intervals that began while it was open coexisted with
-// it in a consistent global state, which counts unless r ended by a crash.
+// it in a consistent global state, which counts unless r ended untold.
 func (e *reigns) close(r *reign, end mark, how string) {
 	r.end, r.how = end, how
 	e.cur[r.proc] = nil
@@ -155,7 +163,7 @@ func (e *reigns) close(r *reign, end mark, how string) {
 		if p[0] != r {
 			return false
 		}
-		if how != "crash" {
+		if !untold(how) {
 			e.found(p[0], p[1])
 		}
 		return true
@@ -186,12 +194,12 @@ func (c *reigns) judge(end End) Result {
 	for _, p := range c.waiting { // a was still leading at the end
 		c.found(p[0], p[1])
 	}
-	// A pair in which either interval ended by a crash is judged in wall
-	// time only, whatever order the reader delivered them in: nothing
-	// follows a crash causally, so the causal test would call every
-	// fail-over concurrent.
+	// A pair in which either interval ended by a crash or a step-down is
+	// judged in wall time only, whatever order the reader delivered them
+	// in: nothing follows a crash causally, so the causal test would call
+	// every fail-over concurrent; and a lease's end is known by the clock.
 	c.order = slices.DeleteFunc(c.order, func(k [2]*reign) bool {
-		if k[0].how == "crash" || k[1].how == "crash" {
+		if untold(k[0].how) || untold(k[1].how) {
 			delete(c.causal, k)
 			return true
 		}

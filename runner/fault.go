@@ -132,7 +132,7 @@ func wrap(s string, width int) []string {
 // Parts a fault can aim at instead of a process (Fault.Proc): which process
 // plays the part is known only when the fault fires.
 const (
-	Leader      = -1 // the leader most recently decided by any process
+	Leader      = -1 // the live leader most recently decided by a live process
 	Coordinator = -2 // the coordinator: the leader if the algorithm elects one, else its fixed coordinator
 	TokenHolder = -3 // the last process that received the token (at the start: its first holder)
 	InCS        = -4 // a process in a critical section

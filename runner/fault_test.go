@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/trace"
 )
 
 const ms = time.Millisecond
@@ -238,4 +239,50 @@ func FuzzParseFaults(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLeaderIsFollowed: a fault aimed at the leader aims at the live
+// process that live processes most recently decided leads. Over real
+// processes a process that lagged (off the CPU on a loaded machine) can
+// read its old leader's coordinator message after that leader was killed
+// and the others elected another: its decision is the most recent, but
+// names a dead process, and the leader is the one the others follow.
+func TestLeaderIsFollowed(t *testing.T) {
+	w := newRoleWatch(4, algo.Parts{Leader: true})
+	seq := map[int]int64{}
+	ev := func(p int, k trace.Kind, peer int) {
+		seq[p]++
+		w.observe(&trace.Event{Proc: p, Seq: seq[p], Kind: k, Peer: peer})
+	}
+	for p := range 4 {
+		ev(p, trace.KindStart, trace.NoPeer)
+	}
+	leader := func(want int) {
+		t.Helper()
+		got, ok := w.holder(Leader)
+		if !ok {
+			got = -1
+		}
+		if got != want {
+			t.Fatalf("leader P%d, want P%d", got, want)
+		}
+	}
+	leader(-1)
+	for _, p := range []int{3, 1, 2} {
+		ev(p, trace.KindLeader, 3)
+	}
+	leader(3)
+	ev(3, trace.KindCrash, trace.NoPeer)
+	leader(-1) // everyone follows a dead leader
+	ev(2, trace.KindLeader, 2)
+	ev(1, trace.KindLeader, 2)
+	leader(2)
+	ev(0, trace.KindLeader, 3) // P0 lagged: P3's old coordinator message
+	leader(2)
+	ev(2, trace.KindCrash, trace.NoPeer)
+	leader(-1) // P1 follows the dead P2, P0 the dead P3
+	ev(3, trace.KindRecover, trace.NoPeer)
+	leader(-1) // P3 is back, but nobody has decided it leads since
+	ev(3, trace.KindLeader, 3)
+	leader(3)
 }

@@ -286,18 +286,27 @@ func (inj *injector) finish() {
 // roleWatch follows, from a run's events, who plays which part and how
 // many entries and sends of each type each process made.
 type roleWatch struct {
-	roles  algo.Parts
-	leader int   // the leader most recently decided by any process; -1 none
-	token  int   // the token's holder; -1 none known (in flight, or lost)
-	inCS   []int // resources each process holds
-	down   []bool
-	enters []int
-	sends  []map[string]int
+	roles algo.Parts
+	// belief[p] is the leader live process p decided last (-1: none, or p
+	// is down), decided[p] when, and started[p] when p last started, each
+	// as the count of events observed then.
+	belief  []int
+	decided []int64
+	started []int64
+	events  int64
+	token   int   // the token's holder; -1 none known (in flight, or lost)
+	inCS    []int // resources each process holds
+	down    []bool
+	enters  []int
+	sends   []map[string]int
 }
 
 func newRoleWatch(n int, roles algo.Parts) roleWatch {
-	w := roleWatch{roles: roles, leader: -1, token: -1,
+	w := roleWatch{roles: roles, token: -1, belief: make([]int, n), decided: make([]int64, n), started: make([]int64, n),
 		inCS: make([]int, n), down: make([]bool, n), enters: make([]int, n), sends: make([]map[string]int, n)}
+	for i := range w.belief {
+		w.belief[i] = -1
+	}
 	if roles.Token != "" {
 		w.token = roles.TokenHolder
 	}
@@ -312,11 +321,10 @@ func (w *roleWatch) observe(ev *trace.Event) {
 	if p < 0 || p >= len(w.down) {
 		return
 	}
+	w.events++
 	switch ev.Kind {
 	case trace.KindLeader:
-		if ev.Peer >= 0 {
-			w.leader = ev.Peer
-		}
+		w.belief[p], w.decided[p] = ev.Peer, w.events
 	case trace.KindCSEnter:
 		w.inCS[p]++
 		w.enters[p]++
@@ -334,13 +342,28 @@ func (w *roleWatch) observe(ev *trace.Event) {
 			w.token = p
 		}
 	case trace.KindCrash:
-		w.down[p], w.inCS[p] = true, 0
+		w.down[p], w.inCS[p], w.belief[p] = true, 0, -1
 		if w.token == p {
 			w.token = -1 // lost with its holder
 		}
 	case trace.KindRecover, trace.KindStart:
-		w.down[p] = false
+		w.down[p], w.started[p] = false, w.events
 	}
+}
+
+// leader is the live process that a live process most recently decided
+// leads (since it last started), or -1. A decision naming a process that
+// is down does not count, however recent: a process that lagged may still
+// name a leader that the others have replaced (its coordinator message
+// came late), and the leader is the one they follow.
+func (w *roleWatch) leader() int {
+	l, at := -1, int64(0)
+	for p, q := range w.belief {
+		if !w.down[p] && q >= 0 && q < len(w.down) && !w.down[q] && w.decided[p] > w.started[q] && w.decided[p] > at {
+			l, at = q, w.decided[p]
+		}
+	}
+	return l
 }
 
 // holder returns the live process that plays part role now.
@@ -348,10 +371,10 @@ func (w *roleWatch) holder(role int) (int, bool) {
 	live := func(p int) (int, bool) { return p, p >= 0 && p < len(w.down) && !w.down[p] }
 	switch role {
 	case Leader:
-		return live(w.leader)
+		return live(w.leader())
 	case Coordinator:
 		if w.roles.Leader {
-			return live(w.leader)
+			return live(w.leader())
 		}
 		return live(w.roles.Coordinator)
 	case TokenHolder:

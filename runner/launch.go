@@ -394,9 +394,19 @@ func (l *launcher) hello(ctx context.Context) error {
 	}
 	l.t0 = time.Now()
 	for _, p := range l.procs {
-		l.send(p, toNode{Peers: addrs, T0: l.t0.UnixNano()})
+		l.send(p, l.peers(addrs))
 	}
 	return nil
+}
+
+// peers is the message that gives a node everyone's address, the run's
+// start and, for an election run, its end.
+func (l *launcher) peers(addrs []string) toNode {
+	m := toNode{Peers: addrs, T0: l.t0.UnixNano()}
+	if l.election {
+		m.End = l.t0.Add(l.plan.Duration).UnixNano()
+	}
+	return m
 }
 
 // watch is the run: one goroutine (this one) handles what the nodes send,
@@ -463,7 +473,7 @@ func (l *launcher) handle(m nodeMsg) {
 		for i := range addrs {
 			addrs[i] = l.state[i].addr
 		}
-		l.send(p, toNode{Peers: addrs, T0: l.t0.UnixNano()})
+		l.send(p, l.peers(addrs))
 	case m.m.Stats != nil:
 		l.res.Transport.add(*m.m.Stats)
 	case m.m.Error != "":

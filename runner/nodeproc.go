@@ -79,7 +79,8 @@ type toNode struct {
 	Restarted *restarted  `json:"restarted,omitempty"` // a peer came back as a new incarnation
 	Down      *restarted  `json:"down,omitempty"`      // an incarnation of a peer is down: its process ended
 	Fault     *faultCmd   `json:"fault,omitempty"`
-	T0        int64       `json:"t0,omitempty"` // with Peers: the run's start (Unix ns), the origin of Input.Now everywhere
+	T0        int64       `json:"t0,omitempty"`  // with Peers: the run's start (Unix ns), the origin of Input.Now everywhere
+	End       int64       `json:"end,omitempty"` // with Peers: when an election run ends (Unix ns); 0: when the runner says stop
 }
 
 // restarted names an incarnation of a process.
@@ -154,7 +155,15 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		// everyone.
 		start = start.Add(-time.Duration(time.Now().UnixNano() - second.T0))
 	}
-	env := &udpEnv{start: start, loop: loop, out: out}
+	// over reports that the run is over. The simulator stops every process
+	// of an election run at the same instant; the runner's stop reaches
+	// processes one by one, and on a busy machine a process may wake after
+	// others have stopped, find them silent and act on it (suspect them,
+	// elect itself). So nothing is taken after the end: the check comes
+	// right before each input, since a process can be descheduled between
+	// any two instructions.
+	over := func() bool { return second.End != 0 && time.Now().UnixNano() >= second.End }
+	env := &udpEnv{start: start, loop: loop, out: out, over: over}
 	// The machines' Input.Now counts from the run's start in wall time,
 	// which the start event records (Node.Origin): a replay gives them the
 	// same Now.
@@ -203,7 +212,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		quiet := time.NewTimer(catchUpQuiet)
 		defer quiet.Stop()
 		end := time.Now().Add(catchUpMax)
-		for time.Now().Before(end) {
+		for time.Now().Before(end) && !env.over() {
 			select {
 			case d, ok := <-dgrams:
 				if !ok {
@@ -250,6 +259,22 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		}
 	}()
 
+	// finish records the stop, reports the transport's statistics and
+	// sends what is still held (the safe point of the last step).
+	finish := func() error {
+		node.Stop()
+		st := tr.stats
+		out.send(fromNode{Stats: &st})
+		env.settle()
+		return out.err
+	}
+	// ended waits, once the run is over, for the runner's stop, with what
+	// the last steps recorded and sent out first.
+	ended := func() error {
+		env.settle()
+		<-stop
+		return finish()
+	}
 	node.Start()
 	if tr.net != nil {
 		// A restarted process is under the network faults in force.
@@ -274,6 +299,15 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		if out.err != nil {
 			return out.err // the runner is gone
 		}
+		// The next input: a message to oneself first, then what has
+		// arrived, then timers. After a stall a timer and a datagram are
+		// both ready, and a timer taken first could act on a silence that
+		// the waiting message ends (an answer that cancels a time-out); in
+		// the simulator each input comes at its own time. Nothing is taken
+		// after the run's end (over).
+		if over() {
+			return ended()
+		}
 		if len(env.self) > 0 {
 			e := env.self[0]
 			env.self = env.self[1:]
@@ -295,22 +329,34 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			env.settle()
 			unsettled = 0
 		}
+		var (
+			d      dgram
+			queued func() // a timer, or news of a restarted peer
+			ok     = true
+		)
 		select {
-		case f := <-loop:
-			f()
-		case d, ok := <-dgrams:
-			if !ok {
-				return errors.New("udp socket closed")
+		case d, ok = <-dgrams:
+		default:
+			select {
+			case queued = <-loop:
+			case d, ok = <-dgrams:
+			case now := <-tick.C:
+				tr.retransmit(now)
+				continue
+			case <-stop:
+				return finish()
 			}
+		}
+		if !ok {
+			return errors.New("udp socket closed")
+		}
+		if over() {
+			return ended()
+		}
+		if queued != nil {
+			queued()
+		} else {
 			tr.handle(d.b, d.addr)
-		case now := <-tick.C:
-			tr.retransmit(now)
-		case <-stop:
-			node.Stop()
-			st := tr.stats
-			out.send(fromNode{Stats: &st})
-			env.settle()
-			return out.err
 		}
 	}
 }
@@ -392,6 +438,8 @@ type udpEnv struct {
 	// not run (see After); caughtUp is when it last did.
 	catchUp  func()
 	caughtUp time.Time
+	// over reports that the run is over: no input is taken after it.
+	over func() bool
 }
 
 // lateTimer is how late a timer must fire for the process to be taken as
@@ -431,7 +479,8 @@ func (e *udpEnv) After(d time.Duration, f func()) Timer {
 				e.catchUp()
 				e.caughtUp = time.Now()
 			}
-			if !stopped {
+			// The catching up may have reached the run's end.
+			if !stopped && !e.over() {
 				f()
 			}
 		}

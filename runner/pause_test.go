@@ -72,7 +72,7 @@ func TestLaunchPausedNode(t *testing.T) {
 	for _, e := range sent {
 		t.Errorf("%v, sent before P1 resumed, was never received", e)
 	}
-	results, err := analyze.Evaluate(trace.Run{Nodes: 3, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties))
+	results, err := analyze.Evaluate(trace.Run{Nodes: 3, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties), analyze.WithValidity(spec.Validity))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -101,7 +102,9 @@ func TestPlanRunRow(t *testing.T) {
 				t.Fatal(err)
 			}
 			row := p.RunRow()
-			if want := oldRunParams(p); string(row.Params) != string(want) {
+			// The algorithm parameters recorded are those in effect: a real
+			// run's defaults too.
+			if want := oldRunParams(p.WithDefaults()); string(row.Params) != string(want) {
 				t.Fatalf("runs.params changed:\n got %s\nwant %s", row.Params, want)
 			}
 			if row.Algorithm != p.Spec.Name || row.Nodes != p.N || row.Seed != p.Seed || row.Mode != string(p.Driver) {
@@ -240,6 +243,59 @@ func TestPlanDefaults(t *testing.T) {
 	} {
 		if got := c.p.WithDefaults(); !c.want(got) {
 			t.Errorf("%s: %+v", c.name, got)
+		}
+	}
+}
+
+// TestPlanDefaultParams: real processes start from roomier time-outs than
+// the simulator (which keeps the algorithms' own), where the algorithm in
+// the variant chosen has the parameter; what the plan sets wins; the run's
+// row records them and the rerun line does not repeat them.
+func TestPlanDefaultParams(t *testing.T) {
+	for _, c := range []struct {
+		driver runner.Driver
+		algo   string
+		params map[string]string
+		want   map[string]string
+	}{
+		{runner.DriverSim, "bully", nil, nil},
+		{runner.DriverUDP, "bully", nil, map[string]string{"fd-period": "50ms", "fd-allowance": "200ms", "fd-stall": "discount", "timeout": "250ms"}},
+		{runner.DriverUDP, "bully", map[string]string{"timeout": "1s"}, map[string]string{"fd-period": "50ms", "fd-allowance": "200ms", "fd-stall": "discount", "timeout": "1s"}},
+		{runner.DriverUDP, "chang-roberts", nil, map[string]string{"fd-period": "50ms", "fd-allowance": "200ms", "fd-stall": "discount", "timeout": "600ms"}},
+		{runner.DriverUDP, "lease", nil, map[string]string{"lease": "500ms"}},
+		{runner.DriverUDP, "central", nil, nil},
+		{runner.DriverUDP, "central", map[string]string{"failover": "ring"}, map[string]string{"failover": "ring", "fd-period": "50ms", "fd-allowance": "200ms", "fd-stall": "discount", "timeout": "600ms"}},
+		{runner.DriverUDP, "token-ring", map[string]string{"regenerate": "true"},
+			map[string]string{"regenerate": "true", "fd-period": "50ms", "fd-allowance": "200ms", "fd-stall": "discount", "timeout": "600ms", "token-timeout": "1s"}},
+		{runner.DriverUDP, "ricart-agrawala", nil, nil},
+	} {
+		p := runner.NewPlan(c.driver)
+		p.Spec, p.Seed, p.Params = registry.Lookup(c.algo), 1, c.params
+		name := fmt.Sprintf("%s %s %v", c.driver.Command(), c.algo, c.params)
+		if err := p.Validate(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := p.WithDefaults()
+		if len(got.Params) != len(c.want) || (len(c.want) > 0 && !reflect.DeepEqual(got.Params, c.want)) {
+			t.Errorf("%s: params %v, want %v", name, got.Params, c.want)
+		}
+		if err := got.Validate(); err != nil {
+			t.Errorf("%s: the defaults do not apply: %v", name, err)
+		}
+		var rp struct{ Algorithm map[string]string }
+		if err := json.Unmarshal(p.RunRow().Params, &rp); err != nil || len(rp.Algorithm) != len(c.want) || (len(c.want) > 0 && !reflect.DeepEqual(rp.Algorithm, c.want)) {
+			t.Errorf("%s: runs.params records %v (%v), want %v", name, rp.Algorithm, err, c.want)
+		}
+		args, err := got.Args()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range args {
+			for k, v := range got.Params {
+				if a == k+"="+v && c.params[k] != v {
+					t.Errorf("%s: the rerun line %q repeats the default %s", name, args, a)
+				}
+			}
 		}
 	}
 }

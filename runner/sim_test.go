@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -182,5 +183,74 @@ func TestSimStop(t *testing.T) {
 	}
 	if res.Complete || res.Status != "interrupted" || len(c.Events) > 10_000 {
 		t.Fatalf("stopped run: complete %v, status %q, %d events: want an incomplete, interrupted run cut short at once", res.Complete, res.Status, len(c.Events))
+	}
+}
+
+// TestSimGroupStall is what a loaded machine does to real processes, in the
+// simulator: every process is off the CPU at once for 300ms (a pause of
+// each), far longer than the detector's T+D = 40ms, and nobody crashed.
+// When they resume, the first to run finds its timers due and everyone
+// silent. With fd-stall=count (seed 004 as written) it suspects them all,
+// and the algorithms whose safety rests on the detector break: bully, ring
+// and chang-roberts elect a second leader, a regenerated token puts two
+// processes in the critical section (the failures of the tests of real
+// processes on a busy machine). With fd-stall=discount (dmx run's default)
+// the detector does not count its own time away as the others' silence:
+// nobody is suspected, and every check holds.
+func TestSimGroupStall(t *testing.T) {
+	for _, c := range []struct {
+		algo   string
+		params map[string]string
+		breaks []string // the checks that fail with fd-stall=count
+	}{
+		{"bully", nil, []string{"validity", "split-brain"}},
+		{"ring", nil, []string{"split-brain"}},
+		{"chang-roberts", nil, []string{"split-brain"}},
+		{"central", map[string]string{"failover": "bully"}, nil},
+		{"token-ring", map[string]string{"regenerate": "true"}, []string{"mutex-causal"}},
+	} {
+		for _, stall := range []string{"count", "discount"} {
+			t.Run(c.algo+"/"+stall, func(t *testing.T) {
+				p := runner.NewPlan(runner.DriverSim)
+				p.Spec, p.N, p.Seed, p.Duration = registry.Lookup(c.algo), 5, 1, time.Second
+				p.Params = map[string]string{"fd-stall": stall}
+				for k, v := range c.params {
+					p.Params[k] = v
+				}
+				p.Workload.Entries = 30
+				for i := range p.N {
+					p.Faults = append(p.Faults, runner.Fault{Kind: runner.FaultPause, Proc: i, At: 300 * time.Millisecond, End: 600 * time.Millisecond})
+				}
+				var col runner.Collector
+				res, err := runner.Simulate(p, &col, nil)
+				if err != nil || !res.Complete {
+					t.Fatalf("%v %+v (reproduce: %s)", err, res, repro(p))
+				}
+				results, err := analyze.Evaluate(trace.Run{Nodes: p.N, Complete: true}, &trace.SliceReader{Events: col.Events}, mustChecks(t, p.Spec.Properties), analyze.WithValidity(p.Spec.Validity))
+				if err != nil {
+					t.Fatal(err)
+				}
+				suspicions := count(col.Events, trace.KindSuspect, -1)
+				if stall == "count" {
+					if suspicions == 0 {
+						t.Errorf("nobody suspected after the stall (reproduce: %s)", repro(p))
+					}
+					for _, r := range results {
+						if slices.Contains(c.breaks, r.Check) && r.Verdict != analyze.Violated {
+							t.Errorf("%s: %s, want violated (reproduce: %s)", r.Check, r.Verdict, repro(p))
+						}
+					}
+					return
+				}
+				if suspicions != 0 {
+					t.Errorf("%d suspicions, and nobody crashed (reproduce: %s)", suspicions, repro(p))
+				}
+				for _, r := range results {
+					if r.Verdict != analyze.OK {
+						t.Errorf("%s: %s %v (reproduce: %s)", r.Check, r.Verdict, r.Findings, repro(p))
+					}
+				}
+			})
+		}
 	}
 }

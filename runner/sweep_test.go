@@ -337,7 +337,7 @@ func TestSweepBadNetwork(t *testing.T) {
 							drops++
 						}
 					}
-					results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, a.spec.Properties))
+					results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, a.spec.Properties), analyze.WithValidity(a.spec.Validity))
 					if err != nil {
 						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro(p))
 					}

@@ -360,6 +360,9 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		what += ", faults " + strings.Join(fs, ",")
 	}
 	fmt.Fprintf(stderr, "dmx %s %s: %s, %s, seed %d\n", cmd.Name(), p.Spec.Name, plural.Count(p.N, "node"), what, p.Seed)
+	if d := realDefaults(p); d != "" {
+		fmt.Fprintf(stderr, "params: %s (the defaults of real processes; dmx sim keeps the algorithm's own)\n", d)
+	}
 	if args, err := p.Args(); err == nil {
 		for i, a := range args {
 			args[i] = shellQuote(a)
@@ -541,4 +544,19 @@ func newNodeCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// realDefaults lists, KEY=VALUE in name order, the algorithm parameters
+// that p takes from the defaults of its driver (runner.Plan.DefaultParams)
+// rather than from its flags or scenario: under run, roomier time-outs than
+// dmx list shows.
+func realDefaults(p runner.Plan) string {
+	var kv []string
+	for k, v := range p.DefaultParams() {
+		if _, set := p.Params[k]; !set {
+			kv = append(kv, k+"="+v)
+		}
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, " ")
 }

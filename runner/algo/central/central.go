@@ -27,6 +27,7 @@ var params = []algo.Param{
 	{Name: "initiators", Default: "0", Doc: "failover: who starts the first election at Start: comma-separated ids, all, or none"},
 	{Name: "fd-period", Default: "20ms", Doc: "failover: heartbeat failure detector period T (seed 004)"},
 	{Name: "fd-allowance", Default: "20ms", Doc: "failover: suspect a process silent for T+D (seed 004); a D below the delay spread makes false suspicions, which can break mutual exclusion here"},
+	{Name: fd.StallParam.Name, Default: fd.StallParam.Default, Doc: "failover: " + fd.StallParam.Doc},
 }
 
 // variants are the configurations tests run besides the defaults.

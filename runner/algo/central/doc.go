@@ -50,7 +50,7 @@
 // Examples with mutual exclusion"). Each process embeds a machine of the
 // election (package bully, or package ring) with its heartbeat detector
 // (package fd, seed 004); the election's own parameters are timeout,
-// initiators (default 0) and fd-period, fd-allowance. Its messages,
+// initiators (default 0) and fd-period, fd-allowance, fd-stall. Its messages,
 // timers, Leader, Suspect and Trust outputs are the process's, so a trace
 // shows who was elected when, and `--faults crash:leader@T` crashes the
 // coordinator. The rest, as designed here (the notes say no more):

@@ -30,7 +30,7 @@ const (
 
 // electionParams are the parameters the failover variant hands to its
 // embedded election machine.
-var electionParams = []string{"timeout", "initiators", "fd-period", "fd-allowance"}
+var electionParams = []string{"timeout", "initiators", "fd-period", "fd-allowance", "fd-stall"}
 
 // failoverParams are the parameters that apply only with failover.
 var failoverParams = append([]string{"revoke"}, electionParams...)

@@ -3,9 +3,9 @@
 // one of them (central with failover, token-ring with regenerate=true).
 //
 // The machines share their parameters (timeout, initiators and the failure
-// detector's fd-period and fd-allowance, read by Configure), their election
-// numbers (NextTerm), the ring neighbour that skips suspected processes
-// (Successor), and the record of the leader decided (Decision). Each keeps
+// detector's fd-period, fd-allowance and fd-stall, read by Configure), their
+// election numbers (NextTerm), the ring neighbour that skips suspected
+// processes (Successor), and the record of the leader decided (Decision). Each keeps
 // its own Step: the rules of the algorithms differ, and each cites its own.
 //
 // A host machine that embeds an election builds it with SubConfig and

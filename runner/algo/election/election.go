@@ -17,7 +17,7 @@ var InitiatorsParam = algo.Param{Name: "initiators", Default: "0", Doc: "who sta
 type Setup struct {
 	Timeout   int64        // the parameter timeout, in ns
 	Initiator bool         // this process starts an election at Start (parameter initiators)
-	FD        *fd.Detector // built from fd-period and fd-allowance
+	FD        *fd.Detector // built from fd-period, fd-allowance and fd-stall
 }
 
 // Configure checks c against params (which must declare timeout,

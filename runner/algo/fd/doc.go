@@ -40,4 +40,17 @@
 // Time: the detector reads Input.Now and keeps one check timer armed for the
 // earliest moment a process may become suspect, so that a suspicion is
 // output exactly T+D after the last sign of life, not at the next beat.
+//
+// fd-stall=discount counts silence only while the process itself runs. A
+// real process can be off the CPU for longer than T+D on a busy machine
+// (or paused); its timers then fire late, every other process seems
+// silent, and their messages of that time wait unread in its socket. When
+// all of them were off the CPU together, the first to run again suspects
+// every other one. With discount, a detector timer that fires later than
+// it was due shows how long the process was away, and that time is not
+// counted as anyone's silence: a suspicion comes T+D of the detector's own
+// running time after the last sign of life. dmx run starts from discount;
+// the default, count, is seed 004 as written, and what the simulator (whose
+// timers fire when due, unless a pause holds them) and the scripted tests
+// (which fire timers when they please) keep.
 package fd

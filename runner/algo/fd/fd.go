@@ -27,7 +27,18 @@ const (
 var Params = []algo.Param{
 	{Name: "fd-period", Default: "20ms", Doc: "heartbeat failure detector: beat every T (seed 004); 0 turns the detector off"},
 	{Name: "fd-allowance", Default: "20ms", Doc: "heartbeat failure detector: suspect a process silent for T+D; D too small gives false suspicions (seed 004)"},
+	StallParam,
 }
+
+// StallParam is the parameter fd-stall, for machines that declare the
+// detector's parameters one by one.
+var StallParam = algo.Param{Name: "fd-stall", Default: StallCount, Doc: "heartbeat failure detector: count (seed 004 as written) or discount the time this process itself was off the CPU or paused, seen as its own timers firing late, from the others' silence (dmx run's default)"}
+
+// Values of fd-stall.
+const (
+	StallCount    = "count"
+	StallDiscount = "discount"
+)
 
 // Detector is the failure detector of one process.
 type Detector struct {
@@ -35,9 +46,15 @@ type Detector struct {
 	n         int
 	period    int64   // T; 0: off
 	allowance int64   // D
-	last      []int64 // last[j]: when the last message from P_j arrived
+	last      []int64 // last[j]: when the last message from P_j arrived, moved on by this process's own stalls
 	suspected []bool
 	checkAt   int64 // when the armed check timer fires; -1 if none is armed
+	beatAt    int64 // when the armed beat timer fires
+	// discount is fd-stall=discount: this process's own stalls are not
+	// the others' silence (see stalled); accounted is the time up to
+	// which they are discounted.
+	discount  bool
+	accounted int64
 }
 
 // New builds the detector of process self in a group of n that beats every
@@ -59,8 +76,20 @@ func FromConfig(c algo.Config) (*Detector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(c.ID, c.N, t, d), nil
+	det := New(c.ID, c.N, t, d)
+	switch v := c.Param("fd-stall", StallCount); v {
+	case StallCount:
+	case StallDiscount:
+		det.DiscountStalls()
+	default:
+		return nil, fmt.Errorf("parameter fd-stall=%q: want %s or %s", v, StallCount, StallDiscount)
+	}
+	return det, nil
 }
+
+// DiscountStalls makes the detector count silence only while its process
+// runs (fd-stall=discount; see stalled).
+func (d *Detector) DiscountStalls() { d.discount = true }
 
 // Enabled reports whether the detector runs (fd-period > 0).
 func (d *Detector) Enabled() bool { return d.period > 0 }
@@ -91,12 +120,12 @@ func (d *Detector) Start(now int64) []algo.Output {
 		d.last[j] = now
 		d.suspected[j] = false
 	}
-	d.checkAt = -1
+	d.checkAt, d.accounted = -1, now
 	if !d.Enabled() || d.n < 2 {
 		return nil
 	}
 	d.checkAt = now + d.Deadline()
-	return append(d.beat(), algo.SetTimerOut(TimerCheck, d.Deadline()))
+	return append(d.beat(now), algo.SetTimerOut(TimerCheck, d.Deadline()))
 }
 
 // Step gives the detector one input of its machine. It returns the outputs
@@ -111,12 +140,35 @@ func (d *Detector) Step(in algo.Input) (out []algo.Output, mine bool) {
 	case algo.Timer:
 		switch in.TimerName {
 		case TimerBeat:
-			return d.beat(), true
+			d.stalled(in.Now, d.beatAt)
+			return d.beat(in.Now), true
 		case TimerCheck:
+			d.stalled(in.Now, d.checkAt)
 			return d.check(in.Now), true
 		}
 	}
 	return nil, false
+}
+
+// stalled discounts this process's own stall from everyone's silence
+// (fd-stall=discount). A timer of the detector that fires at now, later
+// than due, shows that the process was not running in between (a busy
+// machine's scheduler, a paused process): it could hear nobody then, and
+// the others' messages of that time may be waiting, unread, in its socket.
+// Silence is then counted only while the process runs, so nobody is
+// suspected for the time this one was away.
+func (d *Detector) stalled(now, due int64) {
+	if !d.discount || due < 0 {
+		return
+	}
+	away := now - max(due, d.accounted)
+	d.accounted = max(d.accounted, now)
+	if away <= 0 {
+		return
+	}
+	for j := range d.last {
+		d.last[j] = min(d.last[j]+away, now)
+	}
 }
 
 // heard records a sign of life of P_j at now, reversing a suspicion.
@@ -144,10 +196,11 @@ func (d *Detector) heard(now int64, j int) []algo.Output {
 // process, suspected ones included (a falsely suspected process learns
 // nothing from it, but the beat is what lets it trust us again if it
 // suspects us).
-func (d *Detector) beat() []algo.Output {
+func (d *Detector) beat(now int64) []algo.Output {
 	if !d.Enabled() {
 		return nil
 	}
+	d.beatAt = now + d.period
 	var out []algo.Output
 	for j := 0; j < d.n; j++ {
 		if j != d.self {

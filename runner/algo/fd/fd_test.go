@@ -218,3 +218,45 @@ func TestCrashSuspected(t *testing.T) {
 		t.Fatalf("%d suspicions (%d false), want P2 suspected by the 3 others", res.Suspicions, res.FalseSuspicions)
 	}
 }
+
+// TestOwnStallIsNotSilence: with fd-stall=discount, a process that was not
+// running (a loaded machine's scheduler, a pause) finds its timers late; the
+// silence of the others while it was away is its own, not theirs. P0
+// (T = D = 20ms) is away from 10ms to 200ms: its beat due at 20ms and its
+// check due at 40ms fire at 200ms, and P1's beat of 190ms waits unread in
+// its socket. Counted in plain time, everyone has been silent for 200ms:
+// both would be suspected, and P1 wrongly. Discounting the 180ms away, nobody is yet; P1's
+// beat is read next, and P2, silent for good, is suspected T+D after the
+// last message P0 could have heard.
+func TestOwnStallIsNotSilence(t *testing.T) {
+	d, err := FromConfig(algo.Config{ID: 0, N: 3, Params: map[string]string{"fd-stall": StallDiscount}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Start(0)
+	d.Step(deliver(5*ms, 1, MsgHeartbeat))
+	out, _ := d.Step(timer(200*ms, TimerBeat))
+	want(t, "the late beat", out, "send 0->1 heartbeat", "send 0->2 heartbeat", "set-timer fd-beat 20ms")
+	out, _ = d.Step(timer(200*ms, TimerCheck))
+	want(t, "the late check", out, "set-timer fd-check 20ms")
+	out, _ = d.Step(deliver(200*ms, 1, MsgHeartbeat))
+	want(t, "P1's beat, read after the stall", out)
+	out, _ = d.Step(timer(220*ms, TimerBeat))
+	want(t, "the beat on time", out, "send 0->1 heartbeat", "send 0->2 heartbeat", "set-timer fd-beat 20ms")
+	out, _ = d.Step(timer(220*ms, TimerCheck))
+	want(t, "the check on time", out, "suspect 2", "set-timer fd-check 20ms")
+	if got := d.SuspectedSet(); !slices.Equal(got, []int{2}) {
+		t.Fatalf("suspects %v, want [2]", got)
+	}
+	// Seed 004 as written (fd-stall=count, the default): the same inputs
+	// suspect both at the late check.
+	c := New(0, 3, 20*ms, 20*ms)
+	c.Start(0)
+	c.Step(deliver(5*ms, 1, MsgHeartbeat))
+	c.Step(timer(200*ms, TimerBeat))
+	out, _ = c.Step(timer(200*ms, TimerCheck))
+	want(t, "the late check, counted", out, "suspect 1", "suspect 2")
+	if _, err := FromConfig(algo.Config{ID: 0, N: 3, Params: map[string]string{"fd-stall": "ignore"}}); err == nil {
+		t.Error("fd-stall=ignore accepted")
+	}
+}

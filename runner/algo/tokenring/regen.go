@@ -30,7 +30,7 @@ const (
 // regenParams are the parameters that apply only with regenerate=true;
 // electionParams are those handed to the embedded election.
 var (
-	electionParams = []string{"timeout", "fd-period", "fd-allowance"}
+	electionParams = []string{"timeout", "fd-period", "fd-allowance", "fd-stall"}
 	regenParams    = append([]string{"election", "token-timeout"}, electionParams...)
 )
 

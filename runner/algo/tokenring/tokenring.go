@@ -28,6 +28,7 @@ var params = []algo.Param{
 	{Name: "timeout", Default: "200ms", Doc: "regenerate: the election's time-out"},
 	{Name: "fd-period", Default: "20ms", Doc: "regenerate: heartbeat failure detector period T (seed 004)"},
 	{Name: "fd-allowance", Default: "20ms", Doc: "regenerate: suspect a process silent for T+D (seed 004); false suspicions can make two tokens"},
+	{Name: fd.StallParam.Name, Default: fd.StallParam.Default, Doc: "regenerate: " + fd.StallParam.Doc},
 }
 
 // variants are the configurations tests run besides the defaults.
