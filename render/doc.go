@@ -20,7 +20,8 @@
 //   - ReplayResult and ReplayStep: what dmx replay found (matches, or the
 //     first divergence with the process's state) and each step of --step,
 //     as text or as JSON lines; Event is the JSON form of an event they
-//     share.
+//     share; ReplayState, a process's state after one of its events as
+//     JSON (dmx serve's /api/state, the step as --step writes it).
 //   - Table, CSV and JSON: the three building blocks the others share.
 //
 // Counts of things in any of it ("1 event", "2 events") are written by the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/dmxlab/dmx/runner/replay"
 	"github.com/dmxlab/dmx/trace"
@@ -300,4 +301,25 @@ func describe(ev *trace.Event, none string) string {
 		s += " " + string(ev.Detail)
 	}
 	return s
+}
+
+// stateJSON is the JSON form of a process's state after an event.
+type stateJSON struct {
+	Step         stepJSON        `json:"step"`
+	InputChanged []replay.Change `json:"inputChanged,omitempty"`
+	From         int64           `json:"from"`
+	Replayed     int64           `json:"replayed"`
+	Cached       bool            `json:"cached"`
+	Ms           float64         `json:"ms"`
+}
+
+// ReplayState returns the JSON form of a process's state after one of its
+// events, which dmx serve's page shows: {"step"} as dmx replay --step
+// --format json prints it (its index counting the process's own events),
+// "inputChanged" for an output (what its input changed), and what the
+// answer cost: "from" the sequence number the replay went on from,
+// "replayed" events, "cached", and "ms" the time it took.
+func ReplayState(s *replay.StateAt, took time.Duration) ([]byte, error) {
+	return json.Marshal(stateJSON{Step: newStepJSON(s.Step), InputChanged: s.InputChanged, From: s.From, Replayed: s.Replayed,
+		Cached: s.Cached, Ms: float64(took.Microseconds()) / 1000})
 }

@@ -41,19 +41,38 @@ var knownKinds = []Kind{KindStart, KindSend, KindReceive, KindDrop, KindInternal
 	KindCSEnter, KindCSExit, KindElectionStart, KindLeader, KindCrash, KindRecover, KindTimeout,
 	KindDeliver, KindWait, KindStop, KindFault}
 
-// eventsQuery reads the events of run ?1 with ids in [?2, ?3] in id order.
-// "+run" keeps SQLite from reading through the (run, proc, seq) index and
-// then sorting by id: the rowid range is read in order instead.
-var eventsQuery = func() string {
+// eventColumns are the columns every query of an EventReader selects, in
+// the order decode reads them.
+var eventColumns = func() string {
 	var sb strings.Builder
 	sb.WriteString(`SELECT id, proc, seq, CASE kind`)
 	for i, k := range knownKinds {
 		fmt.Fprintf(&sb, ` WHEN '%s' THEN %d`, k, i+1)
 	}
-	sb.WriteString(` ELSE CAST(kind AS TEXT) END, lamport, vc, wall_ns, msg, msg_type, peer, resource, detail
-FROM events WHERE id BETWEEN ?2 AND ?3 AND +run = ?1 ORDER BY id`)
+	sb.WriteString(` ELSE CAST(kind AS TEXT) END, lamport, vc, wall_ns, msg, msg_type, peer, resource, detail`)
 	return sb.String()
 }()
+
+// eventsQuery reads the events of run ?1 with ids in [?2, ?3] in id order.
+// "+run" keeps SQLite from reading through the (run, proc, seq) index and
+// then sorting by id: the rowid range is read in order instead.
+var eventsQuery = eventColumns + `
+FROM events WHERE id BETWEEN ?2 AND ?3 AND +run = ?1 ORDER BY id`
+
+// procEventsQuery reads the events of process ?2 of run ?1 from sequence
+// number ?3 on, in seq order, through the (run, proc, seq) index.
+var procEventsQuery = eventColumns + `
+FROM events WHERE run = ?1 AND proc = ?2 AND seq >= ?3 ORDER BY seq`
+
+// procKindQuery reads the events of process ?2 of run ?1 whose kind is ?3,
+// in seq order.
+var procKindQuery = eventColumns + `
+FROM events WHERE run = ?1 AND proc = ?2 AND kind = ?3 ORDER BY seq`
+
+// sendQuery reads the send event of message ?2 of run ?1 (the messages
+// table names it).
+var sendQuery = eventColumns + `
+FROM events WHERE id = (SELECT send_event FROM messages WHERE run = ?1 AND id = ?2)`
 
 // Events returns a reader of the events of a run. Close it when done.
 func (s *Store) Events(run int64) (*EventReader, error) {
@@ -78,13 +97,24 @@ func (s *Store) Events(run int64) (*EventReader, error) {
 			lo, hi = *l, *h
 		}
 	}
-	ctx := context.Background()
+	return s.reader(run, eventsQuery, true, lo, hi)
+}
+
+// reader opens an EventReader of run on its own connection with query
+// prepared, and if run is set, runs it with a and b (int64 or string) as
+// ?2 and ?3.
+func (s *Store) reader(run int64, query string, start bool, a, b any) (*EventReader, error) {
 	conn, err := s.db.Driver().Open(s.dsn)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
 	r := &EventReader{s: s, run: run, conn: conn}
-	if err := r.start(ctx, lo, hi); err != nil {
+	ctx := context.Background()
+	err = r.prepare(ctx, query)
+	if err == nil && start {
+		err = r.query(ctx, a, b)
+	}
+	if err != nil {
 		r.Close()
 		return nil, s.wrap(err)
 	}
@@ -92,22 +122,87 @@ func (s *Store) Events(run int64) (*EventReader, error) {
 	return r, nil
 }
 
-func (r *EventReader) start(ctx context.Context, lo, hi int64) error {
+// ProcEvents returns a reader of the events of process proc of a run whose
+// sequence number is from or more, in seq order (program order in any
+// trace): the events of one process, read through the (run, proc, seq)
+// index without the rest of the run. Close it when done.
+func (s *Store) ProcEvents(run int64, proc int, from int64) (*EventReader, error) {
+	return s.reader(run, procEventsQuery, true, int64(proc), from)
+}
+
+// ProcEventsOfKind returns a reader of the events of one kind of process
+// proc of a run, in seq order. Close it when done.
+func (s *Store) ProcEventsOfKind(run int64, proc int, kind Kind) (*EventReader, error) {
+	return s.reader(run, procKindQuery, true, int64(proc), string(kind))
+}
+
+// SendLookup finds the send events of a run's messages by message id, one
+// prepared statement on one connection for all of them.
+type SendLookup struct{ r *EventReader }
+
+// Sends returns a lookup of the send events of run's messages. Close it
+// when done.
+func (s *Store) Sends(run int64) (*SendLookup, error) {
+	r, err := s.reader(run, sendQuery, false, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &SendLookup{r}, nil
+}
+
+// Send returns the send event of message msg, valid until the next call,
+// or nil if the trace has none (the message is unknown, or its sender's
+// recorder died before writing its send).
+func (l *SendLookup) Send(msg int64) (*Event, error) {
+	r := l.r
+	if r.conn == nil {
+		return nil, fmt.Errorf("%s: send lookup of run %d is closed", r.s.path, r.run)
+	}
+	if r.rows != nil {
+		r.rows.Close()
+		r.rows = nil
+	}
+	r.err = nil
+	if err := r.query(context.Background(), msg, 0); err != nil {
+		return nil, r.s.wrap(err)
+	}
+	ev, err := r.Next()
+	if err == io.EOF {
+		return nil, nil
+	}
+	return ev, err
+}
+
+// Close releases the lookup's connection.
+func (l *SendLookup) Close() error { return l.r.Close() }
+
+// prepare prepares query, a query of eventColumns, on r's connection.
+func (r *EventReader) prepare(ctx context.Context, query string) error {
 	pc, ok := r.conn.(driver.ConnPrepareContext)
 	if !ok {
 		return fmt.Errorf("sql driver %T cannot prepare with a context", r.conn)
 	}
-	st, err := pc.PrepareContext(ctx, eventsQuery)
+	st, err := pc.PrepareContext(ctx, query)
 	if err != nil {
 		return err
 	}
 	r.stmt = st
-	q, ok := st.(driver.StmtQueryContext)
+	return nil
+}
+
+// query runs r's statement with the run as ?1 and a, b as ?2, ?3 (a
+// statement without ?3 leaves b out).
+func (r *EventReader) query(ctx context.Context, a, b any) error {
+	q, ok := r.stmt.(driver.StmtQueryContext)
 	if !ok {
-		return fmt.Errorf("sql driver %T cannot query with a context", st)
+		return fmt.Errorf("sql driver %T cannot query with a context", r.stmt)
 	}
-	r.rows, err = q.QueryContext(ctx, []driver.NamedValue{
-		{Ordinal: 1, Value: r.run}, {Ordinal: 2, Value: lo}, {Ordinal: 3, Value: hi}})
+	args := []driver.NamedValue{{Ordinal: 1, Value: r.run}, {Ordinal: 2, Value: a}, {Ordinal: 3, Value: b}}
+	if n := r.stmt.NumInput(); n >= 0 && n < len(args) {
+		args = args[:n]
+	}
+	var err error
+	r.rows, err = q.QueryContext(ctx, args)
 	if err != nil {
 		return err
 	}

@@ -2,17 +2,24 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/render"
 	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/render/viewer"
+	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/replay"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -27,7 +34,9 @@ space-time diagrams, window by window, so that runs of millions of events
 stay fast: drag to pan, wheel to zoom, along Lamport time or wall time;
 an overview strip of the whole run with its activity, critical sections
 and findings; a click on an event gives its details, vector clock, causal
-past and future; the findings of dmx check, a click away each; a SQL box
+past and future, and the algorithm's state in its process right after it
+(replayed as dmx replay does, that process only, and what the event
+changed); the findings of dmx check, a click away each; a SQL box
 whose result rows light up in the diagram; and a second run below the
 first, with the first event where each process's history differs marked.
 
@@ -58,9 +67,12 @@ localhost. Ctrl-C stops it.`,
 				}
 				runs += len(rs)
 			}
+			states := newServeStates()
+			defer states.Close()
 			srv, err := viewer.New(stores, viewer.Options{
 				Check: func(st *trace.Store, run trace.Run) ([]analyze.Result, error) { return evaluate(st, run, nil) },
 				Roles: roles,
+				State: states.after,
 				Log:   cmd.ErrOrStderr(),
 			})
 			if err != nil {
@@ -91,4 +103,73 @@ localhost. Ctrl-C stops it.`,
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "address to listen on (port 0: a free one)")
 	open.register(cmd)
 	return cmd
+}
+
+// serveStates answers dmx serve's questions about the algorithm's state
+// after an event: one replay.States per run asked about, which keeps each
+// process's replay where the last question left it.
+type serveStates struct {
+	mu   sync.Mutex
+	runs map[serveRun]*replay.States
+}
+
+type serveRun struct {
+	st  *trace.Store
+	run int64
+}
+
+func newServeStates() *serveStates { return &serveStates{runs: map[serveRun]*replay.States{}} }
+
+// after is viewer.Options.State.
+func (s *serveStates) after(st *trace.Store, run trace.Run, at trace.Ref) (json.RawMessage, error) {
+	s.mu.Lock()
+	k := serveRun{st, run.ID}
+	rs := s.runs[k]
+	if rs == nil {
+		rs = replay.NewStates(st, run, registry.Lookup)
+		s.runs[k] = rs
+	}
+	s.mu.Unlock()
+	start := time.Now()
+	a, err := rs.After(at)
+	if err != nil {
+		return nil, stateError(run, at, err)
+	}
+	return render.ReplayState(a, time.Since(start))
+}
+
+// Close ends the replays (before the traces close).
+func (s *serveStates) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, rs := range s.runs {
+		rs.Close()
+	}
+}
+
+// stateError says why the state after at cannot be shown, in words for
+// the page: the run is not one dmx recorded, it was cut short before at,
+// or this dmx does not reproduce it (another version recorded it).
+func stateError(run trace.Run, at trace.Ref, err error) error {
+	var (
+		bad *replay.BadTraceError
+		cut *replay.CutError
+		div *replay.Divergence
+	)
+	switch {
+	case run.Mode == "import":
+		return fmt.Errorf("no algorithm state for this run: it was imported from another tool's log, and dmx can only replay runs it recorded itself (dmx run, dmx sim), whose state machines it has")
+	case errors.As(err, &cut):
+		return fmt.Errorf("no algorithm state after %v: %s; P%d's replay cannot go past it, its state is known up to P%d#%d",
+			at, cut.Reason, at.Proc, at.Proc, cut.At.Seq-1)
+	case errors.As(err, &div):
+		if v := toolVersion(); run.ToolVersion != "" && run.ToolVersion != v {
+			return fmt.Errorf("no algorithm state after %v: this run was recorded by dmx %s, and this dmx (%s) does not replay it the same way (%v); open the trace with dmx %s to see the state",
+				at, run.ToolVersion, v, div, run.ToolVersion)
+		}
+		return fmt.Errorf("no algorithm state after %v: this dmx does not reproduce the recorded run (%v): the trace was changed after it was recorded, or dmx has a bug; dmx replay names the divergence", at, div)
+	case errors.As(err, &bad):
+		return fmt.Errorf("no algorithm state for this run: it cannot be replayed: %v", bad)
+	}
+	return fmt.Errorf("replay of P%d up to %v: %w", at.Proc, at, err)
 }

@@ -230,6 +230,36 @@ func inked(img image.Image, r image.Rectangle) (int, int) {
 	return n, len(colours)
 }
 
+// waitState waits for the state panel of the clicked event to show the
+// machines' state (or a reason why not, which fails the test), scrolls it
+// into view and returns its text.
+func waitState(t testing.TB, ctx context.Context) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var st struct {
+			Machines int
+			Err      string
+			Text     string
+		}
+		if err := chromedp.Run(ctx, chromedp.Evaluate(`(() => { const el = document.getElementById('state'); if (!el) return {Machines: 0, Err: '', Text: ''};
+			return {Machines: el.querySelectorAll('table.machine').length, Err: (el.querySelector('.err') || {}).textContent || '', Text: el.innerText}; })()`, &st)); err != nil {
+			t.Fatal(err)
+		}
+		if st.Err != "" {
+			t.Fatalf("the state panel says: %s", st.Err)
+		}
+		if st.Machines > 0 {
+			chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById('state').previousElementSibling.scrollIntoView({block: 'start'})`, nil))
+			return st.Text
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30s for the state panel; it shows %q", st.Text)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func click(t testing.TB, ctx context.Context, sel string) {
 	t.Helper()
 	if err := chromedp.Run(ctx, chromedp.Click(sel, chromedp.ByQuery)); err != nil {
@@ -306,7 +336,7 @@ func TestServeInBrowser(t *testing.T) {
 	screenshot(t, tctx, "3-sql.png")
 
 	// Clicking an event shows it, its vector clock, its causal past and
-	// future, and says why there is no algorithm state.
+	// future, and its process's algorithm state after it (replayed).
 	if v.Hit == nil {
 		t.Fatal("no message event drawn to click")
 	}
@@ -322,6 +352,14 @@ func TestServeInBrowser(t *testing.T) {
 	for _, want := range []string{hit.Ref, "vector clock", "past:", "future:", "Algorithm state"} {
 		if !strings.Contains(info, want) {
 			t.Errorf("the event panel lacks %q:\n%s", want, info)
+		}
+	}
+	state := waitState(t, tctx)
+	// Lamport's machine shows its request queue; the panel says what
+	// the answer cost.
+	for _, want := range []string{"resource cs", "queue", "replayed", "this process only"} {
+		if !strings.Contains(state, want) {
+			t.Errorf("the state panel lacks %q:\n%s", want, state)
 		}
 	}
 	screenshot(t, tctx, "4-event.png")
@@ -479,6 +517,32 @@ func TestServeInBrowserFaults(t *testing.T) {
 	})
 }
 
+// millionTrace returns the path of the million-event trace the
+// DMX_SERVE_MILLION tests measure, recording it the first time, or skips
+// the test when DMX_SERVE_MILLION is not set.
+func millionTrace(t *testing.T) string {
+	t.Helper()
+	which := os.Getenv("DMX_SERVE_MILLION")
+	if which == "" {
+		t.Skip("set DMX_SERVE_MILLION=1 (or a trace's path) to measure dmx serve on a million events")
+	}
+	if which != "1" {
+		return which
+	}
+	path := filepath.Join(os.TempDir(), "dmx-serve-million-v1.db")
+	if _, err := os.Stat(path); err != nil {
+		start := time.Now()
+		code, out, errs := dmx(t, "sim", "lamport", "--reorder", "--contention", "high", "--seed", "1", "-n", "8", "--entries", "2300",
+			"--no-diagram", "--no-check", "--yes", "-o", path)
+		if code != 0 {
+			os.Remove(path)
+			t.Fatalf("sim: exit %d\n%s%s", code, out, errs)
+		}
+		t.Logf("recorded %s in %v", path, time.Since(start).Round(time.Millisecond))
+	}
+	return path
+}
+
 // TestServeMillion measures dmx serve on a run of a million events, as
 // the README's performance section reports: the time until the page is
 // usable, panning, zooming out, a finding, a query, a click, and the
@@ -487,25 +551,8 @@ func TestServeInBrowserFaults(t *testing.T) {
 // into the temporary directory (kept for the next time),
 // DMX_SERVE_MILLION=PATH uses that trace.
 func TestServeMillion(t *testing.T) {
-	which := os.Getenv("DMX_SERVE_MILLION")
-	if which == "" {
-		t.Skip("set DMX_SERVE_MILLION=1 (or a trace's path) to measure dmx serve on a million events")
-	}
+	path := millionTrace(t)
 	chrome := chromium(t)
-	path := which
-	if which == "1" {
-		path = filepath.Join(os.TempDir(), "dmx-serve-million-v1.db")
-		if _, err := os.Stat(path); err != nil {
-			start := time.Now()
-			code, out, errs := dmx(t, "sim", "lamport", "--reorder", "--contention", "high", "--seed", "1", "-n", "8", "--entries", "2300",
-				"--no-diagram", "--no-check", "--yes", "-o", path)
-			if code != 0 {
-				os.Remove(path)
-				t.Fatalf("sim: exit %d\n%s%s", code, out, errs)
-			}
-			t.Logf("recorded %s in %v", path, time.Since(start).Round(time.Millisecond))
-		}
-	}
 	// The browser first, so that the page is opened the moment the
 	// server prints its URL, while it still reads the run's outline and
 	// overview in the background: what a user who clicks the URL gets.
@@ -700,4 +747,52 @@ func cpuNs(t *testing.T, pid int) int64 {
 		sum += ns
 	}
 	return sum
+}
+
+// TestServeInBrowserNoState: the state panel of an event of a run dmx
+// cannot replay (imported from another tool's log) says why, in words.
+func TestServeInBrowserNoState(t *testing.T) {
+	chrome := chromium(t)
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "orig.db")
+	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "2", "--no-check", "--no-diagram", "-o", orig); code != 0 {
+		t.Fatalf("sim: %s", errs)
+	}
+	log := filepath.Join(dir, "run.log")
+	if code, _, errs := dmx(t, "export", "shiviz", orig, "-o", log); code != 0 {
+		t.Fatalf("export: %s", errs)
+	}
+	imported := filepath.Join(dir, "imported.db")
+	if code, _, errs := dmx(t, "import", "shiviz", log, "-o", imported); code != 0 {
+		t.Fatalf("import: %s", errs)
+	}
+	url, _ := serveProc(t, imported)
+	ctx := browser(t, chrome, 1500, 900)
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := chromedp.Run(tctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	waitView(t, tctx, "the diagram", 30*time.Second, func(v pageView) bool {
+		return len(v.Panes) == 1 && v.Panes[0].Drawn.Events > 0
+	})
+	if err := chromedp.Run(tctx, chromedp.SetValue("#jumpTo", "P1#3", chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	click(t, tctx, "#jump button")
+	waitView(t, tctx, "the jump to P1#3", 20*time.Second, func(v pageView) bool { return v.Selected == "P1#3" })
+	deadline := time.Now().Add(30 * time.Second)
+	var why string
+	for why == "" {
+		chromedp.Run(tctx, chromedp.Evaluate(`(document.querySelector('#state .nostate') || {}).textContent || ''`, &why))
+		if why == "" && time.Now().After(deadline) {
+			t.Fatal("the state panel of an imported run's event says nothing after 30s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(why, "imported from another tool's log") {
+		t.Errorf("the state panel says %q; want why there is no state (imported)", why)
+	}
+	chromedp.Run(tctx, chromedp.Evaluate(`document.getElementById('state').previousElementSibling.scrollIntoView({block: 'start'})`, nil))
+	screenshot(t, tctx, "7-no-state.png")
 }

@@ -38,4 +38,16 @@
 // its process's previous one and every receive after its send. Options.Visit
 // sees each event with the state of its process's machines (algo.Inspector)
 // and what the event changed in it: dmx replay --step prints that.
+//
+// A process's machines depend on nothing but its own inputs, and a
+// receive's message and clocks are those its recorded send carries: Proc
+// replays one process by itself, in its program order, looking the sends
+// of the messages it gets up in the trace, with the same checks. States
+// builds on it to answer "the state of P3 after P3#120" for dmx serve
+// without walking the run: it replays only that process, skips the state
+// bookkeeping (Proc.Skip) for all but the last events before the one
+// asked about, and keeps a few replays per process where they stopped, so
+// that the next question about a later event goes on from there. A
+// receive whose send an abandoned run never wrote is where a process's
+// replay ends (CutError).
 package replay

@@ -261,6 +261,12 @@ type replayer struct {
 	index int64
 	done  bool  // stopped or diverged: the rest of the walk is ignored
 	err   error // the trace cannot be replayed
+	// sent, in a replay of one process (Proc), looks up the sends of the
+	// messages it gets in the trace, in place of sends.
+	sent func(msg int64) (*trace.Event, error)
+	// quiet skips the state before and after each input (Proc.Skip):
+	// what a replay that only goes forward to a later event needs not.
+	quiet bool
 }
 
 // proc is one process of the replay.
@@ -276,6 +282,7 @@ type proc struct {
 	before  ProcState       // the state before input
 	after   ProcState       // the state after input
 	changed []Change
+	stale   bool // before, after and changed are not those of input (quiet)
 	down    bool
 	origin  int64         // the run's origin of Input.Now, from the start event
 	skew    time.Duration // the wall clock's offset (a skew fault), kept by restarts
@@ -357,7 +364,7 @@ func (rp *replayer) visit(ev *trace.Event, _ *analyze.HB) {
 		}
 		p.pending = p.pending[1:]
 	}
-	if ev.Kind == trace.KindSend {
+	if ev.Kind == trace.KindSend && rp.sent == nil {
 		m, _ := ev.Message()
 		rp.sends[ev.Msg] = sent{ev.Lamport, ev.VC.Clone(), algo.Msg(m)}
 	}
@@ -393,7 +400,10 @@ func (rp *replayer) fail(err error) {
 }
 
 func (rp *replayer) diverge(p *proc, rec, rep *trace.Event, why string) {
-	d := &Divergence{Proc: p.id, Input: p.inputEvent(), Reason: why, Before: p.before}
+	d := &Divergence{Proc: p.id, Input: p.inputEvent(), Reason: why}
+	if !p.stale {
+		d.Before = p.before
+	}
 	if rec != nil {
 		c := *rec
 		c.VC = rec.VC.Clone()
@@ -437,7 +447,10 @@ func (rp *replayer) drive(p *proc, ev *trace.Event) (ok bool) {
 			ok = false
 		}
 	}()
-	p.before = p.state()
+	p.stale = rp.quiet
+	if !rp.quiet {
+		p.before = p.state()
+	}
 	p.input = ev.Ref()
 	p.inEv = *ev
 	p.inEv.VC, p.inEv.Detail = ev.VC.Clone(), append([]byte(nil), ev.Detail...)
@@ -471,10 +484,12 @@ func (rp *replayer) drive(p *proc, ev *trace.Event) (ok bool) {
 	if rp.done {
 		return false
 	}
-	p.after = p.state()
-	if ev.Kind != trace.KindStart && ev.Kind != trace.KindRecover {
-		// A start or a recovery makes the machines: nothing changed.
-		p.changed = changes(p.before, p.after)
+	if !rp.quiet {
+		p.after = p.state()
+		if ev.Kind != trace.KindStart && ev.Kind != trace.KindRecover {
+			// A start or a recovery makes the machines: nothing changed.
+			p.changed = changes(p.before, p.after)
+		}
 	}
 	if ev.Kind != trace.KindCrash && len(p.pending) == 0 {
 		rp.diverge(p, ev, nil, fmt.Sprintf("the machine recorded nothing for the input %v", ev))
@@ -574,9 +589,9 @@ func (rp *replayer) input(p *proc, ev *trace.Event) error {
 		}
 		fallthrough // the runtime's note on a message it ignored
 	case trace.KindReceive:
-		s, ok := rp.sends[ev.Msg]
-		if !ok {
-			return fmt.Errorf("%v: its message %d was never sent", ev, ev.Msg)
+		s, err := rp.sentOf(ev)
+		if err != nil {
+			return err
 		}
 		if ev.Peer < 0 || ev.Peer >= rp.plan.N {
 			return fmt.Errorf("%v: sender P%d is not in the run", ev, ev.Peer)
@@ -619,9 +634,9 @@ func (rp *replayer) input(p *proc, ev *trace.Event) error {
 		if err != nil {
 			return err
 		}
-		s, ok := rp.sends[ev.Msg]
-		if !ok {
-			return fmt.Errorf("%v: its message %d was never sent", ev, ev.Msg)
+		s, err := rp.sentOf(ev)
+		if err != nil {
+			return err
 		}
 		nd.Dropped(&runner.Envelope{ID: ev.Msg, From: p.id, To: ev.Peer, Lamport: s.lamport, VC: s.vc.Clone(), Msg: s.msg}, d.Fault, d.Resend)
 		return nil
@@ -630,6 +645,42 @@ func (rp *replayer) input(p *proc, ev *trace.Event) error {
 		return nil
 	}
 	return fmt.Errorf("%v is no input dmx knows", ev)
+}
+
+// sentOf returns the send of the message ev receives or drops: from the
+// sends the walk met, or in a replay of one process, from the trace.
+func (rp *replayer) sentOf(ev *trace.Event) (sent, error) {
+	if rp.sent == nil {
+		s, ok := rp.sends[ev.Msg]
+		if !ok {
+			return s, fmt.Errorf("%v: its message %d was never sent", ev, ev.Msg)
+		}
+		return s, nil
+	}
+	sev, err := rp.sent(ev.Msg)
+	if err != nil {
+		rp.fail(fmt.Errorf("%v: read the send of message %d: %w", ev, ev.Msg, err))
+		return sent{}, err
+	}
+	if sev == nil {
+		if !rp.res.Run.Complete {
+			// The sender's recorder died before it wrote the send:
+			// the run ends in a cut here for this process.
+			rp.fail(&CutError{At: ev.Ref(), Reason: fmt.Sprintf("%v receives message %d, whose send the trace does not hold (the run was cut short: %s)", ev, ev.Msg, orStatus(rp.res.Run.Status))})
+		} else {
+			rp.fail(bad("%v: its message %d was never sent", ev, ev.Msg))
+		}
+		return sent{}, rp.err
+	}
+	m, _ := sev.Message()
+	return sent{sev.Lamport, sev.VC.Clone(), algo.Msg(m)}, nil
+}
+
+func orStatus(status string) string {
+	if status == "" || status == "running" {
+		return "not complete"
+	}
+	return status
 }
 
 // inputEvent returns a copy of the input the process handles, or nil if

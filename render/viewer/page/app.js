@@ -1000,10 +1000,53 @@ function showEvent(pane, e) {
     <h4>Algorithm state of P${e.proc} after it</h4><div class="state" id="state">${S.replay ? 'replaying…' : '<span class="hint">this dmx cannot replay runs yet: the state after an event needs dmx replay</span>'}</div>`;
   el.querySelectorAll('a.ref').forEach((a) => a.addEventListener('click', () => { const [p, s] = a.dataset.ref.slice(1).split('#').map(Number); select(pane, p, s, true); }));
   if (S.replay) {
-    api('/api/state?' + q({ run: pane.key, ref: e.ref })).then((st) => {
-      $('state').innerHTML = `<pre>${esc(JSON.stringify(st, null, 1))}</pre>`;
-    }).catch((err) => { $('state').innerHTML = `<span class="err">${esc(err.message)}</span>`; });
+    const ref = e.ref;
+    api('/api/state?' + q({ run: pane.key, ref })).then((st) => {
+      if (!S.sel || refName(S.sel.p, S.sel.s) !== ref) return;
+      $('state').innerHTML = stateHTML(st);
+      $('state').querySelectorAll('a.ref').forEach((a) => a.addEventListener('click', () => { const [p, s] = a.dataset.ref.slice(1).split('#').map(Number); select(pane, p, s, true); }));
+    }).catch((err) => {
+      if (!S.sel || refName(S.sel.p, S.sel.s) !== ref) return;
+      $('state').innerHTML = `<p class="err nostate">${esc(err.message)}</p>`;
+    });
   }
+}
+
+// stateHTML draws the answer of /api/state: each machine's state as a
+// table of its members, those the event (or the input it is an output of)
+// changed marked, with what they were before.
+function stateHTML(st) {
+  const step = st.step, s = step.state;
+  const changed = step.input ? (step.changed || []) : (st.inputChanged || []);
+  const was = {};
+  for (const c of changed) was[c.resource + '\u0000' + c.key] = c.before;
+  const js = (v) => esc(JSON.stringify(v));
+  let h = step.input
+    ? `<p class="hint">after the input ${esc(step.event.ref)}${changed.length ? `, which changed ${changed.length === 1 ? 'one member' : changed.length + ' members'} (marked, with what they were)` : ', which changed nothing the machines show'}</p>`
+    : `<p class="hint">${esc(step.event.ref)} is an output of the input ${refLink(step.cause)}: the state is the one that input left${changed.length ? ' (what it changed is marked)' : ''}</p>`;
+  if (s.down) h += '<p><b>down</b> (crashed)</p>';
+  for (const m of s.machines || []) {
+    const obj = m.state;
+    h += `<table class="machine"><tr><th colspan="2">${m.resource ? 'resource ' + esc(m.resource) : 'machine'}</th></tr>`;
+    if (obj && typeof obj === 'object' && !Array.isArray(obj)) {
+      const keys = Object.keys(obj);
+      for (const c of changed) if (c.resource === m.resource && !(c.key in obj)) keys.push(c.key);
+      for (const k of keys) {
+        const id = m.resource + '\u0000' + k;
+        const ch = id in was;
+        const now = k in obj ? js(obj[k]) : '<i>gone</i>';
+        h += `<tr${ch ? ' class="changed"' : ''}><td>${esc(k)}</td><td>${now}${ch ? `<div class="was">was ${was[id] === null ? '<i>absent</i>' : js(was[id])}</div>` : ''}</td></tr>`;
+      }
+    } else {
+      h += `<tr><td colspan="2">${js(obj)}</td></tr>`;
+    }
+    h += '</table>';
+  }
+  if (!(s.machines || []).length && !s.down) h += '<p class="hint">no machines yet (the process has not started)</p>';
+  h += `<p class="hint">timers set: ${s.timers && s.timers.length ? esc(s.timers.join(', ')) : 'none'} · Lamport ${s.lamport} · vc [${(s.vc || []).join(', ')}]</p>`;
+  const p = step.event.proc;
+  h += `<p class="hint cost">${st.cached ? 'answered from before' : `replayed ${st.replayed.toLocaleString()} event${st.replayed === 1 ? '' : 's'} of P${p} ${st.from ? 'on from P' + p + '#' + st.from : 'from its start'} in ${st.ms} ms`} (dmx replay, this process only)</p>`;
+  return h;
 }
 
 // ---- jump ----
