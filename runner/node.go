@@ -820,6 +820,10 @@ func (n *Node) fingerprint(h *deep.Hasher) {
 	h.Word(flags)
 	h.Word(n.lamport)
 	for _, r := range n.resources {
+		if a, ok := n.machines[r].(algo.Abstracter); ok {
+			h.Value(a.Abstract(n.lamport))
+			continue
+		}
 		h.Value(n.machines[r])
 	}
 	if len(n.saved) > 0 {

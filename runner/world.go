@@ -536,7 +536,8 @@ func (w *World) Clone() (*World, error) {
 // up, each process's workload, and the messages in flight (their contents
 // and the Lamport clocks they carry). Vector clocks, sequence numbers and
 // message ids are left out: they are recorded, but no machine reads them,
-// so two states that differ only there behave alike.
+// so two states that differ only there behave alike. A machine that
+// implements algo.Abstracter counts by its Abstract value.
 func (w *World) Fingerprint(h *deep.Hasher) {
 	for p, nd := range w.nodes {
 		nd.fingerprint(h)

@@ -139,6 +139,22 @@ type Inspector interface {
 	State() any
 }
 
+// Abstracter is implemented by machines whose state keeps values that no
+// longer decide anything, such as the timestamp of a request long served.
+// The schedule search (dmx explore) hashes the value Abstract returns in
+// place of the machine, so that two states that differ only there count
+// as one state: far fewer states to visit, every behaviour still visited.
+//
+// Abstract must be exact about the future: two states of the machine whose
+// Abstract values are equal must, fed the same inputs, produce the same
+// outputs and again states with equal Abstract values. clock is the
+// node's Lamport clock now; every later input's Input.Clock is larger.
+// The value returned is hashed, not kept: it may share nothing or
+// anything with the machine.
+type Abstracter interface {
+	Abstract(clock uint64) any
+}
+
 // StampedRequest is a request (T, id) as a State shows it: the timestamp
 // it was made with and the process that made it.
 type StampedRequest struct {

@@ -11,7 +11,11 @@
 //   - Exhaustive (Search): depth first over every schedule of a small run,
 //     with state hashing (a 128-bit fingerprint of the machines, clocks,
 //     persisted state, timers, workload and messages in flight; a state
-//     met again is not explored again) and sleep sets, a partial-order
+//     met again is not explored again; a machine that implements
+//     algo.Abstracter counts by its Abstract value, which leaves out
+//     exactly what no longer decides anything, as Lamport's stale
+//     timestamps; the states are kept in a lean table, visited.go) and
+//     sleep sets, a partial-order
 //     reduction that is sound here: a step belongs to the process it
 //     happens at (a delivery to its receiver; a loss to both its sender,
 //     which records the drop, and its receiver), steps of different

@@ -148,6 +148,9 @@ func Search(opt Options) (*Result, error) {
 	}
 	start, cpu0 := time.Now(), cpuTime()
 	s.start = start
+	if s.visited != nil {
+		defer s.visited.free()
+	}
 	if opt.Walks > 0 {
 		err = s.walks()
 	} else {
@@ -169,8 +172,8 @@ type search struct {
 	checks   []*analyze.Check
 	maxDepth int
 	st       Stats
-	visited  map[deep.Fingerprint]seen // the states of this pass
-	bound    int                       // this pass explores schedules of at most bound steps
+	visited  *stateTable // the states of this pass
+	bound    int         // this pass explores schedules of at most bound steps
 	sleeps   sleepTable
 	path     []runner.Step
 	viol     *Violation
@@ -217,7 +220,7 @@ func newSearch(opt Options) (*search, error) {
 		s.maxDepth = DefaultMaxDepth
 	}
 	if !opt.NoHash {
-		s.visited = map[deep.Fingerprint]seen{}
+		s.visited = &stateTable{}
 		s.sleeps = newSleepTable()
 	}
 	return s, nil
@@ -253,7 +256,7 @@ func (s *search) passes() error {
 		s.bound, s.exhausted = b, true
 		s.st.States, s.st.Truncated = 0, false
 		if s.visited != nil {
-			clear(s.visited)
+			s.visited.free()
 			s.sleeps = newSleepTable()
 		}
 		s.st.Passes++
@@ -371,7 +374,8 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 	left := int32(s.bound - depth)
 	if s.visited != nil {
 		fp := s.fingerprint(w, m)
-		if old, ok := s.visited[fp]; ok && old.left >= left {
+		old, ok := s.visited.get(fp)
+		if ok && old.left >= left {
 			first = false
 			stored := s.sleeps.get(old.sleep)
 			// Explored before with the sleep set stored: what slept
@@ -386,7 +390,10 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 				s.st.Revisits++
 				return
 			}
-			s.visited[fp] = seen{s.sleeps.id(intersect(stored, sleep)), old.left}
+			if err := s.visited.put(fp, seen{s.sleeps.id(intersect(stored, sleep)), old.left}); err != nil {
+				s.fail(err)
+				return
+			}
 			for i, k := range keys {
 				if slices.Contains(awake, k) {
 					todo = append(todo, all[i])
@@ -395,7 +402,10 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 		} else {
 			// New, or met before with fewer steps left in this pass:
 			// explored as if new.
-			s.visited[fp] = seen{s.sleeps.id(sleep), left}
+			if err := s.visited.put(fp, seen{s.sleeps.id(sleep), left}); err != nil {
+				s.fail(err)
+				return
+			}
 			if ok {
 				first = false
 				todo = s.awake(all, keys, sleep, todo)

@@ -185,6 +185,52 @@ func (m *Machine) setWait(out []algo.Output, set []int) []algo.Output {
 	return append(out, algo.WaitFor(set))
 }
 
+// Abstract implements algo.Abstracter, for dmx explore: the state without
+// the timestamps that no longer decide anything, so that schedules that
+// differ only in them meet in one state. It is exact, not a heuristic:
+//
+//   - t is read only while the own request waits (progress), and a
+//     Request sets it before that: otherwise it is left out.
+//   - heard[j] is read only by progress, as heard[j] <= t, and only ever
+//     raised by max. While the own request waits, that comparison is all
+//     that counts now and later: if heard[j] <= t, max(heard[j], s) <= t
+//     exactly when s <= t; if heard[j] > t, max(heard[j], s) > t. So only
+//     the comparison is kept.
+//   - Otherwise (released, or in the critical section) heard[j] is next
+//     read after a Request, whose t is the clock then, larger than clock:
+//     a heard[j] below clock compares below that t whatever its value, so
+//     it is kept as 0. The runtime merges a message's clock into the
+//     node's before the machine sees its stamp, so every heard[j] is below
+//     the clock; one that were not would be kept whole, which is exact too.
+//
+// The queue's timestamps stay: a request that arrives later is placed by
+// comparing its timestamp with them.
+func (m *Machine) Abstract(clock uint64) any {
+	a := struct {
+		queue            []req
+		requesting, held bool
+		t                uint64
+		heard            []uint64
+		wait             []int
+	}{queue: m.queue, requesting: m.requesting, held: m.held, wait: m.wait, heard: make([]uint64, len(m.heard))}
+	for j, h := range m.heard {
+		switch {
+		case m.requesting && h > m.t:
+			a.heard[j] = 1
+		case m.requesting:
+			a.heard[j] = 0
+		case h < clock:
+			a.heard[j] = 0
+		default:
+			a.heard[j] = h
+		}
+	}
+	if m.requesting {
+		a.t = m.t
+	}
+	return a
+}
+
 // String describes the machine's state, for scripts and debugging.
 func (m *Machine) String() string {
 	s := "RELEASED"

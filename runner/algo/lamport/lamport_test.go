@@ -2,11 +2,13 @@ package lamport
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
+	"github.com/dmxlab/dmx/runner/deep"
 )
 
 // TestScripts runs the interaction scripts in testdata; each block cites the
@@ -45,5 +47,65 @@ func TestNeedsFIFO(t *testing.T) {
 func TestNewValidates(t *testing.T) {
 	if _, err := New(algo.Config{ID: 0, N: 2, Params: map[string]string{"fifo": "1"}}); err == nil {
 		t.Error("an unknown parameter was accepted")
+	}
+}
+
+// TestAbstractExact: two machines whose histories differ only in the
+// timestamps Abstract leaves out have equal Abstract values, and, fed the
+// same inputs afterwards, give the same outputs and keep equal Abstract
+// values (Abstract is exact, the condition of algo.Abstracter); states
+// that differ in what counts differ in Abstract.
+func TestAbstractExact(t *testing.T) {
+	req := func(c uint64) algo.Input { return algo.Input{Kind: algo.Request, Clock: c, Resource: "cs"} }
+	rel := func(c uint64) algo.Input { return algo.Input{Kind: algo.Release, Clock: c, Resource: "cs"} }
+	recv := func(c uint64, from int, typ string, stamp uint64) algo.Input {
+		return algo.Input{Kind: algo.Receive, Clock: c, From: from, Msg: algo.Msg{Type: typ, Stamp: stamp, ID: from}}
+	}
+	fp := func(m *Machine, clock uint64) deep.Fingerprint {
+		var h deep.Hasher
+		h.Value(m.Abstract(clock))
+		return h.Sum()
+	}
+	run := func(ins []algo.Input) (*Machine, [][]algo.Output) {
+		m, err := New(algo.Config{ID: 0, N: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var outs [][]algo.Output
+		for _, in := range ins {
+			outs = append(outs, m.(*Machine).Step(in))
+		}
+		return m.(*Machine), outs
+	}
+	// Entered and left at other times, with other acks: t and heard
+	// differ, at clock 12 both are stale.
+	a, _ := run([]algo.Input{req(5), recv(6, 1, MsgAck, 6), recv(8, 2, MsgAck, 7), rel(10)})
+	b, _ := run([]algo.Input{req(2), recv(4, 1, MsgAck, 3), recv(6, 2, MsgAck, 4), rel(7)})
+	if fp(a, 12) != fp(b, 12) {
+		t.Fatalf("stale timestamps count: %v / %v", a, b)
+	}
+	// The same future: a request, an earlier one of P2's, P1's ack after
+	// it, P2's release.
+	future := []algo.Input{req(13), recv(14, 2, MsgRequest, 9), recv(17, 1, MsgAck, 15), recv(19, 2, MsgRelease, 16), rel(21), req(23), recv(25, 1, MsgAck, 24)}
+	for _, in := range future {
+		oa, ob := a.Step(in), b.Step(in)
+		if !reflect.DeepEqual(oa, ob) {
+			t.Fatalf("after %+v: outputs %v and %v", in, oa, ob)
+		}
+		if fp(a, in.Clock) != fp(b, in.Clock) {
+			t.Fatalf("after %+v: %v and %v abstract differently", in, a, b)
+		}
+	}
+	// While a request waits, whether heard[j] > t counts.
+	c, _ := run([]algo.Input{req(5), recv(6, 1, MsgAck, 4)})
+	d, _ := run([]algo.Input{req(5), recv(6, 1, MsgAck, 6)})
+	if fp(c, 7) == fp(d, 7) {
+		t.Fatalf("an ack before and one after T_i abstract alike: %v / %v", c, d)
+	}
+	// So does t itself, and a heard[j] the clock has not passed.
+	e, _ := run([]algo.Input{req(4)})
+	f, _ := run([]algo.Input{req(5)})
+	if fp(e, 6) == fp(f, 6) {
+		t.Fatalf("requests of T_i 4 and 5 abstract alike")
 	}
 }
