@@ -513,7 +513,11 @@ func (rp *replayer) start(p *proc, ev *trace.Event) error {
 		return nil
 	}
 	if d.Algorithm != rp.plan.Spec.Name || d.N != rp.plan.N {
-		rp.fail(bad("%v says %s with %d processes, the run row %s with %d: not a run this trace's row describes", ev, d.Algorithm, d.N, rp.plan.Spec.Name, rp.plan.N))
+		name := d.Algorithm
+		if name == "" {
+			name = "no algorithm"
+		}
+		rp.fail(bad("%v says %s with %d processes, the run row %s with %d: not a run this trace's row describes", ev, name, d.N, rp.plan.Spec.Name, rp.plan.N))
 		return nil
 	}
 	p.origin = d.Origin
