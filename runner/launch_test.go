@@ -515,7 +515,7 @@ func restsOnTime(spec *algo.Spec, params map[string]string) bool {
 // does not rest on time (restsOnTime), and otherwise it logs their verdicts.
 func checkReal(t *testing.T, spec *algo.Spec, params map[string]string, n int, evs []trace.Event) {
 	t.Helper()
-	results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: evs}, mustChecks(t, append([]string{"clocks"}, spec.Properties...)), analyze.WithValidity(spec.Validity))
+	results, err := evaluateSpec(t, spec, n, evs, "clocks")
 	if err != nil {
 		t.Fatal(err)
 	}

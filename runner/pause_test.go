@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
@@ -72,7 +71,7 @@ func TestLaunchPausedNode(t *testing.T) {
 	for _, e := range sent {
 		t.Errorf("%v, sent before P1 resumed, was never received", e)
 	}
-	results, err := analyze.Evaluate(trace.Run{Nodes: 3, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties), analyze.WithValidity(spec.Validity))
+	results, err := evaluateSpec(t, spec, 3, c.Events)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -226,7 +226,7 @@ func TestSimGroupStall(t *testing.T) {
 				if err != nil || !res.Complete {
 					t.Fatalf("%v %+v (reproduce: %s)", err, res, repro(p))
 				}
-				results, err := analyze.Evaluate(trace.Run{Nodes: p.N, Complete: true}, &trace.SliceReader{Events: col.Events}, mustChecks(t, p.Spec.Properties), analyze.WithValidity(p.Spec.Validity))
+				results, err := evaluateSpec(t, p.Spec, p.N, col.Events)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -95,6 +95,15 @@ func mustChecks(t *testing.T, properties []string) []*analyze.Check {
 	return checks
 }
 
+// evaluateSpec evaluates a complete run of n processes with the checks
+// spec claims (and extra ones), validity by the rule spec promises, as dmx
+// check does.
+func evaluateSpec(t *testing.T, spec *algo.Spec, n int, evs []trace.Event, extra ...string) ([]analyze.Result, error) {
+	t.Helper()
+	checks := mustChecks(t, append(extra, spec.Properties...))
+	return analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: evs}, checks, analyze.WithValidity(spec.Validity))
+}
+
 // repro is the command line that reproduces p.
 func repro(p runner.Plan) string {
 	args, err := p.Args()
@@ -214,7 +223,7 @@ func TestSweepMulticast(t *testing.T) {
 				if err != nil || !res.Complete {
 					t.Fatalf("seed %d: %v %s (reproduce: %s)", seed, err, res.Status, repro)
 				}
-				results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties), analyze.WithValidity(spec.Validity))
+				results, err := evaluateSpec(t, spec, n, c.Events)
 				if err != nil {
 					t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
 				}
@@ -280,7 +289,7 @@ func TestSweepElections(t *testing.T) {
 					if got := count(c.Events, trace.KindCrash, -1); got != len(faults) {
 						t.Fatalf("seed %d: %d crashes, want %d: no leader to crash? (reproduce: %s)", seed, got, len(faults), repro)
 					}
-					results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, spec.Properties), analyze.WithValidity(spec.Validity))
+					results, err := evaluateSpec(t, spec, n, c.Events)
 					if err != nil {
 						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
 					}
@@ -337,7 +346,7 @@ func TestSweepBadNetwork(t *testing.T) {
 							drops++
 						}
 					}
-					results, err := analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: c.Events}, mustChecks(t, a.spec.Properties), analyze.WithValidity(a.spec.Validity))
+					results, err := evaluateSpec(t, a.spec, n, c.Events)
 					if err != nil {
 						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro(p))
 					}
