@@ -369,13 +369,6 @@ func (d *writerDB) box(s string) any {
 	return v
 }
 
-func nullStr(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // msgAgg is what one batch says about one message.
 type msgAgg struct {
 	id                   int64
