@@ -46,7 +46,7 @@ func openWriterDB(s *Store, run int64) (*writerDB, error) {
 		boxes: map[string]any{}}
 	// The messages table's CHECK on fate is an IN list, which SQLite
 	// evaluates by filling a temporary table with the five fates for
-	// every row inserted or updated: about 7% of the Writer's CPU. The
+	// every row inserted or updated: about 6% of the Writer's CPU. The
 	// Writer's fates are always among the five (msgAgg.fate, and the CASE
 	// of messagesFromEventsSQL), so its own connection skips CHECKs; the
 	// schema keeps the constraint, which every other connection enforces.
