@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -178,6 +180,85 @@ func BenchmarkRecord(b *testing.B) {
 	b.Run("floor+msgs", func(b *testing.B) { benchFloor(b, true) })
 }
 
+// TestFloorSameRows: the floor with messages inserts exactly the rows the
+// Writer stores for the same events (ids, values and their SQL types), so
+// that BenchmarkRecord compares like with like. 1000 and 5000 events: a
+// multiple of the floor's 256-row statements and not.
+func TestFloorSameRows(t *testing.T) {
+	for _, n := range []int{1000, 5000} {
+		dir := t.TempDir()
+		wpath, fpath := filepath.Join(dir, "w.db"), filepath.Join(dir, "f.db")
+		s, err := Create(wpath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := s.BeginRun(Run{Algorithm: "ricart-agrawala", Nodes: 5, Mode: "sim"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := s.NewWriter(run)
+		for i := 0; i < n; i++ {
+			e := benchAt(i)
+			if err := w.Add(&e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		insertFloor(t, fpath, n, true, func() {})
+		for _, q := range []string{
+			`SELECT quote(id), quote(run), quote(proc), quote(seq), quote(kind), quote(lamport), quote(vc), quote(wall_ns),
+				quote(msg), quote(msg_type), quote(peer), quote(resource), quote(detail) FROM events ORDER BY id`,
+			`SELECT quote(run), quote(id), quote(type), quote(sender), quote(receiver), quote(send_event),
+				quote(recv_event), quote(fate) FROM messages ORDER BY run, id`,
+		} {
+			got, want := queryFile(t, fpath, q), queryFile(t, wpath, q)
+			if len(want) < n/3 || !reflect.DeepEqual(got, want) {
+				t.Errorf("%d events: the floor's rows differ from the writer's (%d rows, the writer %d)\n%s", n, len(got), len(want), q)
+			}
+		}
+	}
+}
+
+// queryFile returns the rows of q in the trace at path, columns joined by |.
+func queryFile(t *testing.T, path, q string) []string {
+	t.Helper()
+	db, err := sql.Open("sqlite3", dsn(path, "mode=ro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	vals := make([]string, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, strings.Join(vals, "|"))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // floorMsg is a messages row as the floor inserts it.
 type floorMsg struct {
 	id, sender, receiver, send, recv int64
@@ -218,12 +299,23 @@ type floorRow struct {
 	vcs, detail string
 }
 
-// benchFloor inserts the bench events (and, with msgs, their messages rows)
-// straight through the driver, 256 rows a statement (the rest one by
-// one), all in one transaction: what inserting the rows costs, with
-// nothing else.
+// benchFloor measures insertFloor.
 func benchFloor(b *testing.B, msgs bool) {
-	path := filepath.Join(b.TempDir(), "f.db")
+	var start time.Time
+	var cpu0 time.Duration
+	insertFloor(b, filepath.Join(b.TempDir(), "f.db"), b.N, msgs, func() {
+		b.ResetTimer()
+		start, cpu0 = time.Now(), cpuTime()
+	})
+	report(b, b.N, start, cpu0)
+}
+
+// insertFloor inserts the first n bench events (and, with msgs, their
+// messages rows) into a new trace at path straight through the driver,
+// 256 rows a statement (the rest one by one), all in one transaction: what
+// inserting the rows costs, with nothing else. It calls begin when the
+// work to measure begins.
+func insertFloor(b testing.TB, path string, n int, msgs bool, begin func()) {
 	// The options of the Writer's connection that bear on what inserting
 	// costs: WAL, synchronous=NORMAL, the cache, no mutex, CHECKs skipped
 	// (below).
@@ -283,7 +375,7 @@ func benchFloor(b *testing.B, msgs bool) {
 	}
 	var ms []floorMsg
 	if msgs {
-		ms = floorMessages(b.N)
+		ms = floorMessages(n)
 	}
 	// The few kinds, message types and resources, boxed once.
 	boxes := map[string]any{"": nil}
@@ -297,13 +389,12 @@ func benchFloor(b *testing.B, msgs bool) {
 		v[4].Value, v[5].Value, v[6].Value, v[7].Value = int64At(&m.receiver), int64At(&m.send), nullInt64At(&m.recv, 0), m.fate
 	}
 	slots := make([]floorRow, rows)
-	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuTime()
+	begin()
 	if _, err := c.(driver.ConnBeginTx).BeginTx(ctx, driver.TxOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	k, km, next := 0, 0, 0
-	for i := 0; i < b.N; i++ {
+	for i := 0; i < n; i++ {
 		r := &slots[k]
 		r.e = benchAt(i)
 		e := &r.e
@@ -355,7 +446,6 @@ func benchFloor(b *testing.B, msgs bool) {
 	}
 	execSQL("COMMIT")
 	execSQL(`PRAGMA wal_checkpoint(PASSIVE)`)
-	report(b, b.N, start, cpu0)
 }
 
 // BenchmarkRead measures EventReader over a run of 100k events; an op is
