@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -188,27 +187,7 @@ func TestFloorSameRows(t *testing.T) {
 	for _, n := range []int{1000, 5000} {
 		dir := t.TempDir()
 		wpath, fpath := filepath.Join(dir, "w.db"), filepath.Join(dir, "f.db")
-		s, err := Create(wpath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run, err := s.BeginRun(Run{Algorithm: "ricart-agrawala", Nodes: 5, Mode: "sim"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := s.NewWriter(run)
-		for i := 0; i < n; i++ {
-			e := benchAt(i)
-			if err := w.Add(&e); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
+		recordBench(t, wpath, n)
 		insertFloor(t, fpath, n, true, func() {})
 		for _, q := range []string{
 			`SELECT quote(id), quote(run), quote(proc), quote(seq), quote(kind), quote(lamport), quote(vc), quote(wall_ns),
@@ -216,7 +195,7 @@ func TestFloorSameRows(t *testing.T) {
 			`SELECT quote(run), quote(id), quote(type), quote(sender), quote(receiver), quote(send_event),
 				quote(recv_event), quote(fate) FROM messages ORDER BY run, id`,
 		} {
-			got, want := queryFile(t, fpath, q), queryFile(t, wpath, q)
+			got, want := query(t, open(t, fpath), q), query(t, open(t, wpath), q)
 			if len(want) < n/3 || !reflect.DeepEqual(got, want) {
 				t.Errorf("%d events: the floor's rows differ from the writer's (%d rows, the writer %d)\n%s", n, len(got), len(want), q)
 			}
@@ -224,39 +203,31 @@ func TestFloorSameRows(t *testing.T) {
 	}
 }
 
-// queryFile returns the rows of q in the trace at path, columns joined by |.
-func queryFile(t *testing.T, path, q string) []string {
-	t.Helper()
-	db, err := sql.Open("sqlite3", dsn(path, "mode=ro"))
+// recordBench records the first n bench events with a Writer into a new
+// trace at path, closed, and returns the run.
+func recordBench(tb testing.TB, path string, n int) int64 {
+	s, err := Create(path)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer db.Close()
-	rows, err := db.Query(q)
+	run, err := s.BeginRun(Run{Algorithm: "ricart-agrawala", Nodes: 5, Mode: "sim"})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	vals := make([]string, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
+	w := s.NewWriter(run)
+	for i := 0; i < n; i++ {
+		e := benchAt(i)
+		if err := w.Add(&e); err != nil {
+			tb.Fatal(err)
 		}
-		out = append(out, strings.Join(vals, "|"))
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
 	}
-	return out
+	if err := s.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return run
 }
 
 // floorMsg is a messages row as the floor inserts it.
@@ -451,28 +422,9 @@ func insertFloor(b testing.TB, path string, n int, msgs bool, begin func()) {
 // BenchmarkRead measures EventReader over a run of 100k events; an op is
 // one event (the reader starts over at the end of the run).
 func BenchmarkRead(b *testing.B) {
-	const n = 100_000
 	path := filepath.Join(b.TempDir(), "r.db")
-	s, err := Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	run, err := s.BeginRun(Run{Algorithm: "ricart-agrawala", Nodes: 5, Mode: "sim"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := s.NewWriter(run)
-	for i := 0; i < n; i++ {
-		e := benchAt(i)
-		w.Add(&e)
-	}
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		b.Fatal(err)
-	}
-	s, err = Open(path)
+	run := recordBench(b, path, 100_000)
+	s, err := Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
