@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,10 +86,8 @@ type row struct {
 // span is a piece of a batch's arena; n < 0 stands for SQL NULL.
 type span struct{ off, n int }
 
-func (b *batch) text(sp span) any {
-	if sp.n < 0 {
-		return nil
-	}
+// text returns the text of sp, which must not be NULL.
+func (b *batch) text(sp span) string {
 	if sp.n == 0 {
 		return ""
 	}
@@ -170,7 +169,7 @@ func (w *Writer) Add(ev *Event) error {
 		if err == nil {
 			err = errors.New("writer is closed")
 		}
-		return fmt.Errorf("%s: run %d: add %s: %w", w.s.path, w.run, ev, err)
+		return fmt.Errorf("%s: run %d: add %s: %w", w.s.path, w.run, ev.String(), err)
 	}
 	b := w.cur
 	r := row{
@@ -192,7 +191,10 @@ func (w *Writer) Add(ev *Event) error {
 	if ev.HasLinks() {
 		// Only imported events have links; a detail that does not read
 		// is left to the analyses to report.
-		if l, err := ev.Links(); err == nil {
+		// On a copy: Links keeps the event in its error, which would
+		// make every caller's ev escape to the heap.
+		c := *ev
+		if l, err := c.Links(); err == nil {
 			for _, k := range l.Recv {
 				b.links = append(b.links, rowLink{len(b.rows), k.Msg, int64(k.Peer), true})
 			}
@@ -200,6 +202,11 @@ func (w *Writer) Add(ev *Event) error {
 				b.links = append(b.links, rowLink{len(b.rows), k.Msg, int64(k.Peer), false})
 			}
 		}
+	}
+	if len(b.rows) == cap(b.rows) {
+		// Past batchSize while a flush is running: double at once
+		// (append grows a large slice by a quarter, a copy each time).
+		b.rows = slices.Grow(b.rows, len(b.rows))
 	}
 	b.rows = append(b.rows, r)
 	full := len(b.rows) >= batchSize
@@ -309,6 +316,11 @@ func (w *Writer) flushLocked() {
 		for _, r := range later.rows {
 			r.vc = b.copySpan(later, r.vc)
 			r.detail = b.copySpan(later, r.detail)
+			if len(b.rows) == cap(b.rows) {
+				// Past batchSize while a flush is running: double at once
+				// (append grows a large slice by a quarter, a copy each time).
+				b.rows = slices.Grow(b.rows, len(b.rows))
+			}
 			b.rows = append(b.rows, r)
 		}
 		later.reset()

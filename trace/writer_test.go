@@ -445,3 +445,38 @@ func TestDuplicateEventReported(t *testing.T) {
 		t.Errorf("Count = %d, want 3", w.Count())
 	}
 }
+
+// TestBoxAt: the driver values the Writer makes without copies read as
+// ordinary ones (the layout of an interface that box.go relies on), and
+// read the variable they point at.
+func TestBoxAt(t *testing.T) {
+	for _, v := range []int64{0, 7, 255, 256, -1, 1 << 40, NoPeer} {
+		x := v
+		got := int64At(&x)
+		if got != any(v) {
+			t.Errorf("int64At(%d) = %#v", v, got)
+		}
+		x++
+		if got != any(v+1) {
+			t.Errorf("int64At(%d) after the variable changed = %#v", v, got)
+		}
+		x--
+		if want := any(v); v == NoPeer {
+			want = nil
+			if got := nullInt64At(&x, NoPeer); got != want {
+				t.Errorf("nullInt64At(%d, NoPeer) = %#v, want nil", v, got)
+			}
+		} else if got := nullInt64At(&x, NoPeer); got != want {
+			t.Errorf("nullInt64At(%d, NoPeer) = %#v, want %#v", v, got, want)
+		}
+	}
+	for _, v := range []string{"", "x", `{"ts":12}`} {
+		x := v
+		if got := stringAt(&x); got != any(v) {
+			t.Errorf("stringAt(%q) = %#v", v, got)
+		}
+		if s, ok := stringAt(&x).(string); !ok || s != v {
+			t.Errorf("stringAt(%q).(string) = %q, %v", v, s, ok)
+		}
+	}
+}
