@@ -810,7 +810,9 @@ func (n *Node) clone(env Env) (*Node, error) {
 // fingerprint mixes into h what decides the node's future behaviour: its
 // machines, Lamport clock, persisted state, timers set, and whether it is
 // up (see World.Fingerprint).
-func (n *Node) fingerprint(h *deep.Hasher) {
+//
+// With shift, every timestamp is lowered by base (World.Shift).
+func (n *Node) fingerprint(h *deep.Hasher, base uint64, shift bool) {
 	var flags uint64
 	for i, b := range []bool{n.started, n.crashed, n.stopped, n.err != nil} {
 		if b {
@@ -818,8 +820,12 @@ func (n *Node) fingerprint(h *deep.Hasher) {
 		}
 	}
 	h.Word(flags)
-	h.Word(n.lamport)
+	h.Word(n.lamport - base)
 	for _, r := range n.resources {
+		if a, ok := n.machines[r].(algo.Shifter); ok && shift {
+			h.Value(a.AbstractFrom(n.lamport, base))
+			continue
+		}
 		if a, ok := n.machines[r].(algo.Abstracter); ok {
 			h.Value(a.Abstract(n.lamport))
 			continue

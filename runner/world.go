@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -175,6 +176,12 @@ type World struct {
 	// Observe, if set, sees every event the world's nodes record, after
 	// the world has taken it into account.
 	Observe func(ev *trace.Event)
+	// Shift makes Fingerprint count two states that differ only by the
+	// same amount added to every Lamport timestamp as one state, when
+	// every machine is an algo.Shifter and every node is up (the search
+	// sets it only where no process crashes: a recovery may reset
+	// timestamps to zero, which a shift does not commute with).
+	Shift bool
 }
 
 // procLoad is a process's workload in a World.
@@ -539,8 +546,9 @@ func (w *World) Clone() (*World, error) {
 // so two states that differ only there behave alike. A machine that
 // implements algo.Abstracter counts by its Abstract value.
 func (w *World) Fingerprint(h *deep.Hasher) {
+	base, shift := w.shiftBase()
 	for p, nd := range w.nodes {
-		nd.fingerprint(h)
+		nd.fingerprint(h, base, shift)
 		pl := &w.load[p]
 		for j := range pl.left {
 			h.Word(uint64(pl.left[j])<<8 | uint64(pl.phase[j]))
@@ -555,14 +563,41 @@ func (w *World) Fingerprint(h *deep.Hasher) {
 			m := &e.Msg
 			h.String(m.Type)
 			h.String(m.Resource)
-			h.Word(m.Stamp)
+			h.Word(m.Stamp - base)
 			h.Word(uint64(m.ID))
 			h.Word(m.Term)
 			h.Word(uint64(len(m.Vals)))
 			for _, v := range m.Vals {
 				h.Word(v)
 			}
-			h.Word(e.Lamport)
+			h.Word(e.Lamport - base)
 		}
 	}
+}
+
+// shiftBase says by how much Fingerprint lowers every timestamp: the
+// smallest of the nodes' clocks, if w.Shift and every machine is an
+// algo.Shifter on a node that is up; 0 and false otherwise. The smallest
+// clock rises by d when every timestamp does, so two states that differ
+// by a shift are hashed alike.
+func (w *World) shiftBase() (uint64, bool) {
+	if !w.Shift {
+		return 0, false
+	}
+	base := uint64(math.MaxUint64)
+	for _, nd := range w.nodes {
+		if !nd.started || nd.crashed || nd.stopped || nd.err != nil {
+			return 0, false
+		}
+		for _, m := range nd.machines {
+			if _, ok := m.(algo.Shifter); !ok {
+				return 0, false
+			}
+		}
+		base = min(base, nd.lamport)
+	}
+	if base == math.MaxUint64 {
+		return 0, false
+	}
+	return base, true
 }

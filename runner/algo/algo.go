@@ -155,6 +155,25 @@ type Abstracter interface {
 	Abstract(clock uint64) any
 }
 
+// Shifter is implemented by Abstracters whose machines read Lamport
+// timestamps only through comparisons between them and max (the runtime
+// adds the +1), never against a constant, and whose messages' Stamps are
+// all Lamport timestamps. Such a machine behaves the same if every
+// timestamp of the run, the nodes' clocks and the stamps in flight
+// included, is raised by the same amount; so the schedule search counts
+// two states that differ only by such a shift as one (the translation
+// reduction, dmx explore). AbstractFrom is Abstract with every timestamp
+// it keeps lowered by base (modulo 2^64: base may exceed some of them; a
+// value Abstract keeps as a flag rather than as a timestamp stays as it
+// is). Abstract(clock) must equal AbstractFrom(clock, 0).
+//
+// A recovery that resets timestamps to zero breaks the shift; the search
+// uses it only on runs where no process crashes.
+type Shifter interface {
+	Abstracter
+	AbstractFrom(clock, base uint64) any
+}
+
 // StampedRequest is a request (T, id) as a State shows it: the timestamp
 // it was made with and the process that made it.
 type StampedRequest struct {

@@ -49,6 +49,10 @@ type Options struct {
 	// the state hashing: the search then walks the tree of all schedules
 	// (the baselines of the figures in the README).
 	NoSleep, NoHash bool
+	// NoShift turns the translation reduction off (runner.World.Shift):
+	// states that differ by a shift of every Lamport timestamp are then
+	// counted apart.
+	NoShift bool
 	// Deadline, if not zero, ends the search then (not exhausted); so
 	// does closing Stop (an interrupt). Shrink and Shortest end early
 	// too, with what they have.
@@ -271,7 +275,13 @@ func (s *search) passes() error {
 
 // world builds the run's world from scratch, recording into rec if not nil.
 func (s *search) world(rec runner.Recorder) (*runner.World, error) {
-	return runner.NewWorld(s.plan, rec)
+	w, err := runner.NewWorld(s.plan, rec)
+	if err == nil {
+		// A recovery may reset timestamps: the translation reduction
+		// holds only where no process crashes.
+		w.Shift = !s.opt.Crash && !s.opt.Restart && !s.opt.NoShift
+	}
+	return w, err
 }
 
 // key names a step across states: its kind, its process, the message it

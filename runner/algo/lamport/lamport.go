@@ -205,28 +205,40 @@ func (m *Machine) setWait(out []algo.Output, set []int) []algo.Output {
 //
 // The queue's timestamps stay: a request that arrives later is placed by
 // comparing its timestamp with them.
-func (m *Machine) Abstract(clock uint64) any {
+func (m *Machine) Abstract(clock uint64) any { return m.AbstractFrom(clock, 0) }
+
+// AbstractFrom implements algo.Shifter: Lamport's machine reads timestamps
+// only by comparing them (queue order, heard[j] <= T_i) and keeps the
+// largest (max), and every message it sends is stamped with one, so
+// Abstract with every timestamp lowered by base describes the same future
+// shifted by base.
+func (m *Machine) AbstractFrom(clock, base uint64) any {
 	a := struct {
 		queue            []req
 		requesting, held bool
 		t                uint64
+		kind             []uint8 // per process: 0 below (or not above T_i), 1 above T_i, 2 kept whole
 		heard            []uint64
 		wait             []int
-	}{queue: m.queue, requesting: m.requesting, held: m.held, wait: m.wait, heard: make([]uint64, len(m.heard))}
+	}{requesting: m.requesting, held: m.held, wait: m.wait, kind: make([]uint8, len(m.heard)), heard: make([]uint64, len(m.heard))}
+	if len(m.queue) > 0 {
+		a.queue = make([]req, len(m.queue))
+		for i, r := range m.queue {
+			a.queue[i] = req{r.t - base, r.id}
+		}
+	}
 	for j, h := range m.heard {
 		switch {
 		case m.requesting && h > m.t:
-			a.heard[j] = 1
+			a.kind[j] = 1
 		case m.requesting:
-			a.heard[j] = 0
 		case h < clock:
-			a.heard[j] = 0
 		default:
-			a.heard[j] = h
+			a.kind[j], a.heard[j] = 2, h-base
 		}
 	}
 	if m.requesting {
-		a.t = m.t
+		a.t = m.t - base
 	}
 	return a
 }

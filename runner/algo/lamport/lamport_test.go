@@ -2,6 +2,7 @@ package lamport
 
 import (
 	"errors"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -107,5 +108,76 @@ func TestAbstractExact(t *testing.T) {
 	f, _ := run([]algo.Input{req(5)})
 	if fp(e, 6) == fp(f, 6) {
 		t.Fatalf("requests of T_i 4 and 5 abstract alike")
+	}
+}
+
+// TestAbstractFromShift: the condition of algo.Shifter. Two machines fed
+// the same inputs except that every clock and stamp of the second is
+// larger by d give the same outputs but for stamps larger by d, and the
+// same AbstractFrom once each is lowered by its own base; so two states
+// of a run that differ by a shift are one state to the search. Random
+// histories, one printed seed.
+func TestAbstractFromShift(t *testing.T) {
+	const seed = 20261124
+	r := rand.New(rand.NewPCG(seed, 0))
+	fp := func(m *Machine, clock, base uint64) deep.Fingerprint {
+		var h deep.Hasher
+		h.Value(m.AbstractFrom(clock, base))
+		return h.Sum()
+	}
+	if fp(&Machine{id: 0, n: 3, heard: make([]uint64, 3)}, 7, 0) != func() deep.Fingerprint {
+		var h deep.Hasher
+		h.Value((&Machine{id: 0, n: 3, heard: make([]uint64, 3)}).Abstract(7))
+		return h.Sum()
+	}() {
+		t.Fatal("Abstract(clock) is not AbstractFrom(clock, 0)")
+	}
+	types := []string{MsgRequest, MsgAck, MsgRelease}
+	for run := 0; run < 200; run++ {
+		d := 1 + r.Uint64N(50)
+		ma, _ := New(algo.Config{ID: 0, N: 3})
+		mb, _ := New(algo.Config{ID: 0, N: 3})
+		a, b := ma.(*Machine), mb.(*Machine)
+		clock := uint64(0)
+		for step := 0; step < 30; step++ {
+			clock += 1 + r.Uint64N(3)
+			var in algo.Input
+			switch k := r.IntN(6); {
+			case k == 0:
+				in = algo.Input{Kind: algo.Request, Clock: clock, Resource: "cs"}
+			case k == 1:
+				in = algo.Input{Kind: algo.Release, Clock: clock, Resource: "cs"}
+			default:
+				from := 1 + r.IntN(2)
+				in = algo.Input{Kind: algo.Receive, Clock: clock, From: from,
+					Msg: algo.Msg{Type: types[r.IntN(3)], Stamp: clock - 1 - r.Uint64N(min(clock, 6)), ID: from}}
+			}
+			shifted := in
+			shifted.Clock += d
+			if in.Kind == algo.Receive {
+				shifted.Msg.Stamp += d
+			}
+			oa, ob := a.Step(in), b.Step(shifted)
+			for i := range ob {
+				if ob[i].Kind == algo.Send {
+					ob[i].Msg.Stamp -= d
+				}
+			}
+			if !reflect.DeepEqual(oa, ob) {
+				t.Fatalf("seed %d run %d: after %+v shifted by %d, outputs %v and %v", seed, run, in, d, oa, ob)
+			}
+			base := r.Uint64N(clock + 1)
+			if fp(a, clock, base) != fp(b, clock+d, base+d) {
+				t.Fatalf("seed %d run %d step %d: %v and %v (shifted by %d) abstract differently from base %d", seed, run, step, a, b, d, base)
+			}
+		}
+	}
+	// A shift is all AbstractFrom forgives: a request of T_i 4 and one of
+	// 5, seen from the same base, still differ.
+	e, f := &Machine{id: 0, n: 3, heard: make([]uint64, 3)}, &Machine{id: 0, n: 3, heard: make([]uint64, 3)}
+	e.Step(algo.Input{Kind: algo.Request, Clock: 4, Resource: "cs"})
+	f.Step(algo.Input{Kind: algo.Request, Clock: 5, Resource: "cs"})
+	if fp(e, 6, 2) == fp(f, 6, 2) {
+		t.Fatal("requests of T_i 4 and 5 abstract alike from one base")
 	}
 }
