@@ -285,7 +285,14 @@ func (s *search) world(rec runner.Recorder) (*runner.World, error) {
 }
 
 // key names a step across states: its kind, its process, the message it
-// delivers (by id), the resource and timer it concerns.
+// delivers or loses (by its place in its channel), the resource and timer
+// it concerns. A place, not the message's id: two states with one
+// fingerprint hold the same messages in every channel, but not always
+// with the same ids (an id counts its sender's sends, which the
+// fingerprint leaves out), and a sleep set stored at one must name the
+// same steps at the other. A step of another process never moves a
+// message in a channel (it only appends to channels from it), so a place
+// names the same message for as long as a step sleeps.
 type key struct {
 	kind     StepKindCode
 	proc     int32
@@ -302,11 +309,11 @@ var kindCodes = map[runner.StepKind]StepKindCode{
 	runner.StepDeliver: 1, runner.StepTimer: 2, runner.StepRequest: 3, runner.StepRelease: 4, runner.StepCrash: 5, runner.StepRecover: 6, runner.StepLose: 7,
 }
 
-func keyOf(w *runner.World, st runner.Step) key {
+func keyOf(st runner.Step) key {
 	k := key{kind: kindCodes[st.Kind], proc: int32(st.Proc), from: int32(st.From)}
 	switch st.Kind {
 	case runner.StepDeliver, runner.StepLose:
-		k.msg = w.InFlight(st.From, st.Proc)[st.Index].ID
+		k.msg = int64(st.Index)
 	case runner.StepTimer, runner.StepRequest, runner.StepRelease:
 		k.resource, k.timer = st.Resource, st.Timer
 	}
@@ -375,7 +382,7 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 	lv.all = all
 	keys := lv.keys[:0]
 	for _, st := range all {
-		keys = append(keys, keyOf(w, st))
+		keys = append(keys, keyOf(st))
 	}
 	lv.keys = keys
 	todo := lv.todo[:0]
@@ -454,7 +461,7 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 		return
 	}
 	for i, st := range todo {
-		k := keyOf(w, st)
+		k := keyOf(st)
 		var childSleep []key
 		if !s.opt.NoSleep {
 			for _, z := range sleep {
