@@ -784,6 +784,10 @@ func (n *Node) clone(env Env) (*Node, error) {
 	c.plan = slices.Clone(n.plan)
 	c.machines = make(map[string]algo.Machine, len(n.machines))
 	for r, m := range n.machines {
+		if cl, ok := m.(algo.Cloner); ok {
+			c.machines[r] = cl.Clone()
+			continue
+		}
 		cm, err := deep.Copy(m)
 		if err != nil {
 			return nil, fmt.Errorf("%s: copy P%d's machine: %w", n.spec.Name, n.ID, err)

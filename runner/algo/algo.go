@@ -155,6 +155,14 @@ type Abstracter interface {
 	Abstract(clock uint64) any
 }
 
+// Cloner is implemented by machines that copy themselves faster than a
+// deep copy by reflection does (the schedule search copies every machine
+// at every branch). Clone returns a machine that shares nothing mutable
+// with the receiver.
+type Cloner interface {
+	Clone() Machine
+}
+
 // Shifter is implemented by Abstracters whose machines read Lamport
 // timestamps only through comparisons between them and max (the runtime
 // adds the +1), never against a constant, and whose messages' Stamps are

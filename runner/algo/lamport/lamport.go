@@ -243,6 +243,13 @@ func (m *Machine) AbstractFrom(clock, base uint64) any {
 	return a
 }
 
+// Clone implements algo.Cloner.
+func (m *Machine) Clone() algo.Machine {
+	c := *m
+	c.queue, c.heard, c.wait = slices.Clone(m.queue), slices.Clone(m.heard), slices.Clone(m.wait)
+	return &c
+}
+
 // String describes the machine's state, for scripts and debugging.
 func (m *Machine) String() string {
 	s := "RELEASED"

@@ -181,3 +181,22 @@ func TestAbstractFromShift(t *testing.T) {
 		t.Fatal("requests of T_i 4 and 5 abstract alike from one base")
 	}
 }
+
+// TestClone: a clone equals its original and shares nothing with it: a
+// step of one leaves the other as it was.
+func TestClone(t *testing.T) {
+	m, _ := New(algo.Config{ID: 0, N: 3})
+	a := m.(*Machine)
+	a.Step(algo.Input{Kind: algo.Receive, Clock: 3, From: 1, Msg: algo.Msg{Type: MsgRequest, Stamp: 2, ID: 1}})
+	a.Step(algo.Input{Kind: algo.Request, Clock: 4, Resource: "cs"})
+	b := a.Clone().(*Machine)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("clone %v of %v", b, a)
+	}
+	before := b.String()
+	a.Step(algo.Input{Kind: algo.Receive, Clock: 6, From: 2, Msg: algo.Msg{Type: MsgAck, Stamp: 5, ID: 2}})
+	a.Step(algo.Input{Kind: algo.Receive, Clock: 7, From: 1, Msg: algo.Msg{Type: MsgRelease, Stamp: 6, ID: 1}})
+	if b.String() != before || b.String() == a.String() {
+		t.Fatalf("a step of the original changed the clone: %s, was %s", b, before)
+	}
+}
