@@ -170,16 +170,24 @@ type Cloner interface {
 // timestamp of the run, the nodes' clocks and the stamps in flight
 // included, is raised by the same amount; so the schedule search counts
 // two states that differ only by such a shift as one (the translation
-// reduction, dmx explore). AbstractFrom is Abstract with every timestamp
-// it keeps lowered by base (modulo 2^64: base may exceed some of them; a
-// value Abstract keeps as a flag rather than as a timestamp stays as it
-// is). Abstract(clock) must equal AbstractFrom(clock, 0).
+// reduction, dmx explore).
+//
+// AbstractFrom writes to out the words of what Abstract(clock) keeps, with
+// every timestamp lowered by base (modulo 2^64: base may exceed some of
+// them; a value kept as a flag rather than as a timestamp stays as it
+// is), in an encoding no other state's words begin with. Words, not a
+// value: the search calls it for every machine of every state it meets.
 //
 // A recovery that resets timestamps to zero breaks the shift; the search
 // uses it only on runs where no process crashes.
 type Shifter interface {
 	Abstracter
-	AbstractFrom(clock, base uint64) any
+	AbstractFrom(out Words, clock, base uint64)
+}
+
+// Words receives the words a Shifter describes its state with.
+type Words interface {
+	Word(uint64)
 }
 
 // StampedRequest is a request (T, id) as a State shows it: the timestamp

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -443,7 +444,7 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 			s.stop = true
 			return
 		}
-		if w.Quiescent() {
+		if quiescent(all) {
 			s.final(w, m)
 			if s.stop {
 				return
@@ -504,6 +505,17 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 			sleep = append(sleep, k)
 		}
 	}
+}
+
+// quiescent reports whether steps (what s.steps returned) holds no step
+// but the search's faults: w.Quiescent without listing the steps again.
+func quiescent(steps []runner.Step) bool {
+	for _, st := range steps {
+		if !isFault(st) && st.Kind != runner.StepRecover {
+			return false
+		}
+	}
+	return true
 }
 
 // awake appends to todo the steps of all (whose keys are keys) not in
@@ -704,7 +716,14 @@ func (t *sleepTable) id(ks []key) uint32 {
 	slices.SortFunc(sorted, compareKeys)
 	t.buf = t.buf[:0]
 	for _, k := range sorted {
-		t.buf = fmt.Appendf(t.buf, "%d/%d/%d/%d/%q/%q;", k.kind, k.proc, k.from, k.msg, k.resource, k.timer)
+		t.buf = append(t.buf, byte(k.kind))
+		t.buf = binary.AppendVarint(t.buf, int64(k.proc))
+		t.buf = binary.AppendVarint(t.buf, int64(k.from))
+		t.buf = binary.AppendVarint(t.buf, k.msg)
+		t.buf = binary.AppendUvarint(t.buf, uint64(len(k.resource)))
+		t.buf = append(t.buf, k.resource...)
+		t.buf = binary.AppendUvarint(t.buf, uint64(len(k.timer)))
+		t.buf = append(t.buf, k.timer...)
 	}
 	if id, ok := t.ids[string(t.buf)]; ok {
 		return id
