@@ -93,7 +93,10 @@ type Stats struct {
 	MaxDepth    int   // the longest schedule explored
 	Exhausted   bool  // every reachable state was visited
 	Truncated   bool  // some schedule reached MaxDepth
-	Elapsed     time.Duration
+	// Shifted says states that differ only by one shift of every Lamport
+	// timestamp were counted as one (runner.World.Shift).
+	Shifted bool
+	Elapsed time.Duration
 	// CPU is the processor time the search took (user and system, all
 	// threads: the garbage collector's included). On a busy machine it
 	// says more of the search's speed than Elapsed.
@@ -265,6 +268,7 @@ func (s *search) passes() error {
 			s.sleeps = newSleepTable()
 		}
 		s.st.Passes++
+		s.st.Shifted = s.visited != nil && w.Shifts()
 		s.dfs(w, s.newMonitor(), nil, 0)
 		if s.stop || !s.st.Truncated {
 			break
