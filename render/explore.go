@@ -88,6 +88,9 @@ func exploreText(w io.Writer, r *ExploreReport) error {
 	var b bytes.Buffer
 	st := r.Stats
 	how := "exhaustive search (state hashing, sleep sets)"
+	if st.Shifted {
+		how = "exhaustive search (state hashing up to a shift of every timestamp, sleep sets)"
+	}
 	if r.Walks > 0 {
 		how = fmt.Sprintf("%d random walks", r.Walks)
 	}
@@ -179,12 +182,13 @@ func exploreJSON(w io.Writer, r *ExploreReport) error {
 		MaxDepth    int                   `json:"max_depth"`
 		Exhausted   bool                  `json:"exhausted"`
 		Truncated   bool                  `json:"truncated"`
+		Shifted     bool                  `json:"shifted,omitempty"`
 		ElapsedNS   int64                 `json:"elapsed_ns"`
 		FirstAt     int64                 `json:"first_at,omitempty"`
 		Violation   *exploreJSONViolation `json:"violation,omitempty"`
 	}{Algorithm: r.Algorithm, Nodes: r.N, Entries: r.Entries, Reorder: r.Reorder, Channels: "reliable", Search: "exhaustive", Faults: r.Faults,
 		Verdict: ExploreVerdict(r), States: st.States, Visited: st.Visited, Passes: st.Passes, CPUNS: int64(st.CPU), Transitions: st.Transitions, Revisits: st.Revisits, Finals: st.Finals,
-		Walks: st.Walks, MaxDepth: st.MaxDepth, Exhausted: st.Exhausted, Truncated: st.Truncated, ElapsedNS: int64(st.Elapsed), FirstAt: st.FirstAt}
+		Walks: st.Walks, MaxDepth: st.MaxDepth, Exhausted: st.Exhausted, Truncated: st.Truncated, Shifted: st.Shifted, ElapsedNS: int64(st.Elapsed), FirstAt: st.FirstAt}
 	if r.Walks > 0 {
 		out.Search = "random"
 	}

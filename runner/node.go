@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -362,6 +363,9 @@ type TimerRef struct {
 // Armed returns the machine timers that are set, sorted by resource and
 // name: the timers a driver that steps a node by hand may fire (World).
 func (n *Node) Armed() []TimerRef {
+	if len(n.timers) == 0 {
+		return nil
+	}
 	out := make([]TimerRef, 0, len(n.timers))
 	for k := range n.timers {
 		r, name, _ := strings.Cut(k, "\x00")
@@ -661,6 +665,9 @@ func (n *Node) apply(r string, o algo.Output) {
 			t.Stop()
 		}
 		name := o.TimerName
+		if n.timers == nil {
+			n.timers = map[string]Timer{}
+		}
 		n.timers[key] = n.env.After(time.Duration(o.After), func() { n.fire(r, name) })
 	case algo.CancelTimer:
 		key := r + "\x00" + o.TimerName
@@ -691,6 +698,9 @@ func (n *Node) apply(r string, o algo.Output) {
 			n.OnLeader(o.Leader)
 		}
 	case algo.Persist:
+		if n.saved == nil {
+			n.saved = map[string]algo.Msg{}
+		}
 		n.saved[r] = o.Msg
 		n.record(trace.KindInternal, r, func(ev *trace.Event) {
 			ev.Detail = n.detail(trace.Persist{State: trace.Message(o.Msg)})
@@ -784,6 +794,10 @@ func (n *Node) clone(env Env) (*Node, error) {
 	c.plan = slices.Clone(n.plan)
 	c.machines = make(map[string]algo.Machine, len(n.machines))
 	for r, m := range n.machines {
+		if cl, ok := m.(algo.Cloner); ok {
+			c.machines[r] = cl.Clone()
+			continue
+		}
 		cm, err := deep.Copy(m)
 		if err != nil {
 			return nil, fmt.Errorf("%s: copy P%d's machine: %w", n.spec.Name, n.ID, err)
@@ -792,25 +806,29 @@ func (n *Node) clone(env Env) (*Node, error) {
 	}
 	// c.wrand stays shared: the workload's draws time the node's own
 	// callbacks, which such a driver never fires.
-	var err error
-	if c.saved, err = deep.Copy(n.saved); err != nil {
-		return nil, err
+	// The maps are copied only when not empty: a nil map reads as an
+	// empty one, and the few writes to them make them first (most states
+	// a search copies have no timers and nothing persisted).
+	c.saved, c.timers = nil, nil
+	if len(n.saved) > 0 {
+		var err error
+		if c.saved, err = deep.Copy(n.saved); err != nil {
+			return nil, err
+		}
 	}
-	c.timers = make(map[string]Timer, len(n.timers))
-	for k, t := range n.timers {
-		c.timers[k] = t
+	if len(n.timers) > 0 {
+		c.timers = maps.Clone(n.timers)
 	}
-	c.left = make(map[string]int, len(n.left))
-	for k, v := range n.left {
-		c.left[k] = v
-	}
+	c.left = maps.Clone(n.left)
 	return &c, nil
 }
 
 // fingerprint mixes into h what decides the node's future behaviour: its
 // machines, Lamport clock, persisted state, timers set, and whether it is
 // up (see World.Fingerprint).
-func (n *Node) fingerprint(h *deep.Hasher) {
+//
+// With shift, every timestamp is lowered by base (World.Shift).
+func (n *Node) fingerprint(h *deep.Hasher, base uint64, shift bool) {
 	var flags uint64
 	for i, b := range []bool{n.started, n.crashed, n.stopped, n.err != nil} {
 		if b {
@@ -818,8 +836,12 @@ func (n *Node) fingerprint(h *deep.Hasher) {
 		}
 	}
 	h.Word(flags)
-	h.Word(n.lamport)
+	h.Word(n.lamport - base)
 	for _, r := range n.resources {
+		if a, ok := n.machines[r].(algo.Shifter); ok && shift {
+			a.AbstractFrom(h, n.lamport, base)
+			continue
+		}
 		if a, ok := n.machines[r].(algo.Abstracter); ok {
 			h.Value(a.Abstract(n.lamport))
 			continue
@@ -830,6 +852,9 @@ func (n *Node) fingerprint(h *deep.Hasher) {
 		h.Value(n.saved)
 	}
 	h.Word(uint64(len(n.timers)))
+	if len(n.timers) == 0 {
+		return
+	}
 	for _, t := range n.Armed() {
 		h.String(t.Resource)
 		h.String(t.Name)

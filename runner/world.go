@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,16 +166,26 @@ type World struct {
 	plan  Plan
 	n     int
 	nodes []*Node
-	chans [][]*Envelope // index from*n+to: in flight, oldest first
-	load  []procLoad
-	now   int64
-	steps int
-	evs   int64 // events recorded
-	rec   Recorder
-	err   error
+	// shared[p] says nodes[p] is shared with a clone (copy on write: a
+	// step changes one node, so Clone copies none and the step copies
+	// the one it changes); nil: none is.
+	shared []bool
+	chans  [][]*Envelope // index from*n+to: in flight, oldest first
+	load   []procLoad
+	now    int64
+	steps  int
+	evs    int64 // events recorded
+	rec    Recorder
+	err    error
 	// Observe, if set, sees every event the world's nodes record, after
 	// the world has taken it into account.
 	Observe func(ev *trace.Event)
+	// Shift makes Fingerprint count two states that differ only by the
+	// same amount added to every Lamport timestamp as one state, when
+	// every machine is an algo.Shifter and every node is up (the search
+	// sets it only where no process crashes: a recovery may reset
+	// timestamps to zero, which a shift does not commute with).
+	Shift bool
 }
 
 // procLoad is a process's workload in a World.
@@ -291,8 +302,21 @@ func (w *World) Events() int64 { return w.evs }
 // Steps returns how many steps the world has taken.
 func (w *World) Steps() int { return w.steps }
 
-// Node returns process p's node.
+// Node returns process p's node, for reading: it may be shared with a
+// clone of the world (change a world only by its steps).
 func (w *World) Node(p int) *Node { return w.nodes[p] }
+
+// own returns process p's node, copied first if a clone shares it.
+func (w *World) own(p int) (*Node, error) {
+	if w.shared != nil && w.shared[p] {
+		cn, err := w.nodes[p].clone(&worldEnv{w, p})
+		if err != nil {
+			return nil, err
+		}
+		w.nodes[p], w.shared[p] = cn, false
+	}
+	return w.nodes[p], nil
+}
 
 // InFlight returns the messages in flight from one process to another,
 // oldest first; the caller must not modify them.
@@ -382,9 +406,17 @@ func (w *World) Apply(s Step) error {
 	if err := w.Can(s); err != nil {
 		return err
 	}
+	nd, err := w.own(s.Proc)
+	if err != nil {
+		return err
+	}
+	if s.Kind == StepLose {
+		if _, err := w.own(s.From); err != nil {
+			return err
+		}
+	}
 	w.steps++
 	w.now = int64(w.steps) * int64(StepTime)
-	nd := w.nodes[s.Proc]
 	switch s.Kind {
 	case StepDeliver:
 		i := s.From*w.n + s.Proc
@@ -499,7 +531,11 @@ func (w *World) check(s Step) error {
 func (w *World) Finish() (complete bool, err error) {
 	complete = w.Quiescent()
 	w.now = int64(w.steps+1) * int64(StepTime)
-	for _, nd := range w.nodes {
+	for p := range w.nodes {
+		nd, err := w.own(p)
+		if err != nil {
+			return false, err
+		}
 		nd.Stop()
 	}
 	return complete, w.failed()
@@ -510,14 +546,15 @@ func (w *World) Finish() (complete bool, err error) {
 func (w *World) Clone() (*World, error) {
 	c := *w
 	c.rec, c.Observe = nil, nil
-	c.nodes = make([]*Node, len(w.nodes))
-	for i, nd := range w.nodes {
-		cn, err := nd.clone(&worldEnv{&c, i})
-		if err != nil {
-			return nil, err
-		}
-		c.nodes[i] = cn
+	// The nodes are shared until a step changes one (own).
+	c.nodes = slices.Clone(w.nodes)
+	if w.shared == nil {
+		w.shared = make([]bool, len(w.nodes))
 	}
+	for i := range w.shared {
+		w.shared[i] = true
+	}
+	c.shared = slices.Clone(w.shared)
 	c.chans = make([][]*Envelope, len(w.chans))
 	for i, ch := range w.chans {
 		if len(ch) > 0 {
@@ -539,8 +576,9 @@ func (w *World) Clone() (*World, error) {
 // so two states that differ only there behave alike. A machine that
 // implements algo.Abstracter counts by its Abstract value.
 func (w *World) Fingerprint(h *deep.Hasher) {
+	base, shift := w.shiftBase()
 	for p, nd := range w.nodes {
-		nd.fingerprint(h)
+		nd.fingerprint(h, base, shift)
 		pl := &w.load[p]
 		for j := range pl.left {
 			h.Word(uint64(pl.left[j])<<8 | uint64(pl.phase[j]))
@@ -555,14 +593,48 @@ func (w *World) Fingerprint(h *deep.Hasher) {
 			m := &e.Msg
 			h.String(m.Type)
 			h.String(m.Resource)
-			h.Word(m.Stamp)
+			h.Word(m.Stamp - base)
 			h.Word(uint64(m.ID))
 			h.Word(m.Term)
 			h.Word(uint64(len(m.Vals)))
 			for _, v := range m.Vals {
 				h.Word(v)
 			}
-			h.Word(e.Lamport)
+			h.Word(e.Lamport - base)
 		}
 	}
+}
+
+// Shifts reports whether Fingerprint counts states that differ by a shift
+// of every timestamp as one now (see Shift).
+func (w *World) Shifts() bool {
+	_, ok := w.shiftBase()
+	return ok
+}
+
+// shiftBase says by how much Fingerprint lowers every timestamp: the
+// smallest of the nodes' clocks, if w.Shift and every machine is an
+// algo.Shifter on a node that is up; 0 and false otherwise. The smallest
+// clock rises by d when every timestamp does, so two states that differ
+// by a shift are hashed alike.
+func (w *World) shiftBase() (uint64, bool) {
+	if !w.Shift {
+		return 0, false
+	}
+	base := uint64(math.MaxUint64)
+	for _, nd := range w.nodes {
+		if !nd.started || nd.crashed || nd.stopped || nd.err != nil {
+			return 0, false
+		}
+		for _, m := range nd.machines {
+			if _, ok := m.(algo.Shifter); !ok {
+				return 0, false
+			}
+		}
+		base = min(base, nd.lamport)
+	}
+	if base == math.MaxUint64 {
+		return 0, false
+	}
+	return base, true
 }

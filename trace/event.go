@@ -3,6 +3,7 @@ package trace
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -33,6 +34,15 @@ const (
 	KindTrust         Kind = "trust"          // the failure detector stopped suspecting Peer
 	KindFault         Kind = "fault"          // an injected fault began, ended, or could not be applied (detail: Fault)
 )
+
+// Kinds are the kinds of events dmx records.
+var Kinds = []Kind{KindStart, KindSend, KindReceive, KindDrop, KindInternal, KindCSRequest, KindCSEnter,
+	KindCSExit, KindElectionStart, KindLeader, KindCrash, KindRecover, KindTimeout, KindDeliver, KindWait,
+	KindStop, KindSuspect, KindTrust, KindFault}
+
+// Known reports whether dmx records events of kind k (an imported trace
+// may hold others).
+func (k Kind) Known() bool { return slices.Contains(Kinds, k) }
 
 // NoPeer is the Peer of an event that involves no other process.
 const NoPeer = -1

@@ -124,6 +124,7 @@ Exit code: 1 a violation was found; 0 none, and the space was exhausted;
 	fs.BoolVar(&noShrink, "no-shrink", false, "report the violation as found, without shrinking it")
 	fs.BoolVar(&opt.NoSleep, "no-reduce", false, "no partial-order reduction (sleep sets): for comparison")
 	fs.BoolVar(&opt.NoHash, "no-hash", false, "no state hashing: walk the tree of all schedules (for comparison)")
+	fs.BoolVar(&opt.NoShift, "no-shift", false, "count states that differ only by a shift of every Lamport timestamp apart (for comparison)")
 	fs.StringVarP(&out, "out", "o", "", "trace file to write the violation into (default dmx-explore-ALGO.db; an existing trace gets one more run)")
 	fs.StringVar(&scen, "scenario-out", "", "scenario file to write the violation's schedule into (default: the trace's name with .json)")
 	fs.StringVar(&format, "format", "text", "output: text or json")

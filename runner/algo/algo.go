@@ -155,6 +155,41 @@ type Abstracter interface {
 	Abstract(clock uint64) any
 }
 
+// Cloner is implemented by machines that copy themselves faster than a
+// deep copy by reflection does (the schedule search copies every machine
+// at every branch). Clone returns a machine that shares nothing mutable
+// with the receiver.
+type Cloner interface {
+	Clone() Machine
+}
+
+// Shifter is implemented by Abstracters whose machines read Lamport
+// timestamps only through comparisons between them and max (the runtime
+// adds the +1), never against a constant, and whose messages' Stamps are
+// all Lamport timestamps. Such a machine behaves the same if every
+// timestamp of the run, the nodes' clocks and the stamps in flight
+// included, is raised by the same amount; so the schedule search counts
+// two states that differ only by such a shift as one (the translation
+// reduction, dmx explore).
+//
+// AbstractFrom writes to out the words of what Abstract(clock) keeps, with
+// every timestamp lowered by base (modulo 2^64: base may exceed some of
+// them; a value kept as a flag rather than as a timestamp stays as it
+// is), in an encoding no other state's words begin with. Words, not a
+// value: the search calls it for every machine of every state it meets.
+//
+// A recovery that resets timestamps to zero breaks the shift; the search
+// uses it only on runs where no process crashes.
+type Shifter interface {
+	Abstracter
+	AbstractFrom(out Words, clock, base uint64)
+}
+
+// Words receives the words a Shifter describes its state with.
+type Words interface {
+	Word(uint64)
+}
+
 // StampedRequest is a request (T, id) as a State shows it: the timestamp
 // it was made with and the process that made it.
 type StampedRequest struct {

@@ -14,7 +14,13 @@
 //     met again is not explored again; a machine that implements
 //     algo.Abstracter counts by its Abstract value, which leaves out
 //     exactly what no longer decides anything, as Lamport's stale
-//     timestamps; the states are kept in a lean table, visited.go) and
+//     timestamps; where every machine is an algo.Shifter and no process
+//     may crash, states that differ only by the same amount added to
+//     every Lamport timestamp, clocks and stamps in flight included, are
+//     one state, hashed with every timestamp less the smallest clock:
+//     such machines only compare timestamps and take their maximum, so the
+//     futures of the two are the same but for the shift; the states are
+//     kept in a lean table, visited.go) and
 //     sleep sets, a partial-order
 //     reduction that is sound here: a step belongs to the process it
 //     happens at (a delivery to its receiver; a loss to both its sender,

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -49,6 +50,10 @@ type Options struct {
 	// the state hashing: the search then walks the tree of all schedules
 	// (the baselines of the figures in the README).
 	NoSleep, NoHash bool
+	// NoShift turns the translation reduction off (runner.World.Shift):
+	// states that differ by a shift of every Lamport timestamp are then
+	// counted apart.
+	NoShift bool
 	// Deadline, if not zero, ends the search then (not exhausted); so
 	// does closing Stop (an interrupt). Shrink and Shortest end early
 	// too, with what they have.
@@ -88,7 +93,10 @@ type Stats struct {
 	MaxDepth    int   // the longest schedule explored
 	Exhausted   bool  // every reachable state was visited
 	Truncated   bool  // some schedule reached MaxDepth
-	Elapsed     time.Duration
+	// Shifted says states that differ only by one shift of every Lamport
+	// timestamp were counted as one (runner.World.Shift).
+	Shifted bool
+	Elapsed time.Duration
 	// CPU is the processor time the search took (user and system, all
 	// threads: the garbage collector's included). On a busy machine it
 	// says more of the search's speed than Elapsed.
@@ -260,6 +268,7 @@ func (s *search) passes() error {
 			s.sleeps = newSleepTable()
 		}
 		s.st.Passes++
+		s.st.Shifted = s.visited != nil && w.Shifts()
 		s.dfs(w, s.newMonitor(), nil, 0)
 		if s.stop || !s.st.Truncated {
 			break
@@ -271,11 +280,24 @@ func (s *search) passes() error {
 
 // world builds the run's world from scratch, recording into rec if not nil.
 func (s *search) world(rec runner.Recorder) (*runner.World, error) {
-	return runner.NewWorld(s.plan, rec)
+	w, err := runner.NewWorld(s.plan, rec)
+	if err == nil {
+		// A recovery may reset timestamps: the translation reduction
+		// holds only where no process crashes.
+		w.Shift = !s.opt.Crash && !s.opt.Restart && !s.opt.NoShift
+	}
+	return w, err
 }
 
 // key names a step across states: its kind, its process, the message it
-// delivers (by id), the resource and timer it concerns.
+// delivers or loses (by its place in its channel), the resource and timer
+// it concerns. A place, not the message's id: two states with one
+// fingerprint hold the same messages in every channel, but not always
+// with the same ids (an id counts its sender's sends, which the
+// fingerprint leaves out), and a sleep set stored at one must name the
+// same steps at the other. A step of another process never moves a
+// message in a channel (it only appends to channels from it), so a place
+// names the same message for as long as a step sleeps.
 type key struct {
 	kind     StepKindCode
 	proc     int32
@@ -292,11 +314,11 @@ var kindCodes = map[runner.StepKind]StepKindCode{
 	runner.StepDeliver: 1, runner.StepTimer: 2, runner.StepRequest: 3, runner.StepRelease: 4, runner.StepCrash: 5, runner.StepRecover: 6, runner.StepLose: 7,
 }
 
-func keyOf(w *runner.World, st runner.Step) key {
+func keyOf(st runner.Step) key {
 	k := key{kind: kindCodes[st.Kind], proc: int32(st.Proc), from: int32(st.From)}
 	switch st.Kind {
 	case runner.StepDeliver, runner.StepLose:
-		k.msg = w.InFlight(st.From, st.Proc)[st.Index].ID
+		k.msg = int64(st.Index)
 	case runner.StepTimer, runner.StepRequest, runner.StepRelease:
 		k.resource, k.timer = st.Resource, st.Timer
 	}
@@ -365,7 +387,7 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 	lv.all = all
 	keys := lv.keys[:0]
 	for _, st := range all {
-		keys = append(keys, keyOf(w, st))
+		keys = append(keys, keyOf(st))
 	}
 	lv.keys = keys
 	todo := lv.todo[:0]
@@ -426,7 +448,7 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 			s.stop = true
 			return
 		}
-		if w.Quiescent() {
+		if quiescent(all) {
 			s.final(w, m)
 			if s.stop {
 				return
@@ -444,7 +466,7 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 		return
 	}
 	for i, st := range todo {
-		k := keyOf(w, st)
+		k := keyOf(st)
 		var childSleep []key
 		if !s.opt.NoSleep {
 			for _, z := range sleep {
@@ -487,6 +509,17 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 			sleep = append(sleep, k)
 		}
 	}
+}
+
+// quiescent reports whether steps (what s.steps returned) holds no step
+// but the search's faults: w.Quiescent without listing the steps again.
+func quiescent(steps []runner.Step) bool {
+	for _, st := range steps {
+		if !isFault(st) && st.Kind != runner.StepRecover {
+			return false
+		}
+	}
+	return true
 }
 
 // awake appends to todo the steps of all (whose keys are keys) not in
@@ -687,7 +720,14 @@ func (t *sleepTable) id(ks []key) uint32 {
 	slices.SortFunc(sorted, compareKeys)
 	t.buf = t.buf[:0]
 	for _, k := range sorted {
-		t.buf = fmt.Appendf(t.buf, "%d/%d/%d/%d/%q/%q;", k.kind, k.proc, k.from, k.msg, k.resource, k.timer)
+		t.buf = append(t.buf, byte(k.kind))
+		t.buf = binary.AppendVarint(t.buf, int64(k.proc))
+		t.buf = binary.AppendVarint(t.buf, int64(k.from))
+		t.buf = binary.AppendVarint(t.buf, k.msg)
+		t.buf = binary.AppendUvarint(t.buf, uint64(len(k.resource)))
+		t.buf = append(t.buf, k.resource...)
+		t.buf = binary.AppendUvarint(t.buf, uint64(len(k.timer)))
+		t.buf = append(t.buf, k.timer...)
 	}
 	if id, ok := t.ids[string(t.buf)]; ok {
 		return id

@@ -334,6 +334,10 @@ func (rp *replayer) visit(ev *trace.Event, _ *analyze.HB) {
 		rp.fail(bad("%v: no process %d in a run of %d", ev, ev.Proc, len(rp.procs)))
 		return
 	}
+	if !ev.Kind.Known() {
+		rp.fail(bad("%v: event kind %q is not one dmx records", ev, ev.Kind))
+		return
+	}
 	p := rp.procs[ev.Proc]
 	// A drop met while outputs are pending was made in the middle of a
 	// step: the replay made it there too (env.Transmit).

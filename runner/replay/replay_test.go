@@ -289,6 +289,15 @@ func TestReplayBadTraces(t *testing.T) {
 			return e
 		}, "broken trace"},
 		{"process out of range", nil, func(e []trace.Event) []trace.Event { e[0].Proc = 7; return e }, "P7"},
+		{"unknown kind", nil, func(e []trace.Event) []trace.Event {
+			for i := range e {
+				if e[i].Kind == trace.KindCSRequest {
+					e[i].Kind = "bogus"
+					break
+				}
+			}
+			return e
+		}, `event kind "bogus" is not one dmx records`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, e := run, append([]trace.Event(nil), evs...)

@@ -214,14 +214,8 @@ func (m *Machine) Abstract(clock uint64) any {
 		wait             []int
 	}{queue: m.queue, requesting: m.requesting, held: m.held, wait: m.wait, heard: make([]uint64, len(m.heard))}
 	for j, h := range m.heard {
-		switch {
-		case m.requesting && h > m.t:
-			a.heard[j] = 1
-		case m.requesting:
-			a.heard[j] = 0
-		case h < clock:
-			a.heard[j] = 0
-		default:
+		a.heard[j] = m.heardClass(h, clock)
+		if a.heard[j] == heardKept {
 			a.heard[j] = h
 		}
 	}
@@ -229,6 +223,67 @@ func (m *Machine) Abstract(clock uint64) any {
 		a.t = m.t
 	}
 	return a
+}
+
+// What Abstract and AbstractFrom keep of heard[j] (see Abstract).
+const (
+	heardBelow = 0 // not above T_i while the own request waits, below the clock otherwise
+	heardAbove = 1 // above T_i while the own request waits
+	heardKept  = 2 // kept whole (not below the clock while released or held)
+)
+
+func (m *Machine) heardClass(h, clock uint64) uint64 {
+	switch {
+	case m.requesting && h > m.t:
+		return heardAbove
+	case m.requesting, h < clock:
+		return heardBelow
+	}
+	return heardKept
+}
+
+// AbstractFrom implements algo.Shifter: Lamport's machine reads timestamps
+// only by comparing them (queue order, heard[j] <= T_i) and keeps the
+// largest (max), and every message it sends is stamped with one, so
+// Abstract with every timestamp lowered by base describes the same future
+// shifted by base. The words: the flags, T_i if requesting, the queue's
+// length and (T, id) pairs, each heard[j]'s class (and its value, lowered,
+// if kept), the wait set's length and members.
+func (m *Machine) AbstractFrom(out algo.Words, clock, base uint64) {
+	var flags uint64
+	if m.requesting {
+		flags |= 1
+	}
+	if m.held {
+		flags |= 2
+	}
+	out.Word(flags)
+	if m.requesting {
+		out.Word(m.t - base)
+	}
+	out.Word(uint64(len(m.queue)))
+	for _, r := range m.queue {
+		out.Word(r.t - base)
+		out.Word(uint64(r.id))
+	}
+	for _, h := range m.heard {
+		c := m.heardClass(h, clock)
+		out.Word(c)
+		if c == heardKept {
+			out.Word(h - base)
+		}
+	}
+	out.Word(uint64(len(m.wait)))
+	for _, w := range m.wait {
+		out.Word(uint64(w))
+	}
+}
+
+// Clone implements algo.Cloner.
+func (m *Machine) Clone() algo.Machine {
+	c := *m
+	c.queue, c.heard, c.wait = slices.Clone(m.queue), slices.Clone(m.heard), slices.Clone(m.wait)
+	return &c
 }
 
 // String describes the machine's state, for scripts and debugging.
