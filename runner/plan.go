@@ -166,6 +166,10 @@ const (
 	maxNodes = 1000
 )
 
+// DefaultParams returns the algorithm parameters the driver of p starts
+// from where p does not set them: none in the simulator; over real UDP,
+// what the algorithm's Spec.UDPParams gives for p's parameters.
+//
 // Real processes need time-outs with room. The algorithms' own defaults
 // (a beat every 20ms and suspicion after 40ms of silence, bully's 50ms
 // answer time-out, ring's 200ms, a 100ms lease) suit the simulator, whose
@@ -173,63 +177,23 @@ const (
 // loaded 2-core machine a process can wait a few hundred milliseconds for
 // a core, and an algorithm whose safety rests on a time-out then rightly
 // fails (seed 004: "D too small => inaccurate"; bully's "safety is broken
-// if too tight deadline"). A DriverUDP plan starts from udpParams where the
-// algorithm, in the variant the plan's own parameters choose, has the
-// parameter and the plan does not set it; the simulator keeps the
-// algorithms' defaults. They are recorded in runs.params with the others,
-// so that a rerun uses the same.
-//
-// The figures: silence of T+D = 250ms before a suspicion, a beat every
-// 50ms (a loaded machine sees stalls of 100-400ms), and a process's own
-// stall not counted as the others' silence (fd-stall=discount, package fd:
-// when every process was off the CPU at once, the first to run again would
-// suspect all the others); bully waits as long for an
-// answer as the detector for a beat, so that an answer too late for the
-// time-out comes from a process the detector would suspect anyway; and a
-// leader killed at 600ms is replaced within about T+D+timeout = 500ms (the
-// README's tour kills the next one at 1.3s). Rings wait 600ms for their
-// coordinator message (2N hops of a loaded machine), a token ring 1s for
-// its token before it suspects a loss, and a lease lasts 500ms.
-var (
-	udpDetector = map[string]string{"fd-period": "50ms", "fd-allowance": "200ms", "fd-stall": "discount"}
-	udpBully    = withParams(udpDetector, "timeout", "250ms")
-	udpRing     = withParams(udpDetector, "timeout", "600ms")
-	// udpParams is keyed by algorithm, or by "algorithm key=value" for a
-	// variant its parameters choose.
-	udpParams = map[string]map[string]string{
-		"bully":                      udpBully,
-		"ring":                       udpRing,
-		"chang-roberts":              udpRing,
-		"lease":                      {"lease": "500ms"},
-		"central failover=bully":     udpBully,
-		"central failover=ring":      udpRing,
-		"token-ring regenerate=true": withParams(udpRing, "token-timeout", "1s"),
-	}
-)
-
-func withParams(m map[string]string, kv ...string) map[string]string {
-	out := maps.Clone(m)
-	for i := 0; i+1 < len(kv); i += 2 {
-		out[kv[i]] = kv[i+1]
-	}
-	return out
-}
-
-// DefaultParams returns the algorithm parameters the driver of p starts
-// from where p does not set them (see udpParams): none in the simulator.
+// if too tight deadline"). So each algorithm whose safety rests on one
+// says what it runs with over UDP (fd.UDPParams, bully.UDPParams,
+// ring.UDPParams, ...), in the variant the plan's own parameters choose.
+// They are recorded in runs.params with the others, so that a rerun uses
+// the same.
 func (p Plan) DefaultParams() map[string]string {
-	if p.driver() != DriverUDP || p.Spec == nil {
+	if p.driver() != DriverUDP || p.Spec == nil || p.Spec.UDPParams == nil {
 		return nil
 	}
-	out := map[string]string{}
-	maps.Copy(out, udpParams[p.Spec.Name])
-	for k, v := range p.Params {
-		maps.Copy(out, udpParams[p.Spec.Name+" "+k+"="+v])
-	}
+	out := maps.Clone(p.Spec.UDPParams(p.Params))
 	for k := range out {
 		if !slices.ContainsFunc(p.Spec.Params, func(q algo.Param) bool { return q.Name == k }) {
 			delete(out, k)
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -241,6 +241,14 @@ type Spec struct {
 	Validity string
 	Costs    []Cost  // what it costs: the seeds' figures (dmx stats compares runs with them) and dmx's own counts
 	Params   []Param // parameters it accepts
+	// UDPParams, if set, returns the parameters a run over real UDP
+	// starts from where the plan sets none, given the plan's own
+	// parameters (a variant they choose may need others): time-outs that
+	// the stalls of a loaded machine do not break, where the defaults suit
+	// the simulator, whose processes are never off the CPU (see
+	// runner.Plan.DefaultParams). Parameters the algorithm does not accept
+	// are left out.
+	UDPParams func(params map[string]string) map[string]string
 	// Variants are the configurations worth testing besides the defaults:
 	// the variants the seeds name and the options that change the protocol
 	// (see Variant). Tests run every algorithm of the registry with its

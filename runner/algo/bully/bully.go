@@ -64,11 +64,20 @@ var Spec = algo.Spec{
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Between(n-2, n*n-1) })},
 		fd.Cost("", nil),
 	},
-	Params:   params,
-	Variants: variants,
-	New:      New,
-	Parts:    algo.ElectionParts,
+	Params:    params,
+	UDPParams: UDPParams,
+	Variants:  variants,
+	New:       New,
+	Parts:     algo.ElectionParts,
 }
+
+// UDPParams are bully's parameters over real UDP (algo.Spec.UDPParams):
+// the detector's (fd.UDPParams), and an answer waited for as long as the
+// detector waits for a beat, 250ms, so that an answer too late for the
+// time-out comes from a process the detector would suspect anyway (seed
+// 004: "safety is broken if too tight deadline"). A leader killed is then
+// replaced within about T+D+timeout = 500ms.
+func UDPParams(map[string]string) map[string]string { return fd.UDPParams("timeout", "250ms") }
 
 type phase int
 

@@ -10,6 +10,7 @@ import (
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/bully"
 	"github.com/dmxlab/dmx/runner/algo/fd"
+	"github.com/dmxlab/dmx/runner/algo/ring"
 )
 
 // Message types.
@@ -71,7 +72,18 @@ var Spec = algo.Spec{
 			Note: "failover: per new coordinator, a state query to each other process and its reply; heartbeats apart"},
 		fd.Cost("failover only", func(s algo.Setting) bool { return cmp.Or(s.Params["failover"], "none") != "none" }),
 	},
-	Params:   params,
+	Params: params,
+	// Over real UDP, failover elects with its election's parameters
+	// there (algo.Spec.UDPParams).
+	UDPParams: func(p map[string]string) map[string]string {
+		switch p["failover"] {
+		case FailoverBully:
+			return bully.UDPParams(p)
+		case FailoverRing:
+			return ring.UDPParams(p)
+		}
+		return nil
+	},
 	Variants: variants,
 	New:      New,
 	Parts: func(p map[string]string) algo.Parts {

@@ -30,6 +30,20 @@ var Params = []algo.Param{
 	StallParam,
 }
 
+// UDPParams are the detector's parameters for a run over real UDP (see
+// algo.Spec.UDPParams): a beat every 50ms and suspicion after T+D =
+// 250ms of silence, since a loaded machine sees stalls of 100-400ms; and
+// a process's own stall not counted as the others' silence (when every
+// process was off the CPU at once, the first to run again would suspect
+// all the others). With more parameters given as key, value pairs.
+func UDPParams(kv ...string) map[string]string {
+	out := map[string]string{"fd-period": "50ms", "fd-allowance": "200ms", "fd-stall": StallDiscount}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
 // StallParam is the parameter fd-stall, for machines that declare the
 // detector's parameters one by one.
 var StallParam = algo.Param{Name: "fd-stall", Default: StallCount, Doc: "heartbeat failure detector: count (seed 004 as written) or discount the time this process itself was off the CPU or paused, seen as its own timers firing late, from the others' silence (dmx run's default)"}

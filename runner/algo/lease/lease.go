@@ -66,8 +66,12 @@ var Spec = algo.Spec{
 			}},
 	},
 	Params: params,
-	New:    New,
-	Parts:  algo.ElectionParts,
+	// Over real UDP a lease lasts 500ms (algo.Spec.UDPParams): a loaded
+	// machine's stalls of 100-400ms would let a 100ms lease lapse in the
+	// middle of a term.
+	UDPParams: func(map[string]string) map[string]string { return map[string]string{"lease": "500ms"} },
+	New:       New,
+	Parts:     algo.ElectionParts,
 }
 
 type role int

@@ -72,7 +72,16 @@ var Spec = algo.Spec{
 		{Measure: algo.MessagesPerRecovery, Formula: "an election + N", Note: "regenerate: per suspected loss, a probe round the ring; heartbeats apart"},
 		fd.Cost("regenerate only", func(s algo.Setting) bool { return s.Params["regenerate"] == "true" }),
 	},
-	Params:   params,
+	Params: params,
+	// Over real UDP, regeneration elects with a ring's parameters there
+	// and waits 1s for the token before it suspects a loss
+	// (algo.Spec.UDPParams).
+	UDPParams: func(p map[string]string) map[string]string {
+		if p["regenerate"] != "true" {
+			return nil
+		}
+		return fd.UDPParams("timeout", "600ms", "token-timeout", "1s")
+	},
 	Variants: variants,
 	New:      New,
 	Parts: func(p map[string]string) algo.Parts {
