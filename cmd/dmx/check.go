@@ -77,7 +77,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 				}
 				all = append(all, reps...)
 			}
-			return verdictExit(printReports(cmd.OutOrStdout(), format, all, maxFindings))
+			return verdictExit(printReports(cmd.OutOrStdout(), cmd.ErrOrStderr(), format, all, maxFindings))
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, json, or junit (JUnit XML for CI test reports)")
@@ -199,8 +199,11 @@ func checkRuns(st *trace.Store, runs []trace.Run, o checkOptions) ([]render.Repo
 
 // printReports renders reps in format and returns the exit code of their
 // verdict; a report that could not be written (stdout closed) is exit 2.
-func printReports(w io.Writer, format string, reps []render.Report, maxShown int) int {
+func printReports(w, errw io.Writer, format string, reps []render.Report, maxShown int) int {
 	if err := render.Reports(w, format, reps, maxShown); err != nil {
+		// The verdict could not be written (a closed pipe, a full
+		// disk): say so where it can still be read.
+		fmt.Fprintf(errw, "dmx: write the report: %v\n", err)
 		return exitUsage
 	}
 	return exitCode(render.Verdict(reps))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,4 +158,18 @@ func TestCheckVerdictExitCodes(t *testing.T) {
 	if code, out, _ := dmx(t, "check", "--format", "json", dead, short); code != 1 {
 		t.Errorf("check of a violation and an incomplete run: exit %d\n%s", code, out)
 	}
+	// A verdict that cannot be written (stdout closed) is exit 2, and
+	// stderr says why.
+	for _, format := range []string{"table", "json", "junit"} {
+		var errb bytes.Buffer
+		code := Do([]string{"check", "--format", format, short}, strings.NewReader(""), failWriter{}, &errb)
+		if code != 2 || !strings.Contains(errb.String(), "write the report: closed") {
+			t.Errorf("check --format %s into a closed stdout: exit %d, stderr %q", format, code, errb.String())
+		}
+	}
 }
+
+// failWriter is a stdout that is closed.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("closed") }

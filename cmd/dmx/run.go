@@ -454,7 +454,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	code := printReports(stdout, f.format, reports, defaultMaxShown)
+	code := printReports(stdout, stderr, f.format, reports, defaultMaxShown)
 	diag := "diagram: none: the run was interrupted (dmx render draws one)"
 	if !it.interrupted() {
 		// Drawing reads the trace again: after Ctrl-C, which asks dmx
