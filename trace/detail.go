@@ -224,14 +224,19 @@ const (
 )
 
 // appendDetail writes an AND wait as dmx always did, without a model, and
-// an OR wait with "model" first, as encoding/json orders a map's keys.
+// an OR wait with "model" first, as encoding/json orders a map's keys. An
+// empty set is [], never null, so that json_array_length reads 0.
 func (d Wait) appendDetail(b []byte) []byte {
 	b = append(b, '{')
 	if d.Model == WaitAny {
 		b = append(b, `"model":"or",`...)
 	}
 	b = append(b, `"waiting_for":`...)
-	b = appendInts(b, d.WaitingFor)
+	if d.WaitingFor == nil {
+		b = append(b, "[]"...)
+	} else {
+		b = appendInts(b, d.WaitingFor)
+	}
 	return append(b, '}')
 }
 
@@ -753,6 +758,9 @@ func (e *Event) Wait() (Wait, error) {
 	}
 	if d.WaitingFor == nil && e.Peer != NoPeer {
 		d.WaitingFor = []int{e.Peer}
+	}
+	if len(d.WaitingFor) == 0 {
+		d.WaitingFor = nil // [] and null alike: waits for nobody
 	}
 	return d, err
 }
