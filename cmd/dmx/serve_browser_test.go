@@ -489,9 +489,18 @@ func TestServeInBrowserFaults(t *testing.T) {
 		})
 	}
 	v = whole("1:1")
+	// The fit may be drawn a moment after the view first covers the
+	// run (a loaded machine): wait for the drawing to show both crashes.
 	var crashes, leaders int
-	eval(`S.panes[0].hits.filter((h) => h.e.k === 'crash').length`, &crashes)
-	eval(`S.panes[0].hits.filter((h) => h.e.k === 'leader').length`, &leaders)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		eval(`S.panes[0].hits.filter((h) => h.e.k === 'crash').length`, &crashes)
+		eval(`S.panes[0].hits.filter((h) => h.e.k === 'leader').length`, &leaders)
+		if crashes == 2 && leaders > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	v = view(t, tctx)
 	if crashes != 2 || leaders == 0 || v.Panes[0].Drawn.Marks == 0 {
 		t.Errorf("the bully run draws %d crashes (want 2), %d leader events, %d marks named", crashes, leaders, v.Panes[0].Drawn.Marks)
 	}
