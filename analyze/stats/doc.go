@@ -53,7 +53,11 @@
 //   - An election is a round: it opens at an election_start when none is
 //     open and closes when every live process believes in one leader that
 //     it decided after the round opened. Its messages are those sent while
-//     it was open; its completion time runs from its first start to the
+//     it was open by processes that a start of the round happened before,
+//     and, after it closed, those sent on receiving one of them (a ring's
+//     elected message goes on round the ring after the last decision; a
+//     lease master's renewals, sent on a timer, are not the election's);
+//     its completion time runs from its first start to the
 //     decision that closed it, in wall time and in hops (the longest chain
 //     from a start of the round to that decision).
 //   - A multicast is counted once however many processes deliver it: the

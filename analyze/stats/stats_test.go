@@ -309,10 +309,7 @@ func TestElectionStats(t *testing.T) {
 func TestCosts(t *testing.T) {
 	const entries = 3
 	mutex := runner.Workload{Entries: entries, Contention: runner.ContentionNone, Hold: runner.Dist{Max: time.Millisecond}}
-	// A round of stats runs on after everyone knows the leader, so that
-	// it counts a lease master's renewals too: lease's uncontested
-	// election is not one round.
-	skip := map[string]algo.Measure{"lease": algo.MessagesPerElection}
+	skip := map[string]algo.Measure{}
 	compared := 0
 	for _, spec := range registry.All() {
 		for _, n := range []int{3, 5, 9} {

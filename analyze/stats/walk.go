@@ -18,6 +18,7 @@ type carry struct {
 	sync   []hop   // per resource: from the latest exit known
 	client [][]hop // per resource, per requester: from its pending request
 	el     hop     // from a start of the current election round
+	round  bool    // counted among its election round's messages
 }
 
 const (
@@ -34,6 +35,12 @@ type pstate struct {
 	pending [][]pend
 	status  []uint8
 	el      hop
+	// echo says the latest input was the receipt of a message of the
+	// current election round: what it sends now is the round's, even
+	// after the round closed (a ring's elected message goes on round the
+	// ring after the last decision), where a send on a timer is not (a
+	// lease master's renewals).
+	echo bool
 
 	down      bool
 	belief    int // leader believed; valid if hasBelief
@@ -146,8 +153,13 @@ func (w *walker) event(ev *trace.Event, hb *analyze.HB) {
 			for range l.Sent {
 				w.count(ev, typ)
 			}
+			w.proc(ev.Proc).echo = false
 			w.received += int64(len(l.Recv))
 		}
+	}
+	switch ev.Kind {
+	case trace.KindTimeout, trace.KindCSRequest, trace.KindCSExit, trace.KindStart, trace.KindRecover, trace.KindCrash:
+		w.proc(ev.Proc).echo = false // an input other than a receipt
 	}
 	switch ev.Kind {
 	case trace.KindSend:
@@ -195,7 +207,8 @@ func (w *walker) event(ev *trace.Event, hb *analyze.HB) {
 }
 
 func (w *walker) send(ev *trace.Event) {
-	if !w.count(ev, ev.MsgType) || ev.Msg == 0 {
+	ok, round := w.count(ev, ev.MsgType)
+	if !ok || ev.Msg == 0 {
 		return
 	}
 	ps := w.proc(ev.Proc)
@@ -208,31 +221,32 @@ func (w *walker) send(ev *trace.Event) {
 	for r := range ps.client {
 		c.client[r] = append(c.client[r][:0], ps.client[r]...)
 	}
-	c.el = ps.el
+	c.el, c.round = ps.el, round
 	w.inflight[ev.Msg] = c
 }
 
 // count counts a message of type typ that ev sends, and reports whether it
 // is one of the algorithm's.
-func (w *walker) count(ev *trace.Event, typ string) bool {
+func (w *walker) count(ev *trace.Event, typ string) (ok, round bool) {
 	w.sent++
 	ps := w.proc(ev.Proc)
 	if typ == HeartbeatType {
 		// Heartbeats are the failure detector's, not the algorithm's: they
 		// are counted apart and carry no hop counter.
 		w.st.Messages.Heartbeat++
-		return false
+		return false, false
 	}
 	w.st.Messages.Total++
 	w.st.Messages.ByType[typ]++
 	w.window++
-	if ps.el.id != 0 && ps.el.id == w.roundID {
+	if ps.el.id != 0 && ps.el.id == w.roundID && (w.roundOpen || ps.echo) {
 		// Sent by a process that a start of the latest round happened
-		// before: the round's message, even after it closed (the elected
-		// message still goes round the ring after the last decision).
+		// before, while the round is open or, after it closed, on
+		// receiving one of its messages (see pstate.echo).
 		w.roundMsgs++
+		return true, true
 	}
-	return true
+	return true, false
 }
 
 func (w *walker) newCarry() *carry {
@@ -251,12 +265,14 @@ func (w *walker) receive(ev *trace.Event, hb *analyze.HB) {
 	if _, ok := hb.Send(); ok {
 		w.received++
 	}
+	ps := w.proc(ev.Proc)
+	ps.echo = false
 	c, ok := w.inflight[ev.Msg]
 	if !ok {
 		return // a heartbeat, a duplicate, or a send that was not seen
 	}
 	delete(w.inflight, ev.Msg)
-	ps := w.proc(ev.Proc)
+	ps.echo = c.round && c.el.id == w.roundID
 	for r, m := range c.sync {
 		if m.id == 0 || r >= len(ps.sync) {
 			continue
