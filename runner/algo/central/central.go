@@ -9,8 +9,8 @@ import (
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/bully"
+	"github.com/dmxlab/dmx/runner/algo/election"
 	"github.com/dmxlab/dmx/runner/algo/fd"
-	"github.com/dmxlab/dmx/runner/algo/ring"
 )
 
 // Message types.
@@ -80,7 +80,7 @@ var Spec = algo.Spec{
 		case FailoverBully:
 			return bully.UDPParams(p)
 		case FailoverRing:
-			return ring.UDPParams(p)
+			return election.RingUDPParams()
 		}
 		return nil
 	},

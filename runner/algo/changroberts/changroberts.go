@@ -54,16 +54,11 @@ var Spec = algo.Spec{
 	Costs: append(election.RingCosts("best: the would-be leader initiates; worst: its successor does; 2N+(N-1-i) when P_i alone initiates"),
 		fd.Cost("", nil)),
 	Params:    params,
-	UDPParams: UDPParams,
+	UDPParams: func(map[string]string) map[string]string { return election.RingUDPParams() },
 	Variants:  variants,
 	New:       New,
 	Parts:     algo.ElectionParts,
 }
-
-// UDPParams are Chang and Roberts's ring's parameters over real UDP (algo.Spec.UDPParams):
-// the detector's (fd.UDPParams), and 600ms waited for the coordinator
-// message, 2N hops of a loaded machine.
-func UDPParams(map[string]string) map[string]string { return fd.UDPParams("timeout", "600ms") }
 
 // Machine is one process of Chang and Roberts.
 type Machine struct {

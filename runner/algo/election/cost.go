@@ -1,6 +1,9 @@
 package election
 
-import "github.com/dmxlab/dmx/runner/algo"
+import (
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/fd"
+)
 
 // RingCosts are seed 001's figures for an election round a ring: messages
 // and completion time, best 2N (the would-be leader initiates), worst 3N-1
@@ -13,4 +16,13 @@ func RingCosts(note string) []algo.Cost {
 		{Measure: algo.MessagesPerElection, Formula: "best 2N, avg 2.5N, worst 3N-1", Note: note, Seed: seed, Eval: cases},
 		{Measure: algo.Completion, Formula: "best 2N, avg 2.5N, worst 3N-1 message transmission times", Seed: seed, Eval: cases},
 	}
+}
+
+// RingUDPParams are a ring election's parameters over real UDP
+// (algo.Spec.UDPParams; ring and chang-roberts, and the elections of
+// central's and token-ring's failover by ring): the detector's
+// (fd.UDPParams), and 600ms waited for the coordinator message, 2N hops
+// of a loaded machine. With more parameters as key, value pairs.
+func RingUDPParams(kv ...string) map[string]string {
+	return fd.UDPParams(append([]string{"timeout", "600ms"}, kv...)...)
 }

@@ -57,16 +57,11 @@ var Spec = algo.Spec{
 			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * n) })},
 		fd.Cost("", nil)),
 	Params:    params,
-	UDPParams: UDPParams,
+	UDPParams: func(map[string]string) map[string]string { return election.RingUDPParams() },
 	Variants:  variants,
 	New:       New,
 	Parts:     algo.ElectionParts,
 }
-
-// UDPParams are the ring election's parameters over real UDP (algo.Spec.UDPParams):
-// the detector's (fd.UDPParams), and 600ms waited for the coordinator
-// message, 2N hops of a loaded machine.
-func UDPParams(map[string]string) map[string]string { return fd.UDPParams("timeout", "600ms") }
 
 // Machine is one process of the ring election.
 type Machine struct {

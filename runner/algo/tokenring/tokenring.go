@@ -7,6 +7,7 @@ import (
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/changroberts"
+	"github.com/dmxlab/dmx/runner/algo/election"
 	"github.com/dmxlab/dmx/runner/algo/fd"
 	"github.com/dmxlab/dmx/runner/algo/ring"
 )
@@ -80,7 +81,7 @@ var Spec = algo.Spec{
 		if p["regenerate"] != "true" {
 			return nil
 		}
-		return fd.UDPParams("timeout", "600ms", "token-timeout", "1s")
+		return election.RingUDPParams("token-timeout", "1s")
 	},
 	Variants: variants,
 	New:      New,
