@@ -3,6 +3,11 @@
 // and checks, queries and measures them. Run `dmx --help`.
 package main
 
-import "os"
+import (
+	"os"
+
+	// Before go-graphviz's initialization: see the package.
+	_ "github.com/dmxlab/dmx/render/gvcache"
+)
 
 func main() { os.Exit(Do(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
