@@ -200,6 +200,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		}
 	}
 	tr.hold = true
+	tr.ackDelay = ackDelay
 	env.tr = tr
 	env.node = node
 	node.OnDone = func() { out.send(fromNode{Done: true}) }

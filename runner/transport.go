@@ -126,6 +126,12 @@ const (
 	maxRTO     = time.Second
 )
 
+// ackDelay is how long a node's acknowledgement may wait for data going
+// back to its peer to carry it (see ackHeld): well within initialRTO,
+// even with the 10ms of the node loop's tick that sends it when the node
+// is idle.
+const ackDelay = 2 * time.Millisecond
+
 // inOrder is the receiving end of a channel that delivers in the order
 // sent: messages are numbered from 1 and each is delivered once, after
 // those sent before it, except one marked unordered (a reorder fault),
@@ -249,9 +255,12 @@ type transport struct {
 	hold bool
 	held []heldDgram
 	// ackDue says which peers sent data not acknowledged yet (with hold):
-	// acksDue lists them.
-	ackDue  []bool
-	acksDue []int
+	// acksDue lists them, since acksSince. ackDelay is how long such an
+	// acknowledgement may wait for data going back to carry it.
+	ackDue    []bool
+	acksDue   []int
+	acksSince time.Time
+	ackDelay  time.Duration
 	// At the safe point: the data going to each peer for the first time
 	// (bundles, by peer; bundled lists the peers), and the packets of the
 	// datagram being made.
@@ -431,18 +440,31 @@ func (t *transport) sendHeld() {
 		t.bundles[to] = t.bundles[to][:0]
 	}
 	t.bundled = t.bundled[:0]
-	for _, to := range t.acksDue {
-		if t.ackDue[to] {
-			t.ack(to) // held, and sent below
-		}
-	}
-	t.acksDue = t.acksDue[:0]
+	t.ackHeld(false)
 	for i, h := range t.held {
 		// Loopback rarely refuses; retransmission covers a transient error.
 		t.conn.WriteToUDPAddrPort(h.pd.data, t.peerAddrs[h.to])
 		t.held[i] = heldDgram{}
 	}
 	t.held = t.held[:0]
+}
+
+// ackHeld acknowledges what came from peers that no data datagram
+// acknowledged since, once the oldest of these acknowledgements has
+// waited ackDelay (now, if force). An acknowledgement alone is a datagram
+// that wakes its receiver for nothing but bookkeeping; under load the
+// data going back soon carries it instead. The acknowledgements are held,
+// and sent by the caller's sendHeld.
+func (t *transport) ackHeld(force bool) {
+	if len(t.acksDue) == 0 || !force && t.ackDelay > 0 && time.Since(t.acksSince) < t.ackDelay {
+		return
+	}
+	for _, to := range t.acksDue {
+		if t.ackDue[to] {
+			t.ack(to)
+		}
+	}
+	t.acksDue = t.acksDue[:0]
 }
 
 // maxBundle bounds the body of a datagram of several packets.
@@ -534,6 +556,9 @@ func (t *transport) handlePacket(p *packet, addr netip.AddrPort) {
 			// Acknowledged at the safe point, by the data going back
 			// to p.From if there is some.
 			t.ackDue[p.From] = true
+			if len(t.acksDue) == 0 {
+				t.acksSince = time.Now()
+			}
 			t.acksDue = append(t.acksDue, p.From)
 		}
 	default:
