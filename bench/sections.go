@@ -20,6 +20,9 @@ type Sections struct {
 	// RunnerCPU is the CPU time of this process (the runner and its trace
 	// writer) during the run; NodeCPU that of the node processes.
 	RunnerCPU, NodeCPU time.Duration
+	// Datagrams is how many datagrams the nodes wrote, Retransmits how
+	// many of them were sent again.
+	Datagrams, Retransmits int64
 }
 
 // PerSecond is the critical sections a second.
@@ -51,7 +54,8 @@ func RunSections(ctx context.Context, p runner.Plan, hooks runner.LaunchHooks, d
 		err = cerr
 	}
 	out := Sections{Sections: c.exits, Events: res.Events, Status: res.Status,
-		RunnerCPU: selfCPU() - cpu0, NodeCPU: res.NodeCPU}
+		RunnerCPU: selfCPU() - cpu0, NodeCPU: res.NodeCPU,
+		Datagrams: res.Transport.Sent, Retransmits: res.Transport.Retransmits}
 	if c.exits > 0 {
 		out.Span = time.Duration(c.lastExit - c.firstRequest)
 	}

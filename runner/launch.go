@@ -66,6 +66,7 @@ func (r *Rejections) add(s Rejections) {
 	r.Abandoned += s.Abandoned
 	r.GivenUp += s.GivenUp
 	r.FaultDrops += s.FaultDrops
+	r.Sent += s.Sent
 }
 
 type nodeProc struct {

@@ -72,6 +72,7 @@ type Rejections struct {
 	Abandoned   int64 `json:"abandoned"`   // datagrams not sent or not retransmitted because their receiver was down (its process had ended)
 	GivenUp     int64 `json:"given_up"`    // datagrams given up after the fault layer dropped maxTries copies in a row
 	FaultDrops  int64 `json:"fault_drops"` // datagrams (data and acks) the fault layer dropped
+	Sent        int64 `json:"sent"`        // datagrams this node wrote, retransmissions included
 }
 
 // Total is the number of datagrams rejected (duplicates are not rejections).
@@ -267,6 +268,11 @@ type transport struct {
 	bundles [][]*pending
 	bundled []int
 	bundle  []*packet
+	// sock, if set, writes what sendHeld sends in one system call:
+	// batching gathers it in outq meanwhile.
+	sock     *sock
+	batching bool
+	outq     []outDgram
 }
 
 // heldDgram is a datagram to send at the next safe point.
@@ -398,8 +404,36 @@ func (t *transport) write(to int, pd *pending) {
 		return
 	}
 	t.sealData(to, pd)
+	t.writeOut(pd.data, to)
+}
+
+// writeOut writes datagram b to peer to; inside sendHeld it joins the
+// batch written at its end (with sock: in one system call).
+func (t *transport) writeOut(b []byte, to int) {
+	t.stats.Sent++
+	if t.batching {
+		t.outq = append(t.outq, outDgram{b, to})
+		return
+	}
 	// Loopback rarely refuses; retransmission covers a transient error.
-	t.conn.WriteToUDPAddrPort(pd.data, t.peerAddrs[to])
+	t.conn.WriteToUDPAddrPort(b, t.peerAddrs[to])
+}
+
+// flushOut writes the batch that sendHeld gathered.
+func (t *transport) flushOut() {
+	t.batching = false
+	if len(t.outq) == 0 {
+		return
+	}
+	if t.sock != nil {
+		t.sock.send(t.outq, t.peerAddrs)
+	} else {
+		for _, d := range t.outq {
+			t.conn.WriteToUDPAddrPort(d.b, t.peerAddrs[d.to])
+		}
+	}
+	clear(t.outq)
+	t.outq = t.outq[:0]
 }
 
 // sealData seals a data datagram the first time it leaves. It carries the
@@ -421,6 +455,8 @@ func (t *transport) sealData(to int, pd *pending) {
 // to one peer travels in one datagram, in the order sent (but for one
 // already sealed alone, which goes again as it was).
 func (t *transport) sendHeld() {
+	t.batching = true
+	defer t.flushOut()
 	sealed := t.held[:0]
 	for _, h := range t.held {
 		if h.pd.data != nil {
@@ -442,8 +478,7 @@ func (t *transport) sendHeld() {
 	t.bundled = t.bundled[:0]
 	t.ackHeld(false)
 	for i, h := range t.held {
-		// Loopback rarely refuses; retransmission covers a transient error.
-		t.conn.WriteToUDPAddrPort(h.pd.data, t.peerAddrs[h.to])
+		t.writeOut(h.pd.data, h.to)
 		t.held[i] = heldDgram{}
 	}
 	t.held = t.held[:0]
@@ -477,7 +512,7 @@ const maxBundle = 16 << 10
 func (t *transport) sendBundle(to int, pds []*pending) {
 	if len(pds) == 1 {
 		t.sealData(to, pds[0])
-		t.conn.WriteToUDPAddrPort(pds[0].data, t.peerAddrs[to])
+		t.writeOut(pds[0].data, to)
 		return
 	}
 	if !t.raw {
@@ -492,7 +527,7 @@ func (t *transport) sendBundle(to int, pds []*pending) {
 		t.bundle = append(t.bundle, pd.packet)
 		size += 64 + len(pd.packet.Env.VC)*4 + len(pd.packet.Env.Msg.Vals)*4
 		if size >= maxBundle || i == len(pds)-1 {
-			t.conn.WriteToUDPAddrPort(t.sealer.sealAll(t.bundle), t.peerAddrs[to])
+			t.writeOut(t.sealer.sealAll(t.bundle), to)
 			clear(t.bundle)
 			t.bundle, size = t.bundle[:0], 0
 		}

@@ -99,8 +99,9 @@ the ratio holds on a busy machine; the last line gives their medians.`,
 					bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
 					ratio := s.PerSecond() / bound
 					ratios[a] = append(ratios[a], ratio)
-					fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, CPU per event: nodes %v (their start included), runner %v\n",
+					fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, %.1f datagrams a CS (%d retransmitted), CPU per event: nodes %v (their start included), runner %v\n",
 						a, s.PerSecond(), 100*ratio, plural.Count(hopsPerSection[a], "hop"), s.Events,
+						float64(s.Datagrams)/float64(max(s.Sections, 1)), s.Retransmits,
 						perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events))
 				}
 			}
