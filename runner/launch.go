@@ -53,6 +53,10 @@ type LaunchResult struct {
 	// summed over those reaped: what running the nodes cost, beside the
 	// runner's own.
 	NodeCPU time.Duration
+	// NodeRunCPU is the part of NodeCPU the nodes used from the run's
+	// start to their stop, as they report it: their start-up (the
+	// program's initialisation, the hello phase) left out.
+	NodeRunCPU time.Duration
 }
 
 // add sums a node's counts into r.
@@ -477,6 +481,7 @@ func (l *launcher) handle(m nodeMsg) {
 		l.send(p, l.peers(addrs))
 	case m.m.Stats != nil:
 		l.res.Transport.add(*m.m.Stats)
+		l.res.NodeRunCPU += m.m.CPU
 	case m.m.Error != "":
 		l.fail(fmt.Errorf("node P%d: %s", p.id, m.m.Error))
 	}

@@ -96,7 +96,10 @@ type fromNode struct {
 	Hello string      `json:"hello,omitempty"`
 	Done  bool        `json:"done,omitempty"`
 	Stats *Rejections `json:"stats,omitempty"`
-	Error string      `json:"error,omitempty"`
+	// CPU, with Stats, is the CPU time the node used since it got the
+	// peers line: its part of the run, its start-up left out.
+	CPU   time.Duration `json:"cpu,omitempty"`
+	Error string        `json:"error,omitempty"`
 }
 
 // NodeMain is the body of the hidden `dmx node` command: one node of a run,
@@ -140,6 +143,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	if second.Stop {
 		return nil
 	}
+	cpu0 := ProcessCPU()
 	if len(second.Peers) != cfg.N {
 		return fmt.Errorf("node P%d: got %d peer addresses, want %d", cfg.ID, len(second.Peers), cfg.N)
 	}
@@ -295,7 +299,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	finish := func() error {
 		node.Stop()
 		st := tr.stats
-		out.send(fromNode{Stats: &st})
+		out.send(fromNode{Stats: &st, CPU: ProcessCPU() - cpu0})
 		env.settle()
 		return out.err
 	}
@@ -662,4 +666,11 @@ func readLine(r *bufio.Reader, v any) error {
 		return err
 	}
 	return json.Unmarshal(line, v)
+}
+
+// ProcessCPU is the CPU time (user and system) this process used so far.
+func ProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,12 +20,6 @@ import (
 // garbage collector and the reading ends included): beside a rate, which
 // depends on what else a shared machine does, the CPU time says what the
 // work costs.
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // steps are the events of a simulated Ricart-Agrawala run (5 processes,
 // high contention, no think or hold time: the run dmx bench measures)
@@ -70,7 +63,7 @@ func BenchmarkNodeEvent(b *testing.B) {
 	}()
 	env := &udpEnv{out: &pipeWriter{w: pw}}
 	b.ResetTimer()
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), ProcessCPU()
 	events := 0
 	for i := 0; events < b.N; i++ {
 		step := steps[i%len(steps)]
@@ -82,7 +75,7 @@ func BenchmarkNodeEvent(b *testing.B) {
 	}
 	pw.Close()
 	<-drained
-	el, cpu := time.Since(start), processCPU()-cpu0
+	el, cpu := time.Since(start), ProcessCPU()-cpu0
 	b.StopTimer()
 	pr.Close()
 	if got != events {
@@ -124,10 +117,10 @@ func BenchmarkMessage(b *testing.B) {
 		loops[i] = newBenchLoop(b, conns[i], trs[i])
 	}
 	b.ResetTimer()
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), ProcessCPU()
 	loops[0].do(func() { trs[0].send(msg(0, 0)) })
 	<-done
-	el, cpu := time.Since(start), processCPU()-cpu0
+	el, cpu := time.Since(start), ProcessCPU()-cpu0
 	b.StopTimer()
 	for _, l := range loops {
 		l.close()
@@ -202,14 +195,14 @@ func BenchmarkDatagram(b *testing.B) {
 		}
 	}
 	b.ResetTimer()
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), ProcessCPU()
 	wg.Add(2)
 	// P0 sends the first; the two then alternate: b.N datagrams in all.
 	go play(1, b.N/2)
 	go play(0, (b.N-1)/2)
 	conns[0].WriteToUDPAddrPort(msg, addrs[1])
 	wg.Wait()
-	el, cpu := time.Since(start), processCPU()-cpu0
+	el, cpu := time.Since(start), ProcessCPU()-cpu0
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/el.Seconds(), "msgs/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/msg")
