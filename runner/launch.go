@@ -260,11 +260,15 @@ func (l *launcher) spawn(i, inc int, c *nodeConfig) error {
 	if err != nil {
 		return err
 	}
-	stdout, err := cmd.StdoutPipe()
+	stdout, w, err := newNodePipe()
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		stdout.Close()
 		return fmt.Errorf("start node P%d: %w", i, err)
 	}
 	p := &nodeProc{id: i, inc: inc, cmd: cmd, stdin: stdin}
@@ -278,8 +282,9 @@ func (l *launcher) spawn(i, inc int, c *nodeConfig) error {
 
 // read hands what process p writes to the launcher's loop, then the end
 // of its output. It runs on its own goroutine.
-func (l *launcher) read(p *nodeProc, stdout io.Reader) {
+func (l *launcher) read(p *nodeProc, stdout io.ReadCloser) {
 	defer l.readers.Done()
+	defer stdout.Close()
 	err := decodeNode(p.id, stdout, l.hooks.Stderr, func(m nodeMsg) {
 		m.p = p
 		l.msgs <- m
