@@ -301,6 +301,7 @@ func decodeNode(id int, r io.Reader, stderr io.Writer, out func(nodeMsg)) error 
 	br := bufio.NewReaderSize(r, 64<<10)
 	var evs []trace.Event
 	var frame []byte
+	var parser trace.WireParser
 	pass := func() {
 		if len(evs) > 0 {
 			out(nodeMsg{evs: evs})
@@ -342,7 +343,7 @@ func decodeNode(id int, r io.Reader, stderr io.Writer, out func(nodeMsg)) error 
 		switch frame[0] {
 		case frameEvent:
 			var ev trace.Event
-			if err := trace.ParseWire(frame[1:], &ev); err != nil {
+			if err := parser.Parse(frame[1:], &ev); err != nil {
 				pass()
 				out(nodeMsg{m: &fromNode{Error: err.Error()}})
 				continue
