@@ -325,15 +325,21 @@ func TestDelayedAck(t *testing.T) {
 	if trs[1].stats.Sent != 0 && time.Since(start) < trs[1].ackDelay {
 		t.Fatal("an acknowledgement alone left at once")
 	}
+	// acked checks that P1 has sent sent datagrams in all, and that P0,
+	// given the last, waits for no acknowledgement.
+	acked := func(sent int64, what string) {
+		t.Helper()
+		if trs[1].stats.Sent != sent {
+			t.Fatalf("P1 sent %d datagrams, want %d: %s", trs[1].stats.Sent, sent, what)
+		}
+		recv(0)
+		if !trs[0].idle() {
+			t.Fatalf("P0 still waits for an acknowledgement after %s", what)
+		}
+	}
 	time.Sleep(trs[1].ackDelay)
 	trs[1].sendHeld()
-	if trs[1].stats.Sent != 1 {
-		t.Fatalf("after ackDelay P1 sent %d datagrams, want the acknowledgement", trs[1].stats.Sent)
-	}
-	recv(0)
-	if !trs[0].idle() {
-		t.Fatal("P0 still waits for an acknowledgement")
-	}
+	acked(1, "the acknowledgement alone, after ackDelay")
 
 	// Data going back within ackDelay carries the acknowledgement.
 	trs[0].send(&Envelope{ID: 2, From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
@@ -341,13 +347,7 @@ func TestDelayedAck(t *testing.T) {
 	recv(1)
 	trs[1].send(&Envelope{ID: 3, From: 1, To: 0, Msg: algo.Msg{Type: "r"}})
 	trs[1].sendHeld()
-	if trs[1].stats.Sent != 2 {
-		t.Fatalf("P1 sent %d datagrams, want one more: the reply with the acknowledgement", trs[1].stats.Sent)
-	}
-	recv(0)
-	if !trs[0].idle() {
-		t.Fatal("the reply did not acknowledge P0's message")
-	}
+	acked(2, "the reply, carrying the acknowledgement")
 	if len(got) != 3 {
 		t.Fatalf("delivered %d messages, want 3", len(got))
 	}
