@@ -221,8 +221,8 @@ func (c *inOrder[T]) advance(deliver func(T)) {
 	}
 }
 
-// transport is used from one goroutine only (the node loop); the socket
-// reader goroutine hands datagrams over through the loop.
+// transport is used from one goroutine only (the node loop, which reads
+// the socket itself: see sock).
 type transport struct {
 	id, n   int
 	inc     int    // this process's incarnation
