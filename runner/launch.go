@@ -260,7 +260,7 @@ func (l *launcher) spawn(i, inc int, c *nodeConfig) error {
 	if err != nil {
 		return err
 	}
-	stdout, w, err := newNodePipe()
+	stdout, w, err := newNodePipe(pipeSize(l.plan.N))
 	if err != nil {
 		return err
 	}

@@ -18,25 +18,36 @@ import (
 // about to wake. So the runner reads a node's pipe by polling it: a read
 // that finds nothing sleeps readPace and looks again, and a write to a
 // pipe nobody waits on wakes nobody. The pipe (pipeSize) holds far more
-// than a node writes in that time, so the node never waits for it; the
-// runner's reactions to events (a pause's SIGSTOP, a crash on an event,
-// the end of the workloads) come at most readPace later.
+// than a node writes in that time, so that a busy node does not wait for
+// it even when the runner falls behind for a while (its trace writer, a
+// loaded machine); the runner's reactions to events (a pause's SIGSTOP, a
+// crash on an event, the end of the workloads) come at most readPace
+// later.
 
 // readPace is how long the runner waits before it looks again at a node's
 // pipe that had nothing to read.
 const readPace = time.Millisecond
 
-// pipeSize is the capacity asked for a node's pipe (Linux grants up to
-// /proc/sys/fs/pipe-max-size, 1 MiB by default, to anyone).
-const pipeSize = 1 << 20
+// pipeSize is the capacity asked for the pipe of each of n nodes: up to
+// 1 MiB (what Linux grants anyone, /proc/sys/fs/pipe-max-size), less for
+// many nodes, so that a run's pipes take at most 16 MiB of the user's pipe
+// quota (pipe-user-pages-soft, 64 MiB by default: beyond it new pipes get
+// a page or two); 0 keeps Linux's 64 KiB.
+func pipeSize(n int) int {
+	size := min(1<<20, (16<<20)/max(n, 1))
+	if size <= 64<<10 {
+		return 0
+	}
+	return size
+}
 
 // polledPipe is the runner's end of a node's output pipe, read by polling.
 type polledPipe struct{ fd int }
 
-// newNodePipe makes a node's output pipe: the runner's end, and the end
-// the node's process writes (its standard output), which the runner
-// closes once the process has started.
-func newNodePipe() (*polledPipe, *os.File, error) {
+// newNodePipe makes a node's output pipe of size bytes (0: the default):
+// the runner's end, and the end the node's process writes (its standard
+// output), which the runner closes once the process has started.
+func newNodePipe(size int) (*polledPipe, *os.File, error) {
 	var fds [2]int
 	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
 		return nil, nil, fmt.Errorf("node pipe: %w", err)
@@ -46,7 +57,9 @@ func newNodePipe() (*polledPipe, *os.File, error) {
 		unix.Close(fds[1])
 		return nil, nil, fmt.Errorf("node pipe: %w", err)
 	}
-	unix.FcntlInt(uintptr(fds[0]), unix.F_SETPIPE_SZ, pipeSize) // a smaller pipe only makes the node wait sooner
+	if size > 0 {
+		unix.FcntlInt(uintptr(fds[0]), unix.F_SETPIPE_SZ, size) // a smaller pipe only makes the node wait sooner
+	}
 	return &polledPipe{fd: fds[0]}, os.NewFile(uintptr(fds[1]), "node-output"), nil
 }
 
