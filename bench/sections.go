@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/dmxlab/dmx/runner"
@@ -20,6 +19,12 @@ type Sections struct {
 	// RunnerCPU is the CPU time of this process (the runner and its trace
 	// writer) during the run; NodeCPU that of the node processes.
 	RunnerCPU, NodeCPU time.Duration
+	// NodeRunCPU is the part of NodeCPU from the run's start on (the
+	// nodes' start-up left out).
+	NodeRunCPU time.Duration
+	// Datagrams is how many datagrams the nodes wrote, Retransmits how
+	// many of them were sent again.
+	Datagrams, Retransmits int64
 }
 
 // PerSecond is the critical sections a second.
@@ -31,8 +36,14 @@ func (s Sections) PerSecond() float64 {
 }
 
 // RunSections carries out p with Launch, recording into a new trace in
-// dir as dmx run does, and measures its critical sections.
-func RunSections(ctx context.Context, p runner.Plan, hooks runner.LaunchHooks, dir string) (Sections, error) {
+// dir as dmx run does, and measures its critical sections. With noTrace
+// the runner takes every event as dmx run does but does not write it:
+// what is left of the run's cost without the trace writer.
+func RunSections(ctx context.Context, p runner.Plan, hooks runner.LaunchHooks, dir string, noTrace bool) (Sections, error) {
+	if noTrace {
+		c := &counter{}
+		return c.measure(ctx, p, hooks)
+	}
 	path := filepath.Join(dir, fmt.Sprintf("bench-%s-%d.db", p.Spec.Name, time.Now().UnixNano()))
 	st, err := trace.Create(path)
 	if err != nil {
@@ -43,31 +54,39 @@ func RunSections(ctx context.Context, p runner.Plan, hooks runner.LaunchHooks, d
 	if err != nil {
 		return Sections{}, err
 	}
-	w := st.NewWriter(run)
-	c := &counter{w: w}
-	cpu0 := selfCPU()
-	res, err := runner.Launch(ctx, p, c, hooks)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	out := Sections{Sections: c.exits, Events: res.Events, Status: res.Status,
-		RunnerCPU: selfCPU() - cpu0, NodeCPU: res.NodeCPU}
-	if c.exits > 0 {
-		out.Span = time.Duration(c.lastExit - c.firstRequest)
-	}
+	c := &counter{w: st.NewWriter(run)}
+	out, err := c.measure(ctx, p, hooks)
 	if err != nil {
 		return out, err
 	}
-	if !res.Complete {
-		return out, fmt.Errorf("%s: run did not complete: %s", p.Spec.Name, res.Status)
-	}
-	return out, st.EndRun(run, time.Now().UnixNano(), true, res.Status)
+	return out, st.EndRun(run, time.Now().UnixNano(), true, out.Status)
 }
 
-// counter records events into a trace writer and notes the span of the
-// critical sections.
+// measure carries out p with Launch, the events going through c.
+func (c *counter) measure(ctx context.Context, p runner.Plan, hooks runner.LaunchHooks) (Sections, error) {
+	cpu0 := runner.ProcessCPU()
+	res, err := runner.Launch(ctx, p, c, hooks)
+	if c.w != nil {
+		if cerr := c.w.Close(); err == nil {
+			err = cerr
+		}
+	}
+	out := Sections{Sections: c.exits, Events: res.Events, Status: res.Status,
+		RunnerCPU: runner.ProcessCPU() - cpu0, NodeCPU: res.NodeCPU, NodeRunCPU: res.NodeRunCPU,
+		Datagrams: res.Transport.Sent, Retransmits: res.Transport.Retransmits}
+	if c.exits > 0 {
+		out.Span = time.Duration(c.lastExit - c.firstRequest)
+	}
+	if err == nil && !res.Complete {
+		err = fmt.Errorf("%s: run did not complete: %s", p.Spec.Name, res.Status)
+	}
+	return out, err
+}
+
+// counter records events into a trace writer (none: it drops them) and
+// notes the span of the critical sections.
 type counter struct {
-	w                      *trace.Writer
+	w                      *trace.Writer // nil: not recorded
 	exits                  int
 	firstRequest, lastExit int64
 }
@@ -82,12 +101,8 @@ func (c *counter) Record(ev *trace.Event) error {
 		c.exits++
 		c.lastExit = max(c.lastExit, ev.Wall)
 	}
+	if c.w == nil {
+		return nil
+	}
 	return c.w.Add(ev)
-}
-
-// selfCPU is the CPU time (user and system) this process used so far.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

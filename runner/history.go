@@ -30,9 +30,17 @@ func NewHistory(id int) *History {
 // algorithm is a multicast, whose entries are its multicasts. The event
 // is copied: the caller may reuse it.
 func (h *History) Add(ev *trace.Event, multicast bool) {
+	// The last event's clock and detail are copies, into the buffers of
+	// the one before: the runner adds every event of a run here.
+	vc, detail := h.last.VC, h.last.Detail
 	h.last = *ev
-	h.last.VC = ev.VC.Clone()
-	h.last.Detail = append([]byte(nil), ev.Detail...)
+	h.last.VC, h.last.Detail = nil, nil
+	if ev.VC != nil {
+		h.last.VC = append(vc[:0], ev.VC...)
+	}
+	if len(ev.Detail) > 0 {
+		h.last.Detail = append(detail[:0], ev.Detail...)
+	}
 	switch ev.Kind {
 	case trace.KindCSExit:
 		h.exits[ev.Resource]++

@@ -53,6 +53,10 @@ type LaunchResult struct {
 	// summed over those reaped: what running the nodes cost, beside the
 	// runner's own.
 	NodeCPU time.Duration
+	// NodeRunCPU is the part of NodeCPU the nodes used from the run's
+	// start to their stop, as they report it: their start-up (the
+	// program's initialisation, the hello phase) left out.
+	NodeRunCPU time.Duration
 }
 
 // add sums a node's counts into r.
@@ -66,6 +70,7 @@ func (r *Rejections) add(s Rejections) {
 	r.Abandoned += s.Abandoned
 	r.GivenUp += s.GivenUp
 	r.FaultDrops += s.FaultDrops
+	r.Sent += s.Sent
 }
 
 type nodeProc struct {
@@ -255,11 +260,15 @@ func (l *launcher) spawn(i, inc int, c *nodeConfig) error {
 	if err != nil {
 		return err
 	}
-	stdout, err := cmd.StdoutPipe()
+	stdout, w, err := newNodePipe(pipeSize(l.plan.N))
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		stdout.Close()
 		return fmt.Errorf("start node P%d: %w", i, err)
 	}
 	p := &nodeProc{id: i, inc: inc, cmd: cmd, stdin: stdin}
@@ -273,8 +282,9 @@ func (l *launcher) spawn(i, inc int, c *nodeConfig) error {
 
 // read hands what process p writes to the launcher's loop, then the end
 // of its output. It runs on its own goroutine.
-func (l *launcher) read(p *nodeProc, stdout io.Reader) {
+func (l *launcher) read(p *nodeProc, stdout io.ReadCloser) {
 	defer l.readers.Done()
+	defer stdout.Close()
 	err := decodeNode(p.id, stdout, l.hooks.Stderr, func(m nodeMsg) {
 		m.p = p
 		l.msgs <- m
@@ -291,6 +301,7 @@ func decodeNode(id int, r io.Reader, stderr io.Writer, out func(nodeMsg)) error 
 	br := bufio.NewReaderSize(r, 64<<10)
 	var evs []trace.Event
 	var frame []byte
+	var parser trace.WireParser
 	pass := func() {
 		if len(evs) > 0 {
 			out(nodeMsg{evs: evs})
@@ -332,7 +343,7 @@ func decodeNode(id int, r io.Reader, stderr io.Writer, out func(nodeMsg)) error 
 		switch frame[0] {
 		case frameEvent:
 			var ev trace.Event
-			if err := trace.ParseWire(frame[1:], &ev); err != nil {
+			if err := parser.Parse(frame[1:], &ev); err != nil {
 				pass()
 				out(nodeMsg{m: &fromNode{Error: err.Error()}})
 				continue
@@ -476,6 +487,7 @@ func (l *launcher) handle(m nodeMsg) {
 		l.send(p, l.peers(addrs))
 	case m.m.Stats != nil:
 		l.res.Transport.add(*m.m.Stats)
+		l.res.NodeRunCPU += m.m.CPU
 	case m.m.Error != "":
 		l.fail(fmt.Errorf("node P%d: %s", p.id, m.m.Error))
 	}

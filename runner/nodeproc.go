@@ -4,16 +4,20 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
-	"net/netip"
+	"os"
 	"os/signal"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
@@ -93,7 +97,10 @@ type fromNode struct {
 	Hello string      `json:"hello,omitempty"`
 	Done  bool        `json:"done,omitempty"`
 	Stats *Rejections `json:"stats,omitempty"`
-	Error string      `json:"error,omitempty"`
+	// CPU, with Stats, is the CPU time the node used since it got the
+	// peers line: its part of the run, its start-up left out.
+	CPU   time.Duration `json:"cpu,omitempty"`
+	Error string        `json:"error,omitempty"`
 }
 
 // NodeMain is the body of the hidden `dmx node` command: one node of a run,
@@ -104,6 +111,10 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	// The runner handles Ctrl-C for the whole run and tells nodes to stop;
 	// a node must not die half-way through writing an event.
 	signal.Ignore(syscall.SIGINT, syscall.SIGPIPE)
+	// A node is one loop: a second processor for the runtime only makes
+	// it wake and spin a second thread when a timer or the control reader
+	// readies a goroutine (a tenth of a busy node's CPU).
+	runtime.GOMAXPROCS(1)
 	in := bufio.NewReader(stdin)
 	out := &pipeWriter{w: stdout}
 	defer out.flush()
@@ -137,6 +148,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	if second.Stop {
 		return nil
 	}
+	cpu0 := ProcessCPU()
 	if len(second.Peers) != cfg.N {
 		return fmt.Errorf("node P%d: got %d peer addresses, want %d", cfg.ID, len(second.Peers), cfg.N)
 	}
@@ -200,32 +212,43 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		}
 	}
 	tr.hold = true
+	tr.ackDelay = ackDelay
 	env.tr = tr
 	env.node = node
 	node.OnDone = func() { out.send(fromNode{Done: true}) }
 
-	dgrams := readDatagrams(conn)
-	// Catching up after a pause: the datagrams the reader has or gets
-	// within catchUpQuiet, for at most catchUpMax.
+	sk, err := newSock(conn)
+	if err != nil {
+		return fmt.Errorf("node P%d: %w", cfg.ID, err)
+	}
+	tr.sock = sk
+	env.wake = sk.wake
+	// Catching up after a pause: the datagrams that arrive within
+	// catchUpQuiet of each other, for at most catchUpMax.
 	env.catchUp = func() {
 		const catchUpQuiet, catchUpMax = 5 * time.Millisecond, 100 * time.Millisecond
-		quiet := time.NewTimer(catchUpQuiet)
-		defer quiet.Stop()
 		end := time.Now().Add(catchUpMax)
-		for time.Now().Before(end) && !env.over() {
-			select {
-			case d, ok := <-dgrams:
-				if !ok {
+		quiet := time.Now().Add(catchUpQuiet)
+		for now := time.Now(); now.Before(end) && !env.over(); now = time.Now() {
+			if !sk.pending() {
+				n, err := sk.read(false)
+				if err != nil {
 					return
 				}
-				tr.handle(d.b, d.addr)
-				// What it led to (acknowledgements, replies) goes at
-				// once, as it would outside a catch-up.
-				env.settle()
-				quiet.Reset(catchUpQuiet)
-			case <-quiet.C:
-				return
+				if n == 0 {
+					if !now.Before(quiet) {
+						return
+					}
+					time.Sleep(time.Millisecond)
+					continue
+				}
 			}
+			b, addr, _ := sk.datagram()
+			tr.handle(b, addr)
+			// What it led to (acknowledgements, replies) goes at
+			// once, as it would outside a catch-up.
+			env.settle()
+			quiet = time.Now().Add(catchUpQuiet)
 		}
 	}
 	// Control reader: news of peers that went down or came back, faults;
@@ -233,17 +256,17 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	stop := make(chan struct{})
 	resumed := make(chan struct{}, 1)
 	go func() {
-		defer close(stop)
+		defer func() { close(stop); sk.wake() }()
 		for {
 			var m toNode
 			if err := readLine(in, &m); err != nil || m.Stop {
 				return
 			}
 			if r := m.Restarted; r != nil {
-				loop <- func() { tr.peerRestarted(r.Proc, r.Inc) }
+				env.post(func() { tr.peerRestarted(r.Proc, r.Inc) })
 			}
 			if d := m.Down; d != nil {
-				loop <- func() { tr.peerDown(d.Proc, d.Inc) }
+				env.post(func() { tr.peerDown(d.Proc, d.Inc) })
 			}
 			switch c := m.Fault; {
 			case c == nil:
@@ -254,7 +277,24 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 				default:
 				}
 			default:
-				loop <- func() { nodeFault(c, node, tr, env.settle, resumed, stop) }
+				env.post(func() { nodeFault(c, node, tr, env.settle, resumed, stop) })
+			}
+		}
+	}()
+	// The retransmission tick: a flag the loop looks at when it wakes.
+	var tickDue atomic.Bool
+	tickStop := make(chan struct{})
+	defer close(tickStop)
+	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				tickDue.Store(true)
+				sk.wake()
+			case <-tickStop:
+				return
 			}
 		}
 	}()
@@ -264,7 +304,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	finish := func() error {
 		node.Stop()
 		st := tr.stats
-		out.send(fromNode{Stats: &st})
+		out.send(fromNode{Stats: &st, CPU: ProcessCPU() - cpu0})
 		env.settle()
 		return out.err
 	}
@@ -284,13 +324,14 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			}
 		}
 	}
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
 	// What is ready is handled first; what it recorded and sent goes out
-	// (env.settle) before the loop waits, and after maxUnsettled wakes
+	// (env.settle) before the loop waits, and after maxUnsettled inputs
 	// if it never has to: a busy node must not hold its sends back.
 	const maxUnsettled = 32
 	unsettled := 0
+	// read says that something was handled since the socket was last
+	// read: what came meanwhile must be read before a timer is taken.
+	read := true
 	for {
 		if err := node.Err(); err != nil {
 			out.send(fromNode{Error: err.Error()})
@@ -319,70 +360,50 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			env.settle()
 			unsettled = 0
 		}
-		if len(loop) == 0 && len(dgrams) == 0 {
-			// Nothing is ready (or it came just now: settling early is
-			// safe): the timers due now, then the safe point.
-			if len(env.soon) > 0 {
-				env.runSoon()
+		if b, addr, ok := sk.datagram(); ok {
+			tr.handle(b, addr)
+			read = true
+			continue
+		}
+		if len(loop) > 0 || tickDue.Load() {
+			if read {
+				// Arrivals first.
+				if _, err := sk.read(false); err != nil {
+					return fmt.Errorf("udp socket: %w", err)
+				}
+				read = false
 				continue
 			}
-			env.settle()
-			unsettled = 0
-		}
-		var (
-			d      dgram
-			queued func() // a timer, or news of a restarted peer
-			ok     = true
-		)
-		select {
-		case d, ok = <-dgrams:
-		default:
+			if tickDue.Swap(false) {
+				tr.retransmit(time.Now())
+			}
 			select {
-			case queued = <-loop:
-			case d, ok = <-dgrams:
-			case now := <-tick.C:
-				tr.retransmit(now)
-				continue
-			case <-stop:
-				return finish()
+			case f := <-loop: // a timer, news of a peer, a fault
+				f()
+			default:
 			}
+			read = true
+			continue
 		}
-		if !ok {
-			return errors.New("udp socket closed")
+		select {
+		case <-stop:
+			return finish()
+		default:
 		}
-		if over() {
-			return ended()
+		if len(env.soon) > 0 {
+			// Timers due now, once nothing else is ready.
+			env.runSoon()
+			continue
 		}
-		if queued != nil {
-			queued()
-		} else {
-			tr.handle(d.b, d.addr)
+		// Nothing is ready: the safe point, then wait for a datagram or
+		// for something posted to the loop.
+		env.settle()
+		unsettled = 0
+		if _, err := sk.read(true); err != nil {
+			return fmt.Errorf("udp socket: %w", err)
 		}
+		read = false
 	}
-}
-
-// dgram is a datagram the socket reader read.
-type dgram struct {
-	b    []byte
-	addr netip.AddrPort
-}
-
-// readDatagrams reads conn on a goroutine of its own and hands the loop
-// every datagram it reads; the channel closes when the socket does.
-func readDatagrams(conn *net.UDPConn) <-chan dgram {
-	dgrams := make(chan dgram, 1024)
-	go func() {
-		buf := make([]byte, 64<<10)
-		for {
-			k, addr, err := conn.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				close(dgrams)
-				return
-			}
-			dgrams <- dgram{append([]byte(nil), buf[:k]...), addr}
-		}
-	}()
-	return dgrams
 }
 
 // nodeFault carries out a fault line on the node's loop. A pause holds
@@ -429,6 +450,7 @@ func nodeFault(c *faultCmd, node *Node, tr *transport, settle func(), resumed, s
 type udpEnv struct {
 	start time.Time
 	loop  chan func()
+	wake  func() // after something is posted to loop: the loop looks at it
 	out   *pipeWriter
 	tr    *transport
 	node  *Node
@@ -471,7 +493,7 @@ func (e *udpEnv) After(d time.Duration, f func()) Timer {
 	stopped := false
 	due := time.Now().Add(d)
 	t := time.AfterFunc(d, func() {
-		e.loop <- func() {
+		e.post(func() {
 			if stopped {
 				return
 			}
@@ -483,9 +505,17 @@ func (e *udpEnv) After(d time.Duration, f func()) Timer {
 			if !stopped && !e.over() {
 				f()
 			}
-		}
+		})
 	})
 	return stopFunc(func() { stopped = true; t.Stop() })
+}
+
+// post has the loop run f, from another goroutine.
+func (e *udpEnv) post(f func()) {
+	e.loop <- f
+	if e.wake != nil {
+		e.wake()
+	}
 }
 
 // soonTimer is a timer of no delay (After 0: a think or hold time of 0).
@@ -597,8 +627,42 @@ func (l *pipeWriter) flush() {
 	if l.err != nil || len(l.buf) == 0 {
 		return
 	}
-	_, l.err = l.w.Write(l.buf)
+	b := l.buf
+	if f, ok := l.w.(*os.File); ok {
+		b = rawWrite(f, b)
+	}
+	if len(b) > 0 {
+		_, l.err = l.w.Write(b)
+	}
 	l.buf = l.buf[:0]
+}
+
+// rawWrite writes b to f with raw write system calls and returns what it
+// could not write that way (on an error, or a pipe that would block while
+// f does not block), which the caller writes through f. A node writes its
+// pipe at every safe point, and a write through the runtime's
+// syscall.Syscall, on a process idle between datagrams, wakes the
+// runtime's monitor thread every time (a futex wake and a thread switch).
+// A pipe that blocks holds the node in the write, as os.File's would:
+// the node has nothing else to do before its events are out.
+func rawWrite(f *os.File, b []byte) []byte {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return b
+	}
+	sc.Control(func(fd uintptr) {
+		for len(b) > 0 {
+			n, _, errno := unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+			if errno == unix.EINTR {
+				continue
+			}
+			if errno != 0 {
+				return
+			}
+			b = b[n:]
+		}
+	})
+	return b
 }
 
 func readLine(r *bufio.Reader, v any) error {
@@ -607,4 +671,11 @@ func readLine(r *bufio.Reader, v any) error {
 		return err
 	}
 	return json.Unmarshal(line, v)
+}
+
+// ProcessCPU is the CPU time (user and system) this process used so far.
+func ProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"sync"
-	"syscall"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,12 +20,6 @@ import (
 // garbage collector and the reading ends included): beside a rate, which
 // depends on what else a shared machine does, the CPU time says what the
 // work costs.
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // steps are the events of a simulated Ricart-Agrawala run (5 processes,
 // high contention, no think or hold time: the run dmx bench measures)
@@ -69,7 +63,7 @@ func BenchmarkNodeEvent(b *testing.B) {
 	}()
 	env := &udpEnv{out: &pipeWriter{w: pw}}
 	b.ResetTimer()
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), ProcessCPU()
 	events := 0
 	for i := 0; events < b.N; i++ {
 		step := steps[i%len(steps)]
@@ -81,7 +75,7 @@ func BenchmarkNodeEvent(b *testing.B) {
 	}
 	pw.Close()
 	<-drained
-	el, cpu := time.Since(start), processCPU()-cpu0
+	el, cpu := time.Since(start), ProcessCPU()-cpu0
 	b.StopTimer()
 	pr.Close()
 	if got != events {
@@ -120,13 +114,13 @@ func BenchmarkMessage(b *testing.B) {
 				trs[i].send(msg(i, delivered))
 			}
 		})
-		loops[i] = newBenchLoop(conns[i], trs[i])
+		loops[i] = newBenchLoop(b, conns[i], trs[i])
 	}
 	b.ResetTimer()
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), ProcessCPU()
 	loops[0].do(func() { trs[0].send(msg(0, 0)) })
 	<-done
-	el, cpu := time.Since(start), processCPU()-cpu0
+	el, cpu := time.Since(start), ProcessCPU()-cpu0
 	b.StopTimer()
 	for _, l := range loops {
 		l.close()
@@ -135,39 +129,40 @@ func BenchmarkMessage(b *testing.B) {
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/msg")
 }
 
-// benchLoop is the receiving path of NodeMain's loop: a goroutine reads
-// the socket and hands each datagram to the loop over a channel; the loop
-// holds the datagrams it writes until it has nothing ready (its safe
-// point).
+// benchLoop is the receiving path of NodeMain's loop: the loop reads the
+// socket itself (sock), and holds the datagrams it writes until it has
+// nothing ready (its safe point), when it writes them in one call; what
+// other goroutines post wakes it.
 type benchLoop struct {
 	loop chan func()
-	stop chan struct{}
+	sk   *sock
+	stop atomic.Bool
 	done chan struct{}
 }
 
-func newBenchLoop(conn *net.UDPConn, tr *transport) *benchLoop {
-	l := &benchLoop{loop: make(chan func(), 1024), stop: make(chan struct{}), done: make(chan struct{})}
-	dgrams := readDatagrams(conn)
+func newBenchLoop(b *testing.B, conn *net.UDPConn, tr *transport) *benchLoop {
+	sk, err := newSock(conn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := &benchLoop{loop: make(chan func(), 1024), sk: sk, done: make(chan struct{})}
 	tr.hold = true
+	tr.sock = sk
 	go func() {
 		defer close(l.done)
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if len(l.loop) == 0 && len(dgrams) == 0 {
-				tr.sendHeld()
+		for !l.stop.Load() {
+			if b, addr, ok := sk.datagram(); ok {
+				tr.handle(b, addr)
+				continue
 			}
 			select {
 			case f := <-l.loop:
 				f()
-			case d, ok := <-dgrams:
-				if !ok {
-					return
-				}
-				tr.handle(d.b, d.addr)
-			case now := <-tick.C:
-				tr.retransmit(now)
-			case <-l.stop:
+				continue
+			default:
+			}
+			tr.sendHeld()
+			if _, err := sk.read(true); err != nil {
 				return
 			}
 		}
@@ -175,9 +170,9 @@ func newBenchLoop(conn *net.UDPConn, tr *transport) *benchLoop {
 	return l
 }
 
-func (l *benchLoop) do(f func()) { l.loop <- f }
+func (l *benchLoop) do(f func()) { l.loop <- f; l.sk.wake() }
 
-func (l *benchLoop) close() { close(l.stop); <-l.done }
+func (l *benchLoop) close() { l.stop.Store(true); l.sk.wake(); <-l.done }
 
 // BenchmarkDatagram is the floor of BenchmarkMessage: the same ping-pong
 // between two loopback sockets, of bare datagrams of a message's size,
@@ -200,14 +195,14 @@ func BenchmarkDatagram(b *testing.B) {
 		}
 	}
 	b.ResetTimer()
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), ProcessCPU()
 	wg.Add(2)
 	// P0 sends the first; the two then alternate: b.N datagrams in all.
 	go play(1, b.N/2)
 	go play(0, (b.N-1)/2)
 	conns[0].WriteToUDPAddrPort(msg, addrs[1])
 	wg.Wait()
-	el, cpu := time.Since(start), processCPU()-cpu0
+	el, cpu := time.Since(start), ProcessCPU()-cpu0
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/el.Seconds(), "msgs/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/msg")

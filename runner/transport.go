@@ -72,6 +72,7 @@ type Rejections struct {
 	Abandoned   int64 `json:"abandoned"`   // datagrams not sent or not retransmitted because their receiver was down (its process had ended)
 	GivenUp     int64 `json:"given_up"`    // datagrams given up after the fault layer dropped maxTries copies in a row
 	FaultDrops  int64 `json:"fault_drops"` // datagrams (data and acks) the fault layer dropped
+	Sent        int64 `json:"sent"`        // datagrams this node wrote, retransmissions included
 }
 
 // Total is the number of datagrams rejected (duplicates are not rejections).
@@ -125,6 +126,12 @@ const (
 	initialRTO = 30 * time.Millisecond
 	maxRTO     = time.Second
 )
+
+// ackDelay is how long a node's acknowledgement may wait for data going
+// back to its peer to carry it (see ackHeld): well within initialRTO,
+// even with the 10ms of the node loop's tick that sends it when the node
+// is idle.
+const ackDelay = 2 * time.Millisecond
 
 // inOrder is the receiving end of a channel that delivers in the order
 // sent: messages are numbered from 1 and each is delivered once, after
@@ -214,8 +221,8 @@ func (c *inOrder[T]) advance(deliver func(T)) {
 	}
 }
 
-// transport is used from one goroutine only (the node loop); the socket
-// reader goroutine hands datagrams over through the loop.
+// transport is used from one goroutine only (the node loop, which reads
+// the socket itself: see sock).
 type transport struct {
 	id, n   int
 	inc     int    // this process's incarnation
@@ -249,15 +256,23 @@ type transport struct {
 	hold bool
 	held []heldDgram
 	// ackDue says which peers sent data not acknowledged yet (with hold):
-	// acksDue lists them.
-	ackDue  []bool
-	acksDue []int
+	// acksDue lists them, since acksSince. ackDelay is how long such an
+	// acknowledgement may wait for data going back to carry it.
+	ackDue    []bool
+	acksDue   []int
+	acksSince time.Time
+	ackDelay  time.Duration
 	// At the safe point: the data going to each peer for the first time
 	// (bundles, by peer; bundled lists the peers), and the packets of the
 	// datagram being made.
 	bundles [][]*pending
 	bundled []int
 	bundle  []*packet
+	// sock, if set, writes what sendHeld sends in one system call:
+	// batching gathers it in outq meanwhile.
+	sock     *sock
+	batching bool
+	outq     []outDgram
 }
 
 // heldDgram is a datagram to send at the next safe point.
@@ -389,8 +404,36 @@ func (t *transport) write(to int, pd *pending) {
 		return
 	}
 	t.sealData(to, pd)
+	t.writeOut(pd.data, to)
+}
+
+// writeOut writes datagram b to peer to; inside sendHeld it joins the
+// batch written at its end (with sock: in one system call).
+func (t *transport) writeOut(b []byte, to int) {
+	t.stats.Sent++
+	if t.batching {
+		t.outq = append(t.outq, outDgram{b, to})
+		return
+	}
 	// Loopback rarely refuses; retransmission covers a transient error.
-	t.conn.WriteToUDPAddrPort(pd.data, t.peerAddrs[to])
+	t.conn.WriteToUDPAddrPort(b, t.peerAddrs[to])
+}
+
+// flushOut writes the batch that sendHeld gathered.
+func (t *transport) flushOut() {
+	t.batching = false
+	if len(t.outq) == 0 {
+		return
+	}
+	if t.sock != nil {
+		t.sock.send(t.outq, t.peerAddrs)
+	} else {
+		for _, d := range t.outq {
+			t.conn.WriteToUDPAddrPort(d.b, t.peerAddrs[d.to])
+		}
+	}
+	clear(t.outq)
+	t.outq = t.outq[:0]
 }
 
 // sealData seals a data datagram the first time it leaves. It carries the
@@ -412,6 +455,8 @@ func (t *transport) sealData(to int, pd *pending) {
 // to one peer travels in one datagram, in the order sent (but for one
 // already sealed alone, which goes again as it was).
 func (t *transport) sendHeld() {
+	t.batching = true
+	defer t.flushOut()
 	sealed := t.held[:0]
 	for _, h := range t.held {
 		if h.pd.data != nil {
@@ -431,18 +476,30 @@ func (t *transport) sendHeld() {
 		t.bundles[to] = t.bundles[to][:0]
 	}
 	t.bundled = t.bundled[:0]
-	for _, to := range t.acksDue {
-		if t.ackDue[to] {
-			t.ack(to) // held, and sent below
-		}
-	}
-	t.acksDue = t.acksDue[:0]
+	t.ackHeld(false)
 	for i, h := range t.held {
-		// Loopback rarely refuses; retransmission covers a transient error.
-		t.conn.WriteToUDPAddrPort(h.pd.data, t.peerAddrs[h.to])
+		t.writeOut(h.pd.data, h.to)
 		t.held[i] = heldDgram{}
 	}
 	t.held = t.held[:0]
+}
+
+// ackHeld acknowledges what came from peers that no data datagram
+// acknowledged since, once the oldest of these acknowledgements has
+// waited ackDelay (now, if force). An acknowledgement alone is a datagram
+// that wakes its receiver for nothing but bookkeeping; under load the
+// data going back soon carries it instead. The acknowledgements are held,
+// and sent by the caller's sendHeld.
+func (t *transport) ackHeld(force bool) {
+	if len(t.acksDue) == 0 || !force && t.ackDelay > 0 && time.Since(t.acksSince) < t.ackDelay {
+		return
+	}
+	for _, to := range t.acksDue {
+		if t.ackDue[to] {
+			t.ack(to)
+		}
+	}
+	t.acksDue = t.acksDue[:0]
 }
 
 // maxBundle bounds the body of a datagram of several packets.
@@ -455,7 +512,7 @@ const maxBundle = 16 << 10
 func (t *transport) sendBundle(to int, pds []*pending) {
 	if len(pds) == 1 {
 		t.sealData(to, pds[0])
-		t.conn.WriteToUDPAddrPort(pds[0].data, t.peerAddrs[to])
+		t.writeOut(pds[0].data, to)
 		return
 	}
 	if !t.raw {
@@ -470,7 +527,7 @@ func (t *transport) sendBundle(to int, pds []*pending) {
 		t.bundle = append(t.bundle, pd.packet)
 		size += 64 + len(pd.packet.Env.VC)*4 + len(pd.packet.Env.Msg.Vals)*4
 		if size >= maxBundle || i == len(pds)-1 {
-			t.conn.WriteToUDPAddrPort(t.sealer.sealAll(t.bundle), t.peerAddrs[to])
+			t.writeOut(t.sealer.sealAll(t.bundle), to)
 			clear(t.bundle)
 			t.bundle, size = t.bundle[:0], 0
 		}
@@ -534,6 +591,9 @@ func (t *transport) handlePacket(p *packet, addr netip.AddrPort) {
 			// Acknowledged at the safe point, by the data going back
 			// to p.From if there is some.
 			t.ackDue[p.From] = true
+			if len(t.acksDue) == 0 {
+				t.acksSince = time.Now()
+			}
 			t.acksDue = append(t.acksDue, p.From)
 		}
 	default:

@@ -295,3 +295,60 @@ func TestPacketRoundTrip(t *testing.T) {
 		t.Errorf("%d packets in one datagram came back as %v, %v", len(ps), got, err)
 	}
 }
+
+// TestDelayedAck: with ackDelay, a safe point does not acknowledge alone
+// what came until the acknowledgement has waited ackDelay; data going back
+// meanwhile carries it, and nothing is left unacknowledged either way.
+func TestDelayedAck(t *testing.T) {
+	var got []*Envelope
+	trs, conns := pair(t, []byte("k"), &got)
+	for _, tr := range trs {
+		tr.hold = true
+		tr.ackDelay = 50 * time.Millisecond
+	}
+	buf := make([]byte, 64<<10)
+	// recv hands transport i the next datagram that came to it.
+	recv := func(i int) {
+		t.Helper()
+		conns[i].SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, addr, err := conns[i].ReadFromUDPAddrPort(buf)
+		if err != nil {
+			t.Fatalf("P%d: no datagram: %v", i, err)
+		}
+		trs[i].handle(buf[:n], addr)
+	}
+	trs[0].send(&Envelope{ID: 1, From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
+	trs[0].sendHeld()
+	recv(1)
+	start := time.Now()
+	trs[1].sendHeld()
+	if trs[1].stats.Sent != 0 && time.Since(start) < trs[1].ackDelay {
+		t.Fatal("an acknowledgement alone left at once")
+	}
+	// acked checks that P1 has sent sent datagrams in all, and that P0,
+	// given the last, waits for no acknowledgement.
+	acked := func(sent int64, what string) {
+		t.Helper()
+		if trs[1].stats.Sent != sent {
+			t.Fatalf("P1 sent %d datagrams, want %d: %s", trs[1].stats.Sent, sent, what)
+		}
+		recv(0)
+		if !trs[0].idle() {
+			t.Fatalf("P0 still waits for an acknowledgement after %s", what)
+		}
+	}
+	time.Sleep(trs[1].ackDelay)
+	trs[1].sendHeld()
+	acked(1, "the acknowledgement alone, after ackDelay")
+
+	// Data going back within ackDelay carries the acknowledgement.
+	trs[0].send(&Envelope{ID: 2, From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
+	trs[0].sendHeld()
+	recv(1)
+	trs[1].send(&Envelope{ID: 3, From: 1, To: 0, Msg: algo.Msg{Type: "r"}})
+	trs[1].sendHeld()
+	acked(2, "the reply, carrying the acknowledgement")
+	if len(got) != 3 {
+		t.Fatalf("delivered %d messages, want 3", len(got))
+	}
+}

@@ -20,22 +20,56 @@ var wireCases = []Event{
 		Detail: json.RawMessage(`{"note":"` + strings.Repeat("long ", 100) + `"}`)},
 }
 
-// TestWireRoundTrip: ParseWire gives back the event AppendWire wrote,
-// whatever precedes it in the buffer.
+// TestWireRoundTrip: ParseWire, and a WireParser over many events, give
+// back the event AppendWire wrote, whatever precedes it in the buffer; the
+// events a WireParser gives share no memory with the encoding nor with
+// each other (they are cut from shared blocks).
 func TestWireRoundTrip(t *testing.T) {
-	for _, ev := range wireCases {
-		got := AppendWire([]byte("x"), &ev)
-		var back Event
-		if err := ParseWire(got[1:], &back); err != nil {
-			t.Fatalf("%v: ParseWire(%q): %v", &ev, got[1:], err)
+	var p WireParser
+	for _, tc := range []struct {
+		name  string
+		parse func([]byte, *Event) error
+		times int
+	}{
+		{"ParseWire", ParseWire, 1},
+		{"WireParser", p.Parse, 300},
+	} {
+		var backs, wants []Event
+		for range tc.times {
+			for _, ev := range wireCases {
+				got := AppendWire([]byte("x"), &ev)
+				var back Event
+				if err := tc.parse(got[1:], &back); err != nil {
+					t.Fatalf("%s: %v: Parse(%q): %v", tc.name, &ev, got[1:], err)
+				}
+				if !reflect.DeepEqual(back, ev) {
+					t.Errorf("%s: %v: came back as %#v", tc.name, &ev, back)
+				}
+				// The result shares no memory with the encoding.
+				clear(got)
+				if !reflect.DeepEqual(back, ev) {
+					t.Errorf("%s: %v: changed with the buffer it was read from: %#v", tc.name, &ev, back)
+				}
+				backs, wants = append(backs, back), append(wants, ev)
+			}
 		}
-		if !reflect.DeepEqual(back, ev) {
-			t.Errorf("%v: came back as %#v", &ev, back)
+		// Growing one event's clock or detail leaves the others as they were.
+		for i := range backs {
+			backs[i].VC = append(backs[i].VC, 99)
+			backs[i].Detail = append(backs[i].Detail, '!')
 		}
-		// The result shares no memory with the encoding.
-		clear(got)
-		if !reflect.DeepEqual(back, ev) {
-			t.Errorf("%v: changed with the buffer it was read from: %#v", &ev, back)
+		for i := range backs {
+			backs[i].VC = backs[i].VC[:len(wants[i].VC)]
+			backs[i].Detail = backs[i].Detail[:len(wants[i].Detail)]
+			if len(wants[i].VC) == 0 && wants[i].VC == nil {
+				backs[i].VC = nil
+			}
+			if wants[i].Detail == nil {
+				backs[i].Detail = nil
+			}
+			if !reflect.DeepEqual(backs[i], wants[i]) {
+				t.Fatalf("%s: event %d changed when others grew: %#v", tc.name, i, backs[i])
+			}
 		}
 	}
 }

@@ -31,6 +31,7 @@ var hopsPerSection = map[string]int{
 func newBenchCmd() *cobra.Command {
 	var rounds, nodes, entries, laps int
 	var profile string
+	var noTrace bool
 	cmd := &cobra.Command{
 		Use:   "bench [ALGO...]",
 		Short: "Critical sections per second of dmx run against a ring of processes passing a token (for developers)",
@@ -92,16 +93,17 @@ the ratio holds on a busy machine; the last line gives their medians.`,
 					p.Spec, p.N, p.Seed = registry.Lookup(a), nodes, uint64(r)
 					p.Workload.Entries, p.Workload.Contention = entries, runner.ContentionHigh
 					p.Workload.Think, p.Workload.Hold = runner.Fixed(0), runner.Fixed(0)
-					s, err := bench.RunSections(ctx, p, runner.LaunchHooks{Stderr: cmd.ErrOrStderr()}, dir)
+					s, err := bench.RunSections(ctx, p, runner.LaunchHooks{Stderr: cmd.ErrOrStderr()}, dir, noTrace)
 					if err != nil {
 						return &exitError{exitUsage, err}
 					}
 					bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
 					ratio := s.PerSecond() / bound
 					ratios[a] = append(ratios[a], ratio)
-					fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, CPU per event: nodes %v (their start included), runner %v\n",
+					fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, %.1f datagrams a CS (%d retransmitted), CPU per event: nodes %v (%v with their start-up), runner %v\n",
 						a, s.PerSecond(), 100*ratio, plural.Count(hopsPerSection[a], "hop"), s.Events,
-						perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events))
+						float64(s.Datagrams)/float64(max(s.Sections, 1)), s.Retransmits,
+						perEvent(s.NodeRunCPU, s.Events), perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events))
 				}
 			}
 			sort.Slice(hops, func(i, j int) bool { return hops[i] < hops[j] })
@@ -119,6 +121,7 @@ the ratio holds on a busy machine; the last line gives their medians.`,
 	cmd.Flags().IntVarP(&nodes, "nodes", "n", 5, "processes in the ring and in each run")
 	cmd.Flags().IntVar(&entries, "entries", 200, "critical-section entries per process in each run")
 	cmd.Flags().StringVar(&profile, "profile", "", "write CPU profiles into this directory: runner.pprof (bench itself: runner and trace writer) and node-PID.pprof for each node process (the ring's are not)")
+	cmd.Flags().BoolVar(&noTrace, "no-trace", false, "take the runs' events as dmx run does but write no trace: what the runs reach without the trace writer")
 	cmd.Flags().IntVar(&laps, "laps", 2000, "laps of the token round the ring, measured (a tenth more to warm up)")
 	cmd.AddCommand(&cobra.Command{
 		Use:    "ring-node",
