@@ -98,6 +98,14 @@ func serveProc(t testing.TB, traces ...string) (string, *exec.Cmd) {
 // browser starts a headless Chromium with a fresh profile.
 func browser(t testing.TB, path string, w, h int) context.Context {
 	t.Helper()
+	// Not t.TempDir: Chromium's helper processes may still write into the
+	// profile a moment after the browser is gone, and the test would fail
+	// on a directory not yet empty; it is removed after the browser,
+	// again while they finish.
+	profile, err := os.MkdirTemp("", "dmx-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Headless,
@@ -110,19 +118,31 @@ func browser(t testing.TB, path string, w, h int) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(w, h),
 		// A loaded machine starts Chromium slowly; the default is 20s.
 		chromedp.WSURLReadTimeout(90 * time.Second),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelA() })
+	t.Cleanup(func() {
+		cancel()
+		cancelA()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			err := os.RemoveAll(profile)
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Logf("Chromium's profile left behind: %v", err)
+				return
+			}
+		}
+	})
 	// The first Run starts the browser, whose life is ctx's: a deadline
 	// on it would end the browser too, so the start is bounded here.
 	started := make(chan error, 1)
 	go func() { started <- chromedp.Run(ctx) }()
-	var err error
 	select {
 	case err = <-started:
 	case <-time.After(2 * time.Minute):
