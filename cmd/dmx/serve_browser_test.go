@@ -783,18 +783,7 @@ func cpuNs(t *testing.T, pid int) int64 {
 func TestServeInBrowserNoState(t *testing.T) {
 	chrome := chromium(t)
 	dir := t.TempDir()
-	orig := filepath.Join(dir, "orig.db")
-	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "2", "--no-check", "--no-diagram", "-o", orig); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
-	log := filepath.Join(dir, "run.log")
-	if code, _, errs := dmx(t, "export", "shiviz", orig, "-o", log); code != 0 {
-		t.Fatalf("export: %s", errs)
-	}
-	imported := filepath.Join(dir, "imported.db")
-	if code, _, errs := dmx(t, "import", "shiviz", log, "-o", imported); code != 0 {
-		t.Fatalf("import: %s", errs)
-	}
+	_, imported := importedRun(t, dir)
 	url, _ := serveProc(t, imported)
 	ctx := browser(t, chrome, 1500, 900)
 	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)

@@ -164,18 +164,7 @@ func jsonEqual(a, b json.RawMessage) bool {
 // why in words: an imported one; an event the run has not is a 404.
 func TestServeStateRefused(t *testing.T) {
 	dir := t.TempDir()
-	orig := filepath.Join(dir, "orig.db")
-	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "2", "--no-check", "--no-diagram", "-o", orig); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
-	log := filepath.Join(dir, "run.log")
-	if code, _, errs := dmx(t, "export", "shiviz", orig, "-o", log); code != 0 {
-		t.Fatalf("export: %s", errs)
-	}
-	imported := filepath.Join(dir, "imported.db")
-	if code, _, errs := dmx(t, "import", "shiviz", log, "-o", imported); code != 0 {
-		t.Fatalf("import: %s", errs)
-	}
+	orig, imported := importedRun(t, dir)
 	get := stateServer(t, orig, imported)
 	for _, c := range []struct {
 		path string
@@ -249,4 +238,23 @@ func TestServeStateMillion(t *testing.T) {
 		json.Unmarshal(body, &a)
 		t.Logf("%-10s %-55s %8.1f ms (%d events replayed from #%d, kept %v)", c.ref, c.what, float64(took.Microseconds())/1000, a.Replayed, a.From, a.Cached)
 	}
+}
+
+// importedRun records a small central run in dir and imports it back
+// from its ShiViz log: a run dmx has (orig) and one it cannot replay.
+func importedRun(t *testing.T, dir string) (orig, imported string) {
+	t.Helper()
+	orig = filepath.Join(dir, "orig.db")
+	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "2", "--no-check", "--no-diagram", "-o", orig); code != 0 {
+		t.Fatalf("sim: %s", errs)
+	}
+	log := filepath.Join(dir, "run.log")
+	if code, _, errs := dmx(t, "export", "shiviz", orig, "-o", log); code != 0 {
+		t.Fatalf("export: %s", errs)
+	}
+	imported = filepath.Join(dir, "imported.db")
+	if code, _, errs := dmx(t, "import", "shiviz", log, "-o", imported); code != 0 {
+		t.Fatalf("import: %s", errs)
+	}
+	return orig, imported
 }
