@@ -574,7 +574,10 @@ func (w *World) Clone() (*World, error) {
 // and the Lamport clocks they carry). Vector clocks, sequence numbers and
 // message ids are left out: they are recorded, but no machine reads them,
 // so two states that differ only there behave alike. A machine that
-// implements algo.Abstracter counts by its Abstract value.
+// implements algo.Abstracter counts by its Abstract value. With Shift, a
+// message's stamp counts as its receiver's algo.StampAbstracter keeps it,
+// and the clock it carries only if it is above its receiver's clock (the
+// receiver's max reads it, and otherwise never will).
 func (w *World) Fingerprint(h *deep.Hasher) {
 	base, shift := w.shiftBase()
 	for p, nd := range w.nodes {
@@ -593,14 +596,27 @@ func (w *World) Fingerprint(h *deep.Hasher) {
 			m := &e.Msg
 			h.String(m.Type)
 			h.String(m.Resource)
-			h.Word(m.Stamp - base)
+			if sa, ok := w.nodes[i%w.n].machines[m.Resource].(algo.StampAbstracter); ok && shift {
+				sa.AbstractStamp(h, *m, w.nodes[i%w.n].lamport, base)
+			} else {
+				h.Word(m.Stamp - base)
+			}
 			h.Word(uint64(m.ID))
 			h.Word(m.Term)
 			h.Word(uint64(len(m.Vals)))
 			for _, v := range m.Vals {
 				h.Word(v)
 			}
-			h.Word(e.Lamport - base)
+			// The clock a message carries is read only by its receiver's
+			// max on delivery: one not above the receiver's clock now
+			// never counts, as the clock only rises (and, with shift,
+			// no node crashes to reset it).
+			if shift && e.Lamport <= w.nodes[i%w.n].lamport {
+				h.Word(0)
+			} else {
+				h.Word(1)
+				h.Word(e.Lamport - base)
+			}
 		}
 	}
 }

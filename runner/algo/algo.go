@@ -185,6 +185,19 @@ type Shifter interface {
 	AbstractFrom(out Words, clock, base uint64)
 }
 
+// StampAbstracter is implemented by Shifters that can say what of the
+// Stamp of a message in flight to them will count when it arrives, given
+// their state now: the schedule search then hashes that instead of the
+// Stamp (lowered by base). AbstractStamp writes to out, for msg on its
+// way to the machine whose node's Lamport clock is clock, words that are
+// equal for two stamps exactly when the machine, in its state now or in
+// any state it can reach before msg arrives, would act alike on either
+// (a stamp kept whole is written lowered by base, as AbstractFrom does).
+type StampAbstracter interface {
+	Shifter
+	AbstractStamp(out Words, msg Msg, clock, base uint64)
+}
+
 // Words receives the words a Shifter describes its state with.
 type Words interface {
 	Word(uint64)

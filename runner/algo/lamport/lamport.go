@@ -202,28 +202,28 @@ func (m *Machine) setWait(out []algo.Output, set []int) []algo.Output {
 //     it is kept as 0. The runtime merges a message's clock into the
 //     node's before the machine sees its stamp, so every heard[j] is below
 //     the clock; one that were not would be kept whole, which is exact too.
-//
-// The queue's timestamps stay: a request that arrives later is placed by
-// comparing its timestamp with them.
+//   - The queue is read only by progress, which asks which requests are
+//     ahead of the own one, and its order is set by insert, which compares
+//     a new request with those queued. A request is queued on receipt,
+//     once the runtime has merged its clock, so each queued T is below the
+//     clock (kept whole otherwise, which is exact too). While the own
+//     request waits, each other queued request is ahead of it or behind it
+//     for as long as both are queued, and a later one is placed by
+//     comparing it with T_i alone as far as progress can tell (the order
+//     among the others never reaches it): so a queued request is kept as
+//     its process and which side of the own one it is on. Otherwise a
+//     later own request's T_i is above the clock, behind every request
+//     queued now: each is kept as its process only.
 func (m *Machine) Abstract(clock uint64) any {
-	a := struct {
-		queue            []req
-		requesting, held bool
-		t                uint64
-		heard            []uint64
-		wait             []int
-	}{queue: m.queue, requesting: m.requesting, held: m.held, wait: m.wait, heard: make([]uint64, len(m.heard))}
-	for j, h := range m.heard {
-		a.heard[j] = m.heardClass(h, clock)
-		if a.heard[j] == heardKept {
-			a.heard[j] = h
-		}
-	}
-	if m.requesting {
-		a.t = m.t
-	}
-	return a
+	var w wordList
+	m.AbstractFrom(&w, clock, 0)
+	return []uint64(w)
 }
+
+// wordList collects words.
+type wordList []uint64
+
+func (w *wordList) Word(v uint64) { *w = append(*w, v) }
 
 // What Abstract and AbstractFrom keep of heard[j] (see Abstract).
 const (
@@ -247,8 +247,9 @@ func (m *Machine) heardClass(h, clock uint64) uint64 {
 // largest (max), and every message it sends is stamped with one, so
 // Abstract with every timestamp lowered by base describes the same future
 // shifted by base. The words: the flags, T_i if requesting, the queue's
-// length and (T, id) pairs, each heard[j]'s class (and its value, lowered,
-// if kept), the wait set's length and members.
+// length and each queued request's class and process (its T too, lowered,
+// if kept), each heard[j]'s class (and its value, lowered, if kept), the
+// wait set's length and members.
 func (m *Machine) AbstractFrom(out algo.Words, clock, base uint64) {
 	var flags uint64
 	if m.requesting {
@@ -261,10 +262,29 @@ func (m *Machine) AbstractFrom(out algo.Words, clock, base uint64) {
 	if m.requesting {
 		out.Word(m.t - base)
 	}
+	// Per process, in process order: the queue's order among the others
+	// never counts (see Abstract).
 	out.Word(uint64(len(m.queue)))
-	for _, r := range m.queue {
-		out.Word(r.t - base)
-		out.Word(uint64(r.id))
+	for j := 0; j < m.n; j++ {
+		ahead := m.requesting
+		for _, r := range m.queue {
+			if r.id == m.id {
+				ahead = false
+			}
+			if r.id != j {
+				continue
+			}
+			switch {
+			case r.t >= clock && r.id != m.id:
+				out.Word(queuedKept)
+				out.Word(r.t - base)
+			case ahead:
+				out.Word(queuedAhead)
+			default:
+				out.Word(queuedBehind)
+			}
+			out.Word(uint64(r.id))
+		}
 	}
 	for _, h := range m.heard {
 		c := m.heardClass(h, clock)
@@ -278,6 +298,59 @@ func (m *Machine) AbstractFrom(out algo.Words, clock, base uint64) {
 		out.Word(uint64(w))
 	}
 }
+
+// AbstractStamp implements algo.StampAbstracter. A message's stamp is
+// read on arrival, after the runtime merged its clock, so only a stamp
+// below the clock now can be read without regard to its value, in the
+// classes of the state it meets (see Abstract):
+//
+//   - a request's T, by insert, as ahead of or behind a waiting own
+//     request: a T below the clock is behind T_i (as (T, id) orders)
+//     exactly when it is behind now, if the own request waits now; it is
+//     ahead of every own request made later, whose T_i is above the clock.
+//   - an ack's or release's stamp s, by max into heard[j], as above or not
+//     above a waiting own request's T_i: an s below the clock is above
+//     T_i exactly when it is above now, if the own request waits now; it
+//     is not above a T_i made later.
+//
+// Every other stamp is kept whole.
+func (m *Machine) AbstractStamp(out algo.Words, msg algo.Msg, clock, base uint64) {
+	if msg.Stamp >= clock {
+		out.Word(stampKept)
+		out.Word(msg.Stamp - base)
+		return
+	}
+	switch {
+	case !m.requesting:
+		out.Word(stampBelow)
+	case msg.Type == MsgRequest && (req{msg.Stamp, msg.ID}).before(req{m.t, m.id}):
+		out.Word(stampAhead)
+	case msg.Type == MsgRequest:
+		out.Word(stampBehind)
+	case msg.Stamp > m.t:
+		out.Word(stampAbove)
+	default:
+		out.Word(stampBelow)
+	}
+}
+
+// What AbstractStamp keeps of a stamp below the clock.
+const (
+	stampBelow  = 0 // not above a waiting own request's T_i (an ack or release), or none waits
+	stampAhead  = 1 // a request ahead of the waiting own one
+	stampBehind = 2 // a request behind the waiting own one
+	stampAbove  = 3 // an ack or release above the waiting own request's T_i
+	stampKept   = 4 // kept whole
+)
+
+// What Abstract and AbstractFrom keep of a queued request (see Abstract):
+// the own request and those behind it or below the clock while no own
+// request waits are behind; those ahead of a waiting own one are ahead.
+const (
+	queuedBehind = 0
+	queuedAhead  = 1
+	queuedKept   = 2 // kept whole (not below the clock)
+)
 
 // Clone implements algo.Cloner.
 func (m *Machine) Clone() algo.Machine {
