@@ -823,12 +823,21 @@ func (n *Node) clone(env Env) (*Node, error) {
 	return &c, nil
 }
 
+// deadStamps passes the words a machine describes itself with to the
+// hasher, but for the timestamps: where none can decide anything any more
+// (algo.Pender), their values are left out.
+type deadStamps struct{ h *deep.Hasher }
+
+func (d deadStamps) Word(v uint64) { d.h.Word(v) }
+func (d deadStamps) Stamp(uint64)  {}
+
 // fingerprint mixes into h what decides the node's future behaviour: its
 // machines, Lamport clock, persisted state, timers set, and whether it is
 // up (see World.Fingerprint).
 //
-// With shift, every timestamp is lowered by base (World.Shift).
-func (n *Node) fingerprint(h *deep.Hasher, base uint64, shift bool) {
+// With shift, every timestamp is lowered by base (World.Shift); with dead
+// too, the timestamps' values are left out (algo.Pender).
+func (n *Node) fingerprint(h *deep.Hasher, base uint64, shift, dead bool) {
 	var flags uint64
 	for i, b := range []bool{n.started, n.crashed, n.stopped, n.err != nil} {
 		if b {
@@ -836,10 +845,15 @@ func (n *Node) fingerprint(h *deep.Hasher, base uint64, shift bool) {
 		}
 	}
 	h.Word(flags)
-	h.Word(n.lamport - base)
+	var out algo.Words = h
+	if dead {
+		out = deadStamps{h}
+	} else {
+		h.Word(n.lamport - base)
+	}
 	for _, r := range n.resources {
 		if a, ok := n.machines[r].(algo.Shifter); ok && shift {
-			a.AbstractFrom(h, n.lamport, base)
+			a.AbstractFrom(out, n.lamport, base)
 			continue
 		}
 		if a, ok := n.machines[r].(algo.Abstracter); ok {

@@ -580,8 +580,16 @@ func (w *World) Clone() (*World, error) {
 // receiver's max reads it, and otherwise never will).
 func (w *World) Fingerprint(h *deep.Hasher) {
 	base, shift := w.shiftBase()
+	dead := shift && w.stampsDead()
+	var stamps algo.Words = h
+	if dead {
+		h.Word(1)
+		stamps = deadStamps{h}
+	} else {
+		h.Word(0)
+	}
 	for p, nd := range w.nodes {
-		nd.fingerprint(h, base, shift)
+		nd.fingerprint(h, base, shift, dead)
 		pl := &w.load[p]
 		for j := range pl.left {
 			h.Word(uint64(pl.left[j])<<8 | uint64(pl.phase[j]))
@@ -597,7 +605,7 @@ func (w *World) Fingerprint(h *deep.Hasher) {
 			h.String(m.Type)
 			h.String(m.Resource)
 			if sa, ok := w.nodes[i%w.n].machines[m.Resource].(algo.StampAbstracter); ok && shift {
-				sa.AbstractStamp(h, *m, w.nodes[i%w.n].lamport, base)
+				sa.AbstractStamp(stamps, *m, w.nodes[i%w.n].lamport, base)
 			} else {
 				h.Word(m.Stamp - base)
 			}
@@ -610,8 +618,9 @@ func (w *World) Fingerprint(h *deep.Hasher) {
 			// The clock a message carries is read only by its receiver's
 			// max on delivery: one not above the receiver's clock now
 			// never counts, as the clock only rises (and, with shift,
-			// no node crashes to reset it).
-			if shift && e.Lamport <= w.nodes[i%w.n].lamport {
+			// no node crashes to reset it); nor does any where no
+			// timestamp counts any more.
+			if shift && (dead || e.Lamport <= w.nodes[i%w.n].lamport) {
 				h.Word(0)
 			} else {
 				h.Word(1)
@@ -619,6 +628,39 @@ func (w *World) Fingerprint(h *deep.Hasher) {
 			}
 		}
 	}
+}
+
+// stampsDead reports whether no timestamp's value can decide anything any
+// more (algo.Pender): every machine is a Pender, no process will make a
+// request after the one it makes or holds now, and every node's clock is
+// above every waiting request's timestamp. Called only with shift (every
+// machine a Shifter on a node that is up, none to crash).
+func (w *World) stampsDead() bool {
+	for _, pl := range w.load {
+		for j := range pl.left {
+			if pl.phase[j] == idle && pl.left[j] > 0 || pl.phase[j] != idle && pl.left[j] > 1 {
+				return false
+			}
+		}
+	}
+	var top uint64
+	for _, nd := range w.nodes {
+		for _, m := range nd.machines {
+			pm, ok := m.(algo.Pender)
+			if !ok {
+				return false
+			}
+			if t, ok := pm.Pending(); ok {
+				top = max(top, t)
+			}
+		}
+	}
+	for _, nd := range w.nodes {
+		if nd.lamport <= top {
+			return false
+		}
+	}
+	return true
 }
 
 // Shifts reports whether Fingerprint counts states that differ by a shift

@@ -198,9 +198,46 @@ type StampAbstracter interface {
 	AbstractStamp(out Words, msg Msg, clock, base uint64)
 }
 
+// Pender is implemented by Shifters whose machines' future depends on
+// the timestamps they receive only through how those compare with the
+// timestamp of their own request while it waits, and on nothing but the
+// workload's next request when none waits (that request's timestamp is
+// above every clock then). Pending returns the timestamp of the waiting
+// request, and whether one waits.
+//
+// So where no process will request again and every node's clock is above
+// every waiting request's timestamp, every timestamp still to be sent
+// compares above every one it can meet (a clock only rises), and only the
+// stamps in flight, as their receiver's AbstractStamp classes them, still
+// count: the search then leaves every timestamp's value out of the state
+// (runner.World.Fingerprint), the words a machine writes with Stamp.
+type Pender interface {
+	Shifter
+	Pending() (t uint64, waiting bool)
+}
+
 // Words receives the words a Shifter describes its state with.
 type Words interface {
 	Word(uint64)
+}
+
+// StampWords is a Words that tells timestamps apart from the other words:
+// the search leaves them out where none can decide anything any more
+// (see Pender).
+type StampWords interface {
+	Words
+	Stamp(uint64)
+}
+
+// Stamp writes to out the timestamp v (lowered by base, as AbstractFrom
+// lowers every timestamp): as a timestamp if out tells them apart, else
+// as a word.
+func Stamp(out Words, v uint64) {
+	if s, ok := out.(StampWords); ok {
+		s.Stamp(v)
+		return
+	}
+	out.Word(v)
 }
 
 // StampedRequest is a request (T, id) as a State shows it: the timestamp

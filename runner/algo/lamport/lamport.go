@@ -260,7 +260,7 @@ func (m *Machine) AbstractFrom(out algo.Words, clock, base uint64) {
 	}
 	out.Word(flags)
 	if m.requesting {
-		out.Word(m.t - base)
+		algo.Stamp(out, m.t-base)
 	}
 	// Per process, in process order: the queue's order among the others
 	// never counts (see Abstract).
@@ -277,7 +277,7 @@ func (m *Machine) AbstractFrom(out algo.Words, clock, base uint64) {
 			switch {
 			case r.t >= clock && r.id != m.id:
 				out.Word(queuedKept)
-				out.Word(r.t - base)
+				algo.Stamp(out, r.t-base)
 			case ahead:
 				out.Word(queuedAhead)
 			default:
@@ -290,7 +290,7 @@ func (m *Machine) AbstractFrom(out algo.Words, clock, base uint64) {
 		c := m.heardClass(h, clock)
 		out.Word(c)
 		if c == heardKept {
-			out.Word(h - base)
+			algo.Stamp(out, h-base)
 		}
 	}
 	out.Word(uint64(len(m.wait)))
@@ -313,13 +313,9 @@ func (m *Machine) AbstractFrom(out algo.Words, clock, base uint64) {
 //     T_i exactly when it is above now, if the own request waits now; it
 //     is not above a T_i made later.
 //
-// Every other stamp is kept whole.
+// A stamp not below the clock is kept whole too (as timestamps, which the
+// search leaves out where none counts any more: algo.Pender).
 func (m *Machine) AbstractStamp(out algo.Words, msg algo.Msg, clock, base uint64) {
-	if msg.Stamp >= clock {
-		out.Word(stampKept)
-		out.Word(msg.Stamp - base)
-		return
-	}
 	switch {
 	case !m.requesting:
 		out.Word(stampBelow)
@@ -332,16 +328,28 @@ func (m *Machine) AbstractStamp(out algo.Words, msg algo.Msg, clock, base uint64
 	default:
 		out.Word(stampBelow)
 	}
+	if msg.Stamp < clock {
+		algo.Stamp(out, 0)
+		return
+	}
+	algo.Stamp(out, 1)
+	algo.Stamp(out, msg.Stamp-base)
 }
 
-// What AbstractStamp keeps of a stamp below the clock.
+// What AbstractStamp keeps of a stamp: its class in the receiver's state
+// now.
 const (
 	stampBelow  = 0 // not above a waiting own request's T_i (an ack or release), or none waits
 	stampAhead  = 1 // a request ahead of the waiting own one
 	stampBehind = 2 // a request behind the waiting own one
 	stampAbove  = 3 // an ack or release above the waiting own request's T_i
-	stampKept   = 4 // kept whole
 )
+
+// Pending implements algo.Pender: T_i while the own request waits. A
+// stamp received is read only against T_i (heard[j] <= T_i) and against
+// the queued requests, of which only the side of the own one counts (see
+// Abstract); with none waiting, not before the next Request.
+func (m *Machine) Pending() (uint64, bool) { return m.t, m.requesting }
 
 // What Abstract and AbstractFrom keep of a queued request (see Abstract):
 // the own request and those behind it or below the clock while no own
