@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -823,21 +824,37 @@ func (n *Node) clone(env Env) (*Node, error) {
 	return &c, nil
 }
 
-// deadStamps passes the words a machine describes itself with to the
-// hasher, but for the timestamps: where none can decide anything any more
-// (algo.Pender), their values are left out.
-type deadStamps struct{ h *deep.Hasher }
+// stampWords passes the words a Shifter describes itself with (lowered by
+// base) to the hasher, and its timestamps as they count (algo.Stamp): one
+// below base, below every node's clock, counts as none, since every
+// timestamp still to come is above it; and, with capped, where no process
+// will request again, so does one above limit, since it compares alike
+// with every timestamp it can still meet (algo.Pender, World.stampLimit).
+type stampWords struct {
+	h      *deep.Hasher
+	capped bool
+	limit  int64 // with capped: the largest waiting request's timestamp, lowered by base
+}
 
-func (d deadStamps) Word(v uint64) { d.h.Word(v) }
-func (d deadStamps) Stamp(uint64)  {}
+// stampNone is what a timestamp that counts as none is written as.
+const stampNone = math.MaxUint64
+
+func (s *stampWords) Word(v uint64) { s.h.Word(v) }
+
+func (s *stampWords) Stamp(v uint64) {
+	if rel := int64(v); rel < 0 || s.capped && rel > s.limit {
+		v = stampNone
+	}
+	s.h.Word(v)
+}
 
 // fingerprint mixes into h what decides the node's future behaviour: its
 // machines, Lamport clock, persisted state, timers set, and whether it is
 // up (see World.Fingerprint).
 //
-// With shift, every timestamp is lowered by base (World.Shift); with dead
-// too, the timestamps' values are left out (algo.Pender).
-func (n *Node) fingerprint(h *deep.Hasher, base uint64, shift, dead bool) {
+// With shift, every timestamp is lowered by base (World.Shift) and
+// written through stamps.
+func (n *Node) fingerprint(h *deep.Hasher, base uint64, shift bool, stamps *stampWords) {
 	var flags uint64
 	for i, b := range []bool{n.started, n.crashed, n.stopped, n.err != nil} {
 		if b {
@@ -846,11 +863,10 @@ func (n *Node) fingerprint(h *deep.Hasher, base uint64, shift, dead bool) {
 	}
 	h.Word(flags)
 	var out algo.Words = h
-	if dead {
-		out = deadStamps{h}
-	} else {
-		h.Word(n.lamport - base)
+	if shift {
+		out = stamps
 	}
+	algo.Stamp(out, n.lamport-base)
 	for _, r := range n.resources {
 		if a, ok := n.machines[r].(algo.Shifter); ok && shift {
 			a.AbstractFrom(out, n.lamport, base)

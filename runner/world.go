@@ -580,16 +580,18 @@ func (w *World) Clone() (*World, error) {
 // receiver's max reads it, and otherwise never will).
 func (w *World) Fingerprint(h *deep.Hasher) {
 	base, shift := w.shiftBase()
-	dead := shift && w.stampsDead()
-	var stamps algo.Words = h
-	if dead {
-		h.Word(1)
-		stamps = deadStamps{h}
-	} else {
-		h.Word(0)
+	stamps := &stampWords{h: h}
+	var out algo.Words = h
+	if shift {
+		out = stamps
+		if top, ok := w.stampLimit(); ok {
+			// Every timestamp above top counts as one: see
+			// algo.Pender and stampLimit.
+			stamps.capped, stamps.limit = true, int64(top-base)
+		}
 	}
 	for p, nd := range w.nodes {
-		nd.fingerprint(h, base, shift, dead)
+		nd.fingerprint(h, base, shift, stamps)
 		pl := &w.load[p]
 		for j := range pl.left {
 			h.Word(uint64(pl.left[j])<<8 | uint64(pl.phase[j]))
@@ -605,7 +607,7 @@ func (w *World) Fingerprint(h *deep.Hasher) {
 			h.String(m.Type)
 			h.String(m.Resource)
 			if sa, ok := w.nodes[i%w.n].machines[m.Resource].(algo.StampAbstracter); ok && shift {
-				sa.AbstractStamp(stamps, *m, w.nodes[i%w.n].lamport, base)
+				sa.AbstractStamp(out, *m, w.nodes[i%w.n].lamport, base)
 			} else {
 				h.Word(m.Stamp - base)
 			}
@@ -616,30 +618,31 @@ func (w *World) Fingerprint(h *deep.Hasher) {
 				h.Word(v)
 			}
 			// The clock a message carries is read only by its receiver's
-			// max on delivery: one not above the receiver's clock now
-			// never counts, as the clock only rises (and, with shift,
-			// no node crashes to reset it); nor does any where no
-			// timestamp counts any more.
-			if shift && (dead || e.Lamport <= w.nodes[i%w.n].lamport) {
-				h.Word(0)
+			// max on delivery, with a clock at least the receiver's now
+			// (a clock only rises, and, with shift, no node crashes to
+			// reset it): max(L, c) counts, not L.
+			if shift {
+				algo.Stamp(out, max(e.Lamport, w.nodes[i%w.n].lamport)-base)
 			} else {
-				h.Word(1)
 				h.Word(e.Lamport - base)
 			}
 		}
 	}
 }
 
-// stampsDead reports whether no timestamp's value can decide anything any
-// more (algo.Pender): every machine is a Pender, no process will make a
-// request after the one it makes or holds now, and every node's clock is
-// above every waiting request's timestamp. Called only with shift (every
-// machine a Shifter on a node that is up, none to crash).
-func (w *World) stampsDead() bool {
+// stampLimit returns the largest timestamp of a waiting request, if no
+// process will make a request after the one it makes or holds now and
+// every machine is an algo.Pender (with none waiting, 0). Then a
+// timestamp above it compares alike with every one it can still meet:
+// the waiting requests' are all below it, none is made later, and a
+// clock that takes such a timestamp in by max, or rises by one, stays
+// above it. So the values above it count as one (World.Fingerprint);
+// those not above it count whole.
+func (w *World) stampLimit() (uint64, bool) {
 	for _, pl := range w.load {
 		for j := range pl.left {
 			if pl.phase[j] == idle && pl.left[j] > 0 || pl.phase[j] != idle && pl.left[j] > 1 {
-				return false
+				return 0, false
 			}
 		}
 	}
@@ -648,19 +651,14 @@ func (w *World) stampsDead() bool {
 		for _, m := range nd.machines {
 			pm, ok := m.(algo.Pender)
 			if !ok {
-				return false
+				return 0, false
 			}
 			if t, ok := pm.Pending(); ok {
 				top = max(top, t)
 			}
 		}
 	}
-	for _, nd := range w.nodes {
-		if nd.lamport <= top {
-			return false
-		}
-	}
-	return true
+	return top, true
 }
 
 // Shifts reports whether Fingerprint counts states that differ by a shift

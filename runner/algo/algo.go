@@ -205,12 +205,11 @@ type StampAbstracter interface {
 // above every clock then). Pending returns the timestamp of the waiting
 // request, and whether one waits.
 //
-// So where no process will request again and every node's clock is above
-// every waiting request's timestamp, every timestamp still to be sent
-// compares above every one it can meet (a clock only rises), and only the
-// stamps in flight, as their receiver's AbstractStamp classes them, still
-// count: the search then leaves every timestamp's value out of the state
-// (runner.World.Fingerprint), the words a machine writes with Stamp.
+// So where no process will request again, a timestamp above every waiting
+// request's compares alike with every timestamp it can still meet (a
+// clock only rises, by one or by taking in a larger timestamp), and the
+// search counts all such timestamps as one (runner.World.Fingerprint):
+// the words a machine writes with Stamp.
 type Pender interface {
 	Shifter
 	Pending() (t uint64, waiting bool)
@@ -221,9 +220,11 @@ type Words interface {
 	Word(uint64)
 }
 
-// StampWords is a Words that tells timestamps apart from the other words:
-// the search leaves them out where none can decide anything any more
-// (see Pender).
+// StampWords is a Words that tells timestamps apart from the other words,
+// so that the search can count alike the timestamps that compare alike
+// with every one still to come: one below every node's clock (lowered by
+// the base, the smallest clock: negative), since every timestamp sent
+// from now on is above it, and those of Pender.
 type StampWords interface {
 	Words
 	Stamp(uint64)
@@ -231,7 +232,10 @@ type StampWords interface {
 
 // Stamp writes to out the timestamp v (lowered by base, as AbstractFrom
 // lowers every timestamp): as a timestamp if out tells them apart, else
-// as a word.
+// as a word. A Shifter writes with Stamp only timestamps whose
+// comparisons with those it holds now its other words already say, and
+// which it otherwise reads only by comparing them with timestamps still
+// to come (received later, or of its own later requests).
 func Stamp(out Words, v uint64) {
 	if s, ok := out.(StampWords); ok {
 		s.Stamp(v)

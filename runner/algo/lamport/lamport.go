@@ -3,6 +3,7 @@ package lamport
 import (
 	_ "embed"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/dmxlab/dmx/runner/algo"
@@ -313,8 +314,8 @@ func (m *Machine) AbstractFrom(out algo.Words, clock, base uint64) {
 //     T_i exactly when it is above now, if the own request waits now; it
 //     is not above a T_i made later.
 //
-// A stamp not below the clock is kept whole too (as timestamps, which the
-// search leaves out where none counts any more: algo.Pender).
+// A stamp not below the clock is kept whole too (as a timestamp, which the
+// search may count with others alike: algo.Pender).
 func (m *Machine) AbstractStamp(out algo.Words, msg algo.Msg, clock, base uint64) {
 	switch {
 	case !m.requesting:
@@ -329,10 +330,11 @@ func (m *Machine) AbstractStamp(out algo.Words, msg algo.Msg, clock, base uint64
 		out.Word(stampBelow)
 	}
 	if msg.Stamp < clock {
-		algo.Stamp(out, 0)
+		// Its class says all: written as a timestamp below every
+		// clock, base-1 lowered by base.
+		algo.Stamp(out, math.MaxUint64)
 		return
 	}
-	algo.Stamp(out, 1)
 	algo.Stamp(out, msg.Stamp-base)
 }
 
