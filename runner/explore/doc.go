@@ -19,8 +19,14 @@
 //     every Lamport timestamp, clocks and stamps in flight included, are
 //     one state, hashed with every timestamp less the smallest clock:
 //     such machines only compare timestamps and take their maximum, so the
-//     futures of the two are the same but for the shift; the states are
-//     kept in a lean table, visited.go) and
+//     futures of the two are the same but for the shift; there, too, the
+//     timestamps that can no longer compare differently with anything
+//     still to come count alike: one below every clock, a stamp in flight
+//     as its receiver's algo.StampAbstracter keeps it, and, once no
+//     process will request again, every one above every waiting request
+//     (algo.Pender), which TestFingerprintBisimulation in runner proves
+//     exact on small runs; the states are kept in a lean table,
+//     visited.go) and
 //     sleep sets, a partial-order
 //     reduction that is sound here: a step belongs to the process it
 //     happens at (a delivery to its receiver; a loss to both its sender,
