@@ -100,10 +100,11 @@ the ratio holds on a busy machine; the last line gives their medians.`,
 					bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
 					ratio := s.PerSecond() / bound
 					ratios[a] = append(ratios[a], ratio)
-					fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, %.1f datagrams a CS (%d retransmitted), CPU per event: nodes %v (%v with their start-up), runner %v\n",
+					fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, %.1f datagrams a CS (%d retransmitted), CPU per event: nodes %v (%v with their start-up), runner %v (+%v after the run, in %v)\n",
 						a, s.PerSecond(), 100*ratio, plural.Count(hopsPerSection[a], "hop"), s.Events,
 						float64(s.Datagrams)/float64(max(s.Sections, 1)), s.Retransmits,
-						perEvent(s.NodeRunCPU, s.Events), perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events))
+						perEvent(s.NodeRunCPU, s.Events), perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events),
+						perEvent(s.AfterCPU, s.Events), s.After.Round(time.Millisecond))
 				}
 			}
 			sort.Slice(hops, func(i, j int) bool { return hops[i] < hops[j] })

@@ -297,6 +297,31 @@ channels it is lost.`,
 
 type recorderFunc func(*trace.Event) error
 
+// sink is where recordAndCheck's events go: a trace.Writer, or for real
+// processes a trace.Spool.
+type sink interface {
+	Add(*trace.Event) error
+	Close() error
+	Count() int64
+}
+
+// newSink is where the events of run runID of p go: a run of real
+// processes, whose runner shares the machine's cores with its nodes,
+// records through a spool, so that the trace's SQLite work waits for a
+// core the nodes leave idle (trace.Spool); a simulated run straight into
+// the trace, its own pace.
+func newSink(st *trace.Store, runID int64, p runner.Plan, stderr io.Writer) sink {
+	if p.WithDefaults().Driver != runner.DriverUDP {
+		return st.NewWriter(runID)
+	}
+	sp, err := st.NewSpool(runID)
+	if err != nil {
+		fmt.Fprintf(stderr, "dmx: note: events go straight into the trace, which competes with the nodes for CPU: %v\n", err)
+		return st.NewWriter(runID)
+	}
+	return sp
+}
+
 func (r recorderFunc) Record(ev *trace.Event) error { return r(ev) }
 
 // recording is what a driver (run, sim) gets from recordAndCheck.
@@ -373,7 +398,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		fmt.Fprintf(stderr, "expect %s\n", what)
 	}
 
-	w := st.NewWriter(runID)
+	w := newSink(st, runID, p, stderr)
 	m := &meter{rec: recorderFunc(w.Add)}
 	stopProgress := func() {}
 	if isTerminal(stderr) {

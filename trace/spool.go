@@ -1,0 +1,312 @@
+package trace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dmxlab/dmx/render/plural"
+)
+
+// A Spool records the events of one run as a Writer does, for a recorder
+// whose work competes for the machine's cores with what it records: dmx
+// run, whose five node processes and runner share two cores. A Writer's
+// SQLite work (about two thirds of the runner's CPU) runs beside the
+// nodes and delays them; a Spool's Add only appends the event, in the
+// wire encoding, to a buffer written to an append-only spool file beside
+// the trace. A converter reads the file behind it and feeds the rows to a
+// Writer on a thread of the lowest priority (nice 19), which gets a core
+// when the nodes leave one idle; once the recorder closes the Spool (the
+// nodes have stopped), whatever the converter has not done yet is done at
+// normal priority and the file removed.
+//
+// So an event is in the file (the page cache: a dead recorder leaves it)
+// within flushInterval of Add, and in the trace when the converter got to
+// it: at once on an idle machine, in a busy run after the run. Readers of
+// the trace see the run's events with that delay. Nothing is lost or
+// reordered: the file keeps every event in the order added until the
+// trace holds them all; if they cannot all be stored, Close keeps the
+// file and says where it is and how much of it reached the trace.
+type Spool struct {
+	w    *Writer
+	path string
+	f    *os.File
+
+	mu     sync.Mutex // guards buf, the file's writes, err and closed
+	buf    []byte     // frames not yet written to the file
+	err    error      // the converter's errors, not yet returned
+	closed bool
+
+	written atomic.Int64 // bytes in the file: whole frames
+	kick    chan struct{}
+	stop    chan struct{} // closed by Close: the converter and the flusher stop
+	done    sync.WaitGroup
+
+	// Owned by the converter, then by Close.
+	read   int64 // bytes of the file converted
+	fatal  error // the file could not be read back: conversion stopped
+	rbuf   []byte
+	parser WireParser
+}
+
+// Spooling tunes a Spool.
+const (
+	// spoolBuffer is how much the recorder gathers before it writes to
+	// the file (besides every flushInterval).
+	spoolBuffer = 256 << 10
+	// spoolChunk is how much the converter reads at a time.
+	spoolChunk = 1 << 20
+	// maxSpoolFrame bounds a frame, so that a damaged length cannot make
+	// the reader allocate gigabytes.
+	maxSpoolFrame = 64 << 20
+)
+
+// SpoolPath is the spool file of run of the trace at path: hidden, in
+// the trace's directory (the same file system, and found beside it).
+func SpoolPath(path string, run int64) string {
+	return filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.dmx-spool-%d", filepath.Base(path), run))
+}
+
+// NewSpool returns a Spool that records events of run through a spool
+// file (SpoolPath). Close it before EndRun and before closing the Store.
+func (s *Store) NewSpool(run int64) (*Spool, error) {
+	if err := s.checkWritable(); err != nil {
+		return nil, err
+	}
+	path := SpoolPath(s.path, run)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("spool of run %d: %w", run, err)
+	}
+	sp := &Spool{
+		w: s.newWriter(run, false), path: path, f: f,
+		buf:  make([]byte, 0, spoolBuffer+4096),
+		kick: make(chan struct{}, 1), stop: make(chan struct{}),
+	}
+	sp.done.Add(2)
+	go sp.convert()
+	go sp.flusher()
+	return sp, nil
+}
+
+// Add appends ev to the spool (ev.Run and ev.ID are ignored); the caller
+// may reuse ev at once. It returns the errors the converter met since the
+// last report, but keeps ev all the same.
+func (sp *Spool) Add(ev *Event) error {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.closed {
+		return fmt.Errorf("%s: add %s: spool is closed", sp.path, ev.String())
+	}
+	at := len(sp.buf)
+	sp.buf = append(sp.buf, 0, 0, 0, 0)
+	sp.buf = AppendWire(sp.buf, ev)
+	binary.LittleEndian.PutUint32(sp.buf[at:], uint32(len(sp.buf)-at-4))
+	var err error
+	if len(sp.buf) >= spoolBuffer {
+		err = sp.writeLocked()
+	}
+	err = errors.Join(err, sp.err)
+	sp.err = nil
+	return err
+}
+
+// writeLocked writes the buffer to the file and tells the converter; mu
+// must be held. A failed write keeps the buffer, to be written again.
+func (sp *Spool) writeLocked() error {
+	if len(sp.buf) == 0 {
+		return nil
+	}
+	n, err := sp.f.Write(sp.buf)
+	if err != nil {
+		if n > 0 {
+			// The file holds part of a frame now: nothing can be
+			// appended after it and read back.
+			return fmt.Errorf("write spool %s: %w", sp.path, err)
+		}
+		return fmt.Errorf("write spool %s: %w (kept in memory, written again later)", sp.path, err)
+	}
+	sp.written.Add(int64(n))
+	sp.buf = sp.buf[:0]
+	select {
+	case sp.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// flusher writes what was added to the file every flushInterval, so that
+// the trace's readers and a recorder's death do not wait for the buffer
+// to fill. It runs at normal priority: it holds the lock Add takes.
+func (sp *Spool) flusher() {
+	defer sp.done.Done()
+	t := time.NewTicker(flushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			sp.mu.Lock()
+			if err := sp.writeLocked(); err != nil {
+				sp.err = errors.Join(sp.err, err)
+			}
+			sp.mu.Unlock()
+		case <-sp.stop:
+			return
+		}
+	}
+}
+
+// convert feeds the file's events to the Writer as they are written, on a
+// thread of the lowest priority, until Close.
+func (sp *Spool) convert() {
+	defer sp.done.Done()
+	// Never unlocked: when the goroutine returns, its thread ends with it,
+	// so that no other goroutine inherits the lowered priority.
+	runtime.LockOSThread()
+	lowerThreadPriority()
+	for {
+		select {
+		case <-sp.kick:
+		case <-sp.stop:
+			return
+		}
+		err := sp.catchUp(sp.stop)
+		if err != nil {
+			sp.mu.Lock()
+			sp.err = errors.Join(sp.err, err)
+			sp.mu.Unlock()
+		}
+		if sp.fatal != nil {
+			return
+		}
+	}
+}
+
+// catchUp converts the file's events up to what is written now and commits
+// them, unless stop is closed first. It returns the Writer's errors.
+func (sp *Spool) catchUp(stop <-chan struct{}) error {
+	var errs error
+	end := sp.written.Load()
+	for sp.read < end && sp.fatal == nil {
+		select {
+		case <-stop:
+			return errs
+		default:
+		}
+		n, err := sp.convertChunk(end)
+		if err != nil {
+			sp.fatal = err
+			errs = errors.Join(errs, err)
+			break
+		}
+		if n == 0 {
+			break
+		}
+		if sp.w.pending() >= batchSize {
+			errs = errors.Join(errs, sp.w.Flush())
+		}
+	}
+	return errors.Join(errs, sp.w.Flush())
+}
+
+// convertChunk reads the frames from sp.read on, up to spoolChunk bytes
+// (more for a frame larger than that), not past end, and adds their events
+// to the Writer. It returns the bytes converted; an error means the file
+// cannot be read back.
+func (sp *Spool) convertChunk(end int64) (int64, error) {
+	want := min(end-sp.read, spoolChunk)
+	for {
+		if int64(cap(sp.rbuf)) < want {
+			sp.rbuf = make([]byte, want)
+		}
+		b := sp.rbuf[:want]
+		if _, err := sp.f.ReadAt(b, sp.read); err != nil {
+			return 0, fmt.Errorf("read spool %s at byte %d: %w", sp.path, sp.read, err)
+		}
+		i, larger := 0, 0
+		for i < len(b) {
+			if i+4 > len(b) {
+				if sp.read+int64(i+4) > end {
+					return sp.cut(i, fmt.Errorf("spool %s at byte %d: a frame cut short", sp.path, sp.read+int64(i)))
+				}
+				break
+			}
+			n := int(binary.LittleEndian.Uint32(b[i:]))
+			if n == 0 || n > maxSpoolFrame || sp.read+int64(i+4+n) > end {
+				return sp.cut(i, fmt.Errorf("spool %s at byte %d: a frame of %d bytes, which is not one", sp.path, sp.read+int64(i), n))
+			}
+			if i+4+n > len(b) {
+				larger = 4 + n
+				break
+			}
+			var ev Event
+			if err := sp.parser.Parse(b[i+4:i+4+n], &ev); err != nil {
+				return sp.cut(i, fmt.Errorf("spool %s at byte %d: %w", sp.path, sp.read+int64(i), err))
+			}
+			// The Writer's errors are a failed flush, which Flush reports
+			// too; it keeps the event all the same.
+			sp.w.Add(&ev)
+			i += 4 + n
+		}
+		if i == 0 && larger > 0 {
+			// A frame larger than the chunk: read it whole.
+			want = int64(larger)
+			continue
+		}
+		return sp.cut(i, nil)
+	}
+}
+
+// cut notes that the frames of the first n bytes from sp.read on were
+// converted.
+func (sp *Spool) cut(n int, err error) (int64, error) {
+	sp.read += int64(n)
+	return int64(n), err
+}
+
+// Count returns the number of events stored in the trace so far.
+func (sp *Spool) Count() int64 { return sp.w.Count() }
+
+// Close writes what is buffered, converts what the converter has not yet
+// (at normal priority: the run is over), closes the Writer and removes the
+// spool file. If some events could not be stored, the file is kept and
+// the error says where it is.
+func (sp *Spool) Close() error {
+	sp.mu.Lock()
+	if sp.closed {
+		sp.mu.Unlock()
+		return nil
+	}
+	sp.closed = true
+	errs := errors.Join(sp.writeLocked(), sp.err)
+	sp.err = nil
+	sp.mu.Unlock()
+	close(sp.stop)
+	sp.done.Wait()
+
+	// After a failed write what the file holds is converted all the same.
+	if sp.fatal == nil {
+		errs = errors.Join(errs, sp.catchUp(nil))
+	}
+	errs = errors.Join(errs, sp.w.Close())
+	whole := sp.fatal == nil && len(sp.buf) == 0 && sp.read == sp.written.Load() && errs == nil
+	cerr := sp.f.Close()
+	if !whole {
+		if len(sp.buf) > 0 {
+			return fmt.Errorf("%s: run %d: %s could not be written to the spool %s, %s stored in the trace: %w",
+				sp.w.s.path, sp.w.run, plural.Count(int64(len(sp.buf)), "byte"), sp.path, plural.Count(sp.w.Count(), "event"), errs)
+		}
+		return fmt.Errorf("%s: run %d: the spool %s is kept: it holds every event of the run (in dmx's wire encoding, %d bytes), %s of them stored in the trace: %w",
+			sp.w.s.path, sp.w.run, sp.path, sp.written.Load(), plural.Count(sp.w.Count(), "event"), errs)
+	}
+	if err := os.Remove(sp.path); err != nil {
+		return fmt.Errorf("remove spool: %w", errors.Join(err, cerr))
+	}
+	return nil
+}
