@@ -67,23 +67,19 @@ const (
 	maxSpoolFrame = 64 << 20
 )
 
-// SpoolPath is the spool file of run of the trace at path: hidden, in
-// the trace's directory (the same file system, and found beside it).
-func SpoolPath(path string, run int64) string {
-	return filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.dmx-spool-%d", filepath.Base(path), run))
-}
-
 // NewSpool returns a Spool that records events of run through a spool
-// file (SpoolPath). Close it before EndRun and before closing the Store.
+// file made beside the trace, .NAME.dmx-spool-RUN-RANDOM (the same file
+// system, and found where the trace is). Close it before EndRun and before
+// closing the Store.
 func (s *Store) NewSpool(run int64) (*Spool, error) {
 	if err := s.checkWritable(); err != nil {
 		return nil, err
 	}
-	path := SpoolPath(s.path, run)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(s.path), fmt.Sprintf(".%s.dmx-spool-%d-*", filepath.Base(s.path), run))
 	if err != nil {
-		return nil, fmt.Errorf("spool of run %d: %w", run, err)
+		return nil, fmt.Errorf("%s: spool of run %d: %w", s.path, run, err)
 	}
+	path := f.Name()
 	sp := &Spool{
 		w: s.newWriter(run, false), path: path, f: f,
 		buf:  make([]byte, 0, spoolBuffer+4096),

@@ -1,0 +1,177 @@
+package trace
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// spoolEvents is a run of n processes, k rounds each, with clocks, a detail
+// that is JSON and one that is not, enough events for several spool buffers
+// and several of the Writer's batches.
+func spoolEvents(n, k int) []Event {
+	var evs []Event
+	for p := range n {
+		for i, e := range chatter(p, n, k) {
+			switch i % 7 {
+			case 1:
+				e = withDetail(e, `{"why":"a detail","n":[1,2,3]}`)
+			case 4:
+				e = withDetail(e, "not json\nat all")
+			}
+			evs = append(evs, e)
+		}
+	}
+	return evs
+}
+
+// spoolFiles lists the spool files in dir.
+func spoolFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".dmx-spool-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// TestSpoolSameAsWriter: a run recorded through a Spool has the rows, in
+// the same order, that the Writer makes of it, and its spool file is gone.
+func TestSpoolSameAsWriter(t *testing.T) {
+	evs := spoolEvents(4, 2500)
+	dir := t.TempDir()
+	direct := filepath.Join(dir, "direct.db")
+	record(t, direct, Run{Algorithm: "central", Nodes: 4, Mode: "udp"}, evs)
+
+	spooled := filepath.Join(dir, "spooled.db")
+	s, err := Create(spooled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.BeginRun(Run{Algorithm: "central", Nodes: 4, Mode: "udp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := s.NewSpool(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range evs {
+		if err := sp.Add(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if sp.Count() != int64(len(evs)) {
+		t.Errorf("Count = %d, want %d", sp.Count(), len(evs))
+	}
+	if err := s.EndRun(id, 1000, true, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := spoolFiles(t, dir); len(left) > 0 {
+		t.Errorf("spool files left: %v", left)
+	}
+	for _, q := range []string{
+		`SELECT id, proc, seq, kind, lamport, vc, wall_ns, msg, msg_type, peer, resource, detail FROM events ORDER BY id`,
+		`SELECT * FROM messages ORDER BY run, id`,
+	} {
+		want := query(t, open(t, direct), q)
+		got := query(t, open(t, spooled), q)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the spooled trace differs from the direct one (%d rows against %d)", q, len(got), len(want))
+		}
+	}
+}
+
+// TestSpoolLive: the events reach the trace while the Spool is open, for
+// its readers, not only when it closes.
+func TestSpoolLive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	s, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id, err := s.BeginRun(Run{Algorithm: "central", Nodes: 2, Mode: "udp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := s.NewSpool(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	evs := spoolEvents(2, 50)
+	for i := range evs {
+		if err := sp.Add(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A loaded machine can keep the converter's thread waiting a while.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r, err := OpenWith(path, OpenOptions{NoIntegrityCheck: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := query(t, r, `SELECT count(*) FROM events`)
+		r.Close()
+		if got[0] == "300" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the trace holds %s events of 300 after 30s, before the spool closed", got[0])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := sp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Add(&evs[0]); err == nil || !strings.Contains(err.Error(), "spool is closed") {
+		t.Errorf("Add after Close = %v, want an error", err)
+	}
+}
+
+// TestSpoolKeptOnFailure: when some events cannot be stored, Close keeps
+// the spool, which holds them all, and says where it is.
+func TestSpoolKeptOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(filepath.Join(dir, "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id, err := s.BeginRun(Run{Algorithm: "central", Nodes: 1, Mode: "udp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := s.NewSpool(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []Event{ev(0, 1, KindStart, 1), ev(0, 2, KindInternal, 2), ev(0, 2, KindInternal, 3), ev(0, 3, KindStop, 4)} {
+		sp.Add(&e)
+	}
+	err = sp.Close()
+	left := spoolFiles(t, dir)
+	if len(left) != 1 {
+		t.Fatalf("spool files %v, want the one kept", left)
+	}
+	if err == nil || !strings.Contains(err.Error(), left[0]) || !strings.Contains(err.Error(), "P0#2") || !strings.Contains(err.Error(), "3 events") {
+		t.Errorf("Close = %v, want the spool %s named, 3 events stored and P0#2 refused", err, left[0])
+	}
+}
