@@ -44,6 +44,8 @@ type Spool struct {
 	closed bool
 
 	written atomic.Int64 // bytes in the file: whole frames
+	tidMu   sync.Mutex   // held while the converter's thread is named
+	tid     int          // the converter's thread while it runs; else 0
 	kick    chan struct{}
 	stop    chan struct{} // closed by Close: the converter and the flusher stop
 	done    sync.WaitGroup
@@ -62,6 +64,15 @@ const (
 	spoolBuffer = 256 << 10
 	// spoolChunk is how much the converter reads at a time.
 	spoolChunk = 1 << 20
+	// lowChunk and lowBatch are the chunk and the transaction of the
+	// converter's thread of low priority. Close waits for the one it is
+	// in the middle of, which on a machine kept busy by other programs can
+	// take that thread a hundred times its CPU time (nice 19 against two
+	// busy loops gets about 1 % of a core): small ones (about 3 ms of CPU
+	// each) bound that wait; the rest is done at normal priority in
+	// full-size batches.
+	lowChunk = 64 << 10
+	lowBatch = 1024
 	// maxSpoolFrame bounds a frame, so that a damaged length cannot make
 	// the reader allocate gigabytes.
 	maxSpoolFrame = 64 << 20
@@ -165,7 +176,15 @@ func (sp *Spool) convert() {
 	// Never unlocked: when the goroutine returns, its thread ends with it,
 	// so that no other goroutine inherits the lowered priority.
 	runtime.LockOSThread()
-	lowerThreadPriority()
+	sp.tidMu.Lock()
+	sp.tid = lowerThreadPriority()
+	sp.tidMu.Unlock()
+	defer func() {
+		// Before the thread ends: its id may be another's afterwards.
+		sp.tidMu.Lock()
+		sp.tid = 0
+		sp.tidMu.Unlock()
+	}()
 	for {
 		select {
 		case <-sp.kick:
@@ -185,8 +204,14 @@ func (sp *Spool) convert() {
 }
 
 // catchUp converts the file's events up to what is written now and commits
-// them, unless stop is closed first. It returns the Writer's errors.
+// them, unless stop is closed first: the converter's thread of low
+// priority gives stop, and works in small pieces; Close, at normal priority,
+// gives none. It returns the Writer's errors.
 func (sp *Spool) catchUp(stop <-chan struct{}) error {
+	chunk, batch := int64(spoolChunk), batchSize
+	if stop != nil {
+		chunk, batch = lowChunk, lowBatch
+	}
 	var errs error
 	end := sp.written.Load()
 	for sp.read < end && sp.fatal == nil {
@@ -195,7 +220,7 @@ func (sp *Spool) catchUp(stop <-chan struct{}) error {
 			return errs
 		default:
 		}
-		n, err := sp.convertChunk(end)
+		n, err := sp.convertChunk(end, chunk)
 		if err != nil {
 			sp.fatal = err
 			errs = errors.Join(errs, err)
@@ -204,19 +229,19 @@ func (sp *Spool) catchUp(stop <-chan struct{}) error {
 		if n == 0 {
 			break
 		}
-		if sp.w.pending() >= batchSize {
+		if sp.w.pending() >= batch {
 			errs = errors.Join(errs, sp.w.Flush())
 		}
 	}
 	return errors.Join(errs, sp.w.Flush())
 }
 
-// convertChunk reads the frames from sp.read on, up to spoolChunk bytes
-// (more for a frame larger than that), not past end, and adds their events
+// convertChunk reads the frames from sp.read on, up to chunk bytes (more
+// for a frame larger than that), not past end, and adds their events
 // to the Writer. It returns the bytes converted; an error means the file
 // cannot be read back.
-func (sp *Spool) convertChunk(end int64) (int64, error) {
-	want := min(end-sp.read, spoolChunk)
+func (sp *Spool) convertChunk(end, chunk int64) (int64, error) {
+	want := min(end-sp.read, chunk)
 	for {
 		if int64(cap(sp.rbuf)) < want {
 			sp.rbuf = make([]byte, want)
@@ -284,6 +309,11 @@ func (sp *Spool) Close() error {
 	sp.err = nil
 	sp.mu.Unlock()
 	close(sp.stop)
+	// The converter stops after the piece it is converting, which a busy
+	// machine gives little CPU: at normal priority again if allowed.
+	sp.tidMu.Lock()
+	restoreThreadPriority(sp.tid)
+	sp.tidMu.Unlock()
 	sp.done.Wait()
 
 	// After a failed write what the file holds is converted all the same.
