@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -38,9 +39,10 @@ type Spool struct {
 	path string
 	f    *os.File
 
-	mu     sync.Mutex // guards buf, the file's writes, err and closed
+	mu     sync.Mutex // guards buf, the file's writes, err, broken and closed
 	buf    []byte     // frames not yet written to the file
 	err    error      // the converter's errors, not yet returned
+	broken error      // the file cannot be appended to any more
 	closed bool
 
 	written atomic.Int64 // bytes in the file: whole frames
@@ -130,14 +132,23 @@ func (sp *Spool) writeLocked() error {
 	if len(sp.buf) == 0 {
 		return nil
 	}
+	if sp.broken != nil {
+		return sp.broken
+	}
 	n, err := sp.f.Write(sp.buf)
 	if err != nil {
 		if n > 0 {
-			// The file holds part of a frame now: nothing can be
-			// appended after it and read back.
-			return fmt.Errorf("write spool %s: %w", sp.path, err)
+			// Take back the part written, so that the file ends with a
+			// whole frame and what comes next can be read back.
+			at := sp.written.Load()
+			_, serr := sp.f.Seek(at, io.SeekStart)
+			if terr := errors.Join(sp.f.Truncate(at), serr); terr != nil {
+				// The file is whole up to written, which is all the
+				// converter reads: later events stay in memory.
+				sp.broken = fmt.Errorf("write spool %s: a write failed after %d bytes that could not be taken back: %w", sp.path, n, terr)
+			}
 		}
-		return fmt.Errorf("write spool %s: %w (kept in memory, written again later)", sp.path, err)
+		return fmt.Errorf("write spool %s: %w (the events are kept in memory)", sp.path, err)
 	}
 	sp.written.Add(int64(n))
 	sp.buf = sp.buf[:0]
@@ -250,45 +261,49 @@ func (sp *Spool) convertChunk(end, chunk int64) (int64, error) {
 		if _, err := sp.f.ReadAt(b, sp.read); err != nil {
 			return 0, fmt.Errorf("read spool %s at byte %d: %w", sp.path, sp.read, err)
 		}
-		i, larger := 0, 0
-		for i < len(b) {
-			if i+4 > len(b) {
-				if sp.read+int64(i+4) > end {
-					return sp.cut(i, fmt.Errorf("spool %s at byte %d: a frame cut short", sp.path, sp.read+int64(i)))
-				}
-				break
-			}
-			n := int(binary.LittleEndian.Uint32(b[i:]))
-			if n == 0 || n > maxSpoolFrame || sp.read+int64(i+4+n) > end {
-				return sp.cut(i, fmt.Errorf("spool %s at byte %d: a frame of %d bytes, which is not one", sp.path, sp.read+int64(i), n))
-			}
-			if i+4+n > len(b) {
-				larger = 4 + n
-				break
-			}
-			var ev Event
-			if err := sp.parser.Parse(b[i+4:i+4+n], &ev); err != nil {
-				return sp.cut(i, fmt.Errorf("spool %s at byte %d: %w", sp.path, sp.read+int64(i), err))
-			}
-			// The Writer's errors are a failed flush, which Flush reports
-			// too; it keeps the event all the same.
-			sp.w.Add(&ev)
-			i += 4 + n
-		}
-		if i == 0 && larger > 0 {
+		used, larger, err := sp.addFrames(b, end-sp.read)
+		if used == 0 && larger > 0 && err == nil {
 			// A frame larger than the chunk: read it whole.
 			want = int64(larger)
 			continue
 		}
-		return sp.cut(i, nil)
+		if err != nil {
+			err = fmt.Errorf("spool %s at byte %d: %w", sp.path, sp.read+int64(used), err)
+		}
+		sp.read += int64(used)
+		return int64(used), err
 	}
 }
 
-// cut notes that the frames of the first n bytes from sp.read on were
-// converted.
-func (sp *Spool) cut(n int, err error) (int64, error) {
-	sp.read += int64(n)
-	return int64(n), err
+// addFrames adds to the Writer the events of the whole frames at the
+// start of b, which is followed by rest-len(b) more bytes of frames (a
+// frame may go past b, not past rest). It returns the bytes of the frames
+// added, and the size of the next frame if it goes past b.
+func (sp *Spool) addFrames(b []byte, rest int64) (used, larger int, err error) {
+	for used < len(b) {
+		if used+4 > len(b) {
+			if int64(used+4) > rest {
+				return used, 0, errors.New("a frame cut short")
+			}
+			return used, 4, nil
+		}
+		n := int(binary.LittleEndian.Uint32(b[used:]))
+		if n == 0 || n > maxSpoolFrame || int64(used+4+n) > rest {
+			return used, 0, fmt.Errorf("a frame of %d bytes, which is not one", n)
+		}
+		if used+4+n > len(b) {
+			return used, 4 + n, nil
+		}
+		var ev Event
+		if err := sp.parser.Parse(b[used+4:used+4+n], &ev); err != nil {
+			return used, 0, err
+		}
+		// The Writer's errors are a failed flush, which Flush reports
+		// too; it keeps the event all the same.
+		sp.w.Add(&ev)
+		used += 4 + n
+	}
+	return used, 0, nil
 }
 
 // Count returns the number of events stored in the trace so far.
@@ -305,7 +320,8 @@ func (sp *Spool) Close() error {
 		return nil
 	}
 	sp.closed = true
-	errs := errors.Join(sp.writeLocked(), sp.err)
+	werr := sp.writeLocked()
+	errs := sp.err
 	sp.err = nil
 	sp.mu.Unlock()
 	close(sp.stop)
@@ -316,17 +332,24 @@ func (sp *Spool) Close() error {
 	sp.tidMu.Unlock()
 	sp.done.Wait()
 
-	// After a failed write what the file holds is converted all the same.
+	// What the file holds is converted, then what could not be written
+	// to it (the disk full, say) goes from memory straight to the Writer.
 	if sp.fatal == nil {
 		errs = errors.Join(errs, sp.catchUp(nil))
+	}
+	if sp.fatal == nil && sp.read == sp.written.Load() && len(sp.buf) > 0 {
+		used, _, err := sp.addFrames(sp.buf, int64(len(sp.buf)))
+		if err == nil && used == len(sp.buf) {
+			sp.buf, werr = sp.buf[:0], nil
+		}
 	}
 	errs = errors.Join(errs, sp.w.Close())
 	whole := sp.fatal == nil && len(sp.buf) == 0 && sp.read == sp.written.Load() && errs == nil
 	cerr := sp.f.Close()
 	if !whole {
 		if len(sp.buf) > 0 {
-			return fmt.Errorf("%s: run %d: %s could not be written to the spool %s, %s stored in the trace: %w",
-				sp.w.s.path, sp.w.run, plural.Count(int64(len(sp.buf)), "byte"), sp.path, plural.Count(sp.w.Count(), "event"), errs)
+			return fmt.Errorf("%s: run %d: %s of events could not be written to the spool %s, %s of the run stored in the trace: %w",
+				sp.w.s.path, sp.w.run, plural.Count(len(sp.buf), "byte"), sp.path, plural.Count(sp.w.Count(), "event"), errors.Join(werr, errs))
 		}
 		return fmt.Errorf("%s: run %d: the spool %s is kept: it holds every event of the run (in dmx's wire encoding, %d bytes), %s of them stored in the trace: %w",
 			sp.w.s.path, sp.w.run, sp.path, sp.written.Load(), plural.Count(sp.w.Count(), "event"), errs)

@@ -175,3 +175,46 @@ func TestSpoolKeptOnFailure(t *testing.T) {
 		t.Errorf("Close = %v, want the spool %s named, 3 events stored and P0#2 refused", err, left[0])
 	}
 }
+
+// TestSpoolWriteFails: events the spool file cannot take (here its
+// descriptor is closed under it, as a full disk would refuse them) stay in
+// memory and reach the trace when the Spool closes; the failure is
+// reported by Add.
+func TestSpoolWriteFails(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(filepath.Join(dir, "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id, err := s.BeginRun(Run{Algorithm: "central", Nodes: 3, Mode: "udp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := s.NewSpool(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp.mu.Lock()
+	sp.f.Close()
+	sp.mu.Unlock()
+	evs := spoolEvents(3, 3000) // more than one buffer
+	var addErr error
+	for i := range evs {
+		if err := sp.Add(&evs[i]); err != nil && addErr == nil {
+			addErr = err
+		}
+	}
+	if addErr == nil || !strings.Contains(addErr.Error(), "write spool") {
+		t.Errorf("Add: first error %v, want the failed write", addErr)
+	}
+	if err := sp.Close(); err != nil {
+		t.Fatalf("Close = %v, want the events stored from memory", err)
+	}
+	if sp.Count() != int64(len(evs)) {
+		t.Errorf("Count = %d, want %d", sp.Count(), len(evs))
+	}
+	if left := spoolFiles(t, dir); len(left) > 0 {
+		t.Errorf("spool files left: %v", left)
+	}
+}

@@ -198,8 +198,10 @@ func newRunCmd() *cobra.Command {
 		Short: "Run an algorithm as real processes over UDP, record the trace, check it",
 		Long: `run starts one OS process per node (dmx re-executing itself), which talk
 to each other over UDP on 127.0.0.1 with a per-run key, records every event
-into a SQLite trace as it happens, then checks the trace and prints the
-verdict. Ctrl-C stops the run and leaves a valid trace marked incomplete.
+as it happens (into a spool file beside the trace, which a thread of the
+lowest priority turns into the SQLite trace behind the run, so that the
+recording takes no core the nodes want), then checks the trace and prints
+the verdict. Ctrl-C stops the run and leaves a valid trace marked incomplete.
 
 The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.
 
