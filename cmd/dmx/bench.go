@@ -39,10 +39,14 @@ func newBenchCmd() *cobra.Command {
 floor, a token passed round a ring of N OS processes over loopback UDP
 (nothing recorded), then runs each algorithm as dmx run does (N processes,
 contention high, no think or hold time, recorded into a trace in a
-temporary directory) and gives its critical sections per second as a
+temporary directory through a spool, as dmx run records) and gives its
+critical sections per second as a
 share of what the floor's hop allows: 1/(2 hops) for central, 1/(1 hop)
 for ricart-agrawala and token-ring. Rounds pair the two measures, so that
-the ratio holds on a busy machine; the last line gives their medians.`,
+the ratio holds on a busy machine; the last line gives their medians.
+Each run's line ends with the runner's CPU per event during the run (the
+trace's low-priority converter included) and what the trace took to
+settle once the nodes had stopped: its CPU per event and its wall time.`,
 		Example: `  dmx bench                         # central and ricart-agrawala, 5 rounds
   dmx bench central --rounds 9`,
 		Hidden: true,
