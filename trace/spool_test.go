@@ -44,6 +44,26 @@ func spoolFiles(t *testing.T, dir string) []string {
 	return out
 }
 
+// spooling makes the trace path and begins a run of n processes in it,
+// recorded through a Spool; the Store closes with the test.
+func spooling(t *testing.T, path string, n int) (*Store, int64, *Spool) {
+	t.Helper()
+	s, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	id, err := s.BeginRun(Run{Algorithm: "central", Nodes: n, Mode: "udp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := s.NewSpool(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, id, sp
+}
+
 // TestSpoolSameAsWriter: a run recorded through a Spool has the rows, in
 // the same order, that the Writer makes of it, and its spool file is gone.
 func TestSpoolSameAsWriter(t *testing.T) {
@@ -53,18 +73,7 @@ func TestSpoolSameAsWriter(t *testing.T) {
 	record(t, direct, Run{Algorithm: "central", Nodes: 4, Mode: "udp"}, evs)
 
 	spooled := filepath.Join(dir, "spooled.db")
-	s, err := Create(spooled)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := s.BeginRun(Run{Algorithm: "central", Nodes: 4, Mode: "udp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := s.NewSpool(id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, id, sp := spooling(t, spooled, 4)
 	for i := range evs {
 		if err := sp.Add(&evs[i]); err != nil {
 			t.Fatal(err)
@@ -101,19 +110,7 @@ func TestSpoolSameAsWriter(t *testing.T) {
 // its readers, not only when it closes.
 func TestSpoolLive(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
-	s, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	id, err := s.BeginRun(Run{Algorithm: "central", Nodes: 2, Mode: "udp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := s.NewSpool(id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, sp := spooling(t, path, 2)
 	defer sp.Close()
 	evs := spoolEvents(2, 50)
 	for i := range evs {
@@ -150,23 +147,11 @@ func TestSpoolLive(t *testing.T) {
 // the spool, which holds them all, and says where it is.
 func TestSpoolKeptOnFailure(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Create(filepath.Join(dir, "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	id, err := s.BeginRun(Run{Algorithm: "central", Nodes: 1, Mode: "udp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := s.NewSpool(id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, sp := spooling(t, filepath.Join(dir, "t.db"), 1)
 	for _, e := range []Event{ev(0, 1, KindStart, 1), ev(0, 2, KindInternal, 2), ev(0, 2, KindInternal, 3), ev(0, 3, KindStop, 4)} {
 		sp.Add(&e)
 	}
-	err = sp.Close()
+	err := sp.Close()
 	left := spoolFiles(t, dir)
 	if len(left) != 1 {
 		t.Fatalf("spool files %v, want the one kept", left)
@@ -182,19 +167,7 @@ func TestSpoolKeptOnFailure(t *testing.T) {
 // reported by Add.
 func TestSpoolWriteFails(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Create(filepath.Join(dir, "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	id, err := s.BeginRun(Run{Algorithm: "central", Nodes: 3, Mode: "udp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := s.NewSpool(id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, sp := spooling(t, filepath.Join(dir, "t.db"), 3)
 	sp.mu.Lock()
 	sp.f.Close()
 	sp.mu.Unlock()
