@@ -140,7 +140,9 @@ func interruptedTrace(t *testing.T, path string) {
 	if side := sideFiles(t, path); len(side) > 0 {
 		t.Errorf("files left beside the trace: %v", side)
 	}
-	if r := runRow(t, path); r.Complete || r.Status != "interrupted" {
+	// The status may go on with what the transport did ("interrupted; 2
+	// datagrams retransmitted" on a loaded machine).
+	if r := runRow(t, path); r.Complete || !strings.HasPrefix(r.Status, "interrupted") {
 		t.Errorf("run: complete %v, status %q; want an interrupted run", r.Complete, r.Status)
 	}
 }
