@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -358,4 +359,48 @@ func (sp *Spool) Close() error {
 		return fmt.Errorf("remove spool: %w", errors.Join(err, cerr))
 	}
 	return nil
+}
+
+// ReadSpool calls fn with each event of the spool file at path, in the
+// order they were added: what a recorder that died (SIGKILL) left beside
+// the trace of its run, every event it had taken, of which the trace holds
+// those its converter had committed, the first ones. A frame cut short at
+// the end (the recorder killed in the middle of a write) ends it with an
+// error that says so, after fn had every whole one.
+func ReadSpool(path string, fn func(*Event) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("read spool: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	var p WireParser
+	var frame []byte
+	for at := int64(0); ; {
+		var head [4]byte
+		if _, err := io.ReadFull(br, head[:]); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("spool %s at byte %d: a frame cut short: %w", path, at, err)
+		}
+		n := int(binary.LittleEndian.Uint32(head[:]))
+		if n == 0 || n > maxSpoolFrame {
+			return fmt.Errorf("spool %s at byte %d: a frame of %d bytes, which is not one", path, at, n)
+		}
+		if cap(frame) < n {
+			frame = make([]byte, n)
+		}
+		frame = frame[:n]
+		if _, err := io.ReadFull(br, frame); err != nil {
+			return fmt.Errorf("spool %s at byte %d: a frame cut short: %w", path, at, err)
+		}
+		var ev Event
+		if err := p.Parse(frame, &ev); err != nil {
+			return fmt.Errorf("spool %s at byte %d: %w", path, at, err)
+		}
+		if err := fn(&ev); err != nil {
+			return err
+		}
+		at += 4 + int64(n)
+	}
 }

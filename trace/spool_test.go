@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -158,6 +159,32 @@ func TestSpoolKeptOnFailure(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), left[0]) || !strings.Contains(err.Error(), "P0#2") || !strings.Contains(err.Error(), "3 events") {
 		t.Errorf("Close = %v, want the spool %s named, 3 events stored and P0#2 refused", err, left[0])
+	}
+	// The spool reads back, every event in the order added.
+	var got []string
+	if err := ReadSpool(filepath.Join(dir, left[0]), func(e *Event) error {
+		got = append(got, fmt.Sprintf("%s@%d", e.Ref(), e.Wall))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"P0#1@1", "P0#2@2", "P0#2@3", "P0#3@4"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("ReadSpool: %v, want %v", got, want)
+	}
+	// A spool whose recorder died in the middle of a write: the whole
+	// frames, then an error naming where it is cut.
+	b, err := os.ReadFile(filepath.Join(dir, left[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut")
+	if err := os.WriteFile(cut, b[:len(b)-3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = ReadSpool(cut, func(*Event) error { n++; return nil })
+	if n != 3 || err == nil || !strings.Contains(err.Error(), "cut short") {
+		t.Errorf("ReadSpool of a cut spool: %d events, %v; want 3 and the cut said", n, err)
 	}
 }
 
