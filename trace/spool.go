@@ -43,6 +43,7 @@ type Spool struct {
 	mu     sync.Mutex // guards buf, the file's writes, err, broken and closed
 	buf    []byte     // frames not yet written to the file
 	err    error      // the converter's errors, not yet returned
+	werr   error      // the flusher's failed writes, not yet returned
 	broken error      // the file cannot be appended to any more
 	closed bool
 
@@ -122,8 +123,8 @@ func (sp *Spool) Add(ev *Event) error {
 	if len(sp.buf) >= spoolBuffer {
 		err = sp.writeLocked()
 	}
-	err = errors.Join(err, sp.err)
-	sp.err = nil
+	err = errors.Join(err, sp.werr, sp.err)
+	sp.err, sp.werr = nil, nil
 	return err
 }
 
@@ -172,7 +173,7 @@ func (sp *Spool) flusher() {
 		case <-t.C:
 			sp.mu.Lock()
 			if err := sp.writeLocked(); err != nil {
-				sp.err = errors.Join(sp.err, err)
+				sp.werr = err // the last one says it
 			}
 			sp.mu.Unlock()
 		case <-sp.stop:
@@ -322,8 +323,11 @@ func (sp *Spool) Close() error {
 	}
 	sp.closed = true
 	werr := sp.writeLocked()
+	if werr == nil {
+		werr = sp.werr
+	}
 	errs := sp.err
-	sp.err = nil
+	sp.err, sp.werr = nil, nil
 	sp.mu.Unlock()
 	close(sp.stop)
 	// The converter stops after the piece it is converting, which a busy
