@@ -19,6 +19,10 @@ type Sections struct {
 	// RunnerCPU is the CPU time of this process (the runner and its trace
 	// writer) during the run; NodeCPU that of the node processes.
 	RunnerCPU, NodeCPU time.Duration
+	// After is the wall time the trace took to settle once the nodes had
+	// stopped (the spool's conversion of what it had not done during the
+	// run), AfterCPU this process's CPU time in it.
+	After, AfterCPU time.Duration
 	// NodeRunCPU is the part of NodeCPU from the run's start on (the
 	// nodes' start-up left out).
 	NodeRunCPU time.Duration
@@ -54,7 +58,11 @@ func RunSections(ctx context.Context, p runner.Plan, hooks runner.LaunchHooks, d
 	if err != nil {
 		return Sections{}, err
 	}
-	c := &counter{w: st.NewWriter(run)}
+	sp, err := st.NewSpool(run)
+	if err != nil {
+		return Sections{}, err
+	}
+	c := &counter{w: sp}
 	out, err := c.measure(ctx, p, hooks)
 	if err != nil {
 		return out, err
@@ -66,13 +74,15 @@ func RunSections(ctx context.Context, p runner.Plan, hooks runner.LaunchHooks, d
 func (c *counter) measure(ctx context.Context, p runner.Plan, hooks runner.LaunchHooks) (Sections, error) {
 	cpu0 := runner.ProcessCPU()
 	res, err := runner.Launch(ctx, p, c, hooks)
+	cpu1, end := runner.ProcessCPU(), time.Now()
 	if c.w != nil {
 		if cerr := c.w.Close(); err == nil {
 			err = cerr
 		}
 	}
 	out := Sections{Sections: c.exits, Events: res.Events, Status: res.Status,
-		RunnerCPU: runner.ProcessCPU() - cpu0, NodeCPU: res.NodeCPU, NodeRunCPU: res.NodeRunCPU,
+		RunnerCPU: cpu1 - cpu0, AfterCPU: runner.ProcessCPU() - cpu1, After: time.Since(end),
+		NodeCPU: res.NodeCPU, NodeRunCPU: res.NodeRunCPU,
 		Datagrams: res.Transport.Sent, Retransmits: res.Transport.Retransmits}
 	if c.exits > 0 {
 		out.Span = time.Duration(c.lastExit - c.firstRequest)
@@ -86,7 +96,7 @@ func (c *counter) measure(ctx context.Context, p runner.Plan, hooks runner.Launc
 // counter records events into a trace writer (none: it drops them) and
 // notes the span of the critical sections.
 type counter struct {
-	w                      *trace.Writer // nil: not recorded
+	w                      *trace.Spool // nil: not recorded
 	exits                  int
 	firstRequest, lastExit int64
 }

@@ -35,7 +35,9 @@
 // Recording: Create opens a file for writing (WAL mode, so that several dmx
 // processes may append runs at once and readers may look while it grows),
 // BeginRun adds a run, a Writer per run batches events into transactions and
-// keeps the messages table, EndRun marks the run complete or not, and Close
+// keeps the messages table (a Spool puts a spool file and a low-priority
+// thread in front of one, for a recorder whose SQLite work must not take
+// cores from what it records), EndRun marks the run complete or not, and Close
 // folds the WAL back so that the file is self-contained. Analysis: Open
 // checks the file and opens it read-only; Events streams a run.
 package trace

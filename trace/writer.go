@@ -109,7 +109,11 @@ func (b *batch) reset() {
 // NewWriter returns a Writer that records events of run. Close it before
 // EndRun, and before closing the Store (Store.Close closes the Writers left
 // open).
-func (s *Store) NewWriter(run int64) *Writer {
+func (s *Store) NewWriter(run int64) *Writer { return s.newWriter(run, true) }
+
+// newWriter is NewWriter; without loop no goroutine of the Writer's own
+// commits: its owner calls Flush (a Spool, on a thread of its choosing).
+func (s *Store) newWriter(run int64, loop bool) *Writer {
 	w := &Writer{
 		s:     s,
 		run:   run,
@@ -129,6 +133,10 @@ func (s *Store) NewWriter(run int64) *Writer {
 	s.mu.Lock()
 	s.writers[w] = struct{}{}
 	s.mu.Unlock()
+	if !loop {
+		close(w.done)
+		return w
+	}
 	go w.loop()
 	return w
 }

@@ -39,10 +39,14 @@ func newBenchCmd() *cobra.Command {
 floor, a token passed round a ring of N OS processes over loopback UDP
 (nothing recorded), then runs each algorithm as dmx run does (N processes,
 contention high, no think or hold time, recorded into a trace in a
-temporary directory) and gives its critical sections per second as a
+temporary directory through a spool, as dmx run records) and gives its
+critical sections per second as a
 share of what the floor's hop allows: 1/(2 hops) for central, 1/(1 hop)
 for ricart-agrawala and token-ring. Rounds pair the two measures, so that
-the ratio holds on a busy machine; the last line gives their medians.`,
+the ratio holds on a busy machine; the last line gives their medians.
+Each run's line ends with the runner's CPU per event during the run (the
+trace's low-priority converter included) and what the trace took to
+settle once the nodes had stopped: its CPU per event and its wall time.`,
 		Example: `  dmx bench                         # central and ricart-agrawala, 5 rounds
   dmx bench central --rounds 9`,
 		Hidden: true,
@@ -100,10 +104,11 @@ the ratio holds on a busy machine; the last line gives their medians.`,
 					bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
 					ratio := s.PerSecond() / bound
 					ratios[a] = append(ratios[a], ratio)
-					fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, %.1f datagrams a CS (%d retransmitted), CPU per event: nodes %v (%v with their start-up), runner %v\n",
+					fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, %.1f datagrams a CS (%d retransmitted), CPU per event: nodes %v (%v with their start-up), runner %v (+%v after the run, in %v)\n",
 						a, s.PerSecond(), 100*ratio, plural.Count(hopsPerSection[a], "hop"), s.Events,
 						float64(s.Datagrams)/float64(max(s.Sections, 1)), s.Retransmits,
-						perEvent(s.NodeRunCPU, s.Events), perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events))
+						perEvent(s.NodeRunCPU, s.Events), perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events),
+						perEvent(s.AfterCPU, s.Events), s.After.Round(time.Millisecond))
 				}
 			}
 			sort.Slice(hops, func(i, j int) bool { return hops[i] < hops[j] })

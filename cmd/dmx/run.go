@@ -198,8 +198,10 @@ func newRunCmd() *cobra.Command {
 		Short: "Run an algorithm as real processes over UDP, record the trace, check it",
 		Long: `run starts one OS process per node (dmx re-executing itself), which talk
 to each other over UDP on 127.0.0.1 with a per-run key, records every event
-into a SQLite trace as it happens, then checks the trace and prints the
-verdict. Ctrl-C stops the run and leaves a valid trace marked incomplete.
+as it happens (into a spool file beside the trace, which a thread of the
+lowest priority turns into the SQLite trace behind the run, so that the
+recording takes no core the nodes want), then checks the trace and prints
+the verdict. Ctrl-C stops the run and leaves a valid trace marked incomplete.
 
 The exit code is the verdict: 0 ok, 1 a property is violated, 3 inconclusive.
 
@@ -297,6 +299,31 @@ channels it is lost.`,
 
 type recorderFunc func(*trace.Event) error
 
+// sink is where recordAndCheck's events go: a trace.Writer, or for real
+// processes a trace.Spool.
+type sink interface {
+	Add(*trace.Event) error
+	Close() error
+	Count() int64
+}
+
+// newSink is where the events of run runID of p go: a run of real
+// processes, whose runner shares the machine's cores with its nodes,
+// records through a spool, so that the trace's SQLite work waits for a
+// core the nodes leave idle (trace.Spool); a simulated run straight into
+// the trace, its own pace.
+func newSink(st *trace.Store, runID int64, p runner.Plan, stderr io.Writer) sink {
+	if p.WithDefaults().Driver != runner.DriverUDP {
+		return st.NewWriter(runID)
+	}
+	sp, err := st.NewSpool(runID)
+	if err != nil {
+		fmt.Fprintf(stderr, "dmx: note: events go straight into the trace, which competes with the nodes for CPU: %v\n", err)
+		return st.NewWriter(runID)
+	}
+	return sp
+}
+
 func (r recorderFunc) Record(ev *trace.Event) error { return r(ev) }
 
 // recording is what a driver (run, sim) gets from recordAndCheck.
@@ -373,7 +400,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		fmt.Fprintf(stderr, "expect %s\n", what)
 	}
 
-	w := st.NewWriter(runID)
+	w := newSink(st, runID, p, stderr)
 	m := &meter{rec: recorderFunc(w.Add)}
 	stopProgress := func() {}
 	if isTerminal(stderr) {

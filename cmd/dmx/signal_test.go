@@ -140,7 +140,9 @@ func interruptedTrace(t *testing.T, path string) {
 	if side := sideFiles(t, path); len(side) > 0 {
 		t.Errorf("files left beside the trace: %v", side)
 	}
-	if r := runRow(t, path); r.Complete || r.Status != "interrupted" {
+	// The status may go on with what the transport did ("interrupted; 2
+	// datagrams retransmitted" on a loaded machine).
+	if r := runRow(t, path); r.Complete || !strings.HasPrefix(r.Status, "interrupted") {
 		t.Errorf("run: complete %v, status %q; want an interrupted run", r.Complete, r.Status)
 	}
 }
@@ -255,6 +257,33 @@ func TestRecorderKilled(t *testing.T) {
 	dead := runRow(t, path)
 	if dead.Complete || !strings.Contains(dead.Status, "recorder") || dead.Status == live.Status {
 		t.Errorf("a run whose recorder was killed: complete %v, status %q; want it said incomplete, its recorder gone", dead.Complete, dead.Status)
+	}
+	// The events it had taken are in its spool beside the trace, those
+	// in the trace and those its converter had not reached.
+	spools, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".t.db.dmx-spool-1-*"))
+	if len(spools) != 1 {
+		t.Fatalf("spool files beside the trace: %v, want one", spools)
+	}
+	spooled := 0
+	if err := trace.ReadSpool(spools[0], func(*trace.Event) error { spooled++; return nil }); err != nil && !strings.Contains(err.Error(), "cut short") {
+		t.Error(err)
+	}
+	st, err := trace.OpenWith(path, trace.OpenOptions{NoIntegrityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rows, err := st.Query(context.Background(), "SELECT count(*) FROM events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := rows.Next()
+	rows.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored := r[0].(int64); int64(spooled) < stored || spooled == 0 {
+		t.Errorf("the spool holds %d events, the trace %d: want every stored event spooled", spooled, stored)
 	}
 	// The verdict is unknown (exit 3) if the run was cut in the middle of
 	// something a check needs the rest of (a pending request), ok otherwise.
