@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -33,15 +34,21 @@ func TestFingerprintBisimulation(t *testing.T) {
 		n, entries int
 		reorder    bool
 		short      bool // run with -short too
+		large      bool // run only with DMX_BISIM_LARGE=1 (minutes, gigabytes)
 	}{
-		{"lamport", 2, 3, false, true},
-		{"lamport", 2, 2, true, true},
-		{"lamport", 3, 1, false, false},
+		{"lamport", 2, 3, false, true, false},
+		{"lamport", 2, 2, true, true, false},
+		{"lamport", 3, 1, false, false, false},
+		{"lamport", 2, 5, false, false, true},
+		{"lamport", 3, 1, true, false, true},
 	} {
 		name := fmt.Sprintf("%s N=%d x%d reorder=%v", tc.algo, tc.n, tc.entries, tc.reorder)
 		t.Run(name, func(t *testing.T) {
 			if testing.Short() && !tc.short {
 				t.Skip("the state space takes a while: not with -short")
+			}
+			if tc.large && os.Getenv("DMX_BISIM_LARGE") == "" {
+				t.Skip("a large state space: only with DMX_BISIM_LARGE=1")
 			}
 			p := runner.NewPlan(runner.DriverSim)
 			p.Spec, p.N, p.Seed = registry.Lookup(tc.algo), tc.n, 1
