@@ -23,7 +23,7 @@ import (
 // nodes and delays them; a Spool's Add only appends the event, in the
 // wire encoding, to a buffer written to an append-only spool file beside
 // the trace. A converter reads the file behind it and feeds the rows to a
-// Writer on a thread of the lowest priority (SCHED_IDLE), which gets a core
+// Writer on a thread of the lowest priority (nice 19), which gets a core
 // when the nodes leave one idle; once the recorder closes the Spool (the
 // nodes have stopped), whatever the converter has not done yet is done at
 // normal priority and the file removed.
@@ -71,9 +71,8 @@ const (
 	// lowChunk and lowBatch are the chunk and the transaction of the
 	// converter's thread of low priority. Close waits for the one it is
 	// in the middle of, which on a machine kept busy by other programs can
-	// take that thread a hundred times its CPU time or more (nice 19
-	// against two busy loops gets about 1 % of a core, SCHED_IDLE about
-	// 0.3 %, weights 15 and 3 against 1024): small ones (about 3 ms of CPU
+	// take that thread a hundred times its CPU time (nice 19 against two
+	// busy loops gets about 1 % of a core): small ones (about 3 ms of CPU
 	// each) bound that wait; the rest is done at normal priority in
 	// full-size batches.
 	lowChunk = 64 << 10
