@@ -115,7 +115,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	// it wake and spin a second thread when a timer or the control reader
 	// readies a goroutine (a tenth of a busy node's CPU).
 	runtime.GOMAXPROCS(1)
-	in := bufio.NewReader(stdin)
+	in := bufio.NewReader(polled(stdin))
 	out := &pipeWriter{w: stdout}
 	defer out.flush()
 
@@ -663,6 +663,34 @@ func rawWrite(f *os.File, b []byte) []byte {
 		}
 	})
 	return b
+}
+
+// polled returns the node's control pipe read through the runtime's
+// poller, if it is a pipe. A node runs on one Go processor, and a read of a
+// pipe in blocking mode is a system call that keeps that processor while it
+// waits: the control reader's read, begun whenever the loop waits for the
+// socket, left no thread waiting on the poller, so a datagram that came
+// meanwhile waited for the runtime's monitor thread, which in a process
+// that was idle (a node at its start) looks only every 10 ms: the first
+// grant of a central run arrived 10 to 18 ms late, the whole run waiting
+// for it. Through the poller the read parks the reader like the socket's
+// wait parks the loop, and one thread waits for both.
+func polled(r io.Reader) io.Reader {
+	f, ok := r.(*os.File)
+	if !ok {
+		return r
+	}
+	var st unix.Stat_t
+	fd := int(f.Fd())
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return r
+	}
+	// The pipe's read end is the node's alone (the runner keeps the write
+	// end), so its mode concerns no one else.
+	if unix.SetNonblock(fd, true) != nil {
+		return r
+	}
+	return os.NewFile(uintptr(fd), f.Name())
 }
 
 func readLine(r *bufio.Reader, v any) error {

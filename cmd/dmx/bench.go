@@ -31,7 +31,7 @@ var hopsPerSection = map[string]int{
 func newBenchCmd() *cobra.Command {
 	var rounds, nodes, entries, laps int
 	var profile string
-	var noTrace bool
+	var noTrace, keep bool
 	cmd := &cobra.Command{
 		Use:   "bench [ALGO...]",
 		Short: "Critical sections per second of dmx run against a ring of processes passing a token (for developers)",
@@ -67,7 +67,11 @@ settle once the nodes had stopped: its CPU per event and its wall time.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			defer os.RemoveAll(dir)
+			if keep {
+				fmt.Fprintf(cmd.ErrOrStderr(), "dmx bench: the runs' traces stay in %s\n", dir)
+			} else {
+				defer os.RemoveAll(dir)
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
 			defer cancel()
 			out := cmd.OutOrStdout()
@@ -127,6 +131,7 @@ settle once the nodes had stopped: its CPU per event and its wall time.`,
 	cmd.Flags().IntVar(&entries, "entries", 200, "critical-section entries per process in each run")
 	cmd.Flags().StringVar(&profile, "profile", "", "write CPU profiles into this directory: runner.pprof (bench itself: runner and trace writer) and node-PID.pprof for each node process (the ring's are not)")
 	cmd.Flags().BoolVar(&noTrace, "no-trace", false, "take the runs' events as dmx run does but write no trace: what the runs reach without the trace writer")
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep the runs' traces (one file a run, in a temporary directory it names), to look at a round's timeline with dmx sql")
 	cmd.Flags().IntVar(&laps, "laps", 2000, "laps of the token round the ring, measured (a tenth more to warm up)")
 	cmd.AddCommand(&cobra.Command{
 		Use:    "ring-node",
