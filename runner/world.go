@@ -576,8 +576,11 @@ func (w *World) Clone() (*World, error) {
 // so two states that differ only there behave alike. A machine that
 // implements algo.Abstracter counts by its Abstract value. With Shift, a
 // message's stamp counts as its receiver's algo.StampAbstracter keeps it,
-// and the clock it carries only if it is above its receiver's clock (the
-// receiver's max reads it, and otherwise never will).
+// the clock it carries as the larger of it and its receiver's clock (all
+// the receiver's max will read of it), and the timestamps written through
+// stampWords as they can still compare: one below every clock as none,
+// and, where no process will request again, one above every waiting
+// request as none too (stampLimit).
 func (w *World) Fingerprint(h *deep.Hasher) {
 	base, shift := w.shiftBase()
 	stamps := &stampWords{h: h}
