@@ -186,6 +186,10 @@ type World struct {
 	// sets it only where no process crashes: a recovery may reset
 	// timestamps to zero, which a shift does not commute with).
 	Shift bool
+
+	// stamps is Fingerprint's stampWords, kept here so that hashing a
+	// state allocates nothing.
+	stamps stampWords
 }
 
 // procLoad is a process's workload in a World.
@@ -583,7 +587,8 @@ func (w *World) Clone() (*World, error) {
 // request as none too (stampLimit).
 func (w *World) Fingerprint(h *deep.Hasher) {
 	base, shift := w.shiftBase()
-	stamps := &stampWords{h: h}
+	stamps := &w.stamps
+	*stamps = stampWords{h: h}
 	var out algo.Words = h
 	if shift {
 		out = stamps
