@@ -289,9 +289,12 @@ func (sp *Spool) addFrames(b []byte, rest int64) (used, larger int, err error) {
 			}
 			return used, 4, nil
 		}
-		n := int(binary.LittleEndian.Uint32(b[used:]))
-		if n == 0 || n > maxSpoolFrame || int64(used+4+n) > rest {
-			return used, 0, fmt.Errorf("a frame of %d bytes, which is not one", n)
+		n, err := frameSize(b[used:])
+		if err == nil && int64(used+4+n) > rest {
+			err = fmt.Errorf("a frame of %d bytes, which is not one", n)
+		}
+		if err != nil {
+			return used, 0, err
 		}
 		if used+4+n > len(b) {
 			return used, 4 + n, nil
@@ -365,6 +368,16 @@ func (sp *Spool) Close() error {
 	return nil
 }
 
+// frameSize returns the size of the frame whose 4-byte length starts
+// head, or an error if no frame has that size.
+func frameSize(head []byte) (int, error) {
+	n := int(binary.LittleEndian.Uint32(head))
+	if n == 0 || n > maxSpoolFrame {
+		return 0, fmt.Errorf("a frame of %d bytes, which is not one", n)
+	}
+	return n, nil
+}
+
 // ReadSpool calls fn with each event of the spool file at path, in the
 // order they were added: what a recorder that died (SIGKILL) left beside
 // the trace of its run, every event it had taken, of which the trace holds
@@ -387,9 +400,9 @@ func ReadSpool(path string, fn func(*Event) error) error {
 		} else if err != nil {
 			return fmt.Errorf("spool %s at byte %d: a frame cut short: %w", path, at, err)
 		}
-		n := int(binary.LittleEndian.Uint32(head[:]))
-		if n == 0 || n > maxSpoolFrame {
-			return fmt.Errorf("spool %s at byte %d: a frame of %d bytes, which is not one", path, at, n)
+		n, err := frameSize(head[:])
+		if err != nil {
+			return fmt.Errorf("spool %s at byte %d: %w", path, at, err)
 		}
 		if cap(frame) < n {
 			frame = make([]byte, n)
