@@ -159,6 +159,17 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 	if f.out == "" {
 		f.out = fmt.Sprintf("dmx-%s-%d.db", p.Spec.Name, p.Seed)
 	}
+	if f.out == "-" {
+		return p, errors.New("-o -: a trace is a file, not a stream; name one")
+	}
+	if f.diagram != "" && !f.noDiag {
+		if err := checkOutput(file{"the diagram (--diagram)", f.diagram}, file{"the trace (-o)", f.out}, file{"the scenario read (--scenario)", f.scenario}); err != nil {
+			return p, err
+		}
+	}
+	if f.scenario != "" && sameFile(f.out, f.scenario) {
+		return p, fmt.Errorf("the trace (-o) %s is also the scenario read (--scenario): dmx does not write over its input; choose another name", f.out)
+	}
 	return p, nil
 }
 
