@@ -66,7 +66,7 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	} else {
 		fs.IntVar(&p.UDP.BasePort, "port", 0, "node i listens on UDP port PORT+i on 127.0.0.1 (0: free ports)")
 		fs.DurationVar(&p.Duration, "duration", 0, "mutual exclusion: cut the run short after this long (default 2m); elections: how long the run lasts (default 2s)")
-		fs.DurationVar(&p.UDP.Stall, "stall", p.UDP.Stall, "end the run when no event happened for this long (a deadlock or starvation)")
+		fs.DurationVar(&p.UDP.Stall, "stall", p.UDP.Stall, "end the run when no event happened for this long (a deadlock or starvation); a node stopped by SIGSTOP is waited for, not a stall")
 	}
 }
 
