@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dmxlab/dmx/cmd/dmx/early"
 )
 
 // Exit codes (DESIGN.md): the same for every command.
@@ -110,6 +112,20 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		Version:       toolVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+	}
+	// The commands that handle interrupts themselves (a recording, a
+	// search) take over the catch of package early when they begin to;
+	// for the others, an interrupt before they began ends them with exit
+	// 3, and later ones have their default action.
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		switch cmd.Name() {
+		case "run", "sim", "explore":
+			return nil
+		}
+		if s := early.Take(); s != nil {
+			return &exitError{exitInconclusive, fmt.Errorf("%s: interrupted (%v) before it began", cmd.Name(), s)}
+		}
+		return nil
 	}
 	root.SetIn(stdin)
 	root.SetOut(stdout)
