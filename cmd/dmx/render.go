@@ -205,6 +205,7 @@ func buildDiagram(st *trace.Store, run trace.Run, opts spacetime.Options) (*spac
 	}
 	opts.Fates = fates
 	opts.Roles = roles(run)
+	opts.MsgTypes = msgTypes(run)
 	d, err := spacetime.Build(run, func() (trace.Reader, error) { return st.Events(run.ID) }, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)
@@ -224,6 +225,16 @@ func roles(run trace.Run) map[int]string {
 		return nil
 	}
 	return spec.Roles(p.N, p.Params)
+}
+
+// msgTypes are the message types run's algorithm declares, in order
+// (none for a trace of another program): they give the types their colours.
+func msgTypes(run trace.Run) []string {
+	spec := registry.Lookup(run.Algorithm)
+	if spec == nil || run.Mode == "import" {
+		return nil
+	}
+	return spec.MsgTypes
 }
 
 // writeDiagram draws d into the file path, replacing it only once the
