@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/link"
 )
 
 // The fault language. A fault is one item of text, so that a schedule can
@@ -755,7 +756,7 @@ func faultsDelay(faults []Fault) time.Duration {
 		case FaultDelay, FaultReorder:
 			d = max(d, f.Dist.Max, 4*f.Dist.Mean)
 		case FaultLoss, FaultPartition, FaultIsolate, FaultCut:
-			d = max(d, 7*initialRTO)
+			d = max(d, 7*link.InitialRTO)
 		}
 	}
 	return d

@@ -12,6 +12,8 @@ import (
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
+
+	"github.com/dmxlab/dmx/runner/link"
 )
 
 func listen(t *testing.T) *net.UDPConn {
@@ -227,7 +229,7 @@ func TestTransportAbandonsDownPeer(t *testing.T) {
 }
 
 // TestTransportGivesUpOnFaultsAndResyncs: a message whose copies the fault
-// layer drops maxTries times in a row (every "ok" here) is given up,
+// layer drops link.MaxTries times in a row (every "ok" here) is given up,
 // its last drop recorded as not sent again, and the receiver, told the
 // channel's new base by the next datagrams, stops waiting for it: what
 // was sent after it is delivered, in order.
@@ -254,8 +256,8 @@ func TestTransportGivesUpOnFaultsAndResyncs(t *testing.T) {
 		}
 		t.Fatalf("delivered %v, want [1 3 4]", ids)
 	}
-	if len(resends) != maxTries || resends[maxTries-1] || !resends[0] {
-		t.Errorf("drops recorded (resend?): %v; want %d, the last not sent again", resends, maxTries)
+	if len(resends) != link.MaxTries || resends[link.MaxTries-1] || !resends[0] {
+		t.Errorf("drops recorded (resend?): %v; want %d, the last not sent again", resends, link.MaxTries)
 	}
 	if s := trs[0].stats; s.GivenUp != 1 || s.Abandoned != 0 {
 		t.Errorf("stats %+v: want 1 given up", s)
