@@ -199,9 +199,9 @@ type Fault struct {
 // the simulator's default delay, far above loopback's.
 var defaultJitter = Dist{Min: 0, Max: 5 * time.Millisecond}
 
-// network reports whether f acts on messages (judged by netFaults) rather
+// Network reports whether f acts on messages (judged by netFaults) rather
 // than on a process.
-func (f *Fault) network() bool {
+func (f *Fault) Network() bool {
 	switch f.Kind {
 	case FaultLoss, FaultDelay, FaultReorder, FaultDuplicate, FaultPartition, FaultIsolate, FaultCut:
 		return true

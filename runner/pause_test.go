@@ -8,6 +8,7 @@ import (
 
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -26,8 +27,6 @@ import (
 // with a 300ms allowance suspects live processes on a machine loaded
 // enough (the checks then rightly report the split brain that follows).
 func TestLaunchPausedNode(t *testing.T) {
-	runner.SetTestMaxRTO(50 * time.Millisecond)
-	defer runner.SetTestMaxRTO(0)
 	spec := registry.Lookup("bully")
 	p := &procs{}
 	var c syncCollector
@@ -46,7 +45,7 @@ func TestLaunchPausedNode(t *testing.T) {
 		syscall.Kill(pid, syscall.SIGCONT)
 		resumed = time.Now()
 	}()
-	res, err := runner.Launch(context.Background(), plan, &c, runner.LaunchHooks{Command: p.command})
+	res, err := udp.Launch(context.Background(), plan, &c, udp.LaunchHooks{Command: p.command, MaxRTO: 50 * time.Millisecond})
 	<-paused
 	if err != nil || !res.Complete {
 		t.Fatalf("launch: %v %+v", err, res)

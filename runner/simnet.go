@@ -61,11 +61,11 @@ func (s *sim) attempt(m *simMsg) {
 	if s.inc[from] != m.inc || s.nodes[from].Crashed() {
 		return // its sender's transport died with it
 	}
-	v := s.netf.judge(from, to, m.env.Msg.Type, true)
+	v := s.netf.Judge(from, to, m.env.Msg.Type, true)
 	m.tries++
-	if v.drop != "" {
-		resend := !s.plan.raw() && m.tries < link.MaxTries
-		s.nodes[from].Dropped(m.env, v.drop, resend)
+	if v.Drop != "" {
+		resend := !s.plan.Raw() && m.tries < link.MaxTries
+		s.nodes[from].Dropped(m.env, v.Drop, resend)
 		switch {
 		case resend:
 			at := s.now + int64(m.rto)
@@ -74,7 +74,7 @@ func (s *sim) attempt(m *simMsg) {
 			}
 			s.resending++
 			s.push(&simItem{at: at, node: from, f: func() { s.resending--; s.attempt(m) }})
-		case !s.plan.raw():
+		case !s.plan.Raw():
 			// Given up: the receiver stops waiting for it, and what was
 			// held behind it goes on (the transport's base, see
 			// transport.go).
@@ -84,13 +84,13 @@ func (s *sim) attempt(m *simMsg) {
 		}
 		return
 	}
-	at := s.now + int64(s.plan.Sim.Delay.Draw(s.net)) + int64(v.delay)
-	unordered := v.unordered || s.plan.Sim.Reorder
+	at := s.now + int64(s.plan.Sim.Delay.Draw(s.net)) + int64(v.Delay)
+	unordered := v.Unordered || s.plan.Sim.Reorder
 	s.push(&simItem{at: at, node: to, f: func() { s.arrive(m, unordered) }})
-	if v.dup && s.plan.raw() {
+	if v.Dup && s.plan.Raw() {
 		// Reliable channels drop the copy on arrival: only raw ones
 		// deliver it.
-		s.push(&simItem{at: at + int64(v.dupDelay), node: to, f: func() { s.arrive(m, unordered) }})
+		s.push(&simItem{at: at + int64(v.DupDelay), node: to, f: func() { s.arrive(m, unordered) }})
 	}
 }
 
@@ -102,7 +102,7 @@ func (s *sim) arrive(m *simMsg, unordered bool) {
 		return // from or for an earlier incarnation: stale
 	}
 	rcv := s.nodes[to]
-	if s.plan.raw() {
+	if s.plan.Raw() {
 		rcv.Receive(m.env)
 		return
 	}

@@ -1,4 +1,4 @@
-package runner
+package udp
 
 import (
 	"net"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/runner/link"
+
+	"github.com/dmxlab/dmx/runner"
 )
 
 // The UDP transport gives the algorithms what the seeds assume of the
@@ -54,13 +56,13 @@ type packet struct {
 	Kind string // "d" data, "a" ack
 	From int
 	To   int
-	Inc  int       // the sender's incarnation (bumped at each restart)
-	RInc int       // the receiver's incarnation the sender knows of
-	Seq  uint64    // data: channel sequence number, from 1
-	U    bool      // data: deliver on arrival, not in order (a reorder fault)
-	Base uint64    // data, after a give-up: every sequence number below it was delivered or given up
-	Ack  uint64    // ack: highest sequence delivered in order
-	Env  *Envelope // data: what it carries
+	Inc  int              // the sender's incarnation (bumped at each restart)
+	RInc int              // the receiver's incarnation the sender knows of
+	Seq  uint64           // data: channel sequence number, from 1
+	U    bool             // data: deliver on arrival, not in order (a reorder fault)
+	Base uint64           // data, after a give-up: every sequence number below it was delivered or given up
+	Ack  uint64           // ack: highest sequence delivered in order
+	Env  *runner.Envelope // data: what it carries
 }
 
 // Rejections counts datagrams a node refused, by reason.
@@ -101,10 +103,10 @@ type pending struct {
 	data    []byte // nil until it first leaves (sealData)
 	sent    time.Time
 	rto     time.Duration
-	dropped int       // copies the fault layer dropped in a row
-	base    uint64    // the base data carries (0: none)
-	packet  *packet   // what data seals, to seal again with a new base
-	env     *Envelope // what it carries, for the record of a drop
+	dropped int              // copies the fault layer dropped in a row
+	base    uint64           // the base data carries (0: none)
+	packet  *packet          // what data seals, to seal again with a new base
+	env     *runner.Envelope // what it carries, for the record of a drop
 }
 
 // retransmitWindow is the most datagrams of one channel retransmitted in
@@ -134,8 +136,8 @@ type transport struct {
 	// allocating.
 	peerAddrs []netip.AddrPort
 	out       []outChan
-	in        []link.InOrder[*Envelope]
-	deliver   func(*Envelope)
+	in        []link.InOrder[*runner.Envelope]
+	deliver   func(*runner.Envelope)
 	rto       time.Duration // the first retransmission time-out
 	maxRTO    time.Duration // the time-out doubles up to it
 	stats     Rejections
@@ -145,8 +147,8 @@ type transport struct {
 	// net is the fault layer (nil: none); dropped records a data datagram
 	// it dropped, later runs a function on the node's loop after a delay
 	// (a delayed or duplicated datagram).
-	net     *netFaults
-	dropped func(e *Envelope, fault string, resend bool)
+	net     *runner.NetFaults
+	dropped func(e *runner.Envelope, fault string, resend bool)
 	later   func(d time.Duration, f func())
 
 	// hold keeps the datagrams written until sendHeld: the node's loop
@@ -180,10 +182,10 @@ type heldDgram struct {
 	to int
 }
 
-func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr, deliver func(*Envelope)) *transport {
+func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr, deliver func(*runner.Envelope)) *transport {
 	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: link.InitialRTO, maxRTO: link.MaxRTO, sealer: newSealer(key)}
 	t.out = make([]outChan, n)
-	t.in = make([]link.InOrder[*Envelope], n)
+	t.in = make([]link.InOrder[*runner.Envelope], n)
 	t.peerInc = make([]int, n)
 	t.down = make([]bool, n)
 	t.ackDue = make([]bool, n)
@@ -206,7 +208,7 @@ func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr
 // the crash, as the seeds' crash model says).
 func (t *transport) resetChan(peer int) {
 	t.out[peer] = outChan{next: 1}
-	t.in[peer] = link.NewInOrder[*Envelope]()
+	t.in[peer] = link.NewInOrder[*runner.Envelope]()
 }
 
 // peerRestarted records that peer is now at incarnation inc.
@@ -233,7 +235,7 @@ func (t *transport) peerDown(peer, inc int) {
 }
 
 // send transmits e reliably to e.To (with raw channels: once).
-func (t *transport) send(e *Envelope) {
+func (t *transport) send(e *runner.Envelope) {
 	if e.To == t.id {
 		// A message to oneself (a multicast that includes the sender) never
 		// touches the network, but is still delivered later, not inside Step.
@@ -249,7 +251,7 @@ func (t *transport) send(e *Envelope) {
 		oc.heard = time.Now()
 	}
 	v := t.judge(e.To, e.Msg.Type, true)
-	p := &packet{Kind: "d", From: t.id, To: e.To, Inc: t.inc, RInc: t.peerInc[e.To], Seq: oc.next, U: v.unordered, Env: e}
+	p := &packet{Kind: "d", From: t.id, To: e.To, Inc: t.inc, RInc: t.peerInc[e.To], Seq: oc.next, U: v.Unordered, Env: e}
 	if oc.gaveUp {
 		p.Base = oc.base()
 	}
@@ -257,9 +259,9 @@ func (t *transport) send(e *Envelope) {
 	// Sealed when it leaves (sealData). Its time-out counts from then, and
 	// allows for the injected delay both ways, as a transport that
 	// measures the round trip would.
-	pd := &pending{seq: p.Seq, sent: time.Now().Add(v.delay), rto: t.rto + 2*v.delay, base: p.Base, packet: p, env: e}
+	pd := &pending{seq: p.Seq, sent: time.Now().Add(v.Delay), rto: t.rto + 2*v.Delay, base: p.Base, packet: p, env: e}
 	if !t.raw {
-		if v.drop != "" {
+		if v.Drop != "" {
 			pd.dropped = 1
 		}
 		oc.unacked = append(oc.unacked, pd)
@@ -268,31 +270,31 @@ func (t *transport) send(e *Envelope) {
 }
 
 // judge asks the fault layer about a datagram to peer to.
-func (t *transport) judge(to int, typ string, data bool) netVerdict {
+func (t *transport) judge(to int, typ string, data bool) runner.Verdict {
 	if t.net == nil {
-		return netVerdict{}
+		return runner.Verdict{}
 	}
-	return t.net.judge(t.id, to, typ, data)
+	return t.net.Judge(t.id, to, typ, data)
 }
 
 // emit writes datagram pd to peer to as verdict v says: not at all (a
 // drop, recorded for a data datagram e, resend saying whether it is sent
 // again), later, or twice.
-func (t *transport) emit(to int, pd *pending, v netVerdict, e *Envelope, resend bool) {
-	if v.drop != "" {
+func (t *transport) emit(to int, pd *pending, v runner.Verdict, e *runner.Envelope, resend bool) {
+	if v.Drop != "" {
 		t.stats.FaultDrops++
 		if e != nil && t.dropped != nil {
-			t.dropped(e, v.drop, resend)
+			t.dropped(e, v.Drop, resend)
 		}
 		return
 	}
-	if v.delay > 0 && t.later != nil {
-		t.later(v.delay, func() { t.write(to, pd) })
+	if v.Delay > 0 && t.later != nil {
+		t.later(v.Delay, func() { t.write(to, pd) })
 	} else {
 		t.write(to, pd)
 	}
-	if v.dup && t.later != nil {
-		t.later(v.delay+v.dupDelay, func() { t.write(to, pd) })
+	if v.Dup && t.later != nil {
+		t.later(v.Delay+v.DupDelay, func() { t.write(to, pd) })
 	}
 }
 
@@ -550,7 +552,7 @@ func (t *transport) resend(peer int, now time.Time) {
 		p.sent = now
 		p.rto = min(2*p.rto, t.maxRTO)
 		v := t.judge(peer, p.env.Msg.Type, true)
-		if v.drop == "" {
+		if v.Drop == "" {
 			p.dropped = 0
 		} else {
 			p.dropped++
