@@ -118,7 +118,7 @@ func TestStoppedNodeIsNotAStall(t *testing.T) {
 	plan := runner.Plan{Spec: registry.Lookup("ricart-agrawala"), N: 3, Seed: 1, Duration: time.Minute,
 		Workload: runner.Workload{Entries: 30, Think: runner.Dist{Max: 2 * time.Millisecond}, Hold: runner.Fixed(time.Millisecond)},
 		UDP:      runner.UDPOptions{Stall: stall}}
-	res, err := runner.Launch(context.Background(), plan, &c, runner.LaunchHooks{Command: p.command})
+	res, err := udp.Launch(context.Background(), plan, &c, udp.LaunchHooks{Command: p.command})
 	if err != nil {
 		t.Fatalf("launch: %v", err)
 	}
