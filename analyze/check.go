@@ -255,9 +255,13 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([
 		if (res.Verdict == Skipped || res.Verdict == NotApplicable) && slices.Contains(cfg.Require, c.Name) {
 			res.Verdict, res.Note = Unknown, fmt.Sprintf("required, but %s: %s", res.Verdict, res.Note)
 		}
-		if why != "" && res.Verdict == OK {
+		switch {
+		case why == "":
+		case res.Verdict == OK:
 			res.Verdict = Unknown
 			res.Note = joinNote("held on what the trace holds", res.Note) + "; but " + why
+		case res.Verdict == NotApplicable || res.Verdict == Skipped:
+			res.Note = joinNote(res.Note, why)
 		}
 		results[i] = res
 	}

@@ -264,6 +264,15 @@ func (v *causalViolation) judge(end End) judgement {
 	return dismissed
 }
 
+// enteredBefore says that s's entry happened before o's end, or that o
+// never ended.
+func (s *csSpan) enteredBefore(o *csSpan) string {
+	if o.exit.Seq == 0 {
+		return fmt.Sprintf("P%d was still inside at the end of the run", o.proc)
+	}
+	return fmt.Sprintf("%v happened before %s", s.enter, o.endOf())
+}
+
 // endOf names the end of a section: its exit or crash event, or the end of
 // the run.
 func (s *csSpan) endOf() string {
@@ -306,8 +315,8 @@ func (c *mutexCausal) Finish(end End) Result {
 		case crashed && !(v.aToB || v.b.exit.Seq == 0) || crashed && !(v.bToA || v.a.exit.Seq == 0):
 			msg = fmt.Sprintf("overlapping critical sections on %s: %v and %v: their wall intervals overlap, and a crash ends one", v.res, v.a, v.b)
 		case crashed:
-			msg = fmt.Sprintf("overlapping critical sections on %s: %v and %v: both were inside at once: %v happened before %s, and %v before %s",
-				v.res, v.a, v.b, v.a.enter, v.b.endOf(), v.b.enter, v.a.endOf())
+			msg = fmt.Sprintf("overlapping critical sections on %s: %v and %v: both were inside at once: %s, and %s",
+				v.res, v.a, v.b, v.a.enteredBefore(v.b), v.b.enteredBefore(v.a))
 		case v.a.proc == v.b.proc:
 			msg = fmt.Sprintf("overlapping critical sections on %s: %v and %v: P%d entered again before leaving", v.res, v.a, v.b, v.a.proc)
 		case v.overlapping:

@@ -105,12 +105,16 @@ func (r *reign) String() string {
 	return s + fmt.Sprintf(" until %v %s", r.end.ref, r.how)
 }
 
-// endOf names the end of r: its event, or the end of the run.
-func (r *reign) endOf() string {
-	if !r.ended() {
-		return "the end of the run"
+// before says that x's start happened before y's end, or that y never
+// ended.
+func before(x, y *reign) string {
+	switch {
+	case !y.ended():
+		return fmt.Sprintf("P%d still led at the end of the run", y.proc)
+	case y.how == "crash":
+		return fmt.Sprintf("%v happened before P%d's crash %v", x.start.ref, y.proc, y.end.ref)
 	}
-	return r.end.ref.String()
+	return fmt.Sprintf("%v happened before P%d's %v %s", x.start.ref, y.proc, y.end.ref, y.how)
 }
 
 // rpair is two intervals of different processes that no causal order
@@ -338,7 +342,7 @@ func (c *reigns) judge(end End) Result {
 		case causal[k]:
 			how = append(how, fmt.Sprintf("causally: P%d never stopped leading, so a consistent global state has both leading", a.proc))
 		case inFact[k]:
-			how = append(how, fmt.Sprintf("in fact: %v happened before %s and %v before %s, so both led at once", a.start.ref, b.endOf(), b.start.ref, a.endOf()))
+			how = append(how, "in fact: "+before(b, a)+" and "+before(a, b)+", so both led at once")
 		}
 		switch {
 		case inWall:
