@@ -79,7 +79,7 @@ func TestCrashEndedEvidence(t *testing.T) {
 		saying string // in the finding, or the note
 	}{
 		{"crash inside, no wall times", MutexCausal, crashInside, false, Violated,
-			"both were inside at once: P0#1 happened before P1's exit P1#4, and P1#2 before P0's crash P0#4"},
+			"both were inside at once: P0#1 happened before P1's exit P1#4, and P1#2 happened before P0's crash P0#4"},
 		{"crash inside, wall times", MutexCausal, crashInside, true, Violated, "both were inside at once"},
 		{"crash then entry, no wall times", MutexCausal, crashThenEnter, false, Unknown,
 			"whether P0's crash P0#3 came before P1 entered at P1#2"},
