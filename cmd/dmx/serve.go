@@ -70,10 +70,11 @@ localhost. Ctrl-C stops it.`,
 			states := newServeStates()
 			defer states.Close()
 			srv, err := viewer.New(stores, viewer.Options{
-				Check: func(st *trace.Store, run trace.Run) ([]analyze.Result, error) { return evaluate(st, run, nil) },
-				Roles: roles,
-				State: states.after,
-				Log:   cmd.ErrOrStderr(),
+				Check:    func(st *trace.Store, run trace.Run) ([]analyze.Result, error) { return evaluate(st, run, nil) },
+				Roles:    roles,
+				MsgTypes: msgTypes,
+				State:    states.after,
+				Log:      cmd.ErrOrStderr(),
 			})
 			if err != nil {
 				return &exitError{exitUsage, err}
