@@ -436,6 +436,14 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		status = "failed: " + runErr.Error()
 		complete = false
 	}
+	if werr != nil {
+		// Say how much of the run the trace holds: a check reads it as
+		// incomplete, and its note says so.
+		var stored int64
+		if err := st.DB().QueryRow(`SELECT count(*) FROM events WHERE run = ?`, runID).Scan(&stored); err == nil && stored < w.Count() {
+			status += fmt.Sprintf("; %d of %d events stored", stored, w.Count())
+		}
+	}
 	if err := st.EndRun(runID, time.Now().UnixNano(), complete, status); err != nil && runErr == nil {
 		runErr = err
 	}
