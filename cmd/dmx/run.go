@@ -18,6 +18,7 @@ import (
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -244,7 +245,7 @@ SIGCONT; both are fault events in the trace.
 				return &exitError{exitUsage, err}
 			}
 			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
-				res, err := runner.Launch(r.ctx, p, r.rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry})
+				res, err := udp.Launch(r.ctx, p, r.rec, udp.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry})
 				status := res.Status
 				if t := res.Transport; t.Total() > 0 {
 					status += fmt.Sprintf("; transport rejected %s (%d bad key, %d malformed, %d wrong peer)", plural.Count(t.Total(), "datagram"), t.BadMAC, t.Malformed, t.WrongPeer)
@@ -435,6 +436,14 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		status = "failed: " + runErr.Error()
 		complete = false
 	}
+	if werr != nil {
+		// Say how much of the run the trace holds: a check reads it as
+		// incomplete, and its note says so.
+		var stored int64
+		if err := st.DB().QueryRow(`SELECT count(*) FROM events WHERE run = ?`, runID).Scan(&stored); err == nil && stored < w.Count() {
+			status += fmt.Sprintf("; %d of %d events stored", stored, w.Count())
+		}
+	}
 	if err := st.EndRun(runID, time.Now().UnixNano(), complete, status); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -576,7 +585,7 @@ func newNodeCmd() *cobra.Command {
 				}
 				defer stop()
 			}
-			if err := runner.NodeMain(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
+			if err := udp.NodeMain(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
 				return &exitError{exitUsage, err}
 			}
 			return nil
