@@ -166,7 +166,17 @@ func OpenWith(path string, o OpenOptions) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	rdsn := dsn(path, "mode=ro&_query_only=1&_mutex=no")
+	opts := "mode=ro&_query_only=1&_mutex=no"
+	if walAtRest(path) {
+		// A file left in WAL mode with no WAL beside it (copied alone,
+		// its recorder's -wal removed): SQLite would make a -wal and an
+		// -shm beside it to read it, and leave them, or fail where it
+		// cannot (read-only media: "unable to open database file").
+		// Nothing is being written to it (a writer keeps a -wal), so it is
+		// read as it is, without locks or side files.
+		opts += "&immutable=1"
+	}
+	rdsn := dsn(path, opts)
 	db, err := sql.Open(readDriverName, rdsn)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -179,6 +189,14 @@ func OpenWith(path string, o OpenOptions) (*Store, error) {
 	}
 	if err := s.validate(!o.NoIntegrityCheck); err != nil {
 		db.Close()
+		var se sqlite3.Error
+		if _, serr := os.Stat(path + "-shm"); errors.As(err, &se) && se.Code == sqlite3.ErrCantOpen && hasWAL(path) && serr != nil {
+			// Reading a WAL takes an -shm beside it, which SQLite could
+			// not make: read-only media, most likely. The WAL holds part
+			// of the trace, which is not read without it.
+			return nil, fmt.Errorf("%s: part of the trace is in %s-wal (its recorder did not close it), and reading that takes an %s-shm beside it, which cannot be made here (%v): copy both files to a directory that can be written, and read the copy",
+				path, path, path, se)
+		}
 		return nil, err
 	}
 	return s, nil
@@ -248,6 +266,22 @@ func inspect(path string, create bool) (truncated string, err error) {
 		return fmt.Sprintf("truncated: %d of %d bytes", fi.Size(), pages*pageSize), nil
 	}
 	return "", nil
+}
+
+// walAtRest reports whether the file at path is an SQLite file in WAL mode
+// (its header's read and write versions are 2) with no WAL beside it, or
+// an empty one.
+func walAtRest(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var h [20]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil || string(h[:len(sqliteMagic)]) != sqliteMagic {
+		return false
+	}
+	return h[18] == 2 && h[19] == 2 && !hasWAL(path)
 }
 
 // dirName names the directory filepath.Split returned, for a message.
