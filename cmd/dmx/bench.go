@@ -13,10 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/bench"
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/udp"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // hopsPerSection is, for the algorithms dmx bench measures, how many
