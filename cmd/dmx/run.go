@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -574,19 +572,12 @@ func checkFormat(f string, valid ...string) error {
 func newNodeCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:    "node",
-		Short:  "One node of a run (started by dmx run; not for direct use)",
+		Short:  "One node of a run (started by dmx run when dmx-node is not beside dmx; not for direct use)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dir := os.Getenv(nodeProfileEnv); dir != "" {
-				stop, err := cpuProfile(filepath.Join(dir, fmt.Sprintf("node-%d.pprof", os.Getpid())))
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				defer stop()
-			}
-			if err := udp.NodeMain(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
-				return &exitError{exitUsage, err}
+			if code := udp.NodeProcess(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
+				return &exitError{code: code}
 			}
 			return nil
 		},
