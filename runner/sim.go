@@ -45,6 +45,9 @@ type SimHooks struct {
 	// result skips the fault): tests aim crashes at a process chosen from
 	// the run's state, such as a random live one.
 	Aim func(i int, f Fault) int
+	// MaxEvents, if > 0, cuts the run short (marked incomplete) once it
+	// has recorded this many events.
+	MaxEvents int64
 }
 
 // SimResult says how a simulated run ended.
@@ -139,6 +142,11 @@ func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 			// until it resumes.
 			s.held[it.node] = append(s.held[it.node], it)
 			continue
+		}
+		if h.MaxEvents > 0 && s.events >= h.MaxEvents {
+			res.Complete = false
+			res.Status = fmt.Sprintf("cut short: the most events allowed (%d) reached", h.MaxEvents)
+			break
 		}
 		if it.at > int64(p.Sim.Limit) {
 			res.Complete = false

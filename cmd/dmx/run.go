@@ -32,6 +32,9 @@ type runFlags struct {
 	diagram  string // --diagram FILE; "" beside the trace
 	noDiag   bool
 	yes      bool
+	// maxEvents bounds a simulated run's events (--max-events): 0 for
+	// maxEventsFor's bound, < 0 for none.
+	maxEvents int64
 }
 
 func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
@@ -61,6 +64,7 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 		fs.Var(&p.Sim.Delay, "delay", "one-way message delay: fixed or uniform range")
 		fs.BoolVar(&p.Sim.Reorder, "reorder", false, "let messages between two processes overtake each other (channels are FIFO by default)")
 		fs.DurationVar(&p.Sim.Limit, "limit", p.Sim.Limit, "simulated time after which the run is cut short")
+		fs.Int64Var(&f.maxEvents, "max-events", 0, "cut the run short after this many events (0: ten times the run's estimated size, at least 1,000,000, so that a livelock stops; -1: no bound but --limit)")
 		fs.DurationVar(&p.Duration, "duration", 0, "how long an election run lasts in simulated time (default 2s)")
 	} else {
 		fs.IntVar(&p.UDP.BasePort, "port", 0, "node i listens on UDP port PORT+i on 127.0.0.1 (0: free ports)")
@@ -298,7 +302,12 @@ channels it is lost.`,
 				return &exitError{exitUsage, err}
 			}
 			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
-				res, err := runner.Simulate(p, r.rec, r.ctx.Done())
+				limit := maxEventsFor(p.Estimate(), f.maxEvents)
+				res, err := runner.SimulateWith(p, r.rec, runner.SimHooks{Stop: r.ctx.Done(), MaxEvents: limit})
+				if res.Events >= limit && limit > 0 && !res.Complete && f.maxEvents == 0 {
+					res.Status = fmt.Sprintf("cut short: it grew to %s events where about %s were expected: a livelock? (--max-events N allows more, --limit bounds its simulated time)",
+						humanCount(res.Events), humanCount(p.Estimate().Events))
+				}
 				return res.Complete, res.Status, res.Notes, err
 			})
 		},
@@ -482,6 +491,12 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		if line := f.drawRun(rd, run, nil, w.Count()); line != "" {
 			fmt.Fprintln(stdout, line)
 		}
+		if !run.Complete {
+			// Unchecked, a run cut short (a limit, an interrupt) is
+			// still one whose properties cannot all be decided: exit 3,
+			// as its check would say, never 0.
+			return &exitError{exitInconclusive, fmt.Errorf("run %d of %s is incomplete (%s): inconclusive, not checked", runID, f.out, run.Status)}
+		}
 		return nil
 	}
 	// The check stops at the second interrupt, or at the first if it comes
@@ -526,6 +541,26 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	}
 	return verdictExit(code)
 }
+
+// maxEventsFor is the most events a simulated run estimated at est may
+// record before it is cut short: flag if the user chose (--max-events; <
+// 0: no bound), else ten times the estimate and at least minMaxEvents. A
+// livelocked simulation (majority -n 4 --entries 3 --seed 4 --faults
+// crash:2@enter#3) ran to the 10-minute simulated limit: 3 to 7 million
+// events, where about 300 were expected.
+func maxEventsFor(est runner.Size, flag int64) int64 {
+	switch {
+	case flag > 0:
+		return flag
+	case flag < 0:
+		return 0
+	}
+	return max(10*est.Events, minMaxEvents)
+}
+
+// minMaxEvents is the least bound maxEventsFor sets: a run this small
+// records in seconds, whatever its estimate said. A variable for tests.
+var minMaxEvents int64 = 1_000_000
 
 // errStopped: the check was stopped by an interrupt.
 var errStopped = errors.New("stopped")
