@@ -42,6 +42,8 @@ type Diagram struct {
 	// picture then aligns what resumes after a pause or a partition with
 	// what the others did meanwhile.
 	Causal bool
+	// Focus is the finding the window was chosen for (1-based; 0: none).
+	Focus int
 	// Why says why this window: "finding 1 (split-brain)", "the faults
 	// and what followed", "the whole run", "the start of the run", or ""
 	// for a window the user gave.
@@ -397,6 +399,7 @@ func (d *Diagram) window(sc *scanned, opts *Options) error {
 		k := key(sc.refs[*opts.Around])
 		d.Lo, d.Hi = k-radius, k+radius
 	case opts.Finding > 0 && !opts.auto():
+		d.Focus = opts.Finding
 		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 		for _, r := range opts.Findings[opts.Finding-1].Events {
 			if p, ok := sc.refs[r]; ok && (p != point{}) {
@@ -484,6 +487,9 @@ func (d *Diagram) choose(sc *scanned, opts *Options, key func(point) int64) erro
 	if n <= budget {
 		// A short run reads whole, its findings and faults in it.
 		d.Why = "the whole run"
+		if len(opts.Findings) > 0 {
+			d.Focus = max(opts.Finding, 1)
+		}
 		return nil
 	}
 	// fit draws events i0..i1 with a margin before and what followed
@@ -513,6 +519,7 @@ func (d *Diagram) choose(sc *scanned, opts *Options, key func(point) int64) erro
 		if lo > hi {
 			return fmt.Errorf("finding %d names no event of the run", focus)
 		}
+		d.Focus = focus
 		d.Why = fmt.Sprintf("finding %d (%s)", focus, f.Check)
 		if !fit(at(lo), last(hi)) {
 			d.Why += ", where it closes"

@@ -91,6 +91,7 @@ func minor(k trace.Kind) bool {
 // positions along the time axis, the rows and the pages.
 type layout struct {
 	d        *Diagram
+	maxW     float64 // the widest a page may be
 	gap      float64 // between lanes
 	msgCol   map[string]string
 	resCol   map[string]string
@@ -126,8 +127,11 @@ type span struct{ lo, hi float64 }
 // row is one page; a longer one wraps into rows and pages (see MaxWidth).
 // With collapse, runs of three or more local events of a process that
 // nothing else refers to are drawn as one node.
-func Pages(d *Diagram, collapse bool) []*Picture {
-	l := &layout{d: d}
+func Pages(d *Diagram, collapse bool) []*Picture { return pagesWithin(d, collapse, MaxWidth) }
+
+// pagesWithin is Pages with pages no wider than maxW.
+func pagesWithin(d *Diagram, collapse bool, maxW float64) []*Picture {
+	l := &layout{d: d, maxW: maxW}
 	l.prepare(collapse)
 	out := make([]*Picture, len(l.pages))
 	for i := range l.pages {
@@ -140,7 +144,7 @@ func Pages(d *Diagram, collapse bool) []*Picture {
 // at a time (n from 1 of total), so that a long window never holds more
 // than one page in memory.
 func EachPage(d *Diagram, collapse bool, fn func(n, total int, p *Picture) error) error {
-	l := &layout{d: d}
+	l := &layout{d: d, maxW: MaxWidth}
 	l.prepare(collapse)
 	for i := range l.pages {
 		if err := fn(i+1, len(l.pages), l.page(i)); err != nil {
@@ -425,7 +429,7 @@ func (l *layout) wallPositions() {
 // fit chooses the rows' width, the rows and the pages within the bounds.
 func (l *layout) fit() {
 	right := edgePad + margin
-	maxContent := MaxWidth - l.left - right
+	maxContent := max(l.maxW-l.left-right, minRowWidth/2)
 	content := maxContent
 	for range 12 {
 		l.rows = l.split(content)
@@ -583,6 +587,7 @@ func (l *layout) page(n int) *Picture {
 	y := pg.head()
 	for r := pg.a; r < pg.b; r++ {
 		pg.top = append(pg.top, y+rowAbove)
+		pg.p.rows = append(pg.p.rows, y)
 		y += l.rowH
 	}
 	pg.bottom = y

@@ -21,6 +21,8 @@ type Picture struct {
 	Title         string
 	Nodes         []Node // drawn after (above) the edges, in order
 	Edges         []Edge // drawn in order
+
+	rows []float64 // the top of each row of a space-time page
 }
 
 // Shape is how a Node is drawn.

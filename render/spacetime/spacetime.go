@@ -54,17 +54,56 @@ func Write(w io.Writer, format string, d *Diagram, opts Options) error {
 // Draw builds the diagram opts describe and lays it out (see Build and
 // Pages). A window chosen by what matters (Options.Auto) that would take
 // more than one page is chosen again with a smaller budget, so that the
-// default picture of a run is one page.
+// default picture of a run is one page. A deadlock in the window has its
+// wait-for graph (WaitFor) drawn beside the page where its cycle closed
+// (the last).
 func Draw(run trace.Run, src Source, opts Options) (*Diagram, []*Picture, error) {
 	for try := 0; ; try++ {
 		d, err := Build(run, src, opts)
 		if err != nil {
 			return nil, nil, err
 		}
-		pages := Pages(d, !opts.NoCollapse)
+		width := MaxWidth
+		var graph *Picture
+		if o := d.deadlock(); o != nil {
+			if graph, err = WaitFor(d, o); err != nil {
+				return nil, nil, err
+			}
+			if graph != nil {
+				width = max(MaxWidth-graph.Width-12, MaxWidth/2)
+			}
+		}
+		pages := pagesWithin(d, !opts.NoCollapse, width)
 		if len(pages) == 1 || !opts.auto() || try == 2 || opts.Auto <= 60 {
+			if graph != nil {
+				pages[len(pages)-1] = Beside(pages[len(pages)-1], graph)
+			}
 			return d, pages, nil
 		}
 		opts.Auto = max(60, opts.Auto*4/(5*len(pages)))
 	}
+}
+
+// deadlock is the finding whose wait-for graph the picture draws: the one
+// the window is of, or else the first drawn in with wait-for edges.
+func (d *Diagram) deadlock() *Overlay {
+	waits := func(o *Overlay) bool {
+		for _, p := range o.Parts {
+			if p.Role == "waits-for" {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range d.Findings {
+		if o := &d.Findings[i]; o.N == d.Focus && waits(o) {
+			return o
+		}
+	}
+	for i := range d.Findings {
+		if o := &d.Findings[i]; waits(o) {
+			return o
+		}
+	}
+	return nil
 }

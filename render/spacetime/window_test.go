@@ -167,6 +167,7 @@ func TestWindowChoice(t *testing.T) {
 			r := c.run(t)
 			d, pages := drawAuto(t, r, spacetime.Options{})
 			c.check(t, d)
+			checkWaitFor(t, d, pages[len(pages)-1])
 			if len(pages) != 1 {
 				t.Errorf("the default picture takes %d pages, want 1", len(pages))
 			}
@@ -282,5 +283,54 @@ func TestBoundsOnBigRun(t *testing.T) {
 		if _, _, _, err := spacetime.PNGSize(p); err != nil {
 			t.Errorf("a page does not paint: %v", err)
 		}
+	}
+}
+
+// checkWaitFor: a deadlock drawn in has its wait-for graph beside the
+// picture: a box per process of the cycle and an arrow per edge, each
+// labelled with its number.
+func checkWaitFor(t *testing.T, d *spacetime.Diagram, p *spacetime.Picture) {
+	t.Helper()
+	for _, o := range d.Findings {
+		procs := map[int]bool{}
+		edges := 0
+		for _, part := range o.Parts {
+			if part.Role == "waits-for" {
+				procs[part.From], procs[part.To] = true, true
+				edges++
+			}
+		}
+		if edges == 0 {
+			continue
+		}
+		boxes, arrows := 0, 0
+		labels := map[string]bool{}
+		for _, n := range p.Nodes {
+			if n.Class == "finding process" && n.Shape == spacetime.Box {
+				boxes++
+			}
+			if n.Shape == spacetime.Text {
+				labels[n.Label] = true
+			}
+		}
+		for _, e := range p.Edges {
+			if e.Class == "finding waits-for" && e.Arrow {
+				arrows++
+			}
+		}
+		if boxes != len(procs) || arrows != edges {
+			t.Errorf("finding %d: the wait-for graph has %d boxes and %d arrows, want %d and %d", o.N, boxes, arrows, len(procs), edges)
+		}
+		found := 0
+		for l := range labels {
+			if strings.HasPrefix(l, fmt.Sprintf("#%d.", o.N)) {
+				found++
+			}
+		}
+		// Each edge's number: in the graph, and beside its event.
+		if found < edges {
+			t.Errorf("finding %d: %d edge labels of %d", o.N, found, edges)
+		}
+		return
 	}
 }
