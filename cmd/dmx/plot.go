@@ -10,9 +10,9 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render/plot"
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // plotFlags are dmx plot's flags.
