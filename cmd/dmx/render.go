@@ -12,11 +12,11 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // renderFlags are dmx render's flags: they map onto spacetime.Options.

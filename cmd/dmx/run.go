@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -14,12 +12,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // runFlags are the flags run and sim share (DESIGN.md, "Common flags"):
@@ -659,19 +657,12 @@ func checkFormat(f string, valid ...string) error {
 func newNodeCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:    "node",
-		Short:  "One node of a run (started by dmx run; not for direct use)",
+		Short:  "One node of a run (started by dmx run when dmx-node is not beside dmx; not for direct use)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dir := os.Getenv(nodeProfileEnv); dir != "" {
-				stop, err := cpuProfile(filepath.Join(dir, fmt.Sprintf("node-%d.pprof", os.Getpid())))
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				defer stop()
-			}
-			if err := udp.NodeMain(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
-				return &exitError{exitUsage, err}
+			if code := udp.NodeProcess(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
+				return &exitError{code: code}
 			}
 			return nil
 		},

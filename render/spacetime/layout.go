@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/render/palette"
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Layout sizes, in points.

@@ -2,8 +2,8 @@ package spacetime
 
 import (
 	"fmt"
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 	"io"
 	"path/filepath"
 	"strings"
