@@ -179,6 +179,7 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		newReplayCmd(),
 		newExploreCmd(),
 		newSweepCmd(),
+		newMergeCmd(),
 	)
 	// cobra adds its help and completion commands when it runs; made
 	// now, they get examples too.
