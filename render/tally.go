@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/dmxlab/dmx/analyze/tally"
-	"github.com/dmxlab/dmx/render/plural"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // TallyFormats are the formats of Tally, as dmx check's.

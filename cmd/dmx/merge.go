@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dmxlab/dmx/render/plural"
+	"github.com/dmxlab/dmx/trace/plural"
 	"github.com/dmxlab/dmx/trace"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/analyze/tally"
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/render/plural"
+	"github.com/dmxlab/dmx/trace/plural"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
