@@ -80,16 +80,39 @@ func tallyTable(w io.Writer, s Sweep) error {
 	if err := Table(w, []string{"check", "ok", "violated", "inconclusive", "n/a", "violated: rate (95% CI)", "first seed", "smallest seed"}, rows); err != nil {
 		return err
 	}
+	// Each failing run named by the table once: its rerun line, and the
+	// checks it is the first or the smallest failing run of.
+	type named struct {
+		f    *tally.Failing
+		what []string
+	}
+	var runs []*named
+	name := func(f *tally.Failing, what string) {
+		for _, n := range runs {
+			if n.f.File == f.File && n.f.Run == f.Run {
+				n.what = append(n.what, what)
+				return
+			}
+		}
+		runs = append(runs, &named{f, []string{what}})
+	}
 	for _, c := range s.Checks {
-		if c.First == nil {
-			continue
+		if c.First != nil {
+			name(c.First, "first "+c.Check)
+			name(c.Smallest, "smallest "+c.Check)
 		}
-		fmt.Fprintf(w, "%s: first failing seed %d (%s run %d): %s\n", c.Check, c.First.Seed, c.First.File, c.First.Run, c.First.Rerun)
-		if *c.Smallest != *c.First {
-			fmt.Fprintf(w, "%s: smallest failing seed %d (%s, %s run %d): %s\n", c.Check, c.Smallest.Seed,
-				plural.Count(int(c.Smallest.Events), "event"), c.Smallest.File, c.Smallest.Run, c.Smallest.Rerun)
+	}
+	if len(runs) > 0 {
+		fmt.Fprintln(w, "failing seeds:")
+	}
+	for _, n := range runs {
+		fmt.Fprintf(w, "  seed %d (%s run %d, %s): %s\n    %s\n", n.f.Seed, n.f.File, n.f.Run, plural.Count(int(n.f.Events), "event"),
+			strings.Join(n.what, ", "), n.f.Rerun)
+	}
+	for _, c := range s.Checks {
+		if c.First != nil {
+			fmt.Fprintf(w, "%s (seed %d): %s\n", c.Check, c.First.Seed, clip(c.First.Finding, MaxFinding))
 		}
-		fmt.Fprintf(w, "  %s\n", clip(c.First.Finding, MaxFinding))
 	}
 	if len(s.Kinds) > 0 && len(s.Kinds[0].Checks) > 0 && !(len(s.Kinds) == 1 && s.Kinds[0].Kind == tally.None) {
 		header := []string{"fault kind", "runs"}
