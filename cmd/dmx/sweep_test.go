@@ -198,7 +198,7 @@ func TestSweepShardsMerged(t *testing.T) {
 	if w, a := table(whole, filepath.Join(dir, "whole.db")), table(again, filepath.Join(dir, "whole.db")); w != a {
 		t.Errorf("dmx check --summary of the sweep's trace:\n%s\nthe sweep:\n%s", a, w)
 	}
-	if !regexp.MustCompile(`first failing seed \d+ \(TRACE run \d+\): dmx sim bully --seed \d+`).MatchString(table(whole, filepath.Join(dir, "whole.db"))) {
+	if !regexp.MustCompile(`seed \d+ \(TRACE run \d+, \d+ events\): first [a-z-]+.*\n    dmx sim bully --seed \d+`).MatchString(table(whole, filepath.Join(dir, "whole.db"))) {
 		t.Errorf("no failing seed in 7 runs under pauses and crashes:\n%s", whole)
 	}
 	junit := filepath.Join(dir, "s.xml")
