@@ -13,9 +13,9 @@ import (
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/trace/foreign"
+	"github.com/dmxlab/dmx/trace/format"
 	"github.com/dmxlab/dmx/trace/parquet"
 	"github.com/dmxlab/dmx/trace/plural"
-	"github.com/dmxlab/dmx/trace/format"
 )
 
 // newExportCmd is dmx export: a trace in the formats of other tools.

@@ -15,7 +15,6 @@ import (
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/analyze/tally"
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/trace/plural"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
@@ -23,6 +22,7 @@ import (
 	"github.com/dmxlab/dmx/runner/sweep"
 	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // sweepFlags are dmx sweep's own flags beside the plan's.

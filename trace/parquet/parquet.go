@@ -98,7 +98,7 @@ type Source struct {
 // Counts say what an export wrote.
 type Counts struct {
 	Runs, Events, Messages, Verdicts, Files int64
-	Bytes                                    int64
+	Bytes                                   int64
 }
 
 // options are the writers': zstd for every column.
