@@ -223,3 +223,8 @@ func textWidth(s string, size float64, bold bool) float64 {
 }
 
 func fix(x fixed.Int26_6) float64 { return float64(x) / 64 }
+
+// TextWidth is the width in points of s at size in the font pictures are
+// measured and painted in (the Go fonts), for other pictures drawn as a
+// Picture (render/plot).
+func TextWidth(s string, size float64, bold bool) float64 { return textWidth(s, size, bold) }
