@@ -89,6 +89,11 @@ type election struct {
 	procs   []*voter
 	leaders int64
 	starts  int64
+	// longest is the longest a process took to decide after an election
+	// start, in wall time, among the decisions that came (each process's
+	// first decision after each start): how long this run's elections
+	// take, against which one still open at the end is judged young.
+	longest int64
 }
 
 type voter struct {
@@ -161,12 +166,18 @@ func (e *electorate) event(ev *trace.Event, hb *HB) {
 			return
 		}
 		d := &belief{newMark(ev, e.pos), leader, term}
+		had := v.belief != nil
 		v.belief = d
 		// Every start was delivered before d: it happened before d, or is
 		// concurrent with it.
 		for q, w := range el.procs {
 			if w != nil && w.start != nil {
-				v.setStale(q, !(hb.HappenedBefore(w.start.ref) || d.laterThan(*w.start)))
+				first := !had || v.isStale(q)
+				stale := !(hb.HappenedBefore(w.start.ref) || d.laterThan(*w.start))
+				v.setStale(q, stale)
+				if first && !stale && d.wall != 0 && w.start.wall != 0 {
+					el.longest = max(el.longest, d.wall-w.start.wall)
+				}
 			}
 		}
 	case trace.KindElectionStart:
