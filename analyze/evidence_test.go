@@ -257,3 +257,37 @@ func TestHostNamesInFindings(t *testing.T) {
 		t.Errorf("the finding's events are %v: they stay process numbers", got)
 	}
 }
+
+// TestElectionCutByDuration: a run that ran for its time (dmx run bully
+// --duration 200ms) ends while elections are under way; with no decision
+// yet to say how long they take, the run's declared time-out does.
+func TestElectionCutByDuration(t *testing.T) {
+	for _, tc := range []struct {
+		params string
+		want   Verdict
+		saying string
+	}{
+		{`{"algorithm":{"timeout":"250ms","fd-period":"50ms"}}`, Unknown, "P0#1 began 200ms before the run ended, less than twice the run's time-out (250ms)"},
+		{`{"algorithm":{"timeout":"50ms"}}`, Violated, "nothing sent after it was in flight when the run ended"},
+		{``, Violated, "P0 decided nothing; P1 decided nothing"},
+	} {
+		b := newBuilder(2)
+		b.At(0).ElectionStart(0, 1)
+		b.Recv(1, b.Send(0, 1, "election"))
+		b.At(200).Internal(1)
+		run := b.Run(true)
+		run.Params = []byte(tc.params)
+		res, err := Evaluate(run, b.Reader(), []*Check{Termination})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res[0]
+		text := r.Note
+		if len(r.Findings) > 0 {
+			text = r.Findings[0].Message
+		}
+		if r.Verdict != tc.want || !strings.Contains(text, tc.saying) {
+			t.Errorf("params %s: %s: %s\nwant %s saying %q", tc.params, r.Verdict, text, tc.want, tc.saying)
+		}
+	}
+}

@@ -1,8 +1,10 @@
 package analyze
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,17 +32,53 @@ shows: a message sent after the start that was lost (dropped by a fault,
 or to a process that crashed), or that nothing was in flight. An election
 still in progress when the run's own end came is unknown, not violated:
 one with a message sent after its start still on its way to a live
-process, or that began more recently than the longest any process of the
-run took to decide after a start (wall time; a run that ran for a fixed
-time ends in the middle of its elections). If the run is incomplete, an
+process, or that began more recently (in wall time) than the run's
+patience: the longest any process of the run took to decide after a
+start, or twice the longest time-out the run's params declare (an
+algorithm parameter named "...timeout", as bully's: a process waits out
+one time-out for answers and one for the winner's announcement [seed
+001]), whichever is longer. A run that ran for a fixed time ends in the
+middle of its elections. If the run is incomplete, an
 election that has not ended may still end: unknown.`,
 	Requires: []string{NeedHB},
-	New:      func(Config) Checker { return new(termination) },
+	New:      func(cfg Config) Checker { return &termination{timeout: declaredTimeout(cfg.Run)} },
 }
 
 type termination struct {
-	el electorate
-	g  progress
+	el      electorate
+	g       progress
+	timeout int64 // the longest time-out the run's params declare, ns
+}
+
+// declaredTimeout returns the longest time-out among the algorithm
+// parameters of the run ({"algorithm": {"timeout": "250ms"}}, a duration
+// or ns, for every name that ends in "timeout"), 0 if none.
+func declaredTimeout(run trace.Run) int64 {
+	var p struct {
+		Algorithm map[string]any `json:"algorithm"`
+	}
+	if len(run.Params) == 0 || json.Unmarshal(run.Params, &p) != nil {
+		return 0
+	}
+	var longest int64
+	for k, v := range p.Algorithm {
+		if !strings.HasSuffix(k, "timeout") {
+			continue
+		}
+		var d int64
+		switch v := v.(type) {
+		case string:
+			if t, err := time.ParseDuration(v); err == nil {
+				d = int64(t)
+			} else if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				d = n
+			}
+		case float64:
+			d = int64(v)
+		}
+		longest = max(longest, d)
+	}
+	return longest
 }
 
 func (c *termination) Event(ev *trace.Event, hb *HB) {
@@ -109,9 +147,15 @@ func (c *termination) judge(el *election, end End) Result {
 			c.g.messages(&a, end, func(m Message) bool {
 				return m.Pos > s.pos && (slices.Contains(involved, m.Send.Proc) || slices.Contains(involved, m.To))
 			})
-			if end.HasWall && el.longest > 0 && s.wall != 0 && end.Wall-s.wall < el.longest && a.recent == "" {
-				a.recent = fmt.Sprintf("%v began %v before the run ended, and deciding took up to %v in this run",
-					s.ref, time.Duration(end.Wall-s.wall), time.Duration(el.longest))
+			if end.HasWall && s.wall != 0 && a.recent == "" {
+				switch age := end.Wall - s.wall; {
+				case age < el.longest:
+					a.recent = fmt.Sprintf("%v began %v before the run ended, and deciding took up to %v in this run",
+						s.ref, time.Duration(age), time.Duration(el.longest))
+				case age < 2*c.timeout:
+					a.recent = fmt.Sprintf("%v began %v before the run ended, less than twice the run's time-out (%v)",
+						s.ref, time.Duration(age), time.Duration(c.timeout))
+				}
 			}
 		}
 		var ls []string
@@ -138,7 +182,7 @@ func (c *termination) judge(el *election, end End) Result {
 		}
 		msg := fmt.Sprintf(what, strings.Join(ss, ", "), strings.Join(ls, "; "))
 		if a.inProgress() {
-			nGoing++
+			nGoing += len(o.starts)
 			if len(going) < 3 {
 				going = append(going, strings.Replace(msg, " did not end: ", " had not ended: ", 1)+"; "+a.String())
 			}
@@ -159,6 +203,7 @@ func (c *termination) judge(el *election, end End) Result {
 	}
 	if nGoing > 0 {
 		what := fmt.Sprintf("%s still in progress when the run ended, and may have ended: %s", plural.Count(nGoing, "election"), strings.Join(going, "; "))
+		what = strings.Replace(what, " still", " "+plural.Form(nGoing, "was", "were")+" still", 1)
 		if nGoing > len(going) {
 			what += "; ..."
 		}
