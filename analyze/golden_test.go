@@ -49,6 +49,14 @@ var goldenCases = []goldenCase{
 	}},
 	{ClockSkew, "pass-ricart-agrawala", "Wall times that grow along every causal chain.", 3, false, "", raRun},
 	{ClockSkew, "fail-sections", "P1's clock behind P0's: the token P0 passes on reaches P1 stamped before P0 left.", 2, false, "", skewedSections},
+	{ClockSkew, "fail-sections-apart-in-wall-time", "P1's clock is 10ms behind: the section it enters after P0's is stamped wholly before P0's, so the two do not overlap in wall time either: the finding is the clocks' alone.", 2, false, "", func(b *builder) {
+		b.At(10).Enter(0, "cs")
+		b.At(12).Exit(0, "cs")
+		m := b.Send(0, 1, "token")
+		b.At(3).Recv(1, m)
+		b.Enter(1, "cs")
+		b.At(5).Exit(1, "cs")
+	}},
 	{MutexCausal, "pass-ricart-agrawala", "Ricart-Agrawala: P0's deferred reply orders P1's entry after P0's exit ([RA3]).", 3, false, "", raRun},
 	{MutexCausal, "fail-concurrent", "Two sections that no message orders.", 2, false, "", func(b *builder) {
 		b.Enter(0, "cs")
