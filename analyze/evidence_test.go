@@ -291,3 +291,44 @@ func TestElectionCutByDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestValidityWithoutWallTimes: under the highest-id rule, a crash that
+// no message orders against a decision leaves the decision unknown in a
+// trace without wall times, instead of being ordered by the walk.
+func TestValidityWithoutWallTimes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		build func(*builder)
+		want  Verdict
+	}{
+		{"crash concurrent with the decision", func(b *builder) {
+			b.Leader(1, 2, 1)
+			b.Crash(2)
+			b.Leader(1, 1, 2)
+		}, Unknown},
+		{"crash told before the decision", func(b *builder) {
+			b.Crash(2)
+			b.Recover(2)
+			b.Recv(1, b.Send(2, 1, "back"))
+			b.Crash(2)
+			b.Leader(1, 2, 2)
+		}, Unknown},
+		{"recovered and told", func(b *builder) {
+			b.Crash(2)
+			b.Recover(2)
+			b.Recv(1, b.Send(2, 1, "back"))
+			b.Leader(1, 1, 2)
+		}, Violated},
+	} {
+		b := newBuilder(3)
+		tc.build(b)
+		noWall(b)
+		res, err := Evaluate(b.Run(true), b.Reader(), []*Check{Validity}, WithValidity(ValidityHighestID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0].Verdict != tc.want {
+			t.Errorf("%s: %s, want %s: %v %s", tc.name, res[0].Verdict, tc.want, res[0].Findings, res[0].Note)
+		}
+	}
+}
