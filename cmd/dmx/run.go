@@ -18,6 +18,7 @@ import (
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -33,6 +34,9 @@ type runFlags struct {
 	diagram  string // --diagram FILE; "" beside the trace
 	noDiag   bool
 	yes      bool
+	// maxEvents bounds a simulated run's events (--max-events): 0 for
+	// maxEventsFor's bound, < 0 for none.
+	maxEvents int64
 }
 
 func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
@@ -62,6 +66,7 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 		fs.Var(&p.Sim.Delay, "delay", "one-way message delay: fixed or uniform range")
 		fs.BoolVar(&p.Sim.Reorder, "reorder", false, "let messages between two processes overtake each other (channels are FIFO by default)")
 		fs.DurationVar(&p.Sim.Limit, "limit", p.Sim.Limit, "simulated time after which the run is cut short")
+		fs.Int64Var(&f.maxEvents, "max-events", 0, "cut the run short after this many events (0: ten times the run's estimated size, at least 1,000,000, so that a livelock stops; -1: no bound but --limit)")
 		fs.DurationVar(&p.Duration, "duration", 0, "how long an election run lasts in simulated time (default 2s)")
 	} else {
 		fs.IntVar(&p.UDP.BasePort, "port", 0, "node i listens on UDP port PORT+i on 127.0.0.1 (0: free ports)")
@@ -244,7 +249,7 @@ SIGCONT; both are fault events in the trace.
 				return &exitError{exitUsage, err}
 			}
 			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
-				res, err := runner.Launch(r.ctx, p, r.rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry})
+				res, err := udp.Launch(r.ctx, p, r.rec, udp.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry})
 				status := res.Status
 				if t := res.Transport; t.Total() > 0 {
 					status += fmt.Sprintf("; transport rejected %s (%d bad key, %d malformed, %d wrong peer)", plural.Count(t.Total(), "datagram"), t.BadMAC, t.Malformed, t.WrongPeer)
@@ -299,7 +304,12 @@ channels it is lost.`,
 				return &exitError{exitUsage, err}
 			}
 			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
-				res, err := runner.Simulate(p, r.rec, r.ctx.Done())
+				limit := maxEventsFor(p.Estimate(), f.maxEvents)
+				res, err := runner.SimulateWith(p, r.rec, runner.SimHooks{Stop: r.ctx.Done(), MaxEvents: limit})
+				if res.Events >= limit && limit > 0 && !res.Complete && f.maxEvents == 0 {
+					res.Status = fmt.Sprintf("cut short: it grew to %s events where about %s were expected: a livelock? (--max-events N allows more, --limit bounds its simulated time)",
+						humanCount(res.Events), humanCount(p.Estimate().Events))
+				}
 				return res.Complete, res.Status, res.Notes, err
 			})
 		},
@@ -483,6 +493,12 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		if line := f.drawRun(rd, run, nil, w.Count()); line != "" {
 			fmt.Fprintln(stdout, line)
 		}
+		if !run.Complete {
+			// Unchecked, a run cut short (a limit, an interrupt) is
+			// still one whose properties cannot all be decided: exit 3,
+			// as its check would say, never 0.
+			return &exitError{exitInconclusive, fmt.Errorf("run %d of %s is incomplete (%s): inconclusive, not checked", runID, f.out, run.Status)}
+		}
 		return nil
 	}
 	// The check stops at the second interrupt, or at the first if it comes
@@ -527,6 +543,26 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	}
 	return verdictExit(code)
 }
+
+// maxEventsFor is the most events a simulated run estimated at est may
+// record before it is cut short: flag if the user chose (--max-events; <
+// 0: no bound), else ten times the estimate and at least minMaxEvents. A
+// livelocked simulation (majority -n 4 --entries 3 --seed 4 --faults
+// crash:2@enter#3) ran to the 10-minute simulated limit: 3 to 7 million
+// events, where about 300 were expected.
+func maxEventsFor(est runner.Size, flag int64) int64 {
+	switch {
+	case flag > 0:
+		return flag
+	case flag < 0:
+		return 0
+	}
+	return max(10*est.Events, minMaxEvents)
+}
+
+// minMaxEvents is the least bound maxEventsFor sets: a run this small
+// records in seconds, whatever its estimate said. A variable for tests.
+var minMaxEvents int64 = 1_000_000
 
 // errStopped: the check was stopped by an interrupt.
 var errStopped = errors.New("stopped")
@@ -584,7 +620,7 @@ func newNodeCmd() *cobra.Command {
 				}
 				defer stop()
 			}
-			if err := runner.NodeMain(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
+			if err := udp.NodeMain(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
 				return &exitError{exitUsage, err}
 			}
 			return nil
