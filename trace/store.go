@@ -404,7 +404,7 @@ func (s *Store) checkEventKeys() error {
 	for i := range vals {
 		vals[i] = new(any)
 	}
-	err = s.db.QueryRow(`SELECT rowid, `+strings.Join(loose, ", ")+` FROM events WHERE `+strings.Join(cond, " OR ")+` LIMIT 1`).
+	err = s.db.QueryRow(`SELECT rowid, ` + strings.Join(loose, ", ") + ` FROM events WHERE ` + strings.Join(cond, " OR ") + ` LIMIT 1`).
 		Scan(append([]any{&rowid}, vals...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
