@@ -41,7 +41,9 @@ one time-out for answers and one for the winner's announcement [seed
 middle of its elections. If the run is incomplete, an
 election that has not ended may still end: unknown.`,
 	Requires: []string{NeedHB},
-	New:      func(cfg Config) Checker { return &termination{timeout: declaredTimeout(cfg.Run)} },
+	New: func(cfg Config) Checker {
+		return &termination{el: electorate{higherTerm: stepDownRule(cfg) == StepDownHigherTerm}, timeout: declaredTimeout(cfg.Run)}
+	},
 }
 
 type termination struct {
