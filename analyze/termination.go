@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Termination checks that every election ends with every live process

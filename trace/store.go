@@ -560,6 +560,11 @@ func (s *Store) setJournalMode(mode string) error {
 			return nil
 		}
 		if err != nil && !isBusy(err) {
+			if hasWAL(s.path) {
+				// A full disk, say: the WAL could not be copied into the
+				// file, which is not whole without it.
+				return fmt.Errorf("%s: the trace is NOT complete without %s-wal (keep both files together; the next dmx that records into it completes it): %w", s.path, s.path, s.wrap(err))
+			}
 			return s.wrap(err)
 		}
 		if time.Now().After(deadline) {
@@ -656,6 +661,11 @@ func (s *Store) settle() error {
 			return nil
 		}
 		if err != nil && !isBusy(err) {
+			if hasWAL(s.path) {
+				// A full disk, say: the WAL could not be copied into the
+				// file, which is not whole without it.
+				return fmt.Errorf("%s: the trace is NOT complete without %s-wal (keep both files together; the next dmx that records into it completes it): %w", s.path, s.path, s.wrap(err))
+			}
 			return s.wrap(err)
 		}
 		if err != nil {

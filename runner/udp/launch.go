@@ -31,8 +31,9 @@ import (
 // LaunchHooks connect a run of processes to its caller. None of them
 // changes what the run does: that is the Plan's.
 type LaunchHooks struct {
-	// Command starts one node process; by default the running executable
-	// with the argument "node".
+	// Command starts one node process; by default NodeBinary beside the
+	// running executable, or the executable itself with the argument
+	// "node".
 	Command func() *exec.Cmd
 	// Stderr receives the nodes' own diagnostics, each line prefixed "P3: ".
 	Stderr io.Writer
@@ -64,6 +65,9 @@ type LaunchResult struct {
 	// start to their stop, as they report it: their start-up (the
 	// program's initialisation, the hello phase) left out.
 	NodeRunCPU time.Duration
+	// NodeMaxRSS is the largest peak resident set of the node processes
+	// reaped, in bytes: what one node costs in memory.
+	NodeMaxRSS int64
 }
 
 // add sums a node's counts into r.
@@ -193,11 +197,11 @@ func newLauncher(p runner.Plan, rec runner.Recorder, hooks LaunchHooks) (*launch
 		hooks.Stderr = io.Discard
 	}
 	if hooks.Command == nil {
-		exe, err := os.Executable()
+		cmd, err := nodeCommand()
 		if err != nil {
-			return nil, fmt.Errorf("find dmx's own executable to start nodes: %w", err)
+			return nil, err
 		}
-		hooks.Command = func() *exec.Cmd { return exec.Command(exe, "node") }
+		hooks.Command = cmd
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
@@ -873,6 +877,9 @@ func (l *launcher) reap(p *nodeProc) {
 	p.waitErr = p.cmd.Wait()
 	if ps := p.cmd.ProcessState; ps != nil {
 		l.res.NodeCPU += ps.UserTime() + ps.SystemTime()
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			l.res.NodeMaxRSS = max(l.res.NodeMaxRSS, ru.Maxrss<<10) // Linux counts kB
+		}
 	}
 }
 
