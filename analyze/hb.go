@@ -465,9 +465,6 @@ func (h *HB) take(p *proc, ev *trace.Event) error {
 	if ev.Kind == trace.KindReceive && ev.Msg == 0 {
 		return broken(ev, "has no message id")
 	}
-	if err := readable(ev); err != nil {
-		return err
-	}
 	links, err := h.links(ev)
 	if err != nil {
 		return err
