@@ -188,6 +188,15 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 	if err := p.Validate(); err != nil {
 		return p, f.flagError(cmd, err)
 	}
+	// What the plan's driver cannot carry out is refused now, before the
+	// trace exists.
+	applies := runner.SimApplies
+	if p.Driver == runner.DriverUDP {
+		applies = udp.Applies
+	}
+	if err := p.CheckFaults(applies); err != nil {
+		return p, f.flagError(cmd, err)
+	}
 	p.PickSeed()
 	if len(p.Schedule) > 0 {
 		// Carry the schedule out once, with the seed the run uses, before
