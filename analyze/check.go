@@ -155,6 +155,7 @@ var All = []*Check{
 	SplitBrain,
 	Termination,
 	TotalOrder,
+	Protocol,
 }
 
 // Lookup returns the check named name, or nil.

@@ -90,6 +90,15 @@ type nodeProc struct {
 	paused       bool   // its pause event came: it is stopped (SIGSTOP) until resumed
 }
 
+// signal sends sig to the node's process group, which it leads (spawn
+// sets Setpgid): a foreign program the node runs (runner/exec) is in it,
+// so that a crash kills the program too and a pause stops it.
+func (p *nodeProc) signal(sig syscall.Signal) {
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+		p.cmd.Process.Signal(sig)
+	}
+}
+
 // procState is what the runner knows of a process across its incarnations:
 // its History, read from its events, to record its crash and to restart it,
 // its address and whether its workload is done.
@@ -530,10 +539,18 @@ func (l *launcher) died(p *nodeProc) {
 	if p.killedAt != 0 {
 		wall = p.killedAt
 	}
-	crash := st.Crash(wall, l.plan.N, trace.Crash{Reason: exitReason(p), Fault: p.fault})
-	l.record(&crash)
-	st.Add(&crash, false)
-	l.inj.observe(&crash)
+	halted := false
+	if last := st.Last(); last.Kind == trace.KindCrash && p.fault == "" && last.Seq > 0 {
+		// It recorded its own crash and ended (a foreign program died:
+		// runner/exec, Node.OnHalt): the crash is in the trace already,
+		// and the run goes on as after a crash fault.
+		halted = true
+	} else {
+		crash := st.Crash(wall, l.plan.N, trace.Crash{Reason: exitReason(p), Fault: p.fault})
+		l.record(&crash)
+		st.Add(&crash, false)
+		l.inj.observe(&crash)
+	}
 	// Only now may the others give up on what they sent it: it is down,
 	// not just silent (see transport.go).
 	for _, q := range l.procs {
@@ -546,7 +563,7 @@ func (l *launcher) died(p *nodeProc) {
 		l.recovering--
 		l.recover(p.id, f)
 	}
-	if p.fault == "" && l.res.Status == "" {
+	if p.fault == "" && !halted && l.res.Status == "" {
 		l.res.Status = fmt.Sprintf("node P%d died: %s", p.id, exitReason(p))
 	}
 }
@@ -655,7 +672,7 @@ func (l *launcher) crash(i int, f *Fault) {
 	if !p.exited && p.fault == "" {
 		p.fault = f.String()
 		p.killedAt = time.Now().UnixNano()
-		p.cmd.Process.Kill()
+		p.signal(syscall.SIGKILL)
 		p.pausing, p.paused = nil, false // SIGKILL ends a stopped process too
 	}
 }
@@ -719,7 +736,7 @@ func (l *launcher) pauseEvent(p *nodeProc, ev *trace.Event) {
 			return
 		}
 		p.paused = true
-		p.cmd.Process.Signal(syscall.SIGSTOP)
+		p.signal(syscall.SIGSTOP)
 		f := p.pausing
 		l.after(f.End-f.At, func() { l.resume(p) })
 	case trace.FaultEnd:
@@ -732,7 +749,7 @@ func (l *launcher) resume(p *nodeProc) {
 	if p.exited || !p.paused || p.fault != "" {
 		return
 	}
-	p.cmd.Process.Signal(syscall.SIGCONT)
+	p.signal(syscall.SIGCONT)
 	l.send(p, toNode{Fault: &faultCmd{Op: "resume"}})
 }
 
@@ -796,7 +813,7 @@ func (l *launcher) stopAll(status string, complete bool) {
 			l.send(p, toNode{Stop: true})
 			if p.paused {
 				// A stopped process cannot read its stop line.
-				p.cmd.Process.Signal(syscall.SIGCONT)
+				p.signal(syscall.SIGCONT)
 				p.paused = false
 			}
 		}
@@ -829,8 +846,8 @@ func (l *launcher) killAll() {
 		if p != nil && p.cmd.Process != nil && !p.exited {
 			// SIGKILL ends a stopped process too; SIGCONT first all the
 			// same, so that nothing is left stopped whatever comes.
-			p.cmd.Process.Signal(syscall.SIGCONT)
-			p.cmd.Process.Kill()
+			p.signal(syscall.SIGCONT)
+			p.signal(syscall.SIGKILL)
 		}
 	}
 }

@@ -625,6 +625,7 @@ func (w *World) Fingerprint(h *deep.Hasher) {
 			for _, v := range m.Vals {
 				h.Word(v)
 			}
+			h.String(m.Body)
 			// The clock a message carries is read only by its receiver's
 			// max on delivery, with a clock at least the receiver's now
 			// (a clock only rises, and, with shift, no node crashes to

@@ -33,6 +33,8 @@ type runFlags struct {
 	diagram  string // --diagram FILE; "" beside the trace
 	noDiag   bool
 	yes      bool
+	exec     string // --exec CMD: a program of the user's own (program.go)
+	name     string // --name: the program's name
 }
 
 func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
@@ -57,6 +59,8 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	fs.BoolVar(&f.noDiag, "no-diagram", false, "do not draw the run's diagram")
 	fs.BoolVarP(&f.yes, "yes", "y", false, "record a very large run (a trace of over 1 GB, estimated) without asking")
 	fs.Var(&faultsFlag{&p.Faults}, "faults", "inject faults, e.g. crash:leader@600ms or loss:20%:to=2@1s-2s (repeatable, or comma-separated; every kind is listed below)")
+	fs.StringVar(&f.exec, "exec", "", "run a program of your own, speaking the node protocol on stdin/stdout (docs/protocol.md), in place of ALGO: CMD through /bin/sh -c once per node")
+	fs.StringVar(&f.name, "name", "", "--exec: the program's name in the trace (default: the command's first word)")
 	fs.Var(&p.Channels, "channels", "reliable: the transport retransmits, drops duplicates and delivers in order (what the seeds assume); raw: every message one datagram sent once, so injected loss, duplication and reordering reach the algorithm")
 	if d == runner.DriverSim {
 		fs.Var(&p.Sim.Delay, "delay", "one-way message delay: fixed or uniform range")
@@ -135,11 +139,19 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 			name = sc.Algorithm
 		}
 	}
-	if name == "" {
-		return p, fmt.Errorf("no algorithm: name one (dmx %s ALGO) or give a --scenario that does", cmd.Name())
-	}
-	if p.Spec = registry.Lookup(name); p.Spec == nil {
-		return p, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", name, strings.Join(registry.Names(), ", "))
+	switch {
+	case f.exec != "":
+		if err := f.setupProgram(cmd, &p, args); err != nil {
+			return p, f.flagError(cmd, err)
+		}
+	case f.name != "":
+		return p, fmt.Errorf("--name names a program of your own: give its command with --exec")
+	case name == "":
+		return p, fmt.Errorf("no algorithm: name one (dmx %s ALGO), run a program of your own (--exec CMD), or give a --scenario that does", cmd.Name())
+	default:
+		if p.Spec = registry.Lookup(name); p.Spec == nil {
+			return p, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", name, strings.Join(registry.Names(), ", "))
+		}
 	}
 	if err := checkFormat(f.format, "table", "json"); err != nil {
 		return p, err
@@ -233,7 +245,15 @@ SIGCONT; both are fault events in the trace.
 				return &exitError{exitUsage, err}
 			}
 			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
-				res, err := runner.Launch(r.ctx, p, r.rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry})
+				hooks := runner.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry}
+				if f.exec != "" {
+					c, err := programCommand(p)
+					if err != nil {
+						return false, "failed: " + err.Error(), nil, err
+					}
+					hooks.Command = c
+				}
+				res, err := runner.Launch(r.ctx, p, r.rec, hooks)
 				status := res.Status
 				if t := res.Transport; t.Total() > 0 {
 					status += fmt.Sprintf("; transport rejected %s (%d bad key, %d malformed, %d wrong peer)", plural.Count(t.Total(), "datagram"), t.BadMAC, t.Malformed, t.WrongPeer)
@@ -391,6 +411,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		fmt.Fprintf(stderr, "params: %s (the defaults of real processes; dmx sim keeps the algorithm's own)\n", d)
 	}
 	if args, err := p.Args(); err == nil {
+		args = programArgs(p, args)
 		for i, a := range args {
 			args[i] = shellQuote(a)
 		}
@@ -552,7 +573,8 @@ func checkFormat(f string, valid ...string) error {
 }
 
 func newNodeCmd() *cobra.Command {
-	return &cobra.Command{
+	var program, kind string
+	cmd := &cobra.Command{
 		Use:    "node",
 		Short:  "One node of a run (started by dmx run; not for direct use)",
 		Hidden: true,
@@ -565,12 +587,16 @@ func newNodeCmd() *cobra.Command {
 				}
 				defer stop()
 			}
-			if err := runner.NodeMain(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
+			lookup := nodeLookup(program, kind, cmd.ErrOrStderr())
+			if err := runner.NodeMain(lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
 				return &exitError{exitUsage, err}
 			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&program, "program", "", "the node runs a program of the user's own, named so (dmx run --exec)")
+	cmd.Flags().StringVar(&kind, "kind", "", "its kind")
+	return cmd
 }
 
 // realDefaults lists, KEY=VALUE in name order, the algorithm parameters
