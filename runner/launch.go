@@ -94,7 +94,7 @@ type nodeProc struct {
 // sets Setpgid): a foreign program the node runs (runner/exec) is in it,
 // so that a crash kills the program too and a pause stops it.
 func (p *nodeProc) signal(sig syscall.Signal) {
-	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+	if pid := p.cmd.Process.Pid; pid <= 1 || syscall.Kill(-pid, sig) != nil {
 		p.cmd.Process.Signal(sig)
 	}
 }

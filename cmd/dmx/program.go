@@ -72,18 +72,26 @@ func runParams(run trace.Run) map[string]string {
 	return p.Algorithm
 }
 
-// setupProgram makes p run the program of --exec, named --name (default:
+// setupProgram makes p run the program of --exec (or of a scenario file's
+// "exec" parameter, whose "algorithm" names it), named --name (default:
 // the command's first word).
-func (f *runFlags) setupProgram(cmd *cobra.Command, p *runner.Plan, args []string) error {
+func (f *runFlags) setupProgram(cmd *cobra.Command, p *runner.Plan, args []string, scenarioName string) error {
 	if len(args) > 0 {
 		return fmt.Errorf("--exec runs a program of your own in place of an algorithm: name no algorithm (%s)", args[0])
 	}
-	if strings.TrimSpace(f.exec) == "" {
+	command := f.exec
+	if command == "" {
+		command = p.Params[exec.ParamExec]
+	}
+	if strings.TrimSpace(command) == "" {
 		return fmt.Errorf("--exec: no command")
 	}
 	name := f.name
 	if name == "" {
-		name = exec.Name(f.exec)
+		name = scenarioName
+	}
+	if name == "" {
+		name = exec.Name(command)
 	}
 	if registry.Lookup(name) != nil {
 		return fmt.Errorf("--name %s: that is one of dmx's algorithms; name your program otherwise (--name)", name)
@@ -91,7 +99,7 @@ func (f *runFlags) setupProgram(cmd *cobra.Command, p *runner.Plan, args []strin
 	if p.Params == nil {
 		p.Params = map[string]string{}
 	}
-	p.Params[exec.ParamExec] = f.exec
+	p.Params[exec.ParamExec] = command
 	opt := exec.Options{Stderr: cmd.ErrOrStderr(), Prefix: true, OwnGroup: true}
 	spec, err := programSpec(name, p.Params, opt)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/exec"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -123,7 +124,7 @@ func (v *faultsFlag) Type() string { return "faults" }
 // named on the command line describe, validated. Errors are usage errors.
 func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error) {
 	p := f.plan
-	name := ""
+	name, scenarioName := "", ""
 	if len(args) > 0 {
 		name = args[0]
 	}
@@ -136,12 +137,12 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 			return p, err
 		}
 		if name == "" {
-			name = sc.Algorithm
+			name, scenarioName = sc.Algorithm, sc.Algorithm
 		}
 	}
 	switch {
-	case f.exec != "":
-		if err := f.setupProgram(cmd, &p, args); err != nil {
+	case f.exec != "" || len(args) == 0 && exec.IsProgram(p.Params):
+		if err := f.setupProgram(cmd, &p, args, scenarioName); err != nil {
 			return p, f.flagError(cmd, err)
 		}
 	case f.name != "":

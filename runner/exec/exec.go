@@ -129,15 +129,16 @@ type machine struct {
 	opt      Options
 	validate bool // built only to validate the parameters: never started
 
-	p      *program
-	dead   bool  // the program died or was stopped: no more input reaches it
-	state  state // mutual exclusion: idle, requested, held
-	leave  bool  // handling a release: an exit answers it
-	inLine int   // input lines written to this incarnation
-	outNo  int   // output lines read from it
-	input  []byte
-	outs   []algo.Output
-	notes  []algo.Output
+	p        *program
+	startErr error // starting the program failed: said at Start
+	dead     bool  // the program died or was stopped: no more input reaches it
+	state    state // mutual exclusion: idle, requested, held
+	leave    bool  // handling a release: an exit answers it
+	inLine   int   // input lines written to this incarnation
+	outNo    int   // output lines read from it
+	input    []byte
+	outs     []algo.Output
+	notes    []algo.Output
 }
 
 func newMachine(name string, kind algo.Kind, c algo.Config, opt Options) (*machine, error) {
@@ -183,6 +184,10 @@ func newMachine(name string, kind algo.Kind, c algo.Config, opt Options) (*machi
 	// the run's seed gives the same (a restart another); 53 bits, which
 	// every JSON reader takes whole.
 	m.seed = c.Rand.Uint64() >> 11
+	// The program starts now, its init comes with Start (or Recover): the
+	// nodes of a run are built before any starts, so their programs boot
+	// side by side (an interpreter takes a while), not one after the other.
+	m.p, m.startErr = start(cmdline, opt.OwnGroup, os.Environ())
 	return m, nil
 }
 
@@ -205,16 +210,19 @@ func (m *machine) Step(in algo.Input) []algo.Output {
 	m.outs, m.notes = nil, nil
 	switch in.Kind {
 	case algo.Start, algo.Recover:
-		if m.p != nil {
-			m.p.close(true)
+		if m.inLine > 0 || m.p == nil && m.startErr == nil {
+			// Started once already (a machine is started once; a
+			// recovery builds a new one): start the program afresh.
+			if m.p != nil {
+				m.p.close(true)
+			}
+			m.p, m.startErr = start(m.cmdline, m.opt.OwnGroup, os.Environ())
 		}
 		m.state, m.leave, m.inLine, m.outNo, m.dead = idle, false, 0, 0, false
-		p, err := start(m.cmdline, m.opt.OwnGroup, os.Environ())
-		if err != nil {
-			m.fail("P%d: %v", m.id, err)
+		if m.startErr != nil {
+			m.fail("P%d: %v", m.id, m.startErr)
 			return m.halt("its program could not be started")
 		}
-		m.p = p
 		m.input = appendInit(m.input[:0], m, in.Kind == algo.Recover, in.Clock)
 	case algo.Request:
 		m.input = appendRequest(m.input[:0], "request", in.Resource, in.Clock)

@@ -31,6 +31,7 @@ const (
 // and give up at a deadline.
 type program struct {
 	cmd    *osexec.Cmd
+	pid    int // read once: never taken from cmd after it is reaped
 	stdin  int // -1 once closed
 	stdout int
 	stderr int
@@ -89,7 +90,7 @@ func start(cmdline string, own bool, env []string) (*program, error) {
 		unix.Close(p.stderr)
 		return nil, fmt.Errorf("start %q: %w", cmdline, err)
 	}
-	p.cmd = cmd
+	p.cmd, p.pid = cmd, cmd.Process.Pid
 	return p, nil
 }
 
@@ -283,12 +284,48 @@ func (p *program) kill() {
 	if p.exited {
 		return
 	}
-	pid := p.cmd.Process.Pid
+	pid := p.pid
+	if pid <= 1 {
+		return // never: a pid is read at the start
+	}
 	if p.cmd.SysProcAttr != nil && p.cmd.SysProcAttr.Setpgid {
 		syscall.Kill(-pid, syscall.SIGKILL)
+	} else {
+		// In the group of the node process, which must live on: the
+		// program and what it started, found through /proc, stopped
+		// first so that none starts another meanwhile.
+		for _, q := range descendants(pid) {
+			syscall.Kill(q, syscall.SIGKILL)
+		}
 	}
 	p.cmd.Process.Kill()
 	p.reap()
+}
+
+// descendants returns pid's descendants (Linux: /proc/PID/task/TID/children).
+func descendants(pid int) []int {
+	var out []int
+	todo := []int{pid}
+	for len(todo) > 0 && len(out) < 10000 {
+		q := todo[0]
+		todo = todo[1:]
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", q))
+		for _, t := range tasks {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", q, t.Name()))
+			if err != nil {
+				continue
+			}
+			for _, f := range bytes.Fields(b) {
+				var c int
+				if _, err := fmt.Sscan(string(f), &c); err == nil && c > 0 {
+					syscall.Kill(c, syscall.SIGSTOP)
+					out = append(out, c)
+					todo = append(todo, c)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // reap waits for the program's end and notes its status.
@@ -310,13 +347,12 @@ func (p *program) wait(d time.Duration) bool {
 	end := time.Now().Add(d)
 	for {
 		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(p.cmd.Process.Pid, &ws, syscall.WNOHANG, nil)
-		if pid == p.cmd.Process.Pid || err == syscall.ECHILD {
+		pid, err := syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+		if pid == p.pid || err == syscall.ECHILD {
 			// Reaped here: cmd.Wait would find nothing, so the status
 			// is read from ws.
 			p.exited = true
 			p.status = waitStatus(ws)
-			p.cmd.Process.Release()
 			return true
 		}
 		if time.Now().After(end) {
@@ -339,6 +375,9 @@ func (p *program) close(crash bool) {
 	}
 	if crash {
 		p.kill()
+	} else if p.cmd.SysProcAttr != nil && p.cmd.SysProcAttr.Setpgid {
+		// It exited: what it left running in its group goes too.
+		syscall.Kill(-p.pid, syscall.SIGKILL)
 	}
 	if p.stdout >= 0 {
 		unix.Close(p.stdout)
