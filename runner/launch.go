@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -177,6 +178,7 @@ type launcher struct {
 	res          LaunchResult
 	failure      error
 	lastEvent    time.Time
+	lastStopped  time.Time // when a node was last seen stopped while the run was quiet
 	allDoneSince time.Time // when every live node last became done
 	stopping     bool
 	stopDeadline <-chan time.Time // nodes still running then are killed
@@ -600,12 +602,59 @@ func (l *launcher) tick(now time.Time) {
 		// Quiet, or as quiet as it gets: a token ring's token
 		// circulates for ever.
 		l.stopAll(l.endStatus(), true)
+	case now.Sub(l.lastStopped) < l.plan.UDP.Stall:
+		// A node was seen stopped lately: once it resumes, it gets
+		// --stall to say something.
 	case quiet >= l.plan.UDP.Stall:
+		// A node whose process exists but is stopped (SIGSTOP from outside
+		// dmx, a debugger, a suspended job) is alive: the run waits for
+		// it, as for a paused one, and --stall counts again from when it
+		// resumes. Only nodes gone, or running and silent, make a stall.
+		if who := l.stopped(); who != "" {
+			if l.lastStopped.IsZero() {
+				l.res.Notes = append(l.res.Notes, fmt.Sprintf("%s stopped (state T: SIGSTOP, a debugger, a suspended job) while the run was quiet: the run waited for it rather than call it stalled (--duration still bounds the run)", who))
+			}
+			l.lastStopped = now
+			break
+		}
 		l.stopAll(fmt.Sprintf("stalled: no event for %v while %d of %d nodes had not finished", l.plan.UDP.Stall, live-done, l.plan.N), true)
 	}
 	if l.stopping && l.stopDeadline == nil {
 		l.stopDeadline = time.After(5 * time.Second)
 	}
+}
+
+// stopped names the nodes of the run that are stopped (job control or
+// ptrace: state T or t in /proc/PID/stat), "" if none is or it cannot be
+// told (no /proc: a quiet run is then a stall, as before).
+func (l *launcher) stopped() string {
+	var who []string
+	for i, p := range l.procs {
+		// A node done with its workload counts too: the others may
+		// wait for its answers.
+		if p.exited || p.cmd.Process == nil {
+			continue
+		}
+		if procStopped(p.cmd.Process.Pid) {
+			who = append(who, fmt.Sprintf("P%d", i))
+		}
+	}
+	return strings.Join(who, ", ")
+}
+
+// procStopped reports whether process pid is stopped, from the state
+// field of /proc/PID/stat (after the command name, which is in brackets
+// and may hold any byte, hence the last ')').
+func procStopped(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	return b[i+2] == 'T' || b[i+2] == 't'
 }
 
 // scheduleFaults fires the plan's fault steps into the loop at their

@@ -131,7 +131,10 @@ type UDPOptions struct {
 	// node takes a free port and the runner tells everyone.
 	BasePort int
 	// Stall ends the run when no event has arrived for this long while some
-	// workload is unfinished (a deadlock, or a starved request).
+	// workload is unfinished (a deadlock, or a starved request), unless a
+	// node's process is stopped (SIGSTOP from outside, a debugger): a
+	// stopped node is alive and waited for, and Stall counts again from
+	// when it resumes.
 	Stall time.Duration
 	// Linger is how long the runner waits, after every workload is done and
 	// the events have stopped, before it stops the nodes.

@@ -55,7 +55,14 @@ const sqliteMagic = "SQLite format 3\x00"
 // then linked into place, so that path never names a half-made file: a
 // reader, or a process killed at any moment, sees no file or a trace with
 // its schema.
+//
+// A new trace adopts no file it did not make: a -wal or hot -journal left
+// beside a missing trace (its recorder killed, the trace deleted) is
+// refused with a *StaleError rather than read into the new file.
 func Create(path string) (*Store, error) {
+	if err := staleSideFiles(path); err != nil {
+		return nil, err
+	}
 	truncated, err := inspect(path, true)
 	if err != nil {
 		return nil, err
@@ -113,6 +120,21 @@ func createWhole(path string) error {
 		err = cerr
 	}
 	if err != nil {
+		// SQLite says "unable to open database file" and an errno of its
+		// own choosing (ENOENT for a read-only directory): the system's
+		// own word on making a file there says why.
+		var se sqlite3.Error
+		if errors.As(err, &se) && se.Code == sqlite3.ErrCantOpen {
+			f, oerr := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+			if oerr != nil {
+				var pe *fs.PathError
+				if errors.As(oerr, &pe) {
+					oerr = pe.Err
+				}
+				return fmt.Errorf("%s: cannot make the trace in directory %s: %w", path, dirName(dir), oerr)
+			}
+			f.Close()
+		}
 		return fmt.Errorf("%s: create trace schema: %w", path, err)
 	}
 	// An error is no failure: the file exists (another process made the
@@ -226,6 +248,14 @@ func inspect(path string, create bool) (truncated string, err error) {
 		return fmt.Sprintf("truncated: %d of %d bytes", fi.Size(), pages*pageSize), nil
 	}
 	return "", nil
+}
+
+// dirName names the directory filepath.Split returned, for a message.
+func dirName(dir string) string {
+	if dir == "" {
+		return "."
+	}
+	return filepath.Clean(dir)
 }
 
 func hasWAL(path string) bool {

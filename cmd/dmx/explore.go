@@ -115,6 +115,9 @@ algorithms, and checked with every check that holds of any trace.`,
 			if scen == "" {
 				scen = strings.TrimSuffix(out, ".db") + ".json"
 			}
+			if err := checkOutput(file{"the scenario (--scenario-out)", scen}, file{"the trace (-o)", out}); err != nil {
+				return &exitError{exitUsage, err}
+			}
 			rep, err := runExplore(cmd, opt, !noShrink, out, scen)
 			if err != nil {
 				return &exitError{exitUsage, err}

@@ -78,6 +78,9 @@ refused with the advice to narrow it.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
+			if err := checkOutput(file{"the picture (-o)", f.out}, file{"the input trace", args[0]}); err != nil {
+				return &exitError{exitUsage, err}
+			}
 			st, runs, err := f.open.runs(args[0], f.runID)
 			if err != nil {
 				return &exitError{exitUsage, err}
@@ -202,6 +205,7 @@ func buildDiagram(st *trace.Store, run trace.Run, opts spacetime.Options) (*spac
 	}
 	opts.Fates = fates
 	opts.Roles = roles(run)
+	opts.MsgTypes = msgTypes(run)
 	d, err := spacetime.Build(run, func() (trace.Reader, error) { return st.Events(run.ID) }, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)
@@ -221,6 +225,16 @@ func roles(run trace.Run) map[int]string {
 		return nil
 	}
 	return spec.Roles(p.N, p.Params)
+}
+
+// msgTypes are the message types run's algorithm declares, in order
+// (none for a trace of another program): they give the types their colours.
+func msgTypes(run trace.Run) []string {
+	spec := registry.Lookup(run.Algorithm)
+	if spec == nil || run.Mode == "import" {
+		return nil
+	}
+	return spec.MsgTypes
 }
 
 // writeDiagram draws d into the file path, replacing it only once the
@@ -249,11 +263,15 @@ func describeDiagram(d *spacetime.Diagram) string {
 }
 
 // diagramPath is where run and sim put the diagram of a run recorded into
-// tracePath: beside it, named after it.
+// tracePath: beside it, named after it, never the trace itself (a trace
+// named t.svg gets t-diagram.svg).
 func diagramPath(tracePath string, runID int64) string {
 	base := strings.TrimSuffix(tracePath, filepath.Ext(tracePath))
 	if runID > 1 {
 		base += fmt.Sprintf("-run%d", runID)
+	}
+	if base+".svg" == tracePath {
+		base += "-diagram"
 	}
 	return base + ".svg"
 }
@@ -279,6 +297,11 @@ func (f *runFlags) drawRun(st *trace.Store, run trace.Run, results []analyze.Res
 	path := f.diagram
 	if path == "" {
 		path = diagramPath(f.out, run.ID)
+	}
+	// Checked again now that the trace exists (an explicit --diagram was
+	// checked before the run; the default one is only known now).
+	if err := checkOutput(file{"the diagram", path}, file{"the trace", f.out}, file{"the scenario read", f.scenario}); err != nil {
+		return "diagram: none: " + err.Error() + " (--diagram FILE draws it elsewhere)"
 	}
 	format, err := spacetime.FormatOf(path)
 	if err != nil {
@@ -347,6 +370,9 @@ func drawFindings(st *trace.Store, reps []render.Report, dir string) ([]string, 
 				return paths, err
 			}
 			path := filepath.Join(dir, fmt.Sprintf("%s-run%d-finding%d-%s.svg", base, run.ID, i+1, f.Check))
+			if err := checkOutput(file{"the picture", path}, file{"the input trace", st.Path()}); err != nil {
+				return paths, err
+			}
 			if err := writeDiagram(path, "svg", d, opts); err != nil {
 				return paths, err
 			}

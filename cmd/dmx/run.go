@@ -71,7 +71,7 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	} else {
 		fs.IntVar(&p.UDP.BasePort, "port", 0, "node i listens on UDP port PORT+i on 127.0.0.1 (0: free ports)")
 		fs.DurationVar(&p.Duration, "duration", 0, "mutual exclusion: cut the run short after this long (default 2m); elections: how long the run lasts (default 2s)")
-		fs.DurationVar(&p.UDP.Stall, "stall", p.UDP.Stall, "end the run when no event happened for this long (a deadlock or starvation)")
+		fs.DurationVar(&p.UDP.Stall, "stall", p.UDP.Stall, "end the run when no event happened for this long (a deadlock or starvation); a node stopped by SIGSTOP is waited for, not a stall")
 	}
 }
 
@@ -171,6 +171,17 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 	}
 	if f.out == "" {
 		f.out = fmt.Sprintf("dmx-%s-%d.db", p.Spec.Name, p.Seed)
+	}
+	if f.out == "-" {
+		return p, errors.New("-o -: a trace is a file, not a stream; name one")
+	}
+	if f.diagram != "" && !f.noDiag {
+		if err := checkOutput(file{"the diagram (--diagram)", f.diagram}, file{"the trace (-o)", f.out}, file{"the scenario read (--scenario)", f.scenario}); err != nil {
+			return p, err
+		}
+	}
+	if f.scenario != "" && sameFile(f.out, f.scenario) {
+		return p, fmt.Errorf("the trace (-o) %s is also the scenario read (--scenario): dmx does not write over its input; choose another name", f.out)
 	}
 	return p, nil
 }

@@ -37,6 +37,11 @@ type Diagram struct {
 	Downs        []Down
 	Findings     []Overlay
 	Outside      int // findings with no event in the window
+
+	// The run's message types and resources, all of them (not only the
+	// window's), and the types its algorithm declares: they colour the
+	// picture by name (render/palette).
+	Types, Resources, MsgTypes []string
 }
 
 // Lane is one process's line.
@@ -114,7 +119,15 @@ func Build(run trace.Run, src Source, opts Options) (*Diagram, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Diagram{Run: run, Axis: opts.axis(), Total: sc.total, Origin: sc.wallLo}
+	d := &Diagram{Run: run, Axis: opts.axis(), Total: sc.total, Origin: sc.wallLo, MsgTypes: opts.MsgTypes}
+	for t := range sc.types {
+		d.Types = append(d.Types, t)
+	}
+	for r := range sc.resources {
+		d.Resources = append(d.Resources, r)
+	}
+	slices.Sort(d.Types)
+	slices.Sort(d.Resources)
 	if d.Axis == Wall {
 		d.RunLo, d.RunHi = 0, sc.wallHi-sc.wallLo
 	} else {
@@ -145,6 +158,8 @@ type scanned struct {
 	procs          int
 	refs           map[trace.Ref]point // the events the window is defined by
 	first          []int64             // Lamport and wall of the first opts.First events (pairs)
+	types          map[string]bool     // message types
+	resources      map[string]bool
 }
 
 type point struct {
@@ -177,7 +192,8 @@ func each(src Source, fn func(ev *trace.Event) error) error {
 // scan is the first pass: the run's extent, and where the events that
 // define the window are.
 func scan(src Source, opts *Options) (*scanned, error) {
-	sc := &scanned{lamLo: math.MaxUint64, wallLo: math.MaxInt64, wallHi: math.MinInt64, refs: make(map[trace.Ref]point)}
+	sc := &scanned{lamLo: math.MaxUint64, wallLo: math.MaxInt64, wallHi: math.MinInt64, refs: make(map[trace.Ref]point),
+		types: make(map[string]bool), resources: make(map[string]bool)}
 	if opts.Around != nil {
 		sc.refs[*opts.Around] = point{}
 	}
@@ -195,6 +211,12 @@ func scan(src Source, opts *Options) (*scanned, error) {
 		sc.lamLo, sc.lamHi = min(sc.lamLo, ev.Lamport), max(sc.lamHi, ev.Lamport)
 		sc.wallLo, sc.wallHi = min(sc.wallLo, ev.Wall), max(sc.wallHi, ev.Wall)
 		sc.procs = max(sc.procs, ev.Proc+1)
+		if ev.MsgType != "" && !sc.types[ev.MsgType] {
+			sc.types[ev.MsgType] = true
+		}
+		if (ev.Kind == trace.KindCSEnter || ev.Kind == trace.KindCSRequest) && ev.Resource != "" && !sc.resources[ev.Resource] {
+			sc.resources[ev.Resource] = true
+		}
 		if _, ok := sc.refs[ev.Ref()]; ok {
 			sc.refs[ev.Ref()] = point{ev.Lamport, ev.Wall}
 			found[ev.Ref()] = true

@@ -3,6 +3,7 @@ package spacetime
 import (
 	"cmp"
 	"fmt"
+	"github.com/dmxlab/dmx/render/palette"
 	"math"
 	"slices"
 	"strings"
@@ -32,30 +33,27 @@ const (
 	fontText  = 9.5
 )
 
-// Colours.
+// Colours: dmx's one palette (render/palette), shared with the viewer,
+// the plots and the report.
 const (
-	colLane       = "#7f7f7f"
-	colDown       = "#c8c8c8"
-	colEvent      = "#303030"
-	colMinor      = "#9a9a9a"
-	colCrash      = "#c0392b"
-	colRecover    = "#2e8b57"
-	colLeader     = "#d4a017"
-	colElect      = "#7b3fb5"
-	colSuspect    = "#e07b00"
-	colTrust      = "#1b8a8a"
-	colDeliver    = "#1f5fbf"
-	colFinding    = "#e8112d"
-	colText       = "#202020"
-	colNote       = "#555555"
-	colBackground = "#b8b8b8"
+	colLane       = palette.Lane
+	colDown       = palette.Down
+	colEvent      = palette.Event
+	colMinor      = palette.Minor
+	colCrash      = palette.Crash
+	colLost       = palette.Lost
+	colRecover    = palette.Recover
+	colLeader     = palette.Leader
+	colLeaderInk  = palette.LeaderInk
+	colElect      = palette.Election
+	colSuspect    = palette.Suspect
+	colTrust      = palette.Trust
+	colDeliver    = palette.Deliver
+	colFinding    = palette.Finding
+	colText       = palette.Text
+	colNote       = palette.Note
+	colBackground = palette.Background
 )
-
-// palette colours message types and resources, in order of first use.
-var palette = []string{"#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#ff7f0e", "#7f7f7f", "#393b79"}
-
-// resPalette colours critical sections by resource.
-var resPalette = []string{"#4c9be8", "#f28e2b", "#59a14f", "#b07aa1", "#edc948", "#76b7b2", "#ff9da7", "#9c755f"}
 
 // layout is the state of laying out one diagram.
 type layout struct {
@@ -88,19 +86,26 @@ func Layout(d *Diagram, collapse bool) *Picture {
 	l := &layout{d: d, p: &Picture{}, msgCol: map[string]string{}, resCol: map[string]string{}, groups: map[int]int{},
 		occupied: map[[2]int][]rect{}}
 	l.p.Title = d.title()
+	// Colours by name (render/palette), the run's whole set of types and
+	// resources known: the same in every window and in dmx serve.
+	l.msgCol = palette.Types(d.MsgTypes, d.Types)
+	l.resCol = palette.ResourceColours(d.Resources)
+	var types, res []string
 	for _, m := range d.Msgs {
-		if background(m.Type) {
-			if _, ok := l.msgCol[m.Type]; !ok {
-				l.msgCol[m.Type] = colBackground
-				l.msgOrder = append(l.msgOrder, m.Type)
-			}
-			continue
+		types = append(types, m.Type)
+		if _, ok := l.msgCol[m.Type]; !ok { // a type the scan did not see: none
+			l.msgCol[m.Type] = palette.Messages[0]
 		}
-		l.colour(l.msgCol, &l.msgOrder, m.Type, palette)
 	}
+	l.msgOrder = palette.Order(d.MsgTypes, types)
 	for _, s := range d.Sections {
-		l.colour(l.resCol, &l.resOrder, s.Resource, resPalette)
+		res = append(res, s.Resource)
+		if _, ok := l.resCol[s.Resource]; !ok {
+			l.resCol[s.Resource] = palette.Resources[0]
+		}
 	}
+	slices.Sort(res)
+	l.resOrder = slices.Compact(res)
 	// Lane labels set the left margin.
 	labelW := 0.0
 	for _, ln := range d.Lanes {
@@ -157,16 +162,8 @@ func (l *layout) waitParts() int {
 	return n
 }
 
-func (l *layout) colour(m map[string]string, order *[]string, k string, pal []string) {
-	if _, ok := m[k]; !ok {
-		m[k] = pal[len(*order)%len(pal)]
-		*order = append(*order, k)
-	}
-}
-
-// background message types are drawn faint and without labels: a failure
-// detector's heartbeats outnumber the messages of the algorithm it serves.
-func background(typ string) bool { return typ == "heartbeat" }
+// background message types are drawn faint and without labels.
+func background(typ string) bool { return palette.IsBackground(typ) }
 
 // minor kinds are drawn small and collapsed when they come in runs.
 func minor(k trace.Kind) bool {
@@ -462,7 +459,7 @@ func (l *layout) events(rep []int) {
 		case trace.KindCSRequest:
 			n.Shape, n.R, n.Fill = Triangle, 4, l.resCol[e.Resource]
 			if n.Fill == "" {
-				n.Fill = resPalette[0]
+				n.Fill = palette.Resources[0]
 			}
 		case trace.KindCSEnter, trace.KindCSExit:
 			n.Shape, n.R, n.Fill = Dot, 3, colEvent
@@ -474,8 +471,8 @@ func (l *layout) events(rep []int) {
 			n.Shape, n.R, n.Stroke, n.Pen, n.Fill = Ring, 5, colRecover, 2, "#ffffff"
 			col = colRecover
 		case trace.KindLeader:
-			n.Shape, n.R, n.Fill, n.Stroke, n.Pen = Star, 7, colLeader, "#8a6500", 0.8
-			col = "#8a6500"
+			n.Shape, n.R, n.Fill, n.Stroke, n.Pen = Star, 7, colLeader, colLeaderInk, 0.8
+			col = colLeaderInk
 		case trace.KindElectionStart:
 			n.Shape, n.R, n.Fill = Diamond, 5, colElect
 			col = colElect
@@ -620,7 +617,7 @@ func (l *layout) messages() {
 				}
 				e := l.anchor(end)
 				l.lineTo(s, e, m.Type+" ("+how+")", col, false, false, tip)
-				l.cross(end, 4.5, colCrash, tip)
+				l.cross(end, 4.5, colLost, tip)
 			case "in_flight", "duplicated":
 				end = Pt{l.right - 8, ty}
 				l.lineTo(s, l.anchor(end), m.Type+" (in flight)", col, true, true, tip)
@@ -922,7 +919,7 @@ func (l *layout) legend(y float64) float64 {
 	}
 	for _, m := range l.d.Msgs {
 		if m.Fate == "dropped" || m.Fate == "lost_to_crash" {
-			item(func(px, py float64) { l.cross(Pt{px, py}, 4, colCrash, "") }, "message lost (dropped, or to a crash)")
+			item(func(px, py float64) { l.cross(Pt{px, py}, 4, colLost, "") }, "message lost (dropped, or to a crash)")
 			break
 		}
 	}
@@ -934,7 +931,7 @@ func (l *layout) legend(y float64) float64 {
 	}
 	if len(l.resOrder) > 0 {
 		item(func(px, py float64) {
-			l.node(Node{X: px, Y: py, Shape: Triangle, R: 4, Fill: resPalette[0], Class: "legend"})
+			l.node(Node{X: px, Y: py, Shape: Triangle, R: 4, Fill: palette.Resources[0], Class: "legend"})
 		}, "request (dashes: waiting)")
 	}
 	seen := map[trace.Kind]bool{}
@@ -950,7 +947,7 @@ func (l *layout) legend(y float64) float64 {
 		{trace.KindCrash, Node{}, "crash (lane dashed while down)"},
 		{trace.KindRecover, Node{Shape: Ring, R: 5, Stroke: colRecover, Pen: 2, Fill: "#ffffff"}, "recover"},
 		{trace.KindElectionStart, Node{Shape: Diamond, R: 5, Fill: colElect}, "election started"},
-		{trace.KindLeader, Node{Shape: Star, R: 7, Fill: colLeader, Stroke: "#8a6500", Pen: 0.8}, "leader decided"},
+		{trace.KindLeader, Node{Shape: Star, R: 7, Fill: colLeader, Stroke: colLeaderInk, Pen: 0.8}, "leader decided"},
 		{trace.KindSuspect, Node{Shape: Triangle, R: 4.5, Fill: colSuspect}, "suspicion"},
 		{trace.KindTrust, Node{Shape: Triangle, R: 4.5, Fill: colTrust}, "trust again"},
 		{trace.KindDeliver, Node{Shape: Square, R: 3, Fill: colDeliver}, "multicast delivered"},

@@ -52,6 +52,10 @@ type Options struct {
 
 	// Findings are drawn in, those that have events in the window.
 	Findings []analyze.Finding
+	// MsgTypes are the message types the run's algorithm declares, in
+	// order (algo.Spec.MsgTypes): they give the types their colours
+	// (render/palette).
+	MsgTypes []string
 	// Roles name the processes' roles at the start ("coordinator", "token
 	// holder"), shown with their lane's label.
 	Roles map[int]string

@@ -359,7 +359,7 @@ func checkSVG(t *testing.T, svg []byte, finding bool) {
 	if elems["svg"] != 1 || elems["path"] == 0 || elems["text"] == 0 || elems["polygon"] == 0 {
 		t.Errorf("the SVG lacks lines, text or arrowheads: %v", elems)
 	}
-	if finding && !bytes.Contains(svg, []byte(`stroke="#e8112d`)) {
+	if finding && !bytes.Contains(svg, []byte(`stroke="#d7191c`)) {
 		t.Error("the SVG draws no finding in red")
 	}
 }
