@@ -12,6 +12,7 @@ import (
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/exec"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -161,6 +162,11 @@ func checksFor(run trace.Run, o checkOptions) ([]*analyze.Check, []analyze.Optio
 	}
 	if spec != nil && spec.Validity != "" {
 		opts = append(opts, analyze.WithValidity(spec.Validity))
+	}
+	if v := runParams(run)[exec.ParamValidity]; spec == nil && v != "" && exec.IsProgram(runParams(run)) {
+		// A program of the user's own promises the rule its run says
+		// (--param validity=RULE).
+		opts = append(opts, analyze.WithValidity(v))
 	}
 	for _, c := range o.require {
 		if !slices.Contains(checks, c) {

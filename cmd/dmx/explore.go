@@ -77,6 +77,9 @@ algorithms, and checked with every check that holds of any trace.`,
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if program.exec == "--help" || program.exec == "-h" {
+				return cmd.Help() // dmx explore --exec --help: the flag took --help for its command
+			}
 			if err := checkFormat(format, render.ExploreFormats...); err != nil {
 				return &exitError{exitUsage, err}
 			}

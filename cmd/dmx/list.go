@@ -8,6 +8,7 @@ import (
 
 	"github.com/dmxlab/dmx/render"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/exec"
 )
 
 func newListCmd() *cobra.Command {
@@ -17,6 +18,9 @@ func newListCmd() *cobra.Command {
 		Short: "List the algorithms; with a name, show one in full",
 		Long: `list prints the algorithms dmx runs, one line each: name, kind, the
 course notes (seeds) it follows and what it does.
+
+The last line gives the version of the node protocol, which a program of
+your own speaks under dmx run --exec and dmx sim --exec (docs/protocol.md).
 
 list ALGO shows one algorithm in full: the seeds it follows, its message
 types, the checks dmx check runs on its traces, its costs (the seeds'
@@ -40,7 +44,11 @@ documentation, which quotes the seeds' rules by name ([RA1], [RH1], ...).
 				return &exitError{exitUsage, err}
 			}
 			if len(args) == 0 {
-				return render.List(cmd.OutOrStdout(), format, registry.All())
+				if err := render.List(cmd.OutOrStdout(), format, registry.All()); err != nil || format != "table" {
+					return err
+				}
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "Your own program: dmx run --exec CMD (or sim, explore) speaks the node protocol, version %d (docs/protocol.md).\n", exec.Version)
+				return err
 			}
 			spec := registry.Lookup(args[0])
 			if spec == nil {

@@ -123,6 +123,10 @@ func (v *faultsFlag) Type() string { return "faults" }
 // setup returns the plan the flags, the scenario file and the algorithm
 // named on the command line describe, validated. Errors are usage errors.
 func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error) {
+	if f.exec == "--help" || f.exec == "-h" {
+		// dmx run --exec --help: the flag took --help for its command.
+		return f.plan, errHelp
+	}
 	p := f.plan
 	name, scenarioName := "", ""
 	if len(args) > 0 {
@@ -241,18 +245,37 @@ as the runner has recorded that event: the process may record a few more
 before it dies. A pause stops the process with SIGSTOP and resumes it with
 SIGCONT; both are fault events in the trace.
 
+--exec CMD runs a program of your own in place of ALGO: dmx starts CMD
+through /bin/sh -c once per node, speaks the node protocol (version 1, one
+JSON object a line: docs/protocol.md) on its stdin and stdout, and does the
+rest: real UDP between the nodes, the faults (a crash is SIGKILL of the
+program, a pause SIGSTOP, a restart starts it again with "restart":true),
+the clocks, the trace and the checks. Its stderr is kept (note events) and
+shown here, each line after its node. --name names it in the trace
+(default: the command's first word); --param KEY=VALUE reaches it in its
+init line, but for dmx's own: kind=election (no workload; the run lasts
+--duration), timeout=10s (how long it may take to answer one input),
+validity=highest-id (the rule check validity holds its leaders to). A line
+that is not valid protocol, a program that dies, hangs or floods is a
+finding of check protocol naming the node and the line.
+
 ` + runner.FaultHelp(),
 		Example: `  dmx run ricart-agrawala
   dmx run central -n 8 --entries 20 --seed 42 -o central.db
   dmx run ricart-agrawala --contention none   # no contention: exactly 2(N-1) messages per CS
   dmx run bully --faults pause:leader@600ms-1.2s   # the paused leader comes back to a new one
-  dmx run ricart-agrawala --faults 'loss:20%' --channels raw   # raw loss: requests never answered`,
+  dmx run ricart-agrawala --faults 'loss:20%' --channels raw   # raw loss: requests never answered
+  dmx run --exec 'python3 examples/programs/central.py' -n 4   # your own program, one per node (docs/protocol.md)
+  dmx run --exec ./ricart --faults crash:1@300ms,recover:1@600ms   # SIGKILL, then a start with "restart":true`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := f.setup(cmd, args)
+			if err == errHelp {
+				return cmd.Help()
+			}
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -299,6 +322,11 @@ func newSimCmd() *cobra.Command {
 process, on a simulated network with seeded random delays. The same seed
 gives the same trace, event for event; wall_ns in its trace is simulated time.
 
+--exec CMD runs a program of your own (dmx run --help says how): under sim
+it gets its inputs one at a time, its timers fire in simulated time and its
+init carries a seed, so that a program that uses only these gives the same
+trace for the same seed, and dmx replay re-executes it.
+
 Faults are those of dmx run (dmx run --help lists every kind). The simulator
 models the transport: with reliable channels a message a fault drops is sent
 again after the transport's time-out (a drop event per lost copy); with raw
@@ -309,13 +337,17 @@ channels it is lost.`,
   dmx sim --scenario examples/nested-deadlock.json       # nested locks in opposite orders deadlock
   dmx sim ricart-agrawala -n 300 --entries 2 --yes       # a very large run, without asking
   dmx sim bully --faults partition:0+1:2+3+4@500ms-1s    # a partition: split brain
-  dmx sim --scenario examples/majority-amnesia.json      # a restart without stable storage lets two in`,
+  dmx sim --scenario examples/majority-amnesia.json      # a restart without stable storage lets two in
+  dmx sim --exec 'python3 examples/programs/central-buggy.py' --seed 1   # your own program: a grant given twice`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := f.setup(cmd, args)
+			if err == errHelp {
+				return cmd.Help()
+			}
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -541,6 +573,10 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	}
 	return verdictExit(code)
 }
+
+// errHelp: the command line asked for help where a value was due (dmx
+// run --exec --help).
+var errHelp = errors.New("help")
 
 // errStopped: the check was stopped by an interrupt.
 var errStopped = errors.New("stopped")
