@@ -101,7 +101,7 @@ func (c *mutexRealtime) Finish(end End) Result {
 	}
 	summary := fmt.Sprintf("%s on %s", plural.Count(n, "critical section"), plural.Count(len(c.res), "resource"))
 	if n == 0 {
-		return Result{Verdict: OK, Note: "no critical sections"}
+		return notApplicable("no critical sections")
 	}
 	if !end.HasWall {
 		return skipped(summary)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/link"
 )
 
 // The fault language. A fault is one item of text, so that a schedule can
@@ -198,9 +199,9 @@ type Fault struct {
 // the simulator's default delay, far above loopback's.
 var defaultJitter = Dist{Min: 0, Max: 5 * time.Millisecond}
 
-// network reports whether f acts on messages (judged by netFaults) rather
+// Network reports whether f acts on messages (judged by netFaults) rather
 // than on a process.
-func (f *Fault) network() bool {
+func (f *Fault) Network() bool {
 	switch f.Kind {
 	case FaultLoss, FaultDelay, FaultReorder, FaultDuplicate, FaultPartition, FaultIsolate, FaultCut:
 		return true
@@ -755,7 +756,7 @@ func faultsDelay(faults []Fault) time.Duration {
 		case FaultDelay, FaultReorder:
 			d = max(d, f.Dist.Max, 4*f.Dist.Mean)
 		case FaultLoss, FaultPartition, FaultIsolate, FaultCut:
-			d = max(d, 7*initialRTO)
+			d = max(d, 7*link.InitialRTO)
 		}
 	}
 	return d

@@ -12,6 +12,7 @@ import (
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -30,8 +31,6 @@ import (
 // with a 300ms allowance suspects live processes on a machine loaded
 // enough (the checks then rightly report the split brain that follows).
 func TestLaunchPausedNode(t *testing.T) {
-	runner.SetTestMaxRTO(50 * time.Millisecond)
-	defer runner.SetTestMaxRTO(0)
 	spec := registry.Lookup("bully")
 	p := &procs{}
 	var c syncCollector
@@ -50,7 +49,7 @@ func TestLaunchPausedNode(t *testing.T) {
 		syscall.Kill(pid, syscall.SIGCONT)
 		resumed = time.Now()
 	}()
-	res, err := runner.Launch(context.Background(), plan, &c, runner.LaunchHooks{Command: p.command})
+	res, err := udp.Launch(context.Background(), plan, &c, udp.LaunchHooks{Command: p.command, MaxRTO: 50 * time.Millisecond})
 	<-paused
 	if err != nil || !res.Complete {
 		t.Fatalf("launch: %v %+v", err, res)
@@ -119,7 +118,7 @@ func TestStoppedNodeIsNotAStall(t *testing.T) {
 	plan := runner.Plan{Spec: registry.Lookup("ricart-agrawala"), N: 3, Seed: 1, Duration: time.Minute,
 		Workload: runner.Workload{Entries: 30, Think: runner.Dist{Max: 2 * time.Millisecond}, Hold: runner.Fixed(time.Millisecond)},
 		UDP:      runner.UDPOptions{Stall: stall}}
-	res, err := runner.Launch(context.Background(), plan, &c, runner.LaunchHooks{Command: p.command})
+	res, err := udp.Launch(context.Background(), plan, &c, udp.LaunchHooks{Command: p.command})
 	if err != nil {
 		t.Fatalf("launch: %v", err)
 	}

@@ -335,6 +335,9 @@ func (s *Store) validate(integrity bool) error {
 			return fmt.Errorf("%s: not a dmx trace (no %s table)", s.path, t)
 		}
 	}
+	if err := s.checkEventKeys(); err != nil {
+		return err
+	}
 	// Touch the last pages of the big tables: truncation and most damage
 	// show up here for the price of a few page reads.
 	var x sql.NullInt64
@@ -348,6 +351,75 @@ func (s *Store) validate(integrity bool) error {
 		return s.check("integrity_check")
 	}
 	return nil
+}
+
+// eventKeys are the columns of the events table that name an event and say
+// what it is: the schema declares them NOT NULL (id is the rowid).
+var eventKeys = []string{"id", "run", "proc", "seq", "kind", "lamport", "wall_ns"}
+
+// checkEventKeys refuses a file whose events table lets a key column be
+// NULL and has a row where one is: such a row belongs to no run, or to no
+// process, and readers would pass over it without a word (a crafted file
+// whose 1,210 events had NULL ids read as a run of 0 events, all ok). A
+// file made with the schema cannot hold one (SQLite enforces NOT NULL,
+// and id is the rowid), so that only the columns' declarations are read;
+// the rows are looked at only in a file whose schema lacks a constraint.
+func (s *Store) checkEventKeys() error {
+	rows, err := s.db.Query(`SELECT name, type, "notnull", pk FROM pragma_table_info('events')`)
+	if err != nil {
+		return s.withQuickCheck(err)
+	}
+	declared := map[string]bool{}
+	for rows.Next() {
+		var name, typ string
+		var notNull, pk int
+		if err := rows.Scan(&name, &typ, &notNull, &pk); err != nil {
+			rows.Close()
+			return s.wrap(err)
+		}
+		declared[name] = notNull == 1 || (name == "id" && pk == 1 && strings.EqualFold(typ, "INTEGER"))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return s.wrap(err)
+	}
+	var loose []string
+	for _, c := range eventKeys {
+		if _, ok := declared[c]; !ok {
+			return fmt.Errorf("%s: not a dmx trace (the events table has no %s column)", s.path, c)
+		}
+		if !declared[c] {
+			loose = append(loose, c)
+		}
+	}
+	if len(loose) == 0 {
+		return nil
+	}
+	var cond []string
+	for _, c := range loose {
+		cond = append(cond, c+" IS NULL")
+	}
+	var rowid int64
+	vals := make([]any, len(loose))
+	for i := range vals {
+		vals[i] = new(any)
+	}
+	err = s.db.QueryRow(`SELECT rowid, `+strings.Join(loose, ", ")+` FROM events WHERE `+strings.Join(cond, " OR ")+` LIMIT 1`).
+		Scan(append([]any{&rowid}, vals...)...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return s.wrap(err)
+	}
+	var nulls []string
+	for i, c := range loose {
+		if *(vals[i].(*any)) == nil {
+			nulls = append(nulls, c)
+		}
+	}
+	return fmt.Errorf("%s: bad trace: the event in row %d of the events table has no %s (NULL): every event needs an id, a run, a process, a sequence number, a kind, a Lamport clock and a wall time (this file's schema lets them be NULL; dmx's does not)",
+		s.path, rowid, strings.Join(nulls, " and no "))
 }
 
 // withQuickCheck turns err into a damagedError if the file fails

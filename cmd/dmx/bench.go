@@ -16,6 +16,7 @@ import (
 	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/udp"
 )
 
 // hopsPerSection is, for the algorithms dmx bench measures, how many
@@ -101,7 +102,7 @@ settle once the nodes had stopped: its CPU per event and its wall time.`,
 					p.Spec, p.N, p.Seed = registry.Lookup(a), nodes, uint64(r)
 					p.Workload.Entries, p.Workload.Contention = entries, runner.ContentionHigh
 					p.Workload.Think, p.Workload.Hold = runner.Fixed(0), runner.Fixed(0)
-					s, err := bench.RunSections(ctx, p, runner.LaunchHooks{Stderr: cmd.ErrOrStderr()}, dir, noTrace)
+					s, err := bench.RunSections(ctx, p, udp.LaunchHooks{Stderr: cmd.ErrOrStderr()}, dir, noTrace)
 					if err != nil {
 						return &exitError{exitUsage, err}
 					}

@@ -215,14 +215,17 @@ func printReports(w, errw io.Writer, format string, reps []render.Report, maxSho
 	return exitCode(render.Verdict(reps))
 }
 
+// exitCode is the exit code of a verdict: 0 ok, 1 violated, 3 unknown or
+// not applicable (inconclusive: the checks judged nothing, so nothing
+// shows that all is well).
 func exitCode(v analyze.Verdict) int {
 	switch v {
+	case analyze.OK:
+		return exitOK
 	case analyze.Violated:
 		return exitViolated
-	case analyze.Unknown:
-		return exitInconclusive
 	}
-	return exitOK
+	return exitInconclusive
 }
 
 // openFlags are the flags of the commands that read traces.

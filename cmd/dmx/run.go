@@ -19,6 +19,7 @@ import (
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/exec"
+	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -36,6 +37,9 @@ type runFlags struct {
 	yes      bool
 	exec     string // --exec CMD: a program of the user's own (program.go)
 	name     string // --name: the program's name
+	// maxEvents bounds a simulated run's events (--max-events): 0 for
+	// maxEventsFor's bound, < 0 for none.
+	maxEvents int64
 }
 
 func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
@@ -67,6 +71,7 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 		fs.Var(&p.Sim.Delay, "delay", "one-way message delay: fixed or uniform range")
 		fs.BoolVar(&p.Sim.Reorder, "reorder", false, "let messages between two processes overtake each other (channels are FIFO by default)")
 		fs.DurationVar(&p.Sim.Limit, "limit", p.Sim.Limit, "simulated time after which the run is cut short")
+		fs.Int64Var(&f.maxEvents, "max-events", 0, "cut the run short after this many events (0: ten times the run's estimated size, at least 1,000,000, so that a livelock stops; -1: no bound but --limit)")
 		fs.DurationVar(&p.Duration, "duration", 0, "how long an election run lasts in simulated time (default 2s)")
 	} else {
 		fs.IntVar(&p.UDP.BasePort, "port", 0, "node i listens on UDP port PORT+i on 127.0.0.1 (0: free ports)")
@@ -280,15 +285,15 @@ finding of check protocol naming the node and the line.
 				return &exitError{exitUsage, err}
 			}
 			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
-				hooks := runner.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry}
-				if f.exec != "" {
+				hooks := udp.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry}
+				if exec.IsProgram(p.Params) {
 					c, err := programCommand(p)
 					if err != nil {
 						return false, "failed: " + err.Error(), nil, err
 					}
 					hooks.Command = c
 				}
-				res, err := runner.Launch(r.ctx, p, r.rec, hooks)
+				res, err := udp.Launch(r.ctx, p, r.rec, hooks)
 				status := res.Status
 				if t := res.Transport; t.Total() > 0 {
 					status += fmt.Sprintf("; transport rejected %s (%d bad key, %d malformed, %d wrong peer)", plural.Count(t.Total(), "datagram"), t.BadMAC, t.Malformed, t.WrongPeer)
@@ -352,7 +357,12 @@ channels it is lost.`,
 				return &exitError{exitUsage, err}
 			}
 			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
-				res, err := runner.Simulate(p, r.rec, r.ctx.Done())
+				limit := maxEventsFor(p.Estimate(), f.maxEvents)
+				res, err := runner.SimulateWith(p, r.rec, runner.SimHooks{Stop: r.ctx.Done(), MaxEvents: limit})
+				if res.Events >= limit && limit > 0 && !res.Complete && f.maxEvents == 0 {
+					res.Status = fmt.Sprintf("cut short: it grew to %s events where about %s were expected: a livelock? (--max-events N allows more, --limit bounds its simulated time)",
+						humanCount(res.Events), humanCount(p.Estimate().Events))
+				}
 				return res.Complete, res.Status, res.Notes, err
 			})
 		},
@@ -489,6 +499,14 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		status = "failed: " + runErr.Error()
 		complete = false
 	}
+	if werr != nil {
+		// Say how much of the run the trace holds: a check reads it as
+		// incomplete, and its note says so.
+		var stored int64
+		if err := st.DB().QueryRow(`SELECT count(*) FROM events WHERE run = ?`, runID).Scan(&stored); err == nil && stored < w.Count() {
+			status += fmt.Sprintf("; %d of %d events stored", stored, w.Count())
+		}
+	}
 	if err := st.EndRun(runID, time.Now().UnixNano(), complete, status); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -528,6 +546,12 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		fmt.Fprintf(stdout, "trace: %s\n", f.out)
 		if line := f.drawRun(rd, run, nil, w.Count()); line != "" {
 			fmt.Fprintln(stdout, line)
+		}
+		if !run.Complete {
+			// Unchecked, a run cut short (a limit, an interrupt) is
+			// still one whose properties cannot all be decided: exit 3,
+			// as its check would say, never 0.
+			return &exitError{exitInconclusive, fmt.Errorf("run %d of %s is incomplete (%s): inconclusive, not checked", runID, f.out, run.Status)}
 		}
 		return nil
 	}
@@ -577,6 +601,26 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 // errHelp: the command line asked for help where a value was due (dmx
 // run --exec --help).
 var errHelp = errors.New("help")
+
+// maxEventsFor is the most events a simulated run estimated at est may
+// record before it is cut short: flag if the user chose (--max-events; <
+// 0: no bound), else ten times the estimate and at least minMaxEvents. A
+// livelocked simulation (majority -n 4 --entries 3 --seed 4 --faults
+// crash:2@enter#3) ran to the 10-minute simulated limit: 3 to 7 million
+// events, where about 300 were expected.
+func maxEventsFor(est runner.Size, flag int64) int64 {
+	switch {
+	case flag > 0:
+		return flag
+	case flag < 0:
+		return 0
+	}
+	return max(10*est.Events, minMaxEvents)
+}
+
+// minMaxEvents is the least bound maxEventsFor sets: a run this small
+// records in seconds, whatever its estimate said. A variable for tests.
+var minMaxEvents int64 = 1_000_000
 
 // errStopped: the check was stopped by an interrupt.
 var errStopped = errors.New("stopped")
@@ -636,7 +680,7 @@ func newNodeCmd() *cobra.Command {
 				defer stop()
 			}
 			lookup := nodeLookup(program, kind, cmd.ErrOrStderr())
-			if err := runner.NodeMain(lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
+			if err := udp.NodeMain(lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
 				return &exitError{exitUsage, err}
 			}
 			return nil

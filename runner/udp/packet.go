@@ -1,4 +1,4 @@
-package runner
+package udp
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
+
+	"github.com/dmxlab/dmx/runner"
 )
 
 // Datagram layout: magic "DMX2", 32-byte HMAC-SHA256 of the body, body.
@@ -184,7 +186,7 @@ func (d *packetDecoder) packet() *packet {
 	flags := d.byte()
 	p.U = flags&flagUnordered != 0
 	if flags&flagEnv != 0 {
-		e := &Envelope{}
+		e := &runner.Envelope{}
 		e.ID, e.From, e.To, e.Lamport = d.varint(), d.int(), d.int(), d.uvarint()
 		if vc := d.uvarints(); vc != nil {
 			e.VC = trace.VC(vc)

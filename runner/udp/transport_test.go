@@ -1,4 +1,4 @@
-package runner
+package udp
 
 import (
 	"crypto/hmac"
@@ -12,6 +12,10 @@ import (
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
+
+	"github.com/dmxlab/dmx/runner/link"
+
+	"github.com/dmxlab/dmx/runner"
 )
 
 func listen(t *testing.T) *net.UDPConn {
@@ -27,7 +31,7 @@ func listen(t *testing.T) *net.UDPConn {
 // pump reads datagrams from c into tr until want messages were delivered or
 // the deadline passes; drop says which arriving datagrams to lose (a lossy
 // network the transport must repair). Retransmission runs on the way.
-func pump(t *testing.T, trs []*transport, conns []*net.UDPConn, got *[]*Envelope, want int, drop func(k int) bool) {
+func pump(t *testing.T, trs []*transport, conns []*net.UDPConn, got *[]*runner.Envelope, want int, drop func(k int) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	buf := make([]byte, 64<<10)
@@ -50,10 +54,10 @@ func pump(t *testing.T, trs []*transport, conns []*net.UDPConn, got *[]*Envelope
 	}
 }
 
-func pair(t *testing.T, key []byte, got *[]*Envelope) ([]*transport, []*net.UDPConn) {
+func pair(t *testing.T, key []byte, got *[]*runner.Envelope) ([]*transport, []*net.UDPConn) {
 	c0, c1 := listen(t), listen(t)
 	peers := []*net.UDPAddr{c0.LocalAddr().(*net.UDPAddr), c1.LocalAddr().(*net.UDPAddr)}
-	deliver := func(e *Envelope) { *got = append(*got, e) }
+	deliver := func(e *runner.Envelope) { *got = append(*got, e) }
 	t0 := newTransport(0, 2, key, c0, peers, deliver)
 	t1 := newTransport(1, 2, key, c1, peers, deliver)
 	t0.rto, t1.rto = 5*time.Millisecond, 5*time.Millisecond
@@ -63,11 +67,11 @@ func pair(t *testing.T, key []byte, got *[]*Envelope) ([]*transport, []*net.UDPC
 // TestTransportReliableFIFO: over a network that loses every third datagram
 // (data and acks alike), every message is delivered once, in send order.
 func TestTransportReliableFIFO(t *testing.T) {
-	var got []*Envelope
+	var got []*runner.Envelope
 	trs, conns := pair(t, []byte("k"), &got)
 	const n = 200
 	for i := 1; i <= n; i++ {
-		trs[0].send(&Envelope{ID: int64(i), From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
+		trs[0].send(&runner.Envelope{ID: int64(i), From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
 	}
 	pump(t, trs, conns, &got, n, func(k int) bool { return k%3 == 0 })
 	for i, e := range got {
@@ -102,16 +106,16 @@ func TestTransportReliableFIFO(t *testing.T) {
 // TestTransportRejects: datagrams of another run (other key), garbage, and
 // forged senders are counted and never delivered.
 func TestTransportRejects(t *testing.T) {
-	var got []*Envelope
+	var got []*runner.Envelope
 	trs, _ := pair(t, []byte("this run"), &got)
 	from := trs[0].peerAddrs[0]
-	other := seal([]byte("another run"), &packet{Kind: "d", From: 0, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 0, To: 1}})
+	other := seal([]byte("another run"), &packet{Kind: "d", From: 0, To: 1, Seq: 1, Env: &runner.Envelope{ID: 1, From: 0, To: 1}})
 	trs[1].handle(other, from)
 	trs[1].handle([]byte("hello"), from)
 	trs[1].handle(append(append([]byte(nil), packetMagic...), make([]byte, 40)...), from)
-	bogus := seal([]byte("this run"), &packet{Kind: "d", From: 7, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 7, To: 1}})
+	bogus := seal([]byte("this run"), &packet{Kind: "d", From: 7, To: 1, Seq: 1, Env: &runner.Envelope{ID: 1, From: 7, To: 1}})
 	trs[1].handle(bogus, from)
-	spoof := seal([]byte("this run"), &packet{Kind: "d", From: 0, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 0, To: 1}})
+	spoof := seal([]byte("this run"), &packet{Kind: "d", From: 0, To: 1, Seq: 1, Env: &runner.Envelope{ID: 1, From: 0, To: 1}})
 	trs[1].handle(spoof, netip.MustParseAddrPort("127.0.0.1:9"))
 	tampered := seal([]byte("this run"), &packet{Kind: "a"})
 	tampered[len(tampered)-1] = '!'
@@ -134,12 +138,12 @@ func TestTransportRejects(t *testing.T) {
 // P1.
 func heartbeats(tr *transport, from, to int) {
 	for i := from; i <= to; i++ {
-		tr.send(&Envelope{ID: int64(i), From: tr.id, To: 1, Msg: algo.Msg{Type: "heartbeat"}})
+		tr.send(&runner.Envelope{ID: int64(i), From: tr.id, To: 1, Msg: algo.Msg{Type: "heartbeat"}})
 	}
 }
 
 // deliveredInOrder checks that got holds the messages 1, 2, 3... in this order.
-func deliveredInOrder(t *testing.T, got []*Envelope) {
+func deliveredInOrder(t *testing.T, got []*runner.Envelope) {
 	t.Helper()
 	for i, e := range got {
 		if e.ID != int64(i+1) {
@@ -153,7 +157,7 @@ func deliveredInOrder(t *testing.T, got []*Envelope) {
 // with back-off for as long as it takes, never given up: once the peer
 // answers, it gets every message, in order.
 func TestTransportNeverGivesUpOnALivePeer(t *testing.T) {
-	var got []*Envelope
+	var got []*runner.Envelope
 	trs, conns := pair(t, []byte("k"), &got)
 	heartbeats(trs[0], 1, 3)
 	// An hour of silence, one retransmission round a second.
@@ -178,7 +182,7 @@ func TestTransportNeverGivesUpOnALivePeer(t *testing.T) {
 // Once it acknowledges again, the rest follows at once, without waiting
 // for the backed-off timeouts.
 func TestTransportRetransmitsAWindow(t *testing.T) {
-	var got []*Envelope
+	var got []*runner.Envelope
 	trs, conns := pair(t, []byte("k"), &got)
 	const n = 5 * retransmitWindow
 	heartbeats(trs[0], 1, n)
@@ -206,7 +210,7 @@ func TestTransportRetransmitsAWindow(t *testing.T) {
 // the trace makes those messages lost_to_crash). News of an older
 // incarnation's death does not touch the current one.
 func TestTransportAbandonsDownPeer(t *testing.T) {
-	var got []*Envelope
+	var got []*runner.Envelope
 	trs, conns := pair(t, []byte("k"), &got)
 	heartbeats(trs[0], 1, 3)
 	trs[0].peerDown(1, 0)
@@ -227,24 +231,24 @@ func TestTransportAbandonsDownPeer(t *testing.T) {
 }
 
 // TestTransportGivesUpOnFaultsAndResyncs: a message whose copies the fault
-// layer drops maxTries times in a row (every "ok" here) is given up,
+// layer drops link.MaxTries times in a row (every "ok" here) is given up,
 // its last drop recorded as not sent again, and the receiver, told the
 // channel's new base by the next datagrams, stops waiting for it: what
 // was sent after it is delivered, in order.
 func TestTransportGivesUpOnFaultsAndResyncs(t *testing.T) {
-	var got []*Envelope
+	var got []*runner.Envelope
 	trs, conns := pair(t, []byte("k"), &got)
-	fs, err := ParseFaults("loss:100%:type=ok")
+	fs, err := runner.ParseFaults("loss:100%:type=ok")
 	if err != nil {
 		t.Fatal(err)
 	}
-	trs[0].net = newNetFaults(fs, rand.New(rand.NewPCG(1, 2)))
-	trs[0].net.start(0, -1)
+	trs[0].net = runner.NewNetFaults(fs, rand.New(rand.NewPCG(1, 2)))
+	trs[0].net.Start(0, -1)
 	trs[0].maxRTO = 10 * time.Millisecond
 	var resends []bool
-	trs[0].dropped = func(e *Envelope, fault string, resend bool) { resends = append(resends, resend) }
+	trs[0].dropped = func(e *runner.Envelope, fault string, resend bool) { resends = append(resends, resend) }
 	for i, typ := range []string{"request", "ok", "request", "request"} {
-		trs[0].send(&Envelope{ID: int64(i + 1), From: 0, To: 1, Msg: algo.Msg{Type: typ}})
+		trs[0].send(&runner.Envelope{ID: int64(i + 1), From: 0, To: 1, Msg: algo.Msg{Type: typ}})
 	}
 	pump(t, trs, conns, &got, 3, nil)
 	if len(got) != 3 || got[0].ID != 1 || got[1].ID != 3 || got[2].ID != 4 {
@@ -254,8 +258,8 @@ func TestTransportGivesUpOnFaultsAndResyncs(t *testing.T) {
 		}
 		t.Fatalf("delivered %v, want [1 3 4]", ids)
 	}
-	if len(resends) != maxTries || resends[maxTries-1] || !resends[0] {
-		t.Errorf("drops recorded (resend?): %v; want %d, the last not sent again", resends, maxTries)
+	if len(resends) != link.MaxTries || resends[link.MaxTries-1] || !resends[0] {
+		t.Errorf("drops recorded (resend?): %v; want %d, the last not sent again", resends, link.MaxTries)
 	}
 	if s := trs[0].stats; s.GivenUp != 1 || s.Abandoned != 0 {
 		t.Errorf("stats %+v: want 1 given up", s)
@@ -269,9 +273,9 @@ func TestPacketRoundTrip(t *testing.T) {
 	key := []byte("this run")
 	ps := []*packet{
 		{Kind: "a", From: 1, To: 0, Inc: 2, RInc: 1, Ack: 1 << 40},
-		{Kind: "d", From: 0, To: 4, Seq: 7, U: true, Base: 3, Env: &Envelope{ID: trace.MsgID(0, 7), From: 0, To: 4, Lamport: 99,
+		{Kind: "d", From: 0, To: 4, Seq: 7, U: true, Base: 3, Env: &runner.Envelope{ID: trace.MsgID(0, 7), From: 0, To: 4, Lamport: 99,
 			VC: trace.VC{1, 0, 1 << 63, 4, 5}, Msg: algo.Msg{Type: "token", Resource: "cs", Stamp: 12, ID: -1, Term: 3, Vals: []uint64{0, 9, 1 << 50}}}},
-		{Kind: "d", From: 2, To: 1, Seq: 1, Env: &Envelope{ID: 1, From: 2, To: 1, Msg: algo.Msg{Type: "ok"}}},
+		{Kind: "d", From: 2, To: 1, Seq: 1, Env: &runner.Envelope{ID: 1, From: 2, To: 1, Msg: algo.Msg{Type: "ok"}}},
 	}
 	for _, p := range ps {
 		s := newSealer(key)
@@ -300,7 +304,7 @@ func TestPacketRoundTrip(t *testing.T) {
 // what came until the acknowledgement has waited ackDelay; data going back
 // meanwhile carries it, and nothing is left unacknowledged either way.
 func TestDelayedAck(t *testing.T) {
-	var got []*Envelope
+	var got []*runner.Envelope
 	trs, conns := pair(t, []byte("k"), &got)
 	for _, tr := range trs {
 		tr.hold = true
@@ -317,7 +321,7 @@ func TestDelayedAck(t *testing.T) {
 		}
 		trs[i].handle(buf[:n], addr)
 	}
-	trs[0].send(&Envelope{ID: 1, From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
+	trs[0].send(&runner.Envelope{ID: 1, From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
 	trs[0].sendHeld()
 	recv(1)
 	start := time.Now()
@@ -342,10 +346,10 @@ func TestDelayedAck(t *testing.T) {
 	acked(1, "the acknowledgement alone, after ackDelay")
 
 	// Data going back within ackDelay carries the acknowledgement.
-	trs[0].send(&Envelope{ID: 2, From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
+	trs[0].send(&runner.Envelope{ID: 2, From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
 	trs[0].sendHeld()
 	recv(1)
-	trs[1].send(&Envelope{ID: 3, From: 1, To: 0, Msg: algo.Msg{Type: "r"}})
+	trs[1].send(&runner.Envelope{ID: 3, From: 1, To: 0, Msg: algo.Msg{Type: "r"}})
 	trs[1].sendHeld()
 	acked(2, "the reply, carrying the acknowledgement")
 	if len(got) != 3 {

@@ -1,4 +1,4 @@
-package runner
+package udp
 
 import (
 	"io"
@@ -13,6 +13,8 @@ import (
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
+
+	"github.com/dmxlab/dmx/runner"
 )
 
 // Per-event and per-message costs of the node runtime under dmx run,
@@ -26,12 +28,12 @@ import (
 // grouped as the node loop records them: the events one process records
 // at one instant come from one step of its loop.
 func benchSteps(b *testing.B) [][]trace.Event {
-	p := NewPlan(DriverSim)
+	p := runner.NewPlan(runner.DriverSim)
 	p.Spec, p.N, p.Seed = registry.Lookup("ricart-agrawala"), 5, 1
-	p.Workload.Entries, p.Workload.Contention = 200, ContentionHigh
-	p.Workload.Think, p.Workload.Hold = Fixed(0), Fixed(0)
-	var c Collector
-	if _, err := Simulate(p, &c, nil); err != nil {
+	p.Workload.Entries, p.Workload.Contention = 200, runner.ContentionHigh
+	p.Workload.Think, p.Workload.Hold = runner.Fixed(0), runner.Fixed(0)
+	var c runner.Collector
+	if _, err := runner.Simulate(p, &c, nil); err != nil {
 		b.Fatal(err)
 	}
 	var steps [][]trace.Event
@@ -97,14 +99,14 @@ func BenchmarkMessage(b *testing.B) {
 	delivered := 0
 	done := make(chan struct{})
 	var trs [2]*transport
-	msg := func(from, k int) *Envelope {
-		return &Envelope{ID: trace.MsgID(from, int64(k)), From: from, To: 1 - from, Lamport: uint64(100 + k),
+	msg := func(from, k int) *runner.Envelope {
+		return &runner.Envelope{ID: trace.MsgID(from, int64(k)), From: from, To: 1 - from, Lamport: uint64(100 + k),
 			VC: trace.VC{uint64(k), uint64(k), 7, 9, 11}, Msg: algo.Msg{Type: "request", Resource: "cs", Stamp: uint64(99 + k), ID: 1}}
 	}
 	var loops [2]*benchLoop
 	for i := range trs {
 		i := i
-		trs[i] = newTransport(i, 2, key, conns[i], peers, func(e *Envelope) {
+		trs[i] = newTransport(i, 2, key, conns[i], peers, func(e *runner.Envelope) {
 			delivered++ // the loops take turns: one message in flight
 			if delivered == b.N {
 				close(done)

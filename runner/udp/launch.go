@@ -1,4 +1,4 @@
-package runner
+package udp
 
 import (
 	"bufio"
@@ -24,6 +24,8 @@ import (
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
+
+	"github.com/dmxlab/dmx/runner"
 )
 
 // LaunchHooks connect a run of processes to its caller. None of them
@@ -39,6 +41,10 @@ type LaunchHooks struct {
 	// ctx is cancelled: the nodes still running are killed. What they
 	// recorded so far is kept.
 	Hurry <-chan struct{}
+	// MaxRTO, if set, caps the nodes' retransmission time-out (by default
+	// link.MaxRTO): a test sees in seconds what a minute of
+	// retransmissions does.
+	MaxRTO time.Duration
 }
 
 // LaunchResult says how a run of processes ended.
@@ -85,10 +91,10 @@ type nodeProc struct {
 	killedAt int64  // wall ns when the runner sent the fault's SIGKILL
 	// recoverAfter: a recovery came while the process was killed but its
 	// end not yet seen; it is carried out when the end is.
-	recoverAfter *Fault
+	recoverAfter *runner.Fault
 	waitErr      error
-	pausing      *Fault // a pause was asked for
-	paused       bool   // its pause event came: it is stopped (SIGSTOP) until resumed
+	pausing      *runner.Fault // a pause was asked for
+	paused       bool          // its pause event came: it is stopped (SIGSTOP) until resumed
 }
 
 // signal sends sig to the node's process group, which it leads (spawn
@@ -104,7 +110,7 @@ func (p *nodeProc) signal(sig syscall.Signal) {
 // its History, read from its events, to record its crash and to restart it,
 // its address and whether its workload is done.
 type procState struct {
-	*History
+	*runner.History
 	addr string
 	done bool
 	skew time.Duration // a skew fault's: a restart keeps it
@@ -124,12 +130,12 @@ type nodeMsg struct {
 // run's Duration cut it short, the run stalled, a node failed, or ctx was
 // cancelled (Ctrl-C), in which case the result is marked incomplete.
 // Events recorded before any of these are never lost.
-func Launch(ctx context.Context, p Plan, rec Recorder, hooks LaunchHooks) (LaunchResult, error) {
+func Launch(ctx context.Context, p runner.Plan, rec runner.Recorder, hooks LaunchHooks) (LaunchResult, error) {
 	if p.Driver == "" {
-		p.Driver = DriverUDP
+		p.Driver = runner.DriverUDP
 	}
-	if p.Driver != DriverUDP {
-		return LaunchResult{}, fmt.Errorf("launch a %s plan: processes carry out %s plans", p.Driver, DriverUDP)
+	if p.Driver != runner.DriverUDP {
+		return LaunchResult{}, fmt.Errorf("launch a %s plan: processes carry out %s plans", p.Driver, runner.DriverUDP)
 	}
 	if err := p.Validate(); err != nil {
 		return LaunchResult{}, err
@@ -159,10 +165,10 @@ func Launch(ctx context.Context, p Plan, rec Recorder, hooks LaunchHooks) (Launc
 // fail, killAll, abort). Everything but the readers and the fault timer
 // runs on the goroutine of Launch, so the state needs no lock.
 type launcher struct {
-	plan     Plan     // with its defaults
-	wl       Workload // the plan's workload as the nodes get it
+	plan     runner.Plan     // with its defaults
+	wl       runner.Workload // the plan's workload as the nodes get it
 	election bool
-	rec      Recorder
+	rec      runner.Recorder
 	hooks    LaunchHooks
 	key      []byte // the run's datagram key
 
@@ -183,15 +189,15 @@ type launcher struct {
 	stopping     bool
 	stopDeadline <-chan time.Time // nodes still running then are killed
 
-	inj        *injector
-	due        chan func()   // fault steps and timers due, run on the loop
-	quit       chan struct{} // closed when the run is over: timers stop
-	recovering int           // recoveries waiting for a killed process's end
-	netActive  []activeNet   // network faults in force (a restarted node starts under them)
-	finished   bool          // the injector said which faults did not apply
+	inj        *runner.Injector
+	due        chan func()        // fault steps and timers due, run on the loop
+	quit       chan struct{}      // closed when the run is over: timers stop
+	recovering int                // recoveries waiting for a killed process's end
+	netActive  []runner.ActiveNet // network faults in force (a restarted node starts under them)
+	finished   bool               // the injector said which faults did not apply
 }
 
-func newLauncher(p Plan, rec Recorder, hooks LaunchHooks) (*launcher, error) {
+func newLauncher(p runner.Plan, rec runner.Recorder, hooks LaunchHooks) (*launcher, error) {
 	if hooks.Stderr == nil {
 		hooks.Stderr = io.Discard
 	}
@@ -207,7 +213,7 @@ func newLauncher(p Plan, rec Recorder, hooks LaunchHooks) (*launcher, error) {
 		return nil, fmt.Errorf("make the run's key: %w", err)
 	}
 	wl := p.Workload
-	wl.normalize()
+	wl.Normalize()
 	l := &launcher{
 		plan: p, wl: wl, election: p.Spec.Kind == algo.Election, rec: rec, hooks: hooks, key: key,
 		msgs:  make(chan nodeMsg, 4096),
@@ -217,9 +223,9 @@ func newLauncher(p Plan, rec Recorder, hooks LaunchHooks) (*launcher, error) {
 		due:   make(chan func(), 64),
 		quit:  make(chan struct{}),
 	}
-	l.inj = newInjector(p, l)
+	l.inj = runner.NewInjector(p, l)
 	for i := range l.state {
-		l.state[i] = &procState{History: NewHistory(i)}
+		l.state[i] = &procState{History: runner.NewHistory(i)}
 	}
 	return l, nil
 }
@@ -243,9 +249,9 @@ func (l *launcher) config(i int) *nodeConfig {
 		port = l.plan.UDP.BasePort + i
 	}
 	c := &nodeConfig{ID: i, N: l.plan.N, Algo: l.plan.Spec.Name, Params: l.plan.Params, Seed: l.plan.Seed, Workload: l.wl, Key: l.key, Port: port,
-		Raw: l.plan.raw(), Skew: l.state[i].skew, Active: slices.Clone(l.netActive), MaxRTO: testMaxRTO}
+		Raw: l.plan.Raw(), Skew: l.state[i].skew, Active: slices.Clone(l.netActive), MaxRTO: l.hooks.MaxRTO}
 	for _, f := range l.plan.Faults {
-		if f.network() {
+		if f.Network() {
 			// The node's fault layer judges by the plan's faults, named
 			// by their index: it gets them all.
 			for _, g := range l.plan.Faults {
@@ -256,9 +262,6 @@ func (l *launcher) config(i int) *nodeConfig {
 	}
 	return c
 }
-
-// testMaxRTO, if set, is the nodes' maxRTO: a hook for tests (export_test.go).
-var testMaxRTO time.Duration
 
 // spawn starts incarnation inc of process i.
 func (l *launcher) spawn(i, inc int, c *nodeConfig) error {
@@ -437,13 +440,13 @@ func (l *launcher) peers(addrs []string) toNode {
 func (l *launcher) watch(ctx context.Context) {
 	l.lastEvent = time.Now()
 	defer close(l.quit)
-	go l.scheduleFaults(l.inj.steps())
+	go l.scheduleFaults(l.inj.Steps())
 
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	ctxDone := ctx.Done()
 	hurry := l.hooks.Hurry
-	for l.ended < l.started || (l.inj.waiting() && !l.stopping) {
+	for l.ended < l.started || (l.inj.Waiting() && !l.stopping) {
 		select {
 		case <-hurry:
 			hurry = nil
@@ -513,7 +516,7 @@ func (l *launcher) event(p *nodeProc, ev trace.Event) {
 	}
 	l.record(&ev)
 	l.state[p.id].Add(&ev, l.plan.Spec.Kind == algo.Multicast)
-	l.inj.observe(&ev)
+	l.inj.Observe(&ev)
 	if ev.Kind == trace.KindFault {
 		l.pauseEvent(p, &ev)
 	}
@@ -551,7 +554,7 @@ func (l *launcher) died(p *nodeProc) {
 		crash := st.Crash(wall, l.plan.N, trace.Crash{Reason: exitReason(p), Fault: p.fault})
 		l.record(&crash)
 		st.Add(&crash, false)
-		l.inj.observe(&crash)
+		l.inj.Observe(&crash)
 	}
 	// Only now may the others give up on what they sent it: it is down,
 	// not just silent (see transport.go).
@@ -563,7 +566,7 @@ func (l *launcher) died(p *nodeProc) {
 	if f := p.recoverAfter; f != nil {
 		p.recoverAfter = nil
 		l.recovering--
-		l.recover(p.id, f)
+		l.Recover(p.id, f)
 	}
 	if p.fault == "" && !halted && l.res.Status == "" {
 		l.res.Status = fmt.Sprintf("node P%d died: %s", p.id, exitReason(p))
@@ -597,7 +600,7 @@ func (l *launcher) tick(now time.Time) {
 	case l.election:
 	case now.Sub(l.t0) >= l.plan.Duration:
 		l.stopAll(fmt.Sprintf("cut short: duration %v reached", l.plan.Duration), false)
-	case l.inj.waiting() || l.recovering > 0:
+	case l.inj.Waiting() || l.recovering > 0:
 	case done >= live && (quiet >= linger || now.Sub(l.allDoneSince) >= 5*linger):
 		// Quiet, or as quiet as it gets: a token ring's token
 		// circulates for ever.
@@ -661,14 +664,14 @@ func procStopped(pid int) bool {
 // times. One goroutine fires them in time order, and those due at the same
 // time in the order given (as the simulator does): separate timers could
 // fire a recover:1@T before the crash:1@T it follows.
-func (l *launcher) scheduleFaults(steps []faultStep) {
+func (l *launcher) scheduleFaults(steps []runner.FaultStep) {
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].At < steps[j].At })
 	for _, st := range steps {
 		t := time.NewTimer(st.At - time.Since(l.t0))
 		select {
 		case <-t.C:
 			select {
-			case l.due <- st.do:
+			case l.due <- st.Do:
 			case <-l.quit:
 				return
 			}
@@ -687,19 +690,19 @@ func (l *launcher) endStatus() string {
 			down = append(down, fmt.Sprintf("P%d", i))
 		}
 	}
-	return endStatus(l.plan.Spec.Kind, time.Since(l.t0), 0, l.plan.N, down)
+	return runner.EndStatus(l.plan.Spec.Kind, time.Since(l.t0), 0, l.plan.N, down)
 }
 
 // The launcher's side of the faults (faultDriver): the injector decides
 // what happens when, these carry it out on the processes.
 
-func (l *launcher) elapsed() time.Duration { return time.Since(l.t0) }
+func (l *launcher) Elapsed() time.Duration { return time.Since(l.t0) }
 
-// after runs f on the loop d from now; with d 0 at once (the loop is
+// After runs f on the loop d from now; with d 0 at once (the loop is
 // where the injector calls it from): a crash triggered by an event is the
 // SIGKILL sent as soon as the runner has recorded the event, which lands
 // while the process may be recording a few more.
-func (l *launcher) after(d time.Duration, f func()) {
+func (l *launcher) After(d time.Duration, f func()) {
 	if d <= 0 {
 		f()
 		return
@@ -712,11 +715,11 @@ func (l *launcher) after(d time.Duration, f func()) {
 	})
 }
 
-func (l *launcher) up(i int) bool { p := l.procs[i]; return !p.exited && p.fault == "" }
+func (l *launcher) Up(i int) bool { p := l.procs[i]; return !p.exited && p.fault == "" }
 
-// crash SIGKILLs process i, unless it is already down. Its crash is
+// Crash SIGKILLs process i, unless it is already down. Its Crash is
 // recorded when its end is seen (died).
-func (l *launcher) crash(i int, f *Fault) {
+func (l *launcher) Crash(i int, f *runner.Fault) {
 	p := l.procs[i]
 	if !p.exited && p.fault == "" {
 		p.fault = f.String()
@@ -726,10 +729,10 @@ func (l *launcher) crash(i int, f *Fault) {
 	}
 }
 
-// recover restarts crashed process i as a new incarnation on the same
+// Recover restarts crashed process i as a new incarnation on the same
 // address, resuming from what the trace says of it (without what it
 // persisted, with amnesia); the others learn of the new incarnation.
-func (l *launcher) recover(i int, f *Fault) {
+func (l *launcher) Recover(i int, f *runner.Fault) {
 	p := l.procs[i]
 	if !p.exited {
 		if p.fault != "" && p.recoverAfter == nil {
@@ -764,10 +767,10 @@ func (l *launcher) recover(i int, f *Fault) {
 	}
 }
 
-// pause asks process i to pause: it records the pause and waits;
-// pauseEvent stops it (SIGSTOP) when the pause event comes, and resumes it
-// after the pause (SIGCONT, then the resume line it waits for).
-func (l *launcher) pause(i int, f *Fault) {
+// Pause asks process i to Pause: it records the Pause and waits;
+// pauseEvent stops it (SIGSTOP) when the Pause event comes, and resumes it
+// after the Pause (SIGCONT, then the resume line it waits for).
+func (l *launcher) Pause(i int, f *runner.Fault) {
 	p := l.procs[i]
 	p.pausing = f
 	l.send(p, toNode{Fault: &faultCmd{Op: "pause", Spec: f.String()}})
@@ -787,7 +790,7 @@ func (l *launcher) pauseEvent(p *nodeProc, ev *trace.Event) {
 		p.paused = true
 		p.signal(syscall.SIGSTOP)
 		f := p.pausing
-		l.after(f.End-f.At, func() { l.resume(p) })
+		l.After(f.End-f.At, func() { l.resume(p) })
 	case trace.FaultEnd:
 		p.pausing, p.paused = nil, false
 	}
@@ -802,19 +805,19 @@ func (l *launcher) resume(p *nodeProc) {
 	l.send(p, toNode{Fault: &faultCmd{Op: "resume"}})
 }
 
-func (l *launcher) skew(i int, f *Fault) {
+func (l *launcher) Skew(i int, f *runner.Fault) {
 	l.state[i].skew = f.Skew
-	if l.up(i) {
+	if l.Up(i) {
 		l.send(l.procs[i], toNode{Fault: &faultCmd{Op: "skew", Spec: f.String(), Skew: f.Skew}})
 	}
 }
 
-func (l *launcher) netStart(i, proc int) {
-	l.netActive = append(l.netActive, activeNet{Index: i, Proc: proc})
+func (l *launcher) NetStart(i, proc int) {
+	l.netActive = append(l.netActive, runner.ActiveNet{Index: i, Proc: proc})
 	l.tellAll(&faultCmd{Op: "net-start", Index: i, Proc: proc})
 }
 
-func (l *launcher) netEnd(i int) {
+func (l *launcher) NetEnd(i int) {
 	for k, a := range l.netActive {
 		if a.Index == i {
 			l.tellAll(&faultCmd{Op: "net-end", Index: i, Proc: a.Proc})
@@ -833,10 +836,10 @@ func (l *launcher) tellAll(c *faultCmd) {
 	}
 }
 
-func (l *launcher) notApplied(f *Fault, reason string) {
-	l.res.Notes = append(l.res.Notes, faultNote(f, reason))
+func (l *launcher) NotApplied(f *runner.Fault, reason string) {
+	l.res.Notes = append(l.res.Notes, runner.FaultNote(f, reason))
 	for i, p := range l.procs {
-		if l.up(i) && !p.stopSent {
+		if l.Up(i) && !p.stopSent {
 			l.send(p, toNode{Fault: &faultCmd{Op: "note", Spec: f.String(), Reason: reason}})
 			return
 		}
@@ -854,7 +857,7 @@ func (l *launcher) stopAll(status string, complete bool) {
 	}
 	if !l.finished {
 		l.finished = true
-		l.inj.finish()
+		l.inj.Finish()
 	}
 	for _, p := range l.procs {
 		if !p.exited && !p.stopSent {

@@ -1,9 +1,13 @@
-package runner
+package udp
 
 import (
 	"net"
 	"net/netip"
 	"time"
+
+	"github.com/dmxlab/dmx/runner/link"
+
+	"github.com/dmxlab/dmx/runner"
 )
 
 // The UDP transport gives the algorithms what the seeds assume of the
@@ -29,14 +33,14 @@ import (
 //
 // A channel never gives up on a peer that is alive, however long it stays
 // silent (paused by SIGSTOP, starved on a loaded machine): its datagrams
-// are retransmitted, the timeout doubling up to maxRTO (only the oldest
+// are retransmitted, the timeout doubling up to link.MaxRTO (only the oldest
 // retransmitWindow while it stays silent), until it acknowledges them.
 // Giving up after a while would leave a gap that the receiver, which
 // delivers in order, could never fill: it would hold every later message
 // for ever. A message is given up in two cases only, each explained by the
 // trace: its receiver is down (the runner, which starts and reaps the
 // processes, says so when the process has ended: its crash event makes the
-// message lost_to_crash), or the fault layer dropped maxTries copies of it
+// message lost_to_crash), or the fault layer dropped link.MaxTries copies of it
 // in a row (each a drop event, the last saying it is not sent again: the
 // message is dropped). After a give-up the sender's data datagrams carry
 // the channel's base, the oldest sequence number it still waits for, and
@@ -52,13 +56,13 @@ type packet struct {
 	Kind string // "d" data, "a" ack
 	From int
 	To   int
-	Inc  int       // the sender's incarnation (bumped at each restart)
-	RInc int       // the receiver's incarnation the sender knows of
-	Seq  uint64    // data: channel sequence number, from 1
-	U    bool      // data: deliver on arrival, not in order (a reorder fault)
-	Base uint64    // data, after a give-up: every sequence number below it was delivered or given up
-	Ack  uint64    // ack: highest sequence delivered in order
-	Env  *Envelope // data: what it carries
+	Inc  int              // the sender's incarnation (bumped at each restart)
+	RInc int              // the receiver's incarnation the sender knows of
+	Seq  uint64           // data: channel sequence number, from 1
+	U    bool             // data: deliver on arrival, not in order (a reorder fault)
+	Base uint64           // data, after a give-up: every sequence number below it was delivered or given up
+	Ack  uint64           // ack: highest sequence delivered in order
+	Env  *runner.Envelope // data: what it carries
 }
 
 // Rejections counts datagrams a node refused, by reason.
@@ -70,7 +74,7 @@ type Rejections struct {
 	Duplicate   int64 `json:"duplicate"`   // a retransmission of something already delivered
 	Retransmits int64 `json:"retransmits"` // datagrams this node sent again
 	Abandoned   int64 `json:"abandoned"`   // datagrams not sent or not retransmitted because their receiver was down (its process had ended)
-	GivenUp     int64 `json:"given_up"`    // datagrams given up after the fault layer dropped maxTries copies in a row
+	GivenUp     int64 `json:"given_up"`    // datagrams given up after the fault layer dropped link.MaxTries copies in a row
 	FaultDrops  int64 `json:"fault_drops"` // datagrams (data and acks) the fault layer dropped
 	Sent        int64 `json:"sent"`        // datagrams this node wrote, retransmissions included
 }
@@ -99,18 +103,11 @@ type pending struct {
 	data    []byte // nil until it first leaves (sealData)
 	sent    time.Time
 	rto     time.Duration
-	dropped int       // copies the fault layer dropped in a row
-	base    uint64    // the base data carries (0: none)
-	packet  *packet   // what data seals, to seal again with a new base
-	env     *Envelope // what it carries, for the record of a drop
+	dropped int              // copies the fault layer dropped in a row
+	base    uint64           // the base data carries (0: none)
+	packet  *packet          // what data seals, to seal again with a new base
+	env     *runner.Envelope // what it carries, for the record of a drop
 }
-
-// maxTries bounds the copies of one message the fault layer may drop in a
-// row before the message is given up (recorded as a drop that is not sent
-// again): injected loss of everything on a channel for about 13s (the
-// time-out doubling from 30ms to a second). Silence alone never makes a
-// message given up: see above.
-const maxTries = 12
 
 // retransmitWindow is the most datagrams of one channel retransmitted in
 // one round to a peer silent for longer than maxRTO: the oldest are enough
@@ -119,107 +116,11 @@ const maxTries = 12
 // pause lasts.
 const retransmitWindow = 64
 
-// The retransmission time-out of a datagram starts at initialRTO and
-// doubles after each retransmission until it reaches maxRTO. The
-// simulator's model of the transport (simnet.go) uses the same.
-const (
-	initialRTO = 30 * time.Millisecond
-	maxRTO     = time.Second
-)
-
 // ackDelay is how long a node's acknowledgement may wait for data going
-// back to its peer to carry it (see ackHeld): well within initialRTO,
+// back to its peer to carry it (see ackHeld): well within link.InitialRTO,
 // even with the 10ms of the node loop's tick that sends it when the node
 // is idle.
 const ackDelay = 2 * time.Millisecond
-
-// inOrder is the receiving end of a channel that delivers in the order
-// sent: messages are numbered from 1 and each is delivered once, after
-// those sent before it, except one marked unordered (a reorder fault),
-// delivered as soon as it comes. The transport and the simulator's model
-// of it (simnet.go) share it.
-type inOrder[T any] struct {
-	expect uint64 // next sequence number to deliver in order
-	held   map[uint64]T
-	done   map[uint64]bool // delivered ahead of order
-}
-
-func newInOrder[T any]() inOrder[T] {
-	return inOrder[T]{expect: 1, held: map[uint64]T{}, done: map[uint64]bool{}}
-}
-
-// maxHeld bounds what waits for an earlier message: a datagram beyond it
-// is dropped and comes again (it is not acknowledged).
-const maxHeld = 1 << 16
-
-// skipTo stops waiting for the messages before seq that did not come:
-// their sender gave them up. Those held are delivered, in order, and then
-// what follows them.
-func (c *inOrder[T]) skipTo(seq uint64, deliver func(T)) {
-	if seq <= c.expect {
-		return
-	}
-	for c.expect < seq {
-		if m, ok := c.held[c.expect]; ok {
-			delete(c.held, c.expect)
-			deliver(m)
-		}
-		delete(c.done, c.expect)
-		c.expect++
-	}
-	c.advance(deliver)
-}
-
-// giveUp stops waiting for message seq, which will not come: the
-// simulator's model gives the receiver the news at once.
-func (c *inOrder[T]) giveUp(seq uint64, deliver func(T)) {
-	if seq == c.expect {
-		c.skipTo(seq+1, deliver)
-	} else if seq > c.expect {
-		c.done[seq] = true
-	}
-}
-
-// accept takes message seq, delivering what is now in order; it reports
-// false for a duplicate.
-func (c *inOrder[T]) accept(seq uint64, unordered bool, m T, deliver func(T)) bool {
-	if _, held := c.held[seq]; held || seq < c.expect || c.done[seq] {
-		return false
-	}
-	switch {
-	case unordered && seq != c.expect:
-		c.done[seq] = true
-		deliver(m)
-		return true
-	case seq != c.expect:
-		if len(c.held) < maxHeld {
-			c.held[seq] = m
-		}
-		return true
-	}
-	deliver(m)
-	c.expect++
-	c.advance(deliver)
-	return true
-}
-
-// advance delivers the held messages that are now in order.
-func (c *inOrder[T]) advance(deliver func(T)) {
-	for {
-		if c.done[c.expect] {
-			delete(c.done, c.expect)
-			c.expect++
-			continue
-		}
-		next, ok := c.held[c.expect]
-		if !ok {
-			return
-		}
-		delete(c.held, c.expect)
-		c.expect++
-		deliver(next)
-	}
-}
 
 // transport is used from one goroutine only (the node loop, which reads
 // the socket itself: see sock).
@@ -235,8 +136,8 @@ type transport struct {
 	// allocating.
 	peerAddrs []netip.AddrPort
 	out       []outChan
-	in        []inOrder[*Envelope]
-	deliver   func(*Envelope)
+	in        []link.InOrder[*runner.Envelope]
+	deliver   func(*runner.Envelope)
 	rto       time.Duration // the first retransmission time-out
 	maxRTO    time.Duration // the time-out doubles up to it
 	stats     Rejections
@@ -246,8 +147,8 @@ type transport struct {
 	// net is the fault layer (nil: none); dropped records a data datagram
 	// it dropped, later runs a function on the node's loop after a delay
 	// (a delayed or duplicated datagram).
-	net     *netFaults
-	dropped func(e *Envelope, fault string, resend bool)
+	net     *runner.NetFaults
+	dropped func(e *runner.Envelope, fault string, resend bool)
 	later   func(d time.Duration, f func())
 
 	// hold keeps the datagrams written until sendHeld: the node's loop
@@ -281,10 +182,10 @@ type heldDgram struct {
 	to int
 }
 
-func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr, deliver func(*Envelope)) *transport {
-	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: initialRTO, maxRTO: maxRTO, sealer: newSealer(key)}
+func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr, deliver func(*runner.Envelope)) *transport {
+	t := &transport{id: id, n: n, key: key, conn: conn, peers: peers, deliver: deliver, rto: link.InitialRTO, maxRTO: link.MaxRTO, sealer: newSealer(key)}
 	t.out = make([]outChan, n)
-	t.in = make([]inOrder[*Envelope], n)
+	t.in = make([]link.InOrder[*runner.Envelope], n)
 	t.peerInc = make([]int, n)
 	t.down = make([]bool, n)
 	t.ackDue = make([]bool, n)
@@ -307,7 +208,7 @@ func newTransport(id, n int, key []byte, conn *net.UDPConn, peers []*net.UDPAddr
 // the crash, as the seeds' crash model says).
 func (t *transport) resetChan(peer int) {
 	t.out[peer] = outChan{next: 1}
-	t.in[peer] = newInOrder[*Envelope]()
+	t.in[peer] = link.NewInOrder[*runner.Envelope]()
 }
 
 // peerRestarted records that peer is now at incarnation inc.
@@ -334,7 +235,7 @@ func (t *transport) peerDown(peer, inc int) {
 }
 
 // send transmits e reliably to e.To (with raw channels: once).
-func (t *transport) send(e *Envelope) {
+func (t *transport) send(e *runner.Envelope) {
 	if e.To == t.id {
 		// A message to oneself (a multicast that includes the sender) never
 		// touches the network, but is still delivered later, not inside Step.
@@ -350,7 +251,7 @@ func (t *transport) send(e *Envelope) {
 		oc.heard = time.Now()
 	}
 	v := t.judge(e.To, e.Msg.Type, true)
-	p := &packet{Kind: "d", From: t.id, To: e.To, Inc: t.inc, RInc: t.peerInc[e.To], Seq: oc.next, U: v.unordered, Env: e}
+	p := &packet{Kind: "d", From: t.id, To: e.To, Inc: t.inc, RInc: t.peerInc[e.To], Seq: oc.next, U: v.Unordered, Env: e}
 	if oc.gaveUp {
 		p.Base = oc.base()
 	}
@@ -358,9 +259,9 @@ func (t *transport) send(e *Envelope) {
 	// Sealed when it leaves (sealData). Its time-out counts from then, and
 	// allows for the injected delay both ways, as a transport that
 	// measures the round trip would.
-	pd := &pending{seq: p.Seq, sent: time.Now().Add(v.delay), rto: t.rto + 2*v.delay, base: p.Base, packet: p, env: e}
+	pd := &pending{seq: p.Seq, sent: time.Now().Add(v.Delay), rto: t.rto + 2*v.Delay, base: p.Base, packet: p, env: e}
 	if !t.raw {
-		if v.drop != "" {
+		if v.Drop != "" {
 			pd.dropped = 1
 		}
 		oc.unacked = append(oc.unacked, pd)
@@ -369,31 +270,31 @@ func (t *transport) send(e *Envelope) {
 }
 
 // judge asks the fault layer about a datagram to peer to.
-func (t *transport) judge(to int, typ string, data bool) netVerdict {
+func (t *transport) judge(to int, typ string, data bool) runner.Verdict {
 	if t.net == nil {
-		return netVerdict{}
+		return runner.Verdict{}
 	}
-	return t.net.judge(t.id, to, typ, data)
+	return t.net.Judge(t.id, to, typ, data)
 }
 
 // emit writes datagram pd to peer to as verdict v says: not at all (a
 // drop, recorded for a data datagram e, resend saying whether it is sent
 // again), later, or twice.
-func (t *transport) emit(to int, pd *pending, v netVerdict, e *Envelope, resend bool) {
-	if v.drop != "" {
+func (t *transport) emit(to int, pd *pending, v runner.Verdict, e *runner.Envelope, resend bool) {
+	if v.Drop != "" {
 		t.stats.FaultDrops++
 		if e != nil && t.dropped != nil {
-			t.dropped(e, v.drop, resend)
+			t.dropped(e, v.Drop, resend)
 		}
 		return
 	}
-	if v.delay > 0 && t.later != nil {
-		t.later(v.delay, func() { t.write(to, pd) })
+	if v.Delay > 0 && t.later != nil {
+		t.later(v.Delay, func() { t.write(to, pd) })
 	} else {
 		t.write(to, pd)
 	}
-	if v.dup && t.later != nil {
-		t.later(v.delay+v.dupDelay, func() { t.write(to, pd) })
+	if v.Dup && t.later != nil {
+		t.later(v.Delay+v.DupDelay, func() { t.write(to, pd) })
 	}
 }
 
@@ -444,7 +345,7 @@ func (t *transport) sealData(to int, pd *pending) {
 		return
 	}
 	if !t.raw {
-		pd.packet.Ack = t.in[to].expect - 1
+		pd.packet.Ack = t.in[to].Delivered()
 		t.ackDue[to] = false
 	}
 	pd.data = t.sealer.seal(pd.packet)
@@ -522,7 +423,7 @@ func (t *transport) sendBundle(to int, pds []*pending) {
 	size := 0
 	for i, pd := range pds {
 		if !t.raw {
-			pd.packet.Ack = t.in[to].expect - 1
+			pd.packet.Ack = t.in[to].Delivered()
 		}
 		t.bundle = append(t.bundle, pd.packet)
 		size += 64 + len(pd.packet.Env.VC)*4 + len(pd.packet.Env.Msg.Vals)*4
@@ -580,9 +481,9 @@ func (t *transport) handlePacket(p *packet, addr netip.AddrPort) {
 			t.acked(p.From, p.Ack)
 		}
 		if p.Base > 0 {
-			t.in[p.From].skipTo(p.Base, t.deliver)
+			t.in[p.From].SkipTo(p.Base, t.deliver)
 		}
-		if !t.in[p.From].accept(p.Seq, p.U, p.Env, t.deliver) {
+		if !t.in[p.From].Accept(p.Seq, p.U, p.Env, t.deliver) {
 			t.stats.Duplicate++
 		}
 		if !t.hold {
@@ -614,7 +515,7 @@ func (t *transport) acked(peer int, seq uint64) {
 
 func (t *transport) ack(to int) {
 	t.ackDue[to] = false
-	data := t.sealer.seal(&packet{Kind: "a", From: t.id, To: to, Inc: t.inc, RInc: t.peerInc[to], Ack: t.in[to].expect - 1})
+	data := t.sealer.seal(&packet{Kind: "a", From: t.id, To: to, Inc: t.inc, RInc: t.peerInc[to], Ack: t.in[to].Delivered()})
 	t.emit(to, &pending{data: data}, t.judge(to, "", false), nil, false)
 }
 
@@ -631,7 +532,7 @@ func (t *transport) retransmit(now time.Time) {
 // silent for longer than maxRTO (paused, or down and not known to be),
 // only the oldest retransmitWindow are sent: probes, while a pause lasts,
 // not the whole backlog once a second; as soon as it acknowledges again
-// the rest goes. A message whose last maxTries copies the fault layer
+// the rest goes. A message whose last link.MaxTries copies the fault layer
 // dropped is given up.
 func (t *transport) resend(peer int, now time.Time) {
 	oc := &t.out[peer]
@@ -651,18 +552,18 @@ func (t *transport) resend(peer int, now time.Time) {
 		p.sent = now
 		p.rto = min(2*p.rto, t.maxRTO)
 		v := t.judge(peer, p.env.Msg.Type, true)
-		if v.drop == "" {
+		if v.Drop == "" {
 			p.dropped = 0
 		} else {
 			p.dropped++
 		}
-		t.emit(peer, p, v, p.env, p.dropped < maxTries)
-		gaveUp = gaveUp || p.dropped >= maxTries
+		t.emit(peer, p, v, p.env, p.dropped < link.MaxTries)
+		gaveUp = gaveUp || p.dropped >= link.MaxTries
 	}
 	if gaveUp {
 		kept := oc.unacked[:0]
 		for _, p := range oc.unacked {
-			if p.dropped >= maxTries {
+			if p.dropped >= link.MaxTries {
 				t.stats.GivenUp++
 			} else {
 				kept = append(kept, p)

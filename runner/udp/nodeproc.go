@@ -1,4 +1,4 @@
-package runner
+package udp
 
 import (
 	"bufio"
@@ -21,6 +21,8 @@ import (
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
+
+	"github.com/dmxlab/dmx/runner"
 )
 
 // The runner and each node process talk over the node's stdin and stdout
@@ -45,14 +47,14 @@ type nodeConfig struct {
 	Algo     string            `json:"algo"`
 	Params   map[string]string `json:"params,omitempty"`
 	Seed     uint64            `json:"seed"`
-	Workload Workload          `json:"workload"`
+	Workload runner.Workload   `json:"workload"`
 	Key      []byte            `json:"key"`
 	Port     int               `json:"port"` // 0: any free port
 	// A restarted process: its incarnation (0 first), everyone's current
 	// incarnations, and what it resumes from.
-	Inc    int     `json:"inc,omitempty"`
-	Incs   []int   `json:"incs,omitempty"`
-	Resume *Resume `json:"resume,omitempty"`
+	Inc    int            `json:"inc,omitempty"`
+	Incs   []int          `json:"incs,omitempty"`
+	Resume *runner.Resume `json:"resume,omitempty"`
 	// MaxRTO, if set, caps the transport's retransmission timeout
 	// (maxRTO); tests lower it to make minutes of retransmission fit in
 	// seconds.
@@ -60,10 +62,10 @@ type nodeConfig struct {
 	// The plan's faults (canonical text: the network fault layer judges
 	// by them), those in force when the node starts, raw channels, and
 	// the skew a restarted process's clock keeps.
-	Faults []string      `json:"faults,omitempty"`
-	Active []activeNet   `json:"active,omitempty"`
-	Raw    bool          `json:"raw,omitempty"`
-	Skew   time.Duration `json:"skew,omitempty"`
+	Faults []string           `json:"faults,omitempty"`
+	Active []runner.ActiveNet `json:"active,omitempty"`
+	Raw    bool               `json:"raw,omitempty"`
+	Skew   time.Duration      `json:"skew,omitempty"`
 }
 
 // faultCmd is a fault line from the runner.
@@ -128,7 +130,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	if spec == nil {
 		return fmt.Errorf("node: unknown algorithm %q", cfg.Algo)
 	}
-	if err := cfg.Workload.fromWire(); err != nil {
+	if err := cfg.Workload.FromWire(); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
 	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: cfg.Port})
@@ -183,7 +185,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	if origin == 0 {
 		origin = start.UnixNano()
 	}
-	node, err := NewNode(NodeSetup{ID: cfg.ID, N: cfg.N, Spec: spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload, Resume: cfg.Resume, Origin: origin}, env)
+	node, err := runner.NewNode(runner.NodeSetup{ID: cfg.ID, N: cfg.N, Spec: spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload, Resume: cfg.Resume, Origin: origin}, env)
 	if err != nil {
 		out.send(fromNode{Error: err.Error()})
 		return err
@@ -199,16 +201,16 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	tr.raw = cfg.Raw
 	node.SetSkew(cfg.Skew)
 	if len(cfg.Faults) > 0 {
-		faults, err := ParseFaults(strings.Join(cfg.Faults, ","))
+		faults, err := runner.ParseFaults(strings.Join(cfg.Faults, ","))
 		if err != nil {
 			return fmt.Errorf("node P%d: %w", cfg.ID, err)
 		}
-		seed := uint64(streamFault + cfg.ID + cfg.Inc<<32)
-		tr.net = newNetFaults(faults, rand.New(rand.NewPCG(cfg.Seed, seed)))
+		seed := uint64(runner.StreamFault + cfg.ID + cfg.Inc<<32)
+		tr.net = runner.NewNetFaults(faults, rand.New(rand.NewPCG(cfg.Seed, seed)))
 		tr.dropped = node.Dropped
 		tr.later = func(d time.Duration, f func()) { env.After(d, f) }
 		for _, a := range cfg.Active {
-			tr.net.start(a.Index, a.Proc)
+			tr.net.Start(a.Index, a.Proc)
 		}
 	}
 	tr.hold = true
@@ -324,8 +326,8 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	if tr.net != nil {
 		// A restarted process is under the network faults in force.
 		for _, a := range cfg.Active {
-			if tr.net.affects(a.Index, a.Proc, cfg.ID, cfg.N) {
-				node.FaultEvent(tr.net.faults[a.Index].String(), trace.FaultStart, "")
+			if tr.net.Affects(a.Index, a.Proc, cfg.ID, cfg.N) {
+				node.FaultEvent(tr.net.Faults[a.Index].String(), trace.FaultStart, "")
 			}
 		}
 	}
@@ -417,23 +419,23 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 
 // nodeFault carries out a fault line on the node's loop. A pause holds
 // the loop until the runner's resume line (or stop) comes.
-func nodeFault(c *faultCmd, node *Node, tr *transport, settle func(), resumed, stop <-chan struct{}) {
+func nodeFault(c *faultCmd, node *runner.Node, tr *transport, settle func(), resumed, stop <-chan struct{}) {
 	switch c.Op {
 	case "net-start", "net-end":
-		if tr.net == nil || c.Index < 0 || c.Index >= len(tr.net.faults) {
+		if tr.net == nil || c.Index < 0 || c.Index >= len(tr.net.Faults) {
 			return
 		}
 		phase := trace.FaultStart
 		if c.Op == "net-start" {
-			tr.net.start(c.Index, c.Proc)
+			tr.net.Start(c.Index, c.Proc)
 		} else {
 			phase = trace.FaultEnd
 		}
-		if tr.net.affects(c.Index, c.Proc, node.ID, node.N) {
-			node.FaultEvent(tr.net.faults[c.Index].String(), phase, "")
+		if tr.net.Affects(c.Index, c.Proc, node.ID, node.N) {
+			node.FaultEvent(tr.net.Faults[c.Index].String(), phase, "")
 		}
 		if c.Op == "net-end" {
-			tr.net.end(c.Index)
+			tr.net.End(c.Index)
 		}
 	case "pause":
 		// The pause is recorded first (the event is in the runner's hands
@@ -462,9 +464,9 @@ type udpEnv struct {
 	wake  func() // after something is posted to loop: the loop looks at it
 	out   *pipeWriter
 	tr    *transport
-	node  *Node
-	self  []*Envelope  // messages to oneself, not yet delivered
-	soon  []*soonTimer // timers of no delay, to run when nothing else is ready
+	node  *runner.Node
+	self  []*runner.Envelope // messages to oneself, not yet delivered
+	soon  []*soonTimer       // timers of no delay, to run when nothing else is ready
 	// catchUp handles the datagrams that arrived while the process did
 	// not run (see After); caughtUp is when it last did.
 	catchUp  func()
@@ -491,7 +493,7 @@ func (t udpTimer) Stop() { t.t.Stop() }
 // handled, so they are handled first: a failure detector must hear the
 // heartbeats sent while it slept before it decides that their sender went
 // silent.
-func (e *udpEnv) After(d time.Duration, f func()) Timer {
+func (e *udpEnv) After(d time.Duration, f func()) runner.Timer {
 	if d <= 0 {
 		// Due now: the loop runs it once what is ready is handled,
 		// without a runtime timer and a goroutine to hand it over.
@@ -516,7 +518,7 @@ func (e *udpEnv) After(d time.Duration, f func()) Timer {
 			}
 		})
 	})
-	return stopFunc(func() { stopped = true; t.Stop() })
+	return runner.TimerFunc(func() { stopped = true; t.Stop() })
 }
 
 // post has the loop run f, from another goroutine.
@@ -547,11 +549,7 @@ func (e *udpEnv) runSoon() {
 	}
 }
 
-type stopFunc func()
-
-func (s stopFunc) Stop() { s() }
-
-func (e *udpEnv) Transmit(env *Envelope) {
+func (e *udpEnv) Transmit(env *runner.Envelope) {
 	if env.To == env.From {
 		// Delivered by the loop after the current step, in order.
 		e.self = append(e.self, env)

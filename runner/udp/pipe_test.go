@@ -1,4 +1,4 @@
-package runner
+package udp
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
+
+	"github.com/dmxlab/dmx/runner"
 )
 
 // orderCheck is a node's pipe to the runner that, at each write, looks
@@ -33,7 +35,7 @@ func (o *orderCheck) Write(b []byte) (int, error) {
 // the safe point (settle), and there the events go to the runner, in one
 // write, before the datagrams leave.
 func TestSafePoint(t *testing.T) {
-	var got []*Envelope
+	var got []*runner.Envelope
 	trs, conns := pair(t, []byte("this run"), &got)
 	peerHas := func() bool {
 		conns[1].SetReadDeadline(time.Now().Add(20 * time.Millisecond))
@@ -51,7 +53,7 @@ func TestSafePoint(t *testing.T) {
 	env := &udpEnv{out: &pipeWriter{w: pipe}, tr: tr}
 	for k := int64(1); k <= 3; k++ {
 		env.Record(&trace.Event{Proc: 0, Seq: k, Kind: trace.KindSend, VC: trace.VC{uint64(k), 0}, Peer: 1, Msg: trace.MsgID(0, k)})
-		tr.send(&Envelope{ID: trace.MsgID(0, k), From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
+		tr.send(&runner.Envelope{ID: trace.MsgID(0, k), From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
 	}
 	if pipe.writes != 0 || len(tr.held) != 3 {
 		t.Fatalf("before the safe point: %d writes to the runner, %d datagrams held; want 0 and 3", pipe.writes, len(tr.held))
@@ -128,12 +130,12 @@ func TestDecodeNode(t *testing.T) {
 // TestBundleRetransmit: the messages a safe point sends one peer travel in
 // one datagram; lost, they are sent again, and all arrive.
 func TestBundleRetransmit(t *testing.T) {
-	var got []*Envelope
+	var got []*runner.Envelope
 	trs, conns := pair(t, []byte("this run"), &got)
 	tr := trs[0]
 	tr.hold = true
 	for k := int64(1); k <= 3; k++ {
-		tr.send(&Envelope{ID: trace.MsgID(0, k), From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
+		tr.send(&runner.Envelope{ID: trace.MsgID(0, k), From: 0, To: 1, Msg: algo.Msg{Type: "m"}})
 	}
 	tr.sendHeld()
 	buf := make([]byte, 64<<10)
