@@ -29,11 +29,13 @@ algorithms record one only when they break the contract (a bug in dmx).`,
 }
 
 type protocol struct {
-	f     findings
-	procs map[int]bool
+	f      findings
+	procs  map[int]bool
+	events bool
 }
 
 func (c *protocol) Event(ev *trace.Event, _ *HB) {
+	c.events = true
 	if ev.Kind != trace.KindInternal {
 		return
 	}
@@ -51,6 +53,9 @@ func (c *protocol) Event(ev *trace.Event, _ *HB) {
 }
 
 func (c *protocol) Finish(End) Result {
+	if !c.events {
+		return notApplicable("no events")
+	}
 	if c.f.count() == 0 {
 		return c.f.result("no failure event")
 	}

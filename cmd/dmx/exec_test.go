@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
 )
 
 // The tests of dmx run/sim/replay/explore/check with --exec: the programs
