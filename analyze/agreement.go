@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Agreement checks that the processes of an election decide one leader.

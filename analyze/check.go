@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Verdict is the outcome of a check on one run.

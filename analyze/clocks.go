@@ -3,8 +3,8 @@ package analyze
 import (
 	"fmt"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Clocks checks the recorded clocks against the rebuilt happens-before.

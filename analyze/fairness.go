@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Fairness checks that requests are granted in happens-before order.

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // MaxProcs bounds the number of processes of a run and the process ids of

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Liveness checks that every request for a critical section is granted.

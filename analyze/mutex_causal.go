@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // MutexCausal checks mutual exclusion in causal terms.

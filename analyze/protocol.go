@@ -3,8 +3,8 @@ package analyze
 import (
 	"fmt"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Protocol reports the failure events of a run: the runtime's contract

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // SplitBrain checks that no two processes believe they lead at once.

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // TotalOrder checks Lamport's totally-ordered multicast (seed 002): every

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/dmxlab/dmx/analyze"
-	"github.com/dmxlab/dmx/render/plural"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Report is the checks of one run of one trace file, as dmx check and dmx

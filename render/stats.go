@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/analyze/stats"
-	"github.com/dmxlab/dmx/render/plural"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // StatsFormats are the formats Stats writes, the default first.

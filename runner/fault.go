@@ -130,6 +130,11 @@ func wrap(s string, width int) []string {
 	return append(lines, line)
 }
 
+// MaxSkew bounds a skew's offset either way: a clock a day off is far
+// beyond any skew a run needs, and an offset near the range of int64
+// would wrap the wall clock (ns since 1970) it is added to.
+const MaxSkew = 24 * time.Hour
+
 // Parts a fault can aim at instead of a process (Fault.Proc): which process
 // plays the part is known only when the fault fires.
 const (
@@ -185,7 +190,7 @@ type Fault struct {
 	Rate float64
 	// Dist is the extra delay of delay, the jitter of reorder.
 	Dist Dist
-	// Skew is the offset of a skew.
+	// Skew is the offset of a skew, at most MaxSkew either way.
 	Skew time.Duration
 	// From and To name the links of a network fault (nil: every process);
 	// Type its messages ("": every type).
@@ -365,6 +370,11 @@ func parseFault(s string) (Fault, error) {
 		d, err := time.ParseDuration(strings.TrimPrefix(args[0], "+"))
 		if err != nil || d == 0 {
 			return f, fmt.Errorf("offset %q: want a duration such as +5ms or -5ms", args[0])
+		}
+		if d > MaxSkew || d < -MaxSkew {
+			// Added to a wall clock in ns since 1970, an offset near the
+			// range of int64 wraps it: a run "lasting -2.09ms".
+			return f, fmt.Errorf("offset %q: at most %v either way", args[0], MaxSkew)
 		}
 		f.Skew, args = d, args[1:]
 	case FaultLoss, FaultDuplicate:
@@ -670,6 +680,9 @@ func (f *Fault) validate(n int, spec *algo.Spec, roles algo.Parts) error {
 				return err
 			}
 		}
+	}
+	if f.Kind == FaultSkew && (f.Skew > MaxSkew || f.Skew < -MaxSkew) {
+		return fmt.Errorf("skew %v: at most %v either way", f.Skew, MaxSkew)
 	}
 	if f.Trigger.Event != "" {
 		if f.Proc < 0 {

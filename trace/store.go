@@ -404,7 +404,7 @@ func (s *Store) checkEventKeys() error {
 	for i := range vals {
 		vals[i] = new(any)
 	}
-	err = s.db.QueryRow(`SELECT rowid, `+strings.Join(loose, ", ")+` FROM events WHERE `+strings.Join(cond, " OR ")+` LIMIT 1`).
+	err = s.db.QueryRow(`SELECT rowid, ` + strings.Join(loose, ", ") + ` FROM events WHERE ` + strings.Join(cond, " OR ") + ` LIMIT 1`).
 		Scan(append([]any{&rowid}, vals...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
@@ -560,6 +560,11 @@ func (s *Store) setJournalMode(mode string) error {
 			return nil
 		}
 		if err != nil && !isBusy(err) {
+			if hasWAL(s.path) {
+				// A full disk, say: the WAL could not be copied into the
+				// file, which is not whole without it.
+				return fmt.Errorf("%s: the trace is NOT complete without %s-wal (keep both files together; the next dmx that records into it completes it): %w", s.path, s.path, s.wrap(err))
+			}
 			return s.wrap(err)
 		}
 		if time.Now().After(deadline) {
@@ -656,6 +661,11 @@ func (s *Store) settle() error {
 			return nil
 		}
 		if err != nil && !isBusy(err) {
+			if hasWAL(s.path) {
+				// A full disk, say: the WAL could not be copied into the
+				// file, which is not whole without it.
+				return fmt.Errorf("%s: the trace is NOT complete without %s-wal (keep both files together; the next dmx that records into it completes it): %w", s.path, s.path, s.wrap(err))
+			}
 			return s.wrap(err)
 		}
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/trace/foreign"
 	"github.com/dmxlab/dmx/trace/format"
@@ -62,7 +63,7 @@ text of its log. A format that writes one file writes to stdout without -o.`,
 			for i, r := range runs {
 				ids[i] = r.ID
 			}
-			xs, err := foreign.Load(st, ids)
+			xs, err := analyze.ExportRuns(st, ids)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
-	"github.com/dmxlab/dmx/trace/foreign"
 	"github.com/dmxlab/dmx/trace/format/govector"
 )
 
@@ -39,7 +39,7 @@ func loadRun(t *testing.T, path string) run {
 		t.Fatal(err)
 	}
 	// The clocks as happens-before gives them, whatever was recorded.
-	x, err := foreign.Prepare(runs[0], evs)
+	x, err := analyze.ExportRun(runs[0], evs)
 	if err != nil {
 		t.Fatal(err)
 	}

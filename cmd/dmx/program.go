@@ -3,9 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	osexec "os/exec"
 	"slices"
 	"strings"
 
@@ -109,33 +106,12 @@ func (f *runFlags) setupProgram(cmd *cobra.Command, p *runner.Plan, args []strin
 	return nil
 }
 
-// programCommand starts the node process of a program's run: dmx node,
-// told the program's name and kind (its command comes in the node's
-// configuration, with the other parameters).
-func programCommand(p runner.Plan) (func() *osexec.Cmd, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find dmx's own executable to start nodes: %w", err)
+// nodeArgs are the hidden dmx node's flags as exec.NodeLookup reads them.
+func nodeArgs(program, kind string) []string {
+	if program == "" {
+		return nil
 	}
-	return func() *osexec.Cmd {
-		return osexec.Command(exe, "node", "--program", p.Spec.Name, "--kind", string(p.Spec.Kind))
-	}, nil
-}
-
-// nodeLookup is the lookup of a node process: dmx's algorithms, or the
-// program the runner named (--program, --kind), whose stderr goes to the
-// node's, which the runner prefixes with the node.
-func nodeLookup(program, kind string, stderr io.Writer) func(string) *algo.Spec {
-	return func(name string) *algo.Spec {
-		if program != "" && name == program {
-			k, err := exec.KindOf(map[string]string{exec.ParamKind: kind})
-			if err != nil {
-				return nil
-			}
-			return exec.Spec(program, k, exec.Options{Stderr: stderr})
-		}
-		return registry.Lookup(name)
-	}
+	return []string{"--program", program, "--kind", kind}
 }
 
 // programArgs turns the arguments that rerun a plan (runner.Plan.Args)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -14,13 +12,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/exec"
 	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // runFlags are the flags run and sim share (DESIGN.md, "Common flags"):
@@ -287,11 +285,7 @@ finding of check protocol naming the node and the line.
 			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
 				hooks := udp.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry}
 				if exec.IsProgram(p.Params) {
-					c, err := programCommand(p)
-					if err != nil {
-						return false, "failed: " + err.Error(), nil, err
-					}
-					hooks.Command = c
+					hooks.NodeArgs = exec.NodeArgs(p.Spec)
 				}
 				res, err := udp.Launch(r.ctx, p, r.rec, hooks)
 				status := res.Status
@@ -491,12 +485,12 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		complete, status = false, "interrupted"
 	}
 	werr := w.Close()
-	if runErr == nil && werr != nil {
-		runErr = werr
-		complete = false
-	}
-	if runErr != nil && !strings.HasPrefix(status, "failed") {
-		status = "failed: " + runErr.Error()
+	// What went wrong, said once: a full disk fails the recorder, the
+	// spool and the writer alike, each saying "database or disk is full".
+	failure := ""
+	if runErr != nil || werr != nil {
+		failure = oneLine(runErr, werr)
+		status = "failed: " + failure
 		complete = false
 	}
 	if werr != nil {
@@ -507,26 +501,32 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 			status += fmt.Sprintf("; %d of %d events stored", stored, w.Count())
 		}
 	}
-	if err := st.EndRun(runID, time.Now().UnixNano(), complete, status); err != nil && runErr == nil {
-		runErr = err
-	}
-	if err := closeStore(); err != nil && runErr == nil {
-		runErr = err
+	endErr := st.EndRun(runID, time.Now().UnixNano(), complete, status)
+	closeErr := closeStore()
+	if failure == "" && (endErr != nil || closeErr != nil) {
+		failure = oneLine(endErr, closeErr)
+	} else if failure != "" {
+		// Ending the run or settling the file failed too (the disk is
+		// still full): what that adds, such as a trace that is not whole
+		// without its -wal, is said; what it repeats is not.
+		failure = oneLine(errors.New(failure), endErr, closeErr)
 	}
 	if p.WithDefaults().Driver == runner.DriverSim {
 		// What a simulated run took to compute is not how long it lasted:
 		// say both, the second as dmx stats does.
 		took += " of real time, " + m.span().String() + " of " + render.Clock("sim")
 	}
-	fmt.Fprintf(stderr, "recorded run %d: %s in %s (%s)\n", runID, plural.Count(w.Count(), "event"), took, status)
+	shown := status
+	if failure != "" {
+		// The failure itself is the last line.
+		shown = "failed" + strings.TrimPrefix(status, "failed: "+oneLine(runErr, werr))
+	}
+	fmt.Fprintf(stderr, "recorded run %d: %s in %s (%s)\n", runID, plural.Count(w.Count(), "event"), took, shown)
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "dmx: %s\n", n)
 	}
-	for _, n := range notes {
-		fmt.Fprintf(stderr, "dmx: %s\n", n)
-	}
-	if runErr != nil {
-		return &exitError{exitUsage, fmt.Errorf("%s: %w (what was recorded is in %s, run %d)", cmd.Name(), runErr, f.out, runID)}
+	if failure != "" {
+		return &exitError{exitUsage, fmt.Errorf("%s: %s (what was recorded is in %s, run %d)", cmd.Name(), failure, f.out, runID)}
 	}
 	if it.hurried() {
 		return &exitError{exitInconclusive, fmt.Errorf("stopped at once (second interrupt): run %d of %s is marked interrupted; not checked", runID, f.out)}
@@ -602,6 +602,50 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 // run --exec --help).
 var errHelp = errors.New("help")
 
+// oneLine says what errs say (the nil ones skipped) on one line, each
+// thing once: a line of one that another repeats, or holds, is left out.
+func oneLine(errs ...error) string {
+	var lines []string
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		for _, l := range strings.Split(err.Error(), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				lines = append(lines, l)
+			}
+		}
+	}
+	var out []string
+	for i, l := range lines {
+		dup := false
+		for j, m := range lines {
+			// Held by a longer line, or by an earlier one like it.
+			if j != i && strings.Contains(m, l) && (len(m) > len(l) || j < i) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, l)
+		}
+	}
+	// A cause that ends several lines ("...: database or disk is full")
+	// is said once, by the last.
+	if len(out) > 1 {
+		last := out[len(out)-1]
+		for i, l := range out[:len(out)-1] {
+			for k := 0; k+2 < len(l); k++ {
+				if l[k:k+2] == ": " && strings.HasSuffix(last, l[k:]) {
+					out[i] = l[:k]
+					break
+				}
+			}
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // maxEventsFor is the most events a simulated run estimated at est may
 // record before it is cut short: flag if the user chose (--max-events; <
 // 0: no bound), else ten times the estimate and at least minMaxEvents. A
@@ -668,20 +712,16 @@ func newNodeCmd() *cobra.Command {
 	var program, kind string
 	cmd := &cobra.Command{
 		Use:    "node",
-		Short:  "One node of a run (started by dmx run; not for direct use)",
+		Short:  "One node of a run (started by dmx run when dmx-node is not beside dmx; not for direct use)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dir := os.Getenv(nodeProfileEnv); dir != "" {
-				stop, err := cpuProfile(filepath.Join(dir, fmt.Sprintf("node-%d.pprof", os.Getpid())))
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				defer stop()
-			}
-			lookup := nodeLookup(program, kind, cmd.ErrOrStderr())
-			if err := udp.NodeMain(lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
+			lookup, err := exec.NodeLookup(nodeArgs(program, kind), cmd.ErrOrStderr(), registry.Lookup)
+			if err != nil {
 				return &exitError{exitUsage, err}
+			}
+			if code := udp.NodeProcess(lookup, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
+				return &exitError{code: code}
 			}
 			return nil
 		},

@@ -15,11 +15,11 @@ import (
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/cmd/dmx/early"
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/render/viewer"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/replay"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 func newServeCmd() *cobra.Command {

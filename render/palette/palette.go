@@ -35,7 +35,7 @@ const (
 	Deliver   = "#0072b2" // a square
 	Fault     = "#8c6d00" // a fault's words (partition, pause)
 	Pause     = "#bdbdbd" // a paused process's lane, hatched
-	Partition = "#ece3c2" // the band of a partition; its plots' shading
+	Partition = "#dcdcee" // the band of a partition (and of other faults); their plots' shading
 	Reign     = "#b8a000" // a leader's reign: a thin bar above its lane
 	Highlight = "#e6a700" // rows an SQL query selected (dmx serve)
 	Past      = "#0072b2" // an event's causal past (dmx serve)
@@ -116,30 +116,21 @@ func Order(declared, types []string) []string {
 	return append(out, bg...)
 }
 
-// Types gives each message type its colour: a type the algorithm declares
-// (declared, in order) the colour of its index there, the others of types
-// the next colours in the order of their names, heartbeats Background.
-// The colour of a type depends on its name and declared alone, never on
-// the order a window met the types in.
+// Types gives each message type of a run its colour: the run's types
+// (types, all of them) in Order, each the next colour of Messages,
+// heartbeats Background. The colour of a type depends on the run's set of
+// types and on declared alone, never on the order a window met them in: a
+// window, a page of the report and the viewer agree.
 func Types(declared, types []string) map[string]string {
-	out := make(map[string]string, len(types)+len(declared))
+	out := make(map[string]string, len(types))
 	i := 0
-	for _, t := range declared {
-		if _, ok := out[t]; !ok && !IsBackground(t) {
-			out[t] = Messages[i%len(Messages)]
-			i++
-		}
-	}
-	for _, t := range Order(nil, types) {
-		if _, ok := out[t]; !ok && !IsBackground(t) {
-			out[t] = Messages[i%len(Messages)]
-			i++
-		}
-	}
-	for _, t := range append(slices.Clone(declared), types...) {
+	for _, t := range Order(declared, types) {
 		if IsBackground(t) {
 			out[t] = Background
+			continue
 		}
+		out[t] = Messages[i%len(Messages)]
+		i++
 	}
 	return out
 }

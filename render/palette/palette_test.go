@@ -10,8 +10,8 @@ import (
 // list alone, never on the order a window met the types in.
 func TestTypesByName(t *testing.T) {
 	declared := []string{"request", "grant", "release", "heartbeat"}
-	a := Types(declared, []string{"release", "zeta", "grant", "alpha", "heartbeat"})
-	b := Types(declared, []string{"alpha", "heartbeat", "zeta", "request"})
+	a := Types(declared, []string{"release", "zeta", "grant", "alpha", "heartbeat", "request"})
+	b := Types(declared, []string{"alpha", "heartbeat", "zeta", "request", "grant", "release", "zeta"})
 	for _, typ := range []string{"request", "grant", "release", "alpha", "zeta", "heartbeat"} {
 		if a[typ] == "" || a[typ] != b[typ] {
 			t.Errorf("%s: %q in one window, %q in another", typ, a[typ], b[typ])
@@ -19,6 +19,10 @@ func TestTypesByName(t *testing.T) {
 	}
 	if a["request"] != Messages[0] || a["release"] != Messages[2] || a["alpha"] != Messages[3] || a["zeta"] != Messages[4] {
 		t.Errorf("declared types first, then the others by name: %v", a)
+	}
+	// A declared type the run never sent takes no colour.
+	if c := Types(declared, []string{"grant", "zeta"}); c["grant"] != Messages[0] || c["zeta"] != Messages[1] {
+		t.Errorf("the run's types only: %v", c)
 	}
 	if a["heartbeat"] != Background {
 		t.Errorf("heartbeat is %s, want the background grey", a["heartbeat"])

@@ -379,3 +379,42 @@ func sortedKeys(m map[string]string) []string {
 //
 //go:embed doc.go
 var docGo string
+
+// NodeArgs are the arguments a node process of dmx run gets for a run of
+// a program of the user's own (udp.LaunchHooks.NodeArgs): its name and
+// kind. The command itself reaches the node with the run's parameters.
+func NodeArgs(spec *algo.Spec) []string {
+	return []string{"--program", spec.Name, "--kind", string(spec.Kind)}
+}
+
+// NodeLookup returns the lookup of a node process whose command line args
+// NodeArgs wrote (none: lookup itself): lookup's algorithms, and the
+// program they name, whose stderr goes to stderr (the runner prefixes
+// each node process's stderr with its node).
+func NodeLookup(args []string, stderr io.Writer, lookup func(string) *algo.Spec) (func(string) *algo.Spec, error) {
+	var name, kind string
+	for i := 0; i < len(args); i++ {
+		switch {
+		case args[i] == "--program" && i+1 < len(args):
+			name, i = args[i+1], i+1
+		case args[i] == "--kind" && i+1 < len(args):
+			kind, i = args[i+1], i+1
+		default:
+			return nil, fmt.Errorf("unknown argument %q (a node takes --program NAME --kind KIND)", args[i])
+		}
+	}
+	if name == "" {
+		return lookup, nil
+	}
+	k, err := KindOf(map[string]string{ParamKind: kind})
+	if err != nil {
+		return nil, err
+	}
+	spec := Spec(name, k, Options{Stderr: stderr})
+	return func(n string) *algo.Spec {
+		if n == name {
+			return spec
+		}
+		return lookup(n)
+	}, nil
+}

@@ -31,8 +31,9 @@ import (
 // LaunchHooks connect a run of processes to its caller. None of them
 // changes what the run does: that is the Plan's.
 type LaunchHooks struct {
-	// Command starts one node process; by default the running executable
-	// with the argument "node".
+	// Command starts one node process; by default NodeBinary beside the
+	// running executable, or the executable itself with the argument
+	// "node".
 	Command func() *exec.Cmd
 	// Stderr receives the nodes' own diagnostics, each line prefixed "P3: ".
 	Stderr io.Writer
@@ -45,6 +46,9 @@ type LaunchHooks struct {
 	// link.MaxRTO): a test sees in seconds what a minute of
 	// retransmissions does.
 	MaxRTO time.Duration
+	// NodeArgs are added to each node process's command line: the name
+	// and kind of a program of the user's own (runner/exec.NodeArgs).
+	NodeArgs []string
 }
 
 // LaunchResult says how a run of processes ended.
@@ -64,6 +68,9 @@ type LaunchResult struct {
 	// start to their stop, as they report it: their start-up (the
 	// program's initialisation, the hello phase) left out.
 	NodeRunCPU time.Duration
+	// NodeMaxRSS is the largest peak resident set of the node processes
+	// reaped, in bytes: what one node costs in memory.
+	NodeMaxRSS int64
 }
 
 // add sums a node's counts into r.
@@ -155,6 +162,15 @@ func Launch(ctx context.Context, p runner.Plan, rec runner.Recorder, hooks Launc
 		return LaunchResult{Status: "failed: " + err.Error()}, err
 	}
 	l.watch(ctx)
+	if l.res.Status == "" && l.failure == nil {
+		// Every process ended of its own, each recording its crash (its
+		// program died: runner/exec), before anything stopped the run.
+		l.res.Status, l.res.Complete = l.endStatus(), true
+		if !l.finished {
+			l.finished = true
+			l.inj.Finish()
+		}
+	}
 	return l.res, l.failure
 }
 
@@ -202,11 +218,19 @@ func newLauncher(p runner.Plan, rec runner.Recorder, hooks LaunchHooks) (*launch
 		hooks.Stderr = io.Discard
 	}
 	if hooks.Command == nil {
-		exe, err := os.Executable()
+		cmd, err := nodeCommand()
 		if err != nil {
-			return nil, fmt.Errorf("find dmx's own executable to start nodes: %w", err)
+			return nil, err
 		}
-		hooks.Command = func() *exec.Cmd { return exec.Command(exe, "node") }
+		hooks.Command = cmd
+	}
+	if args := hooks.NodeArgs; len(args) > 0 {
+		command := hooks.Command
+		hooks.Command = func() *exec.Cmd {
+			c := command()
+			c.Args = append(c.Args, args...)
+			return c
+		}
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
@@ -890,6 +914,9 @@ func (l *launcher) reap(p *nodeProc) {
 	p.waitErr = p.cmd.Wait()
 	if ps := p.cmd.ProcessState; ps != nil {
 		l.res.NodeCPU += ps.UserTime() + ps.SystemTime()
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			l.res.NodeMaxRSS = max(l.res.NodeMaxRSS, ru.Maxrss<<10) // Linux counts kB
+		}
 	}
 }
 

@@ -3,7 +3,8 @@
 // (tables' captions, notes of checks, statuses of runs, errors) goes
 // through it, so that none reads "1 rows".
 //
-// It is a leaf package under render, which owns presentation, so that
-// analyze, runner and trace, which write notes and statuses of their own,
-// can use it without importing render.
+// It is a leaf package under trace, the lowest layer, so that trace,
+// analyze, runner and render, which all write notes, statuses and errors
+// with counts in them, can use it without importing a layer above their
+// own.
 package plural
