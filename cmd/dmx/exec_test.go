@@ -300,3 +300,43 @@ func TestExecUsage(t *testing.T) {
 		t.Errorf("dmx list does not give the protocol's version:\n%s", stdout)
 	}
 }
+
+// TestExecConform: dmx check --conform compares each example with dmx's
+// machine of its vocabulary: the correct ones conform, the buggy ones
+// differ at the input where the bug acts, with the rule named.
+func TestExecConform(t *testing.T) {
+	for _, c := range []struct {
+		name, cmd, algo string
+		rule            string // "" conforms
+	}{
+		{"ricart", goProgram(t, "examples/programs/ricart"), "ricart-agrawala", ""},
+		{"ricart-buggy", goProgram(t, "examples/programs/ricart-buggy"), "ricart-agrawala", "[RH1]"},
+		{"central", python(t, "central.py"), "central", ""},
+		{"central-buggy", python(t, "central-buggy.py"), "central", "seed 000: the coordinator grants if nobody holds the resource, else queues"},
+		{"lock.awk", awk(t, "lock.awk"), "central", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "c.db")
+			if code, stdout, stderr := dmx(t, "sim", "--exec", c.cmd, "--seed", "1", "-o", out, "--no-check", "--no-diagram"); code != 0 {
+				t.Fatalf("sim: exit %d\n%s%s", code, stdout, stderr)
+			}
+			code, stdout, stderr := dmx(t, "check", "--conform", c.algo, out)
+			switch {
+			case c.rule == "" && (code != 0 || !strings.Contains(stdout, "verdict: conforms")):
+				t.Errorf("exit %d, want 0 (conforms)\n%s%s", code, stdout, stderr)
+			case c.rule != "" && (code != 1 || !strings.Contains(stdout, "rule: "+c.rule) || !strings.Contains(stdout, "receive(request from P")):
+				t.Errorf("exit %d, want 1 naming %q at a received request\n%s%s", code, c.rule, stdout, stderr)
+			}
+		})
+	}
+	// JSON, and a trace against another algorithm.
+	out := filepath.Join(t.TempDir(), "r.db")
+	dmx(t, "sim", "--exec", goProgram(t, "examples/programs/ricart"), "-n", "3", "--entries", "1", "-o", out, "--no-check", "--no-diagram")
+	code, stdout, _ := dmx(t, "check", "--conform", "lamport", "--format", "json", out)
+	if code != 1 || !strings.Contains(stdout, `"conforms": false`) || !strings.Contains(stdout, `"rule": "seed 002: queue the request and send a timestamped acknowledgement"`) {
+		t.Errorf("ricart against lamport: exit %d\n%s", code, stdout)
+	}
+	if code, _, stderr := dmx(t, "check", "--conform", "paxos", out); code != 2 || !strings.Contains(stderr, "not one of dmx's algorithms") {
+		t.Errorf("--conform paxos: exit %d\n%s", code, stderr)
+	}
+}

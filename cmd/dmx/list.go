@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/render"
+	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/conform"
 	"github.com/dmxlab/dmx/runner/exec"
 )
 
@@ -54,9 +57,37 @@ documentation, which quotes the seeds' rules by name ([RA1], [RH1], ...).
 			if spec == nil {
 				return &exitError{exitUsage, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", args[0], strings.Join(registry.Names(), ", "))}
 			}
-			return render.Algorithm(cmd.OutOrStdout(), format, spec)
+			if err := render.Algorithm(cmd.OutOrStdout(), format, spec); err != nil || format != "table" {
+				return err
+			}
+			return vocabulary(cmd.OutOrStdout(), spec)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, json or csv")
 	return cmd
+}
+
+// vocabulary prints the message bodies a program of the user's own sends
+// to be compared with spec's machine (dmx check --conform), as a small
+// simulated run of it shows them (conform.Vocabulary).
+func vocabulary(w io.Writer, spec *algo.Spec) error {
+	v, err := conform.Vocabulary(spec)
+	if err != nil {
+		return fmt.Errorf("%s's vocabulary: %w", spec.Name, err)
+	}
+	fmt.Fprintf(w, "\nNode protocol vocabulary (version %d): the message bodies a program of your own\nsends to be compared with this machine (dmx check --conform %s TRACE):\n", exec.Version, spec.Name)
+	for _, t := range conform.Types(v) {
+		b := fmt.Sprintf(`{"type":%q`, t)
+		for _, f := range v[t] {
+			switch f {
+			case "vals":
+				b += `,"vals":[N,...]`
+			default:
+				b += fmt.Sprintf(`,%q:N`, f)
+			}
+		}
+		fmt.Fprintf(w, "  %s}\n", b)
+	}
+	_, err = fmt.Fprintln(w, `"stamp" is the Lamport clock dmx hands the input where the notes use the local clock.`)
+	return err
 }
