@@ -11,13 +11,14 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render"
+	"github.com/dmxlab/dmx/render/htmlreport"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/exec"
 	"github.com/dmxlab/dmx/trace"
 )
 
 func newCheckCmd() *cobra.Command {
-	var format, diagrams, conformTo string
+	var format, diagrams, report, conformTo string
 	var only, require []string
 	var runID int64
 	var maxFindings, overtakes int
@@ -55,6 +56,7 @@ must be. Exit code: 0 it conforms, 1 it differs.`,
   dmx check --format json run.db other.db
   dmx check --checks mutex-causal,liveness --run 2 run.db
   dmx check --diagram findings/ run.db   # one SVG per finding, for CI artifacts
+  dmx check --report ci-report/ run.db   # one self-contained HTML file, for CI artifacts
   dmx check --require mutex-realtime --checks fairness,starvation --max-overtakes 3 run.db
   dmx check --conform ricart-agrawala dmx-ricart-1.db   # a program of your own against dmx's machine`,
 		Args: cobra.MinimumNArgs(1),
@@ -78,6 +80,7 @@ must be. Exit code: 0 it conforms, 1 it differs.`,
 				return &exitError{exitUsage, err}
 			}
 			var all []render.Report
+			var parts []htmlreport.Run
 			for _, path := range args {
 				st, runs, err := open.runs(path, runID)
 				if err != nil {
@@ -91,11 +94,23 @@ must be. Exit code: 0 it conforms, 1 it differs.`,
 						fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d diagrams of findings in %s\n", path, len(paths), diagrams)
 					}
 				}
+				if err == nil && report != "" {
+					var p []htmlreport.Run
+					p, err = reportRuns(st, reps, defaultReportPictures)
+					parts = append(parts, p...)
+				}
 				st.Close()
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
 				all = append(all, reps...)
+			}
+			if report != "" {
+				file, err := writeReport(report, args, all, parts)
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "report: %s (%s)\n", file, reportSummary(all, parts))
 			}
 			return verdictExit(printReports(cmd.OutOrStdout(), cmd.ErrOrStderr(), format, all, maxFindings))
 		},
@@ -108,6 +123,7 @@ must be. Exit code: 0 it conforms, 1 it differs.`,
 	cmd.Flags().IntVar(&maxFindings, "max-findings", defaultMaxShown, "findings shown per check in table output (json shows all)")
 	cmd.Flags().StringVar(&conformTo, "conform", "", "compare a program of your own with dmx's machine of this algorithm, input by input (in place of the checks)")
 	cmd.Flags().StringVar(&diagrams, "diagram", "", "write a space-time diagram of each finding into this directory (SVG, one per finding)")
+	cmd.Flags().StringVar(&report, "report", "", "write the HTML report of the runs (as dmx report) into this directory: DIR/report.html")
 	open.register(cmd)
 	return cmd
 }

@@ -9,10 +9,18 @@ import (
 )
 
 // inSmallDisk runs script with sh in a mount namespace of its own, where
-// dir is a tmpfs of size bytes ("2m"), and returns its output. $DMX is
+// $DIR is a tmpfs of size bytes ("2m"), and returns its output. $DMX is
 // dmx (this test binary). Without unshare or the right to mount (not
 // root), the test is skipped.
 func inSmallDisk(t *testing.T, size, script string) string {
+	t.Helper()
+	return inMountNS(t, `mount -t tmpfs -o size=`+size+` tmpfs "$DIR"`, script)
+}
+
+// inMountNS runs script with sh in a mount namespace of its own, once
+// mount (a command) has mounted something on $DIR, an empty directory,
+// and returns its output. $DMX is dmx (this test binary).
+func inMountNS(t *testing.T, mount, script string, env ...string) string {
 	t.Helper()
 	unshare, err := exec.LookPath("unshare")
 	if err != nil || os.Geteuid() != 0 {
@@ -25,12 +33,12 @@ func inSmallDisk(t *testing.T, size, script string) string {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	full := `set -u; mount -t tmpfs -o size=` + size + ` tmpfs "$DIR" || exit 99; cd "$DIR"; ` + script
+	full := `set -u; ` + mount + ` || exit 99; cd "$DIR"; ` + script
 	cmd := exec.Command(unshare, "--mount", "sh", "-c", full)
-	cmd.Env = append(os.Environ(), "DMX="+os.Args[0], "DIR="+dir)
+	cmd.Env = append(append(os.Environ(), "DMX="+os.Args[0], "DIR="+dir), env...)
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 99 {
-		t.Skipf("cannot mount a tmpfs: %s", out)
+		t.Skipf("cannot mount: %s", out)
 	}
 	return string(out)
 }

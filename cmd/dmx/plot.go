@@ -66,7 +66,15 @@ The format is the output file's extension: .svg or .png.`,
 			if len(runs) > 1 {
 				return &exitError{exitUsage, fmt.Errorf("%s holds %d runs; choose one with --run (1..%d)", args[0], len(runs), runs[len(runs)-1].ID)}
 			}
-			d, err := plotData(st, runs[0], !f.noFindings)
+			var fs []analyze.Finding
+			if !f.noFindings {
+				results, err := evaluate(st, runs[0], nil)
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				fs = findingsOf(results)
+			}
+			d, err := plotData(st, runs[0], fs)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -88,16 +96,8 @@ The format is the output file's extension: .svg or .png.`,
 	return cmd
 }
 
-// plotData reads run's plot, with the findings of its checks marked.
-func plotData(st *trace.Store, run trace.Run, findings bool) (*plot.Data, error) {
-	var fs []analyze.Finding
-	if findings {
-		results, err := evaluate(st, run, nil)
-		if err != nil {
-			return nil, err
-		}
-		fs = findingsOf(results)
-	}
+// plotData reads run's plot, with the findings fs marked.
+func plotData(st *trace.Store, run trace.Run, fs []analyze.Finding) (*plot.Data, error) {
 	r, err := st.Events(run.ID)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os/signal"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,6 +63,9 @@ localhost. Ctrl-C stops it.`,
 				stores = append(stores, st)
 				rs, err := st.Runs()
 				if err != nil {
+					if !strings.HasPrefix(err.Error(), path+": ") {
+						err = fmt.Errorf("%s: %w", path, err)
+					}
 					return &exitError{exitUsage, err}
 				}
 				runs += len(rs)

@@ -351,7 +351,7 @@ func title(r trace.Run) string {
 	if r.Mode != "import" && r.Mode != "" {
 		s += fmt.Sprintf(" · seed %d · %s", r.Seed, r.Mode)
 	}
-	return s + " over wall time"
+	return s + " · over wall time"
 }
 
 func (p *pic) node(n spacetime.Node) int {
