@@ -23,15 +23,24 @@ import (
 // (failing it under CI, whose script installs it).
 func needPython(t *testing.T) string {
 	t.Helper()
-	py, err := osexec.LookPath("python3")
-	if err != nil {
+	py := pythonOrEmpty()
+	if py == "" {
 		if os.Getenv("CI") != "" {
 			t.Fatal("python3 not found (.ci/run installs it)")
 		}
 		t.Skip("python3 not found")
 	}
-	// The interpreter itself, not a launcher script in front of it (a
-	// pyenv shim takes most of a second to start each program).
+	return py
+}
+
+// pythonOrEmpty returns the python3 interpreter itself, not a launcher
+// script in front of it (a pyenv shim takes most of a second to start
+// each program); "" if there is none.
+func pythonOrEmpty() string {
+	py, err := osexec.LookPath("python3")
+	if err != nil {
+		return ""
+	}
 	if b, err := osexec.Command(py, "-c", "import sys; print(sys.executable)").Output(); err == nil && len(bytes.TrimSpace(b)) > 0 {
 		py = string(bytes.TrimSpace(b))
 	}
@@ -42,7 +51,7 @@ var builds sync.Map // package dir -> binary path, built once per test run
 
 // build builds the Go program in dir (relative to the module's root) and
 // returns its path.
-func build(t *testing.T, dir string) string {
+func build(t testing.TB, dir string) string {
 	t.Helper()
 	if p, ok := builds.Load(dir); ok {
 		return p.(string)
