@@ -461,7 +461,7 @@ func TestImportUsage(t *testing.T) {
 		{[]string{"import", "shiviz", "x.log", "-o", "t.db", "--separator", "x"}, "--separator goes with --regex"},
 		{[]string{"import", "shiviz", "x.log", "-o", "t.db", "--rule", "enter=x"}, `no kind "enter"`},
 		{[]string{"import", "shiviz", "/nonexistent/x.log", "-o", "t.db"}, "no such file"},
-		{[]string{"export", "svg", "t.db"}, `no format "svg" (formats: shiviz, govector, perfetto, mermaid)`},
+		{[]string{"export", "svg", "t.db"}, `no format "svg" (formats: shiviz, govector, perfetto, mermaid, parquet)`},
 		{[]string{"export", "govector", "t.db"}, "-o DIR is required"},
 		{[]string{"export", "shiviz", "/nonexistent/t.db"}, "no such trace file"},
 	} {
