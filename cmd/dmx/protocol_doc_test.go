@@ -71,4 +71,3 @@ func block(t *testing.T, doc, lang string) string {
 	rest := doc[start+len(lang)+4:]
 	return rest[:strings.Index(rest, "```")]
 }
-
