@@ -149,8 +149,11 @@ func TestFailoverHolderCrashDeadlock(t *testing.T) {
 //   - with D = 30ms, above the delays' spread, no suspicion is false and
 //     every run is safe.
 func TestFalseSuspicions(t *testing.T) {
-	runs := 100
-	if testing.Short() {
+	runs := 30
+	switch {
+	case algotest.Long():
+		runs = 100
+	case testing.Short():
 		runs = 20
 	}
 	count := func(params map[string]string) (broken, falseSusp int, first uint64) {
