@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Agreement checks that the processes of an election decide one leader.
@@ -103,7 +103,7 @@ func (c *agreement) Finish(end End) Result {
 // judge decides agreement in one election, whose terms are at.
 func (c *agreement) judge(el *election, at *agreementTerms, end End) Result {
 	if el.leaders == 0 {
-		return Result{Verdict: OK, Note: fmt.Sprintf("no decisions; %d election starts", el.starts)}
+		return notApplicable(fmt.Sprintf("no decisions to compare; %s", plural.Count(el.starts, "election start")))
 	}
 	// The beliefs of the live processes, by leader.
 	byLeader := make(map[int][]int)

@@ -5,20 +5,40 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Verdict is the outcome of a check on one run.
 type Verdict string
 
-// The verdicts, after porcupine's Ok/Illegal/Unknown.
+// The verdicts, after porcupine's Ok/Illegal/Unknown, with two for a check
+// that judged nothing. Only OK, Violated and Unknown are judgements (see
+// Judged); neither of the others counts as ok, in Summarize or anywhere.
+//
+// A verdict rests on evidence: ok says the trace shows the property held
+// over the whole run (a run cut short, abandoned, still recording or with
+// fewer events stored than recorded is unknown, see Evaluate); violated
+// says a finding names the events that break it; unknown says the trace
+// holds evidence either way but not enough to decide (a crash that no
+// wall time orders against an entry, a request still waiting when the run
+// was cut short), and its note says what is missing.
 const (
 	OK       Verdict = "ok"       // the property holds on this run
 	Violated Verdict = "violated" // a finding shows it does not
-	Unknown  Verdict = "unknown"  // the trace cannot decide (run cut short, data missing)
-	Skipped  Verdict = "skipped"  // the trace lacks what the check needs (no wall times); see Require
+	Unknown  Verdict = "unknown"  // the trace cannot decide (run cut short, an order it does not show)
+	// NotApplicable: the run has nothing the check judges (agreement on a
+	// run without election events, mutex-causal without critical
+	// sections).
+	NotApplicable Verdict = "not applicable"
+	// Skipped: the run has what the check judges but lacks data it needs
+	// to judge it (wall times); see Require.
+	Skipped Verdict = "skipped"
 )
+
+// Judged reports whether v is a judgement (ok, violated or unknown) rather
+// than a check that had nothing to judge or lacked the data to.
+func (v Verdict) Judged() bool { return v == OK || v == Violated || v == Unknown }
 
 // Finding is one violation of a property, with the events that show it.
 type Finding struct {
@@ -33,6 +53,7 @@ type Finding struct {
 	// imported trace ("lock.log:12", "" for an event without one); nil
 	// when none did. Evaluate fills it in for every check.
 	Sources []string
+	names   *namer // the run's process names, for Text
 }
 
 // String formats the finding as "check: message", followed by the log
@@ -56,7 +77,7 @@ func (f Finding) Text() string {
 		if b.Len() > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%v at %s", f.Events[i], src)
+		fmt.Fprintf(&b, "%s at %s", f.names.ref(f.Events[i]), src)
 	}
 	if b.Len() == 0 {
 		return f.Message
@@ -107,8 +128,9 @@ type Config struct {
 	// MaxOvertakes is the number of times check starvation lets a waiting
 	// request be overtaken; 0: one per other process (N-1).
 	MaxOvertakes int
-	// Require names the checks whose Skipped verdict makes the run's
-	// verdict Unknown: the data they need is required.
+	// Require names the checks that must judge: a Skipped or
+	// NotApplicable verdict of one of them is Unknown (the data it needs,
+	// or what it judges, is required).
 	Require []string
 }
 
@@ -171,7 +193,14 @@ func Lookup(name string) *Check {
 // results in the order of checks. Its error says the trace could not be
 // read or is broken (a *BrokenError, see Walk): then there are no results.
 // A check's own trouble is its Result's Err. A required check (WithRequire)
-// that was skipped is Unknown.
+// that was skipped or had nothing to judge is Unknown.
+//
+// No check says ok about a run whose trace cannot show the whole of it
+// (Incomplete says why: cut short, interrupted, abandoned by its recorder,
+// still being recorded, a cut at the end, no events): an ok verdict there
+// is Unknown, its note saying why, and only a violation stands. In a run
+// whose processes have names (an imported log's hosts) findings and notes
+// name them: "n3#4" rather than "P0#4".
 func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([]Result, error) {
 	cfg := Config{Run: run}
 	for _, o := range opts {
@@ -184,12 +213,15 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([
 	// Where the events of an imported log came from, for the findings
 	// (kept only for events that say: dmx's own have no source).
 	var sources map[trace.Ref]string
+	imported := run.Mode == "import"
 	end, err := Walk(run, r, func(ev *trace.Event, hb *HB) {
-		if src := ev.Source(); src != "" {
-			if sources == nil {
-				sources = make(map[trace.Ref]string)
+		if imported {
+			if src := ev.Source(); src != "" {
+				if sources == nil {
+					sources = make(map[trace.Ref]string)
+				}
+				sources[ev.Ref()] = src
 			}
-			sources[ev.Ref()] = src
 		}
 		for _, c := range cs {
 			c.Event(ev, hb)
@@ -198,6 +230,8 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([
 	if err != nil {
 		return nil, err
 	}
+	why := Incomplete(run, end)
+	names := newNamer(run.Names)
 	results := make([]Result, len(checks))
 	for i, c := range checks {
 		res := cs[i].Finish(end)
@@ -211,20 +245,67 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([
 			f := &res.Findings[j]
 			f.Check = c.Name
 			f.Sources = findSources(f.Events, sources)
+			f.Message = names.text(f.Message)
+			f.names = names
 		}
+		res.Note = names.text(res.Note)
 		if res.Err != nil {
 			res.Verdict = Unknown
 		}
-		if res.Verdict == Skipped && slices.Contains(cfg.Require, c.Name) {
-			res.Verdict, res.Note = Unknown, "required, but skipped: "+res.Note
+		if (res.Verdict == Skipped || res.Verdict == NotApplicable) && slices.Contains(cfg.Require, c.Name) {
+			res.Verdict, res.Note = Unknown, fmt.Sprintf("required, but %s: %s", res.Verdict, res.Note)
 		}
-		if end.Cut > 0 && res.Verdict == OK {
+		switch {
+		case why == "":
+		case res.Verdict == OK:
 			res.Verdict = Unknown
-			res.Note += fmt.Sprintf("; but %s at the end of the run could not be placed (its recorder died: a receive was written, its send not)", plural.Count(end.Cut, "event"))
+			res.Note = joinNote("held on what the trace holds", res.Note) + "; but " + why
+		case res.Verdict == NotApplicable || res.Verdict == Skipped:
+			res.Note = joinNote(res.Note, why)
 		}
 		results[i] = res
 	}
 	return results, nil
+}
+
+// Incomplete says why the trace of run cannot show the whole run, given
+// what Walk saw of it, or returns "" if it can: the run has no events in
+// the trace, was cut short or interrupted (not Complete), is still being
+// recorded, was abandoned by its recorder, or ends in a cut (End.Cut). An
+// ok verdict needs the whole run: a property that held until the trace
+// ends may have failed after it.
+func Incomplete(run trace.Run, end End) string {
+	var why []string
+	switch {
+	case end.Events == 0:
+		why = append(why, "the trace holds no events of this run")
+	}
+	status := strings.TrimSpace(run.Status)
+	switch {
+	case run.Status == trace.StatusAbandoned:
+		why = append(why, "its recorder died before ending it (abandoned): the events it had not written are missing")
+	case run.Status == trace.StatusRunning || run.Status == trace.StatusUnwatched:
+		why = append(why, "it is still being recorded")
+	case !run.Complete && status != "":
+		why = append(why, "the run is incomplete ("+status+")")
+	case !run.Complete:
+		why = append(why, "the run is incomplete")
+	}
+	if end.Cut > 0 {
+		why = append(why, fmt.Sprintf("%s at the end of the run could not be placed (its recorder died: a receive was written, its send not)", plural.Count(end.Cut, "event")))
+	}
+	return strings.Join(why, "; ")
+}
+
+// joinNote joins two parts of a note with "; ", leaving out an empty one.
+func joinNote(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
 
 // findSources returns the sources of events, nil if none has one.
@@ -242,23 +323,28 @@ func findSources(events []trace.Ref, sources map[trace.Ref]string) []string {
 }
 
 // Summarize returns the verdict of a set of results: violated if any is,
-// else unknown if any is unknown or failed, else ok (also for no results).
-// A skipped check does not count: the trace did not have what it needs,
-// and nothing says it should have (see WithRequire).
+// else unknown if any is unknown or failed, else ok if any is ok, else
+// (no check judged anything: each was skipped or not applicable, or there
+// are no results) NotApplicable. A skipped or not applicable check does
+// not count as ok: it judged nothing (see WithRequire to make one count).
 func Summarize(results []Result) Verdict {
-	v := OK
+	v := NotApplicable
 	for _, r := range results {
 		switch {
 		case r.Verdict == Violated:
 			return Violated
-		case r.Err != nil:
+		case r.Err != nil || r.Verdict == Unknown:
 			v = Unknown
-		case r.Verdict != OK && r.Verdict != Skipped:
-			v = Unknown
+		case r.Verdict == OK && v == NotApplicable:
+			v = OK
 		}
 	}
 	return v
 }
+
+// notApplicable is the result of a check that found nothing to judge;
+// what says what it looked for ("no election events").
+func notApplicable(what string) Result { return Result{Verdict: NotApplicable, Note: what} }
 
 // skipped is the result of a check that needs wall times on a trace
 // without them; what says what was left unchecked.

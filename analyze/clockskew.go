@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // ClockSkew checks that the recorded wall times agree with happens-before.

@@ -20,6 +20,12 @@ type csSpan struct {
 	// of its resource's recent exits that happened before it), for
 	// mutex-realtime: following it gives sections that causally precede.
 	after *csSpan
+	// For mutex-causal: the provisional violations to settle at the
+	// section's end, and how many of its resource's crash-ended sections
+	// (the first ones) its entry knew the crash of.
+	settle      []*causalViolation
+	knewCrashes int
+	undecided   bool // crash-ended, no wall time: a later entry is undecided against it
 }
 
 // String formats the span as "P0 [P0#3..P0#5]", "[P0#3..P0#9 crash]" or

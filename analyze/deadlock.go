@@ -9,8 +9,8 @@ import (
 	"gonum.org/v1/gonum/graph/simple"
 	"gonum.org/v1/gonum/graph/topo"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Deadlock finds cycles in the wait-for graph that nothing resolves.
@@ -96,9 +96,9 @@ type deadlock struct {
 	procs   []*dlProc
 	holders map[string][]dlHold // resource -> processes inside, in order of entry
 	pos     int64               // delivery position of the current event
-	badWait int                 // wait events whose detail could not be read
-	badRef  trace.Ref
-	orWaits int // wait events under the OR model
+	moves   int64               // cs_request, cs_enter and wait events: what the graph is made of
+	orWaits int                 // wait events under the OR model
+	down    map[int]trace.Ref   // processes down at the end: their last crash
 }
 
 // dlProc is what the wait-for graph needs of one process.
@@ -139,6 +139,12 @@ func (c *deadlock) Event(ev *trace.Event, _ *HB) {
 	c.pos++
 	mark := dlMark{ev.Ref(), c.pos}
 	switch ev.Kind {
+	case trace.KindCSRequest, trace.KindCSEnter, trace.KindWait:
+		c.moves++
+	case trace.KindRecover:
+		delete(c.down, ev.Proc)
+	}
+	switch ev.Kind {
 	case trace.KindCSRequest:
 		p := c.proc(ev.Proc)
 		p.pending[ev.Resource] = append(p.pending[ev.Resource], mark)
@@ -161,18 +167,17 @@ func (c *deadlock) Event(ev *trace.Event, _ *HB) {
 		if ev.Proc < len(c.procs) && c.procs[ev.Proc] != nil {
 			c.procs[ev.Proc] = nil
 		}
+		if c.down == nil {
+			c.down = make(map[int]trace.Ref)
+		}
+		c.down[ev.Proc] = ev.Ref()
 		for r, hs := range c.holders {
 			c.holders[r] = slices.DeleteFunc(hs, func(h dlHold) bool { return h.proc == ev.Proc })
 		}
 	case trace.KindWait:
-		w, err := ev.Wait() // "waiting_for", or Peer in a trace that names one target there
-		if err != nil {
-			if c.badWait == 0 {
-				c.badRef = ev.Ref()
-			}
-			c.badWait++
-			return
-		}
+		// "waiting_for", or Peer in a trace that names one target there.
+		// Walk refused a trace whose wait details cannot be read.
+		w, _ := ev.Wait()
 		p := c.proc(ev.Proc)
 		if len(w.WaitingFor) == 0 {
 			delete(p.waits, ev.Resource) // it no longer waits
@@ -395,28 +400,75 @@ func (c *deadlock) Finish(end End) Result {
 		msgs = append(msgs, msg)
 		f.addParts(msg, cycleParts(ids, edges), refs...)
 	}
+	if c.model == trace.WaitAny && c.orWaits == 0 {
+		return notApplicable("no process waited for any one of a set")
+	}
+	if c.moves == 0 {
+		return notApplicable("no cs_request, cs_enter or wait events")
+	}
 	note := "no process was blocked at the end of the run"
 	if len(blocked) > 0 {
 		note = plural.Count(len(blocked), "process") + " blocked at the end of the run"
 		if len(groups) == 0 {
-			if c.model == trace.WaitAny {
-				note += ", with no knot among them"
-			} else {
-				note += ", with no cycle among them"
+			what := c.what()
+			if c.model == trace.WaitAll && c.orWaits > 0 {
+				what = "cycle of waits for every process named (deadlock-or judges the waits for any one of a set)"
 			}
+			note += ", in no " + what + ": " + c.whom(blocked, edges) + " (not a deadlock; liveness judges whether requests were granted)"
 		}
-	}
-	if c.model == trace.WaitAny && c.orWaits == 0 {
-		note = "no process waited for any one of a set"
-	}
-	if c.badWait > 0 {
-		note += fmt.Sprintf("; %s with an unreadable detail ignored (first %v)", plural.Count(c.badWait, "wait event"), c.badRef)
 	}
 	if len(groups) > 0 && !end.Complete {
 		return Result{Verdict: Unknown, Note: fmt.Sprintf("the run is incomplete: a message in flight or a holder about to leave may have broken the %s: %s; %s",
 			c.what(), strings.Join(msgs, "; "), note)}
 	}
 	return f.result(note)
+}
+
+// whom says whom the blocked processes wait for, and in what state each
+// of those was at the end of the run: "P1 and P2 wait for P0 (crashed at
+// P0#9); P3 waits for P4 (not blocked)". At most maxWhom processes are
+// named.
+func (c *deadlock) whom(blocked []int, edges map[[2]int]*dlEdge) string {
+	const maxWhom = 8
+	targets := make(map[int][]int) // waiter -> whom, in order
+	for _, e := range edges {
+		targets[e.from] = append(targets[e.from], e.to)
+	}
+	state := func(q int) string {
+		_, isBlocked := targets[q]
+		switch r, down := c.down[q]; {
+		case down:
+			return fmt.Sprintf("crashed at %v", r)
+		case c.blocked(q) && isBlocked:
+			return "blocked"
+		case c.blocked(q):
+			return "blocked, on nobody it names"
+		}
+		return "not blocked"
+	}
+	var parts []string
+	for i, p := range blocked {
+		if i == maxWhom {
+			parts = append(parts, fmt.Sprintf("and %d more", len(blocked)-maxWhom))
+			break
+		}
+		ts := targets[p]
+		slices.Sort(ts)
+		if len(ts) == 0 {
+			parts = append(parts, fmt.Sprintf("P%d waits, and the trace names nobody it waits for", p))
+			continue
+		}
+		var ws []string
+		for j, q := range ts {
+			if j == maxWhom {
+				ws = append(ws, fmt.Sprintf("%d more", len(ts)-maxWhom))
+				break
+			}
+			ws = append(ws, fmt.Sprintf("P%d (%s)", q, state(q)))
+		}
+		parts = append(parts, fmt.Sprintf("P%d waits for %s", p, strings.Join(ws, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // involvesOR reports whether an OR edge joins two of ids.

@@ -234,14 +234,14 @@ func (e *electorate) perElection(judge func(el *election) Result) Result {
 }
 
 // joinElections joins the results of one check over the elections of
-// several resources: violated if one is, else unknown if one is, else ok;
-// with several elections each finding and note says which one it is about
+// several resources, as Summarize joins checks (violated, else unknown,
+// else ok if one is, else not applicable); with several elections each finding and note says which one it is about
 // ("on shard-1: ..."). One election's result is returned as it is.
 func joinElections(names []string, results []Result) Result {
 	if len(results) == 1 {
 		return results[0]
 	}
-	out := Result{Verdict: OK}
+	out := Result{Verdict: Summarize(results)}
 	var f findings
 	var notes []string
 	for i, r := range results {
@@ -251,12 +251,6 @@ func joinElections(names []string, results []Result) Result {
 		}
 		if r.Note != "" {
 			notes = append(notes, on+r.Note)
-		}
-		switch {
-		case r.Verdict == Violated:
-			out.Verdict = Violated
-		case r.Verdict == Unknown && out.Verdict == OK:
-			out.Verdict = Unknown
 		}
 	}
 	out.Findings = f.list
@@ -290,8 +284,8 @@ func procList(ids []int) string {
 }
 
 // noElection is the result of an election check on a trace without
-// election events (a mutual-exclusion run).
-func noElection() Result { return Result{Verdict: OK, Note: "no election events"} }
+// election events (a mutual-exclusion run): nothing to judge.
+func noElection() Result { return notApplicable("no election events") }
 
 // sortedInts returns the keys of m in order.
 func sortedInts[V any](m map[int]V) []int {

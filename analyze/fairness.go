@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Fairness checks that requests are granted in happens-before order.
@@ -330,7 +330,7 @@ func (g *grants) Finish(end End) Result {
 		}
 	}
 	if g.granted == 0 && g.entries == 0 {
-		return Result{Verdict: OK, Note: "no critical sections"}
+		return notApplicable("no critical sections")
 	}
 	if !g.starve {
 		return g.f.result(plural.Count(g.granted, "request") + " granted")

@@ -15,7 +15,9 @@ import (
 
 // Golden traces: testdata/golden/CHECK.pass-WHAT.txtar and
 // CHECK.fail-WHAT.txtar, one trace each that the check must pass or fail
-// with the finding written there. Each file is made by a generator below
+// with the finding written there; CHECK.unknown-WHAT.txtar, a trace that
+// cannot decide (its note says why), and CHECK.na-WHAT.txtar, one with
+// nothing the check judges. Each file is made by a generator below
 // (goldenCases) whose doc heads the file; go test ./analyze -update-golden
 // rewrites them. The test reads the files, not the generators, so that a
 // change to the builder cannot change what is tested without showing in
@@ -23,8 +25,9 @@ import (
 //
 // A file: comment lines (#), "check: NAME", optionally "run: JSON" (a
 // trace.Run's Nodes, Complete, Params), then "-- trace --" with one event
-// per line as JSON, and "-- expect --" with "verdict: V" and, for each
-// finding, "finding: MESSAGE" and "events: P0#1 P1#2...".
+// per line as JSON, and "-- expect --" with "verdict: V", "note: NOTE"
+// for a verdict of unknown or not applicable and, for each finding,
+// "finding: MESSAGE" and "events: P0#1 P1#2...".
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden/*.txtar from their generators")
 
@@ -109,6 +112,36 @@ var goldenCases = []goldenCase{
 		b.At(100).Crash(2)
 		b.At(150).ElectionStart(1, 3)
 		b.Send(1, 0, "election")
+	}},
+	// Issue 29: crash-ended sections and reigns, with and without wall
+	// times; checks with nothing to judge.
+	{MutexCausal, "fail-crash-inside-no-wall", "A GoVector-like log without wall times: P1 enters after hearing from P0, which is inside; P0 hears from P1 and crashes inside. P1's entry happened before P0's crash: both were inside at once.", 2, false, "", func(b *builder) {
+		crashInside(b)
+		noWall(b)
+	}},
+	{MutexCausal, "unknown-crash-then-entry-no-wall", "P0 crashes inside after telling P1, which then enters; without wall times nothing orders the crash and the entry.", 2, false, "", func(b *builder) {
+		crashThenEnter(b)
+		noWall(b)
+	}},
+	{MutexCausal, "pass-crash-then-entry-apart-in-wall-time", "The same with wall times: P0 crashed 10ms before P1 entered.", 2, false, "", crashThenEnter},
+	{MutexCausal, "pass-crash-told-by-recovery", "P0 crashes inside, recovers and tells P1, which then enters: ordered, without wall times.", 2, false, "", func(b *builder) {
+		crashRecoverTell(b)
+		noWall(b)
+	}},
+	{MutexCausal, "na-no-sections", "Messages only: nothing to judge.", 2, false, "", func(b *builder) { b.Recv(1, b.Send(0, 1, "x")) }},
+	{SplitBrain, "fail-hears-next-term-then-crashes-no-wall", "A log without wall times: P2 leads term 1, hears from P0, which follows P1 in term 2, and crashes still leading.", 3, false, "", func(b *builder) {
+		leaderHearsNextTerm(b)
+		noWall(b)
+	}},
+	{SplitBrain, "unknown-fail-over-no-wall", "P2 leads and crashes; P1 is elected; without wall times nothing orders the crash and the election.", 3, false, "", func(b *builder) {
+		leaderCrashThenElected(b)
+		noWall(b)
+	}},
+	{SplitBrain, "pass-fail-over", "The same fail-over with wall times: P2 crashed 10ms before P1 was elected.", 3, false, "", leaderCrashThenElected},
+	{Agreement, "na-lock-only", "A lock log: no election events.", 2, false, "", func(b *builder) {
+		b.Request(0, "cs")
+		b.Enter(0, "cs")
+		b.Exit(0, "cs")
 	}},
 	{TotalOrder, "pass-subgroups", "Two multicasts to two groups; nobody outside a group misses anything.", 5, false, "", func(b *builder) {
 		b.multicastTo(0, 1, 0, 1, 2)
@@ -195,6 +228,9 @@ func (c goldenCase) write() ([]byte, error) {
 func expectation(r Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "verdict: %s\n", r.Verdict)
+	if r.Verdict == Unknown || r.Verdict == NotApplicable {
+		fmt.Fprintf(&b, "note: %s\n", r.Note) // what it could not decide, or did not find
+	}
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "finding: %s\nevents:", f.Message)
 		for _, e := range f.Events {
@@ -287,10 +323,7 @@ func TestGolden(t *testing.T) {
 			if got := expectation(res[0]); got != want {
 				t.Errorf("%s (go test ./analyze -update-golden rewrites it):\ngot:\n%swant:\n%s", path, got, want)
 			}
-			verdict := "pass"
-			if res[0].Verdict == Violated {
-				verdict = "fail"
-			}
+			verdict := map[Verdict]string{OK: "pass", Violated: "fail", Unknown: "unknown", NotApplicable: "na", Skipped: "skipped"}[res[0].Verdict]
 			if !strings.HasPrefix(strings.TrimPrefix(name, check.Name+"."), verdict+"-") {
 				t.Errorf("%s: the check's verdict is %s", name, res[0].Verdict)
 			}

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // MaxProcs bounds the number of processes of a run and the process ids of
@@ -453,6 +453,9 @@ func (h *HB) take(p *proc, ev *trace.Event) error {
 	if ev.Kind == trace.KindReceive && ev.Msg == 0 {
 		return broken(ev, "has no message id")
 	}
+	if err := readable(ev); err != nil {
+		return err
+	}
 	links, err := h.links(ev)
 	if err != nil {
 		return err
@@ -470,6 +473,33 @@ func (h *HB) take(p *proc, ev *trace.Event) error {
 		return err
 	}
 	return h.resume()
+}
+
+// readable checks that the detail of an event of a kind the checks read
+// the detail of can be read: a wait event's waiting-for set, a leader
+// event's leader and term, an election_start's term, a deliver event's
+// multicast. A check that skipped an unreadable one would judge a
+// different run from the one recorded (deadlock without a wait edge, say)
+// and could say ok: the trace is bad input, and the error names the event.
+// Only these kinds are read (they are few beside sends and receives).
+func readable(ev *trace.Event) error {
+	var err error
+	switch ev.Kind {
+	case trace.KindWait:
+		_, err = ev.Wait()
+	case trace.KindLeader:
+		_, err = ev.Leader()
+	case trace.KindElectionStart:
+		_, err = ev.ElectionStart()
+	case trace.KindDeliver:
+		_, err = ev.Delivery()
+	default:
+		return nil
+	}
+	if err != nil {
+		return &BrokenError{Event: ev.Ref(), Msg: err.Error() + ": the checks cannot read it"}
+	}
+	return nil
 }
 
 // links returns the messages ev sends and receives beyond its Msg (an

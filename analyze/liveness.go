@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Liveness checks that every request for a critical section is granted.
@@ -80,6 +80,9 @@ func (c *liveness) Finish(end End) Result {
 	slices.SortFunc(all, func(a, b left) int {
 		return cmp.Or(cmp.Compare(a.ref.Proc, b.ref.Proc), cmp.Compare(a.ref.Seq, b.ref.Seq))
 	})
+	if len(all) == 0 && c.granted == 0 && c.canceled == 0 {
+		return notApplicable("no cs_request events")
+	}
 	note := plural.Count(c.granted, "request") + " granted"
 	if c.canceled > 0 {
 		note += fmt.Sprintf(", %d canceled by a crash", c.canceled)

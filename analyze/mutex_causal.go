@@ -2,9 +2,10 @@ package analyze
 
 import (
 	"fmt"
+	"strings"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // MutexCausal checks mutual exclusion in causal terms.
@@ -13,19 +14,29 @@ var MutexCausal = &Check{
 	Doc: `critical sections on one resource are ordered by happens-before
 
 A critical section is a process's k-th cs_enter on a resource up to its k-th
-cs_exit on that resource (or its crash). For every two of them on one
-resource, the exit of one must have happened before the entry of the other.
-If not, there is a consistent global state in which both processes are
-inside: the finding says "overlapping" when one entry happened before the
-other (the second process entered knowing the first was in, but not that it
-had left), "concurrent" when neither entry happened before the other. This
-holds whatever the wall clocks say; see mutex-realtime for those.
+cs_exit on that resource, or up to its crash, which ends every section it
+holds. For every two of them on one resource, the exit of one must have
+happened before the entry of the other. If not, there is a consistent
+global state in which both processes are inside: the finding says
+"overlapping" when one entry happened before the other (the second process
+entered knowing the first was in, but not that it had left), "concurrent"
+when neither entry happened before the other. This holds whatever the wall
+clocks say; see mutex-realtime for those.
 
 A section that ended in its process's crash cannot be followed causally by
 anything (the dead send nothing; survivors only suspect it, through a
-failure detector), so the next entry on the resource must come after the
-crash in wall time instead, as in split-brain: every pair that involves a
-section ended by a crash is judged by whether their wall intervals overlap.`,
+failure detector), so a pair that involves one is judged by what shows
+that the two overlapped in fact, each end against the other's entry:
+  - happens-before, when each section's entry happened before the other's
+    end (an end that never came, the section open at the end of the run,
+    counts as after everything): then both were inside at once, whatever
+    the clocks say. So a process that enters after hearing from one inside,
+    and is heard from by it before it crashes, overlaps it;
+  - else wall time: the two sections' wall intervals, the crash ending one,
+    must not overlap;
+  - else (a trace without wall times) nothing shows in which order the
+    crash and the other entry came: the verdict is unknown, and the note
+    names the crash and the entry.`,
 	Requires: []string{NeedHB},
 	New:      func(Config) Checker { return &mutexCausal{res: make(map[string]*causalRes)} },
 }
@@ -61,36 +72,50 @@ section ended by a crash is judged by whether their wall intervals overlap.`,
 // the survivors' events, so L may deliver it early or late. Such sections
 // are kept out of the causal argument: "last" is the last section that
 // exited normally, and the argument above holds for the sections that do.
-// Every pair that involves a crash-ended section is judged by wall time
-// instead (the sections' wall intervals, the crash ending one, must not
-// overlap). Since a section's end is not known at its entry, every
-// violation is provisional until Finish, which applies that rule; at an
-// entry, a crash-ended section already known is only recorded against it
-// if it crashed after the entry in wall time (otherwise they cannot
-// overlap), so memory stays bounded by the violations, not the entries.
+// Every pair that involves a crash-ended section is judged by the rule of
+// the check's doc instead. Since a section's end is not known at its entry,
+// every violation is provisional until Finish, which applies that rule.
+// The happens-before facts it needs are taken when they can be: "X's entry
+// happened before Y's end" is asked at Y's end (HB is only valid for the
+// current event), so each open section keeps the provisional violations it
+// is in (bounded by maxPending) and settles them when it ends.
+//
+// The crash-ended sections of a resource are kept (few: one per crash
+// inside a section) and compared with every later entry that does not know
+// of their crash (through the process's recovery). An entry that knows the
+// exit of the last section, which itself knew of crashes up to some point
+// (knewCrashes), knows of those too, and is compared only with the rest.
 
 type mutexCausal struct {
 	res      map[string]*causalRes
-	viol     []causalViolation
+	viol     []*causalViolation
 	more     int
 	sections int64
-	stray    int // exits with no open section
-	strayRef trace.Ref
+	// alsoUndecided counts the later entries that do not know of a crash
+	// which, without wall times, is already undecided against an earlier
+	// one: kept once per crash-ended section.
+	alsoUndecided int
+	stray         int // exits with no open section
+	strayRef      trace.Ref
 }
 
 type causalRes struct {
 	open    openSpans
 	last    *csSpan   // the section whose normal exit was delivered last
-	crashed []*csSpan // the sections that ended in a crash
+	crashed []*csSpan // the sections that ended in a crash, in delivery order
 }
 
 // causalViolation is kept until Finish so that its message can name exits
 // delivered after the violation was found, and so that a pair whose
-// section ends in a crash can be judged by wall time.
+// section ends in a crash can be judged by the facts that show an overlap.
 type causalViolation struct {
 	res         string
 	a, b        *csSpan // a entered first in delivery order
 	overlapping bool    // a's entry happened before b's
+	// aToB: a's entry happened before b's end; bToA: b's entry happened
+	// before a's end (an end never reached counts as after everything).
+	// Both: the sections overlapped in fact.
+	aToB, bToA bool
 }
 
 // maxPending bounds the violations kept for Finish; the rest are counted.
@@ -108,22 +133,56 @@ func (c *mutexCausal) Event(ev *trace.Event, hb *HB) {
 		c.sections++
 		if len(r.open) > 0 {
 			for _, o := range r.open {
-				c.violate(ev.Resource, o, s, hb.HappenedBefore(o.enter))
+				ab := hb.HappenedBefore(o.enter)
+				if v := c.violate(ev.Resource, o, s, ab); v != nil {
+					v.aToB = ab // a's entry -> b's entry -> b's end
+					o.settle = append(o.settle, v)
+					s.settle = append(s.settle, v)
+				}
 			}
 		} else if r.last != nil && !hb.HappenedBefore(r.last.exit) {
-			c.violate(ev.Resource, r.last, s, hb.HappenedBefore(r.last.enter))
-		}
-		for _, k := range r.crashed {
-			if k.t1 > ev.Wall {
-				c.violate(ev.Resource, k, s, hb.HappenedBefore(k.enter))
+			if v := c.violate(ev.Resource, r.last, s, hb.HappenedBefore(r.last.enter)); v != nil {
+				v.aToB = v.overlapping
+				s.settle = append(s.settle, v)
 			}
 		}
+		// The crash-ended sections this entry does not know the end of.
+		from := 0
+		if r.last != nil && hb.HappenedBefore(r.last.exit) {
+			from = r.last.knewCrashes
+		}
+		known := from // the crashes s knows of through r.last
+		for i := from; i < len(r.crashed); i++ {
+			k := r.crashed[i]
+			switch {
+			case hb.HappenedBefore(k.exit):
+				if known == i {
+					known++
+				}
+			case k.t1 != 0 && ev.Wall >= k.t1:
+				// Entered after the crash in wall time (the crash came
+				// first in the walk: this entry cannot have happened
+				// before it), so only the wall intervals could make
+				// them overlap, and they do not.
+			case k.t1 == 0 && k.undecided:
+				c.alsoUndecided++ // no wall times: as undecided as the first
+			default:
+				ab := hb.HappenedBefore(k.enter)
+				if v := c.violate(ev.Resource, k, s, ab); v != nil {
+					v.aToB = ab
+					s.settle = append(s.settle, v)
+					k.undecided = k.t1 == 0
+				}
+			}
+		}
+		s.knewCrashes = known
 		r.open = append(r.open, s)
 	case trace.KindCSExit:
 		var s *csSpan
 		if r := c.res[ev.Resource]; r != nil {
 			if s = r.open.close(ev.Proc, ev.Ref(), ev.Wall, false); s != nil {
 				r.last = s
+				s.settleAt(hb)
 			}
 		}
 		if s == nil {
@@ -136,45 +195,128 @@ func (c *mutexCausal) Event(ev *trace.Event, hb *HB) {
 		for _, r := range c.res {
 			for s := r.open.close(ev.Proc, ev.Ref(), ev.Wall, true); s != nil; s = r.open.close(ev.Proc, ev.Ref(), ev.Wall, true) {
 				r.crashed = append(r.crashed, s)
+				s.settleAt(hb)
 			}
 		}
 	}
 }
 
-// violate records a provisional violation.
-func (c *mutexCausal) violate(res string, a, b *csSpan, overlapping bool) {
-	if len(c.viol) >= maxPending {
-		c.more++
-		return
+// settleAt records, for the provisional violations s is in, whether the
+// other section's entry happened before s's end, the current event.
+func (s *csSpan) settleAt(hb *HB) {
+	for _, v := range s.settle {
+		switch s {
+		case v.a:
+			v.bToA = hb.HappenedBefore(v.b.enter)
+		case v.b:
+			v.aToB = v.aToB || hb.HappenedBefore(v.a.enter)
+		}
 	}
-	c.viol = append(c.viol, causalViolation{res: res, a: a, b: b, overlapping: overlapping})
+	s.settle = nil
 }
 
-// stands reports whether a provisional violation stands: always for two
-// sections that exited normally (or never), and for a pair with a
-// crash-ended section only if their wall intervals overlap.
-func (v causalViolation) stands(end int64) bool {
+// violate records a provisional violation, or returns nil if too many are
+// kept already.
+func (c *mutexCausal) violate(res string, a, b *csSpan, overlapping bool) *causalViolation {
+	if len(c.viol) >= maxPending {
+		c.more++
+		return nil
+	}
+	v := &causalViolation{res: res, a: a, b: b, overlapping: overlapping}
+	c.viol = append(c.viol, v)
+	return v
+}
+
+// judgement is what Finish makes of a provisional violation.
+type judgement int
+
+const (
+	stands    judgement = iota // a violation
+	dismissed                  // the sections did not overlap
+	undecided                  // nothing in the trace tells
+)
+
+// judge decides a provisional violation: it stands for two sections that
+// exited normally (or never); a pair with a crash-ended section stands if
+// happens-before shows that both were inside at once, else if their wall
+// intervals overlap, and is undecided without wall times.
+func (v *causalViolation) judge(end End) judgement {
 	if !v.a.crashed && !v.b.crashed {
-		return true
+		return stands
+	}
+	// A section never ended lasts to the end of the run, after every
+	// event.
+	if (v.aToB || v.b.exit.Seq == 0) && (v.bToA || v.a.exit.Seq == 0) {
+		return stands
+	}
+	if !end.HasWall {
+		return undecided
 	}
 	t1 := func(s *csSpan) int64 {
 		if s.exit.Seq == 0 {
-			return end
+			return end.Wall
 		}
 		return s.t1
 	}
-	return v.a.t0 < t1(v.b) && v.b.t0 < t1(v.a)
+	if v.a.t0 < t1(v.b) && v.b.t0 < t1(v.a) {
+		return stands
+	}
+	return dismissed
+}
+
+// enteredBefore says that s's entry happened before o's end, or that o
+// never ended.
+func (s *csSpan) enteredBefore(o *csSpan) string {
+	if o.exit.Seq == 0 {
+		return fmt.Sprintf("P%d was still inside at the end of the run", o.proc)
+	}
+	return fmt.Sprintf("%v happened before %s", s.enter, o.endOf())
+}
+
+// endOf names the end of a section: its exit or crash event, or the end of
+// the run.
+func (s *csSpan) endOf() string {
+	switch {
+	case s.exit.Seq == 0:
+		return "the end of the run"
+	case s.crashed:
+		return fmt.Sprintf("P%d's crash %v", s.proc, s.exit)
+	}
+	return fmt.Sprintf("P%d's exit %v", s.proc, s.exit)
 }
 
 func (c *mutexCausal) Finish(end End) Result {
+	if c.sections == 0 {
+		return notApplicable("no critical sections")
+	}
 	var f findings
+	var open []string // the undecided pairs, named
+	nOpen := 0
 	for _, v := range c.viol {
-		if !v.stands(end.Wall) {
+		j := v.judge(end)
+		if j == dismissed {
+			continue
+		}
+		crashed := v.a.crashed || v.b.crashed
+		if j == undecided {
+			nOpen++
+			if len(open) < 3 {
+				k, o := v.a, v.b
+				if !k.crashed {
+					k, o = o, k
+				}
+				open = append(open, fmt.Sprintf("%v and %v on %s: whether %s came before P%d entered at %v", v.a, v.b, v.res, k.endOf(), o.proc, o.enter))
+			}
 			continue
 		}
 		refs := v.b.refs(v.a.refs(nil))
 		var msg string
 		switch {
+		case crashed && !(v.aToB || v.b.exit.Seq == 0) || crashed && !(v.bToA || v.a.exit.Seq == 0):
+			msg = fmt.Sprintf("overlapping critical sections on %s: %v and %v: their wall intervals overlap, and a crash ends one", v.res, v.a, v.b)
+		case crashed:
+			msg = fmt.Sprintf("overlapping critical sections on %s: %v and %v: both were inside at once: %s, and %s",
+				v.res, v.a, v.b, v.a.enteredBefore(v.b), v.b.enteredBefore(v.a))
 		case v.a.proc == v.b.proc:
 			msg = fmt.Sprintf("overlapping critical sections on %s: %v and %v: P%d entered again before leaving", v.res, v.a, v.b, v.a.proc)
 		case v.overlapping:
@@ -183,7 +325,7 @@ func (c *mutexCausal) Finish(end End) Result {
 			msg = fmt.Sprintf("concurrent critical sections on %s: %v and %v: neither entry happened before the other", v.res, v.a, v.b)
 		}
 		parts := []Part{v.a.part(""), v.b.part("")}
-		if v.a.exit.Seq != 0 && !v.a.crashed && !v.b.crashed {
+		if v.a.exit.Seq != 0 && !crashed {
 			parts = append(parts, Part{Role: RoleNotBefore, Events: []trace.Ref{v.a.exit, v.b.enter}})
 		}
 		f.addParts(msg, parts, refs...)
@@ -192,6 +334,18 @@ func (c *mutexCausal) Finish(end End) Result {
 	note := fmt.Sprintf("%s on %s", plural.Count(c.sections, "critical section"), plural.Count(len(c.res), "resource"))
 	if c.stray > 0 {
 		note += fmt.Sprintf("; %s without a matching cs_enter ignored (first %v)", plural.Count(c.stray, "cs_exit event"), c.strayRef)
+	}
+	nOpen += c.alsoUndecided
+	if nOpen > 0 {
+		what := fmt.Sprintf("%s ended by a crash cannot be ordered: no message orders the crash and the other entry, and the trace has no wall times: %s",
+			plural.Count(nOpen, "pair of sections"), strings.Join(open, "; "))
+		if nOpen > len(open) {
+			what += "; ..."
+		}
+		if f.count() == 0 {
+			return Result{Verdict: Unknown, Note: what + "; " + note}
+		}
+		note += "; " + what
 	}
 	return f.result(note)
 }

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // MutexRealtime checks mutual exclusion in wall-clock time.
@@ -101,7 +101,7 @@ func (c *mutexRealtime) Finish(end End) Result {
 	}
 	summary := fmt.Sprintf("%s on %s", plural.Count(n, "critical section"), plural.Count(len(c.res), "resource"))
 	if n == 0 {
-		return Result{Verdict: OK, Note: "no critical sections"}
+		return notApplicable("no critical sections")
 	}
 	if !end.HasWall {
 		return skipped(summary)

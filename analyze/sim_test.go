@@ -210,6 +210,9 @@ func TestElectionSim(t *testing.T) {
 						want, ok := tt.want[r.Check]
 						if !ok {
 							want = analyze.OK
+							if r.Verdict == analyze.NotApplicable {
+								continue // a check of what an election run has none of
+							}
 						}
 						if want != anyVerdict && r.Verdict != want {
 							t.Errorf("%s: %s, want %s: %v %s", r.Check, r.Verdict, want, r.Findings, r.Note)

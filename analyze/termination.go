@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Termination checks that every election ends with every live process

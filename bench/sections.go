@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -43,7 +44,7 @@ func (s Sections) PerSecond() float64 {
 // dir as dmx run does, and measures its critical sections. With noTrace
 // the runner takes every event as dmx run does but does not write it:
 // what is left of the run's cost without the trace writer.
-func RunSections(ctx context.Context, p runner.Plan, hooks runner.LaunchHooks, dir string, noTrace bool) (Sections, error) {
+func RunSections(ctx context.Context, p runner.Plan, hooks udp.LaunchHooks, dir string, noTrace bool) (Sections, error) {
 	if noTrace {
 		c := &counter{}
 		return c.measure(ctx, p, hooks)
@@ -71,17 +72,17 @@ func RunSections(ctx context.Context, p runner.Plan, hooks runner.LaunchHooks, d
 }
 
 // measure carries out p with Launch, the events going through c.
-func (c *counter) measure(ctx context.Context, p runner.Plan, hooks runner.LaunchHooks) (Sections, error) {
-	cpu0 := runner.ProcessCPU()
-	res, err := runner.Launch(ctx, p, c, hooks)
-	cpu1, end := runner.ProcessCPU(), time.Now()
+func (c *counter) measure(ctx context.Context, p runner.Plan, hooks udp.LaunchHooks) (Sections, error) {
+	cpu0 := udp.ProcessCPU()
+	res, err := udp.Launch(ctx, p, c, hooks)
+	cpu1, end := udp.ProcessCPU(), time.Now()
 	if c.w != nil {
 		if cerr := c.w.Close(); err == nil {
 			err = cerr
 		}
 	}
 	out := Sections{Sections: c.exits, Events: res.Events, Status: res.Status,
-		RunnerCPU: cpu1 - cpu0, AfterCPU: runner.ProcessCPU() - cpu1, After: time.Since(end),
+		RunnerCPU: cpu1 - cpu0, AfterCPU: udp.ProcessCPU() - cpu1, After: time.Since(end),
 		NodeCPU: res.NodeCPU, NodeRunCPU: res.NodeRunCPU,
 		Datagrams: res.Transport.Sent, Retransmits: res.Transport.Retransmits}
 	if c.exits > 0 {

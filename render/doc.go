@@ -25,7 +25,7 @@
 //   - Table, CSV and JSON: the three building blocks the others share.
 //
 // Counts of things in any of it ("1 event", "2 events") are written by the
-// leaf package render/plural, which analyze, runner and trace use too.
+// leaf package trace/plural, which analyze, runner and trace use too.
 //
 // Each renderer has its formats in a variable (ReportFormats, ...), the
 // default first, so that a command validates --format against the same

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/analyze"
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/runner/explore"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // ExploreFormats are the formats of dmx explore, the default first.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
@@ -322,7 +323,7 @@ func wrap(text, first, rest string) string {
 // [N-1 requests, N-1 replies]; sync delay: 1 [the deferred reply]", notes
 // in brackets (formulas have parentheses of their own), a figure the seeds
 // do not give marked "dmx's count".
-func Costs(costs []algo.Cost) string {
+func Costs(costs []theory.Cost) string {
 	parts := make([]string, len(costs))
 	for i, c := range costs {
 		var notes []string

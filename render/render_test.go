@@ -126,8 +126,10 @@ func TestVerdict(t *testing.T) {
 		reps []Report
 		want analyze.Verdict
 	}{
-		{nil, analyze.OK},
+		{nil, analyze.NotApplicable},
 		{[]Report{ok, ok}, analyze.OK},
+		{[]Report{ok, {Verdict: analyze.NotApplicable}}, analyze.NotApplicable},
+		{[]Report{{Verdict: analyze.NotApplicable}, short}, analyze.Unknown},
 		{[]Report{ok, short}, analyze.Unknown},
 		{[]Report{violated, short}, analyze.Violated},
 		{[]Report{short, violated, ok}, analyze.Violated},

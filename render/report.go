@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/dmxlab/dmx/analyze"
-	"github.com/dmxlab/dmx/render/plural"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Report is the checks of one run of one trace file, as dmx check and dmx
@@ -33,17 +33,22 @@ type Report struct {
 var ReportFormats = []string{"table", "json", "junit"}
 
 // Verdict is the verdict of reps taken together: violated if one run's is,
-// else unknown if one run's is, else ok.
+// else unknown if one run's is, else not applicable if one run's checks
+// judged nothing (analyze.Summarize: a run that shows nothing is no
+// evidence that all is well), else ok. No reports: not applicable.
 func Verdict(reps []Report) analyze.Verdict {
-	out := analyze.OK
+	rank := map[analyze.Verdict]int{analyze.OK: 1, analyze.NotApplicable: 2, analyze.Skipped: 2, analyze.Unknown: 3, analyze.Violated: 4}
+	out := analyze.NotApplicable
+	if len(reps) > 0 {
+		out = analyze.OK
+	}
 	for _, r := range reps {
-		switch r.Verdict {
-		case analyze.Violated:
-			out = analyze.Violated
-		case analyze.Unknown:
-			if out != analyze.Violated {
-				out = analyze.Unknown
-			}
+		v := r.Verdict
+		if v == analyze.Skipped {
+			v = analyze.NotApplicable
+		}
+		if rank[v] > rank[out] {
+			out = v
 		}
 	}
 	return out
@@ -134,7 +139,7 @@ func Summaries(reps []Report) []TraceSummary {
 func (s TraceSummary) line() string {
 	total := 0
 	var parts []string
-	for _, v := range []analyze.Verdict{analyze.OK, analyze.Violated, analyze.Unknown, analyze.Skipped} {
+	for _, v := range []analyze.Verdict{analyze.OK, analyze.Violated, analyze.Unknown, analyze.NotApplicable, analyze.Skipped} {
 		n := s.Checks[v]
 		total += n
 		if n == 0 {
@@ -288,7 +293,7 @@ func reportJUnit(w io.Writer, reps []Report) error {
 				}
 				tc.Failure = &junitFailure{Message: plural.Count(len(res.Findings), "finding"), Text: strings.Join(msgs, "\n")}
 				s.Failures++
-			case res.Verdict == analyze.Unknown, res.Verdict == analyze.Skipped:
+			case res.Verdict == analyze.Unknown, res.Verdict == analyze.Skipped, res.Verdict == analyze.NotApplicable:
 				tc.Skipped = &junitFailure{Message: string(res.Verdict) + ": " + res.Note}
 				s.Skipped++
 			}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/analyze/stats"
-	"github.com/dmxlab/dmx/render/plural"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // StatsFormats are the formats Stats writes, the default first.
@@ -299,4 +299,18 @@ func electionRows(e *stats.Election) []statRow {
 		statRow{name: "completion (hops)", unit: "hops", dist: &e.Completion.Hops, seeds: e.Completion.Seeds},
 		statRow{name: "completion (wall)", unit: "ns", dist: &e.Completion.WallNS},
 	)
+}
+
+// StatsLine is one measure of a run as dmx stats's table shows it: its
+// name, what was measured, and the seeds' figure ("" for none).
+type StatsLine struct{ Measure, Measured, Seeds string }
+
+// StatsLines lists the measures of one run as dmx stats's table shows
+// them, for other presentations of them (the HTML report).
+func StatsLines(s *stats.Stats) []StatsLine {
+	var out []StatsLine
+	for _, m := range statRows(s) {
+		out = append(out, StatsLine{m.name, m.measured(), figure(m.seeds)})
+	}
+	return out
 }

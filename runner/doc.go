@@ -1,8 +1,15 @@
 // Package runner runs dmx's algorithms: the node runtime that wraps an
-// algorithm's state machine (clocks, trace events, workload, timers), and the
-// two drivers that move its messages: the deterministic simulator
-// (Simulate), and real OS processes talking UDP on 127.0.0.1 (Launch on the
-// runner's side, NodeMain in each re-executed `dmx node` process).
+// algorithm's state machine (clocks, trace events, workload, timers), the
+// description of a run (Plan) and its faults, and the deterministic
+// simulator (Simulate, World). The drivers that run nodes for real are
+// packages of their own beside it (runner/udp: one OS process per node
+// talking UDP on 127.0.0.1), talking to the runtime through what this
+// package exports: a driver builds a Node per process (NewNode) with an
+// Env of its own (time, timers, the network, the recorder), carries out a
+// plan's faults for an Injector (FaultDriver), judges messages with a
+// NetFaults where it applies network faults itself, and rebuilds a
+// crashed process from its History. runner/link is the reliable in-order
+// link that the UDP transport and the simulator's model of it share.
 //
 // # A run's description
 //
@@ -18,37 +25,26 @@
 // (Scenario.Apply) or from a recorded run (PlanFromRun); it gives the
 // trace's runs row (RunRow), the command line that runs it again (Args),
 // and an estimate of its size before it starts (Estimate: events,
-// messages, trace bytes, from the algorithm's costs). Simulate and Launch
-// each take one.
-//
-// # The launcher
-//
-// Launch runs a plan as one process per node. Its state is a launcher,
-// whose methods each do one duty: start the processes (startAll, spawn,
-// read), the hello phase that exchanges addresses (hello), watch the run
-// (watch, with handle and event for what the nodes send, and tick for
-// when the run is over), record (record), faults (scheduleFaults fires
-// the injector's steps; crash, recover, pause, skew, netStart, netEnd and
-// notApplied carry them out), crash accounting (died records a killed
-// node's crash on its behalf), and stop (stopAll, fail, killAll, abort).
+// messages, trace bytes, from the algorithm's costs). Simulate and the
+// drivers' entry points (udp.Launch) each take one.
 //
 // # Faults
 //
 // fault.go is the fault language: the kinds, the parser (errors name the
 // token and what was expected), the canonical printing runs.faults stores,
 // and the checks of a schedule against the run (Plan.Validate refuses what
-// can never apply). The injector (inject.go) carries a schedule out for
-// either driver through the faultDriver interface: it turns faults into
+// can never apply). The Injector (inject.go) carries a schedule out for
+// any driver through the FaultDriver interface: it turns faults into
 // timed steps, follows from the events who plays which part (leader,
 // coordinator, token holder, a process in the critical section) so that a
 // crash can wait for a condition, restarts crashed processes after their
 // delay, and says at the end which faults never applied. Network faults
 // act on the send path (netfault.go): in the simulator on every message,
 // through a model of the transport (simnet.go); under dmx run on every
-// datagram, in each node's transport. A new fault kind is a constant and a
-// line in faultKinds, its fields in parseFault and Fault.String, a case in
-// injector.start calling a method of each driver, or for a network fault a
-// case in netFaults.judge.
+// datagram, in each node's transport (runner/udp). A new fault kind is a
+// constant and a line in faultKinds, its fields in parseFault and
+// Fault.String, a case in Injector.start calling a method of each driver,
+// or for a network fault a case in NetFaults.Judge.
 //
 // # Clocks
 //

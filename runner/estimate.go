@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
@@ -58,7 +59,7 @@ func (p Plan) Estimate() Size {
 		entries += cs[i]
 	}
 	span := p.span(cs)
-	setting := algo.Setting{N: p.N, Params: p.Params, CS: cs}
+	setting := theory.Setting{N: p.N, Params: p.Params, CS: cs}
 
 	crashes := 0
 	for _, f := range p.Faults {
@@ -83,13 +84,13 @@ func (p Plan) Estimate() Size {
 			continue
 		}
 		switch {
-		case c.Measure == algo.MessagesPerCS && p.Spec.Kind == algo.MutualExclusion:
+		case c.Measure == theory.MessagesPerCS && p.Spec.Kind == algo.MutualExclusion:
 			msgs += v * float64(entries)
 			events += float64(entries) * (3 + v/2)
-		case c.Measure == algo.MessagesPerMulticast && p.Spec.Kind == algo.Multicast:
+		case c.Measure == theory.MessagesPerMulticast && p.Spec.Kind == algo.Multicast:
 			msgs += v * float64(entries)
 			events += float64(entries) * (1 + n)
-		case c.Measure == algo.MessagesPerElection && p.Spec.Kind == algo.Election:
+		case c.Measure == theory.MessagesPerElection && p.Spec.Kind == algo.Election:
 			elections := float64(1 + crashes)
 			msgs += v * elections
 			events += elections * 2 * n // each process starts and decides
@@ -111,7 +112,7 @@ func (p Plan) Estimate() Size {
 
 // low is the figure of an estimate that Estimate counts: the low end of a
 // range, half its top for a range from 0, else its typical value.
-func low(e algo.Estimate) float64 {
+func low(e theory.Estimate) float64 {
 	switch {
 	case e.Min != nil && *e.Min > 0:
 		return *e.Min

@@ -1,15 +1,6 @@
 package runner
 
-import (
-	"time"
-
-	"github.com/dmxlab/dmx/runner/deep"
-)
-
-// SetTestMaxRTO caps the retransmission timeout of the nodes launched from
-// now on (0: the default), so that a test sees in seconds what a minute of
-// retransmissions does.
-func SetTestMaxRTO(d time.Duration) { testMaxRTO = d }
+import "github.com/dmxlab/dmx/runner/deep"
 
 // ExactFingerprint hashes everything of w's state that Fingerprint may
 // abstract: every node's machines whole, its clock, and every message in

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/link"
 )
 
 // The fault language. A fault is one item of text, so that a schedule can
@@ -129,6 +130,11 @@ func wrap(s string, width int) []string {
 	return append(lines, line)
 }
 
+// MaxSkew bounds a skew's offset either way: a clock a day off is far
+// beyond any skew a run needs, and an offset near the range of int64
+// would wrap the wall clock (ns since 1970) it is added to.
+const MaxSkew = 24 * time.Hour
+
 // Parts a fault can aim at instead of a process (Fault.Proc): which process
 // plays the part is known only when the fault fires.
 const (
@@ -184,7 +190,7 @@ type Fault struct {
 	Rate float64
 	// Dist is the extra delay of delay, the jitter of reorder.
 	Dist Dist
-	// Skew is the offset of a skew.
+	// Skew is the offset of a skew, at most MaxSkew either way.
 	Skew time.Duration
 	// From and To name the links of a network fault (nil: every process);
 	// Type its messages ("": every type).
@@ -198,9 +204,9 @@ type Fault struct {
 // the simulator's default delay, far above loopback's.
 var defaultJitter = Dist{Min: 0, Max: 5 * time.Millisecond}
 
-// network reports whether f acts on messages (judged by netFaults) rather
+// Network reports whether f acts on messages (judged by netFaults) rather
 // than on a process.
-func (f *Fault) network() bool {
+func (f *Fault) Network() bool {
 	switch f.Kind {
 	case FaultLoss, FaultDelay, FaultReorder, FaultDuplicate, FaultPartition, FaultIsolate, FaultCut:
 		return true
@@ -364,6 +370,11 @@ func parseFault(s string) (Fault, error) {
 		d, err := time.ParseDuration(strings.TrimPrefix(args[0], "+"))
 		if err != nil || d == 0 {
 			return f, fmt.Errorf("offset %q: want a duration such as +5ms or -5ms", args[0])
+		}
+		if d > MaxSkew || d < -MaxSkew {
+			// Added to a wall clock in ns since 1970, an offset near the
+			// range of int64 wraps it: a run "lasting -2.09ms".
+			return f, fmt.Errorf("offset %q: at most %v either way", args[0], MaxSkew)
 		}
 		f.Skew, args = d, args[1:]
 	case FaultLoss, FaultDuplicate:
@@ -670,6 +681,9 @@ func (f *Fault) validate(n int, spec *algo.Spec, roles algo.Parts) error {
 			}
 		}
 	}
+	if f.Kind == FaultSkew && (f.Skew > MaxSkew || f.Skew < -MaxSkew) {
+		return fmt.Errorf("skew %v: at most %v either way", f.Skew, MaxSkew)
+	}
 	if f.Trigger.Event != "" {
 		if f.Proc < 0 {
 			return fmt.Errorf("a crash at the %s's %s names the process whose events count (e.g. crash:2@%s)", roleName(f.Proc), f.Trigger.Event, strings.TrimPrefix(f.String(), "crash:"+roleName(f.Proc)+"@"))
@@ -755,7 +769,7 @@ func faultsDelay(faults []Fault) time.Duration {
 		case FaultDelay, FaultReorder:
 			d = max(d, f.Dist.Max, 4*f.Dist.Mean)
 		case FaultLoss, FaultPartition, FaultIsolate, FaultCut:
-			d = max(d, 7*initialRTO)
+			d = max(d, 7*link.InitialRTO)
 		}
 	}
 	return d

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -84,44 +85,46 @@ func TestParseFaults(t *testing.T) {
 // and what was expected there.
 func TestParseFaultErrors(t *testing.T) {
 	for spec, msg := range map[string]string{
-		"crash":                     `fault "crash": want a process after "crash:"`,
-		"explode:1@1s":              `unknown fault "explode" (known: crash, recover, pause, skew, loss, delay, reorder, duplicate, partition, isolate, cut, heal)`,
-		"crash:1":                   "no time: want crash:WHO@TIME",
-		"crash:x@1s":                `process "x": want a number such as 2 or P2, or leader, coordinator, token or cs`,
-		"crash:-2@1s":               `process "-2"`,
-		"crash:1@soon":              `time "soon": want a duration since the start, e.g. 500ms`,
-		"crash:1@enter#0":           `"enter#0": want a count from 1 after #, e.g. enter#3`,
-		"crash:1@send:#2":           `"send:#2": want send:TYPE#K`,
-		"crash:1@send:grant#x":      `"send:grant#x": want a count from 1`,
-		"recover:2:forgetful@1s":    `"forgetful": want amnesia or nothing after the process`,
-		"recover:2@+soon":           `delay "soon": want a duration after the crash, e.g. +50ms`,
-		"pause:2@1s":                `window "1s": a pause needs an end, e.g. 600ms-1s or 600ms+400ms`,
-		"pause:2@2s-1s":             `window "2s-1s": its end must come after its start`,
-		"pause:2":                   "no window: want pause:WHO@FROM-TO",
-		"skew:1":                    "want an offset such as +5ms or -5ms",
-		"skew:1:0s":                 `offset "0s": want a duration such as +5ms or -5ms`,
-		"loss":                      `want a probability such as 20% or 0.2 after "loss:"`,
-		"loss:2O%":                  `rate "2O%": want a probability above 0 and at most 1, such as 20% or 0.2`,
-		"loss:150%":                 `rate "150%"`,
-		"loss:0":                    `rate "0"`,
-		"loss:10%:form=1":           `"form=1": want from=SET, to=SET or type=NAME: want loss:RATE[LINK][@WINDOW]`,
-		"loss:10%:from=1:from=2":    `"from=2": from given twice`,
-		"loss:10%:to=1+x":           `to: set "1+x": process "x": want a number such as 2 or P2 (a set is 0+1+2)`,
-		"loss:10%:to=1+1":           `set "1+1": P1 named twice`,
-		"delay:soon":                `delay "soon": want 20ms, 10ms-50ms or exp=20ms`,
-		"delay:exp=0s":              `delay "exp=0s"`,
-		"reorder:x-y":               `jitter "x-y"`,
-		"partition":                 "want a group of processes such as 0+1",
-		"partition:0+1@1s-x":        `window "1s-x": want FROM-TO or FROM+LENGTH`,
-		"cut:from=1":                "want both from=SET and to=SET",
-		"cut:from=1:to=2:type=ok":   `"type=ok": want from=SET or to=SET`,
-		"heal":                      "no time: want heal@TIME",
-		"heal:2@1s":                 `"2": unexpected`,
-		"isolate:2:3@1s":            `"3": unexpected`,
-		"crash:2@500ms:now":         `time "500ms:now"`,
-		"partition:0+1:x@1s":        `set "x"`,
-		"loss:10%:type=@1s":         `"type=": want a value after type=`,
-		"duplicate:10%:to=1:to=1+2": "to given twice",
+		"crash":                         `fault "crash": want a process after "crash:"`,
+		"explode:1@1s":                  `unknown fault "explode" (known: crash, recover, pause, skew, loss, delay, reorder, duplicate, partition, isolate, cut, heal)`,
+		"crash:1":                       "no time: want crash:WHO@TIME",
+		"crash:x@1s":                    `process "x": want a number such as 2 or P2, or leader, coordinator, token or cs`,
+		"crash:-2@1s":                   `process "-2"`,
+		"crash:1@soon":                  `time "soon": want a duration since the start, e.g. 500ms`,
+		"crash:1@enter#0":               `"enter#0": want a count from 1 after #, e.g. enter#3`,
+		"crash:1@send:#2":               `"send:#2": want send:TYPE#K`,
+		"crash:1@send:grant#x":          `"send:grant#x": want a count from 1`,
+		"recover:2:forgetful@1s":        `"forgetful": want amnesia or nothing after the process`,
+		"recover:2@+soon":               `delay "soon": want a duration after the crash, e.g. +50ms`,
+		"pause:2@1s":                    `window "1s": a pause needs an end, e.g. 600ms-1s or 600ms+400ms`,
+		"pause:2@2s-1s":                 `window "2s-1s": its end must come after its start`,
+		"pause:2":                       "no window: want pause:WHO@FROM-TO",
+		"skew:1":                        "want an offset such as +5ms or -5ms",
+		"skew:1:0s":                     `offset "0s": want a duration such as +5ms or -5ms`,
+		"skew:1:+9223372036854775807ns": `offset "+9223372036854775807ns": at most 24h0m0s either way`, // issue 22: wrapped wall_ns
+		"skew:1:-24h1ns":                `offset "-24h1ns": at most 24h0m0s either way`,
+		"loss":                          `want a probability such as 20% or 0.2 after "loss:"`,
+		"loss:2O%":                      `rate "2O%": want a probability above 0 and at most 1, such as 20% or 0.2`,
+		"loss:150%":                     `rate "150%"`,
+		"loss:0":                        `rate "0"`,
+		"loss:10%:form=1":               `"form=1": want from=SET, to=SET or type=NAME: want loss:RATE[LINK][@WINDOW]`,
+		"loss:10%:from=1:from=2":        `"from=2": from given twice`,
+		"loss:10%:to=1+x":               `to: set "1+x": process "x": want a number such as 2 or P2 (a set is 0+1+2)`,
+		"loss:10%:to=1+1":               `set "1+1": P1 named twice`,
+		"delay:soon":                    `delay "soon": want 20ms, 10ms-50ms or exp=20ms`,
+		"delay:exp=0s":                  `delay "exp=0s"`,
+		"reorder:x-y":                   `jitter "x-y"`,
+		"partition":                     "want a group of processes such as 0+1",
+		"partition:0+1@1s-x":            `window "1s-x": want FROM-TO or FROM+LENGTH`,
+		"cut:from=1":                    "want both from=SET and to=SET",
+		"cut:from=1:to=2:type=ok":       `"type=ok": want from=SET or to=SET`,
+		"heal":                          "no time: want heal@TIME",
+		"heal:2@1s":                     `"2": unexpected`,
+		"isolate:2:3@1s":                `"3": unexpected`,
+		"crash:2@500ms:now":             `time "500ms:now"`,
+		"partition:0+1:x@1s":            `set "x"`,
+		"loss:10%:type=@1s":             `"type=": want a value after type=`,
+		"duplicate:10%:to=1:to=1+2":     "to given twice",
 	} {
 		_, err := ParseFaults(spec)
 		if err == nil || !strings.Contains(err.Error(), msg) {
@@ -169,6 +172,12 @@ func TestFaultValidate(t *testing.T) {
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%s on %s: %v, want %q", c.spec, c.algo.Name, err, c.want)
 		}
+	}
+	// A skew that did not come through the parser (a scenario's plan, a
+	// trace's faults) is bounded too.
+	huge := Fault{Kind: FaultSkew, Proc: 1, Skew: time.Duration(math.MaxInt64)}
+	if err := huge.validate(3, ricart, ricart.PartsOf(nil)); err == nil || !strings.Contains(err.Error(), "at most 24h0m0s either way") {
+		t.Errorf("skew of %v: %v", huge.Skew, err)
 	}
 }
 

@@ -10,49 +10,59 @@ import (
 	"github.com/dmxlab/dmx/trace"
 )
 
-// faultDriver is what a driver (the simulator, the launcher) does for the
-// injector. Every method runs on the driver's loop.
-type faultDriver interface {
-	// elapsed is the time since the start of the run.
-	elapsed() time.Duration
-	// after calls f on the loop d from now; with d 0, after the step that
+// FaultDriver is what a driver does for the Injector: the injector
+// decides which fault happens when and to whom, the driver carries out
+// its effect on its processes (the simulator on its simulated nodes,
+// runner/udp on OS processes and their datagrams). Every method runs on
+// the driver's loop, the one that feeds the nodes their inputs.
+type FaultDriver interface {
+	// Elapsed is the time since the start of the run.
+	Elapsed() time.Duration
+	// After calls f on the loop d from now; with d 0, after the step that
 	// is under way (a crash triggered by an event comes after the event).
-	after(d time.Duration, f func())
-	// up reports whether process p is up: started and not crashed (a
+	After(d time.Duration, f func())
+	// Up reports whether process p is up: started and not crashed (a
 	// process killed whose end is not seen yet is down).
-	up(p int) bool
-	crash(p int, f *Fault)
-	recover(p int, f *Fault)
-	// pause stops p for f.End-f.At and resumes it; it records both.
-	pause(p int, f *Fault)
-	skew(p int, f *Fault)
-	// netStart and netEnd put network fault i (isolating proc) in and out
-	// of force at every process; those it acts on record it.
-	netStart(i, proc int)
-	netEnd(i int)
-	// notApplied says (to the user, and as an event of the lowest live
+	Up(p int) bool
+	// Crash stops p, losing its state; its crash is recorded (by the
+	// driver, on the process's behalf when the process cannot).
+	Crash(p int, f *Fault)
+	// Recover restarts crashed process p as a new incarnation, with what
+	// it persisted unless f.Amnesia.
+	Recover(p int, f *Fault)
+	// Pause stops p for f.End-f.At and resumes it; it records both.
+	Pause(p int, f *Fault)
+	// Skew sets p's wall clock f.Skew off; it records the fault's start.
+	Skew(p int, f *Fault)
+	// NetStart and NetEnd put network fault i of the plan (isolating
+	// proc) in and out of force at every process; those it acts on
+	// record it. A driver that applies network faults in user space
+	// judges each message with a NetFaults.
+	NetStart(i, proc int)
+	NetEnd(i int)
+	// NotApplied says (to the user, and as an event of the lowest live
 	// process) that f could not be carried out, and why.
-	notApplied(f *Fault, reason string)
+	NotApplied(f *Fault, reason string)
 }
 
-// faultStep is one timed step of a schedule: a fault starts (or a window
-// ends) at At.
-type faultStep struct {
+// FaultStep is one timed step of a schedule: at At after the run's start
+// the driver calls Do on its loop (a fault starts, or a window ends).
+type FaultStep struct {
 	At time.Duration
-	do func()
+	Do func()
 }
 
-// injector carries out a plan's faults for a driver: it turns them into
+// Injector carries out a plan's faults for a driver: it turns them into
 // timed steps, follows from the events who plays which part (leader,
 // coordinator, token holder, a process in the critical section) and how
 // many entries and sends each process made, fires the faults that wait for
 // a condition the moment it holds, restarts crashed processes after their
 // delay, and at the end says which faults never applied. The drivers carry
-// out the effects (faultDriver), so that a fault means the same under dmx
+// out the effects (FaultDriver), so that a fault means the same under dmx
 // sim and dmx run.
-type injector struct {
+type Injector struct {
 	faults  []Fault
-	d       faultDriver
+	d       FaultDriver
 	n       int
 	w       roleWatch
 	armed   []int // faults waiting for a condition, in order of arming
@@ -66,8 +76,9 @@ type injector struct {
 	aimHook func(i int, f Fault) int
 }
 
-func newInjector(p Plan, d faultDriver) *injector {
-	inj := &injector{faults: p.Faults, d: d, n: p.N,
+// NewInjector returns the injector of p's faults, carried out by d.
+func NewInjector(p Plan, d FaultDriver) *Injector {
+	inj := &Injector{faults: p.Faults, d: d, n: p.N,
 		since:   make([]time.Duration, len(p.Faults)),
 		fired:   make([]bool, len(p.Faults)),
 		crashed: make([]bool, len(p.Faults)),
@@ -76,12 +87,12 @@ func newInjector(p Plan, d faultDriver) *injector {
 	return inj
 }
 
-// steps returns the timed steps of the schedule in the order given (the
+// Steps returns the timed steps of the schedule in the order given (the
 // drivers keep that order for steps due at the same time: a recover:1@T
 // comes after the crash:1@T before it). Crashes triggered by events are
 // armed from the start.
-func (inj *injector) steps() []faultStep {
-	var out []faultStep
+func (inj *Injector) Steps() []FaultStep {
+	var out []FaultStep
 	for i := range inj.faults {
 		f := &inj.faults[i]
 		switch {
@@ -93,9 +104,9 @@ func (inj *injector) steps() []faultStep {
 			if f.process() {
 				inj.pending++
 			}
-			out = append(out, faultStep{At: f.At, do: func() { inj.start(i) }})
-			if f.network() && f.End != 0 {
-				out = append(out, faultStep{At: f.End, do: func() { inj.endNet(i) }})
+			out = append(out, FaultStep{At: f.At, Do: func() { inj.start(i) }})
+			if f.Network() && f.End != 0 {
+				out = append(out, FaultStep{At: f.End, Do: func() { inj.endNet(i) }})
 			}
 		}
 	}
@@ -111,11 +122,11 @@ func (f *Fault) process() bool {
 	return false
 }
 
-// waiting reports whether a process fault is still to come.
-func (inj *injector) waiting() bool { return inj.pending > 0 }
+// Waiting reports whether a process fault is still to come.
+func (inj *Injector) Waiting() bool { return inj.pending > 0 }
 
 // start carries out fault i at its time.
-func (inj *injector) start(i int) {
+func (inj *Injector) start(i int) {
 	f := &inj.faults[i]
 	if f.process() {
 		inj.pending--
@@ -126,8 +137,8 @@ func (inj *injector) start(i int) {
 		switch {
 		case p < 0:
 		case f.Kind == FaultRecover:
-			if !inj.d.up(p) {
-				inj.d.recover(p, f)
+			if !inj.d.Up(p) {
+				inj.d.Recover(p, f)
 			}
 		default:
 			inj.apply(i, p)
@@ -139,14 +150,14 @@ func (inj *injector) start(i int) {
 		inj.aim(i)
 	case FaultRecover:
 		inj.fired[i] = true
-		if inj.d.up(f.Proc) {
-			inj.d.notApplied(f, fmt.Sprintf("P%d is up", f.Proc))
+		if inj.d.Up(f.Proc) {
+			inj.d.NotApplied(f, fmt.Sprintf("P%d is up", f.Proc))
 			return
 		}
-		inj.d.recover(f.Proc, f)
+		inj.d.Recover(f.Proc, f)
 	case FaultSkew:
 		inj.fired[i] = true
-		inj.d.skew(f.Proc, f)
+		inj.d.Skew(f.Proc, f)
 	case FaultHeal:
 		inj.fired[i] = true
 		for j := range inj.faults {
@@ -160,32 +171,32 @@ func (inj *injector) start(i int) {
 		if f.Kind == FaultIsolate && proc < 0 {
 			p, ok := inj.w.holder(proc)
 			if !ok {
-				inj.d.notApplied(f, "no live "+roleName(proc)+" at "+inj.d.elapsed().String())
+				inj.d.NotApplied(f, "no live "+roleName(proc)+" at "+inj.d.Elapsed().String())
 				return
 			}
 			proc = p
 		}
 		inj.netOn[i] = true
-		inj.d.netStart(i, proc)
+		inj.d.NetStart(i, proc)
 	}
 }
 
-func (inj *injector) endNet(i int) {
+func (inj *Injector) endNet(i int) {
 	if inj.netOn[i] {
 		inj.netOn[i] = false
-		inj.d.netEnd(i)
+		inj.d.NetEnd(i)
 	}
 }
 
 // aim carries out crash or pause i on the process that plays its part now,
 // or arms it until one does.
-func (inj *injector) aim(i int) {
+func (inj *Injector) aim(i int) {
 	f := &inj.faults[i]
 	p := f.Proc
 	if p < 0 {
 		var ok bool
 		if p, ok = inj.w.holder(p); !ok {
-			inj.since[i] = inj.d.elapsed()
+			inj.since[i] = inj.d.Elapsed()
 			inj.armed = append(inj.armed, i)
 			return
 		}
@@ -194,41 +205,41 @@ func (inj *injector) aim(i int) {
 }
 
 // apply carries out crash or pause i on process p.
-func (inj *injector) apply(i, p int) {
+func (inj *Injector) apply(i, p int) {
 	f := &inj.faults[i]
 	inj.fired[i] = true
-	if !inj.d.up(p) {
-		inj.d.notApplied(f, fmt.Sprintf("P%d is already down", p))
+	if !inj.d.Up(p) {
+		inj.d.NotApplied(f, fmt.Sprintf("P%d is already down", p))
 		return
 	}
 	if f.Kind == FaultPause {
-		inj.d.pause(p, f)
+		inj.d.Pause(p, f)
 		return
 	}
-	inj.d.crash(p, f)
+	inj.d.Crash(p, f)
 	inj.crashed[i] = true
 	// The restarts that count from this crash.
 	for j := range inj.faults {
 		r := &inj.faults[j]
 		if r.Kind == FaultRecover && r.AfterCrash && crashBefore(inj.faults, j) == i {
 			inj.pending++
-			inj.d.after(r.At, func() {
+			inj.d.After(r.At, func() {
 				inj.pending--
 				inj.fired[j] = true
-				if inj.d.up(p) {
-					inj.d.notApplied(r, fmt.Sprintf("P%d is up", p))
+				if inj.d.Up(p) {
+					inj.d.NotApplied(r, fmt.Sprintf("P%d is up", p))
 					return
 				}
-				inj.d.recover(p, r)
+				inj.d.Recover(p, r)
 			})
 		}
 	}
 }
 
-// observe follows one recorded event: who plays which part, and the
+// Observe follows one recorded event: who plays which part, and the
 // counts triggers wait for. A fault whose condition now holds fires after
 // the step under way.
-func (inj *injector) observe(ev *trace.Event) {
+func (inj *Injector) Observe(ev *trace.Event) {
 	inj.w.observe(ev)
 	if len(inj.armed) == 0 {
 		return
@@ -248,14 +259,14 @@ func (inj *injector) observe(ev *trace.Event) {
 		inj.armed = slices.Delete(inj.armed, k, k+1)
 		k--
 		inj.fired[i] = true // not twice, though it fires after this step
-		inj.d.after(0, func() { inj.apply(i, p) })
+		inj.d.After(0, func() { inj.apply(i, p) })
 	}
 }
 
-// finish says which faults never applied: those still waiting for their
+// Finish says which faults never applied: those still waiting for their
 // condition, and those whose time the run did not reach.
-func (inj *injector) finish() {
-	end := inj.d.elapsed()
+func (inj *Injector) Finish() {
+	end := inj.d.Elapsed()
 	for i := range inj.faults {
 		f := &inj.faults[i]
 		if inj.fired[i] {
@@ -279,7 +290,7 @@ func (inj *injector) finish() {
 		default:
 			why = fmt.Sprintf("the run ended at %v, before %v", end, f.At)
 		}
-		inj.d.notApplied(f, why)
+		inj.d.NotApplied(f, why)
 	}
 }
 
@@ -400,7 +411,7 @@ func (w *roleWatch) reached(p int, t Trigger) bool {
 	return false
 }
 
-// faultNote formats the faults that did not apply, for a run's result.
-func faultNote(f *Fault, reason string) string {
+// FaultNote formats the faults that did not apply, for a run's result.
+func FaultNote(f *Fault, reason string) string {
 	return "fault " + f.String() + " not applied: " + strings.TrimSpace(reason)
 }

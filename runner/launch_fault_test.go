@@ -8,6 +8,7 @@ import (
 
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -217,7 +218,7 @@ func TestLaunchEveryFaultKind(t *testing.T) {
 			var col syncCollector
 			pr := &procs{}
 			var stderr strings.Builder
-			res, err := runner.Launch(context.Background(), p, &col, runner.LaunchHooks{Command: pr.command, Stderr: &lockedWriter{w: &stderr}})
+			res, err := udp.Launch(context.Background(), p, &col, udp.LaunchHooks{Command: pr.command, Stderr: &lockedWriter{w: &stderr}})
 			if err != nil {
 				t.Fatalf("launch: %v\n%s", err, stderr.String())
 			}
@@ -260,8 +261,8 @@ func TestLaunchInterruptedWhilePaused(t *testing.T) {
 	}
 	pr := &procs{}
 	start := time.Now()
-	res, err := runner.Launch(ctx, runner.Plan{Spec: registry.Lookup("central"), N: 3, Seed: 1, Faults: faults,
-		Workload: runner.Workload{Entries: 50, Think: runner.Fixed(20 * time.Millisecond), Hold: runner.Fixed(time.Millisecond)}}, &col, runner.LaunchHooks{Command: pr.command})
+	res, err := udp.Launch(ctx, runner.Plan{Spec: registry.Lookup("central"), N: 3, Seed: 1, Faults: faults,
+		Workload: runner.Workload{Entries: 50, Think: runner.Fixed(20 * time.Millisecond), Hold: runner.Fixed(time.Millisecond)}}, &col, udp.LaunchHooks{Command: pr.command})
 	if err != nil || res.Complete || res.Status != "interrupted" {
 		t.Fatalf("launch: %v %+v", err, res)
 	}
@@ -280,7 +281,7 @@ func TestLaunchFaultNotApplied(t *testing.T) {
 	faults, _ := runner.ParseFaults("crash:1@100ms,crash:1@200ms,crash:leader@5s")
 	var col syncCollector
 	pr := &procs{}
-	res, err := runner.Launch(context.Background(), runner.Plan{Spec: registry.Lookup("bully"), N: 3, Seed: 1, Faults: faults, Duration: 800 * time.Millisecond}, &col, runner.LaunchHooks{Command: pr.command})
+	res, err := udp.Launch(context.Background(), runner.Plan{Spec: registry.Lookup("bully"), N: 3, Seed: 1, Faults: faults, Duration: 800 * time.Millisecond}, &col, udp.LaunchHooks{Command: pr.command})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// netFaults is the network fault layer: the network faults of a plan that
+// NetFaults is the network fault layer: the network faults of a plan that
 // are in force, and the verdict on each message (or, under dmx run, each
 // datagram) that a sender puts on a link. The simulator keeps one for the
 // whole network; under dmx run each node keeps one on the send path of its
@@ -18,34 +18,36 @@ import (
 // simulator's clock, or by the runner over the control pipe, so that a
 // window opens at the same moment for every process and a part named in a
 // fault (isolate:leader) is resolved once.
-type netFaults struct {
-	faults []Fault // the plan's faults; start and end name them by index
-	active []activeNet
+type NetFaults struct {
+	Faults []Fault // the plan's faults; start and end name them by index
+	active []ActiveNet
 	rand   *rand.Rand // drawn only for a message a fault in force matches
 }
 
-// activeNet is a network fault in force: the index of the fault in the
+// ActiveNet is a network fault in force: the index of the fault in the
 // plan, and for an isolation the process it isolates.
-type activeNet struct {
+type ActiveNet struct {
 	Index int `json:"i"`
 	Proc  int `json:"p"`
 }
 
-func newNetFaults(faults []Fault, r *rand.Rand) *netFaults {
-	return &netFaults{faults: faults, rand: r}
+// NewNetFaults returns the fault layer of a plan's faults, none in force
+// yet, drawing from r (a stream of the run's seed: StreamFault).
+func NewNetFaults(faults []Fault, r *rand.Rand) *NetFaults {
+	return &NetFaults{Faults: faults, rand: r}
 }
 
-// start puts fault i in force (proc: the process an isolation isolates).
-func (nf *netFaults) start(i, proc int) {
-	if nf.on(i) {
+// Start puts fault i in force (proc: the process an isolation isolates).
+func (nf *NetFaults) Start(i, proc int) {
+	if nf.On(i) {
 		return
 	}
-	nf.active = append(nf.active, activeNet{Index: i, Proc: proc})
+	nf.active = append(nf.active, ActiveNet{Index: i, Proc: proc})
 }
 
-// end takes fault i out of force; it reports whether it was in force.
-func (nf *netFaults) end(i int) bool {
-	k := slices.IndexFunc(nf.active, func(a activeNet) bool { return a.Index == i })
+// End takes fault i out of force; it reports whether it was in force.
+func (nf *NetFaults) End(i int) bool {
+	k := slices.IndexFunc(nf.active, func(a ActiveNet) bool { return a.Index == i })
 	if k < 0 {
 		return false
 	}
@@ -53,17 +55,18 @@ func (nf *netFaults) end(i int) bool {
 	return true
 }
 
-func (nf *netFaults) on(i int) bool {
-	return slices.ContainsFunc(nf.active, func(a activeNet) bool { return a.Index == i })
+// On reports whether fault i is in force.
+func (nf *NetFaults) On(i int) bool {
+	return slices.ContainsFunc(nf.active, func(a ActiveNet) bool { return a.Index == i })
 }
 
-// any reports whether some network fault is in force.
-func (nf *netFaults) any() bool { return nf != nil && len(nf.active) > 0 }
+// Any reports whether some network fault is in force.
+func (nf *NetFaults) Any() bool { return nf != nil && len(nf.active) > 0 }
 
-// affects reports whether fault i (isolating proc) acts on some link from
+// Affects reports whether fault i (isolating proc) acts on some link from
 // p to another of the n processes: p records the fault's start and end.
-func (nf *netFaults) affects(i, proc, p, n int) bool {
-	f := &nf.faults[i]
+func (nf *NetFaults) Affects(i, proc, p, n int) bool {
+	f := &nf.Faults[i]
 	for q := 0; q < n; q++ {
 		if q == p {
 			continue // messages to oneself are not on the network
@@ -112,56 +115,56 @@ func groupOf(groups [][]int, p int) int {
 	return -1
 }
 
-// netVerdict is what the network does to one message.
-type netVerdict struct {
-	drop      string        // the fault that drops it; "" if it goes through
-	delay     time.Duration // extra delay
-	unordered bool          // it may overtake earlier ones (reorder)
-	dup       bool          // a second copy follows it
-	dupDelay  time.Duration // how much later the copy arrives
+// Verdict is what the network does to one message.
+type Verdict struct {
+	Drop      string        // the fault that drops it; "" if it goes through
+	Delay     time.Duration // extra delay
+	Unordered bool          // it may overtake earlier ones (reorder)
+	Dup       bool          // a second copy follows it
+	DupDelay  time.Duration // how much later the copy arrives
 }
 
-// judge decides the fate of a message of type typ (data: an algorithm
+// Judge decides the fate of a message of type typ (data: an algorithm
 // message; else a transport ack, which has no type) that from puts on the
 // link to to. Severing faults come first (a partition drops without a
 // draw), then each matching fault in force in the order of the plan, each
 // with its own draws, so that the draws do not depend on faults that do
 // not match.
-func (nf *netFaults) judge(from, to int, typ string, data bool) netVerdict {
-	var v netVerdict
-	if !nf.any() || from == to {
+func (nf *NetFaults) Judge(from, to int, typ string, data bool) Verdict {
+	var v Verdict
+	if !nf.Any() || from == to {
 		// A message to oneself never touches the network (under dmx run
 		// the node delivers it itself).
 		return v
 	}
 	for _, a := range nf.active {
-		if f := &nf.faults[a.Index]; f.severs() && f.cuts(a.Proc, from, to) {
-			v.drop = f.String()
+		if f := &nf.Faults[a.Index]; f.severs() && f.cuts(a.Proc, from, to) {
+			v.Drop = f.String()
 			return v
 		}
 	}
 	for _, a := range nf.active {
-		f := &nf.faults[a.Index]
+		f := &nf.Faults[a.Index]
 		if f.severs() || !f.matches(from, to, typ, data) {
 			continue
 		}
 		switch f.Kind {
 		case FaultLoss:
 			if nf.rand.Float64() < f.Rate {
-				v.drop = f.String()
+				v.Drop = f.String()
 				return v
 			}
 		case FaultDelay:
-			v.delay += f.Dist.Draw(nf.rand)
+			v.Delay += f.Dist.Draw(nf.rand)
 		case FaultReorder:
-			v.delay += f.Dist.Draw(nf.rand)
-			v.unordered = true
+			v.Delay += f.Dist.Draw(nf.rand)
+			v.Unordered = true
 		case FaultDuplicate:
 			if nf.rand.Float64() < f.Rate {
-				v.dup = true
+				v.Dup = true
 				// The copy comes up to a millisecond after the original:
 				// close enough to arrive while the original is still news.
-				v.dupDelay = time.Duration(nf.rand.Int64N(int64(time.Millisecond)) + 1)
+				v.DupDelay = time.Duration(nf.rand.Int64N(int64(time.Millisecond)) + 1)
 			}
 		}
 	}

@@ -29,6 +29,13 @@ type Envelope struct {
 // Timer is a scheduled callback that can be stopped.
 type Timer interface{ Stop() }
 
+// TimerFunc is a Timer whose Stop calls the function: what a driver's
+// After returns when stopping is one call.
+type TimerFunc func()
+
+// Stop calls f.
+func (f TimerFunc) Stop() { f() }
+
 // Env is what a driver provides to a Node. All of a Node's methods, and every
 // callback given to After, run on one goroutine (the driver's loop), so the
 // Node needs no locks.
@@ -79,7 +86,7 @@ type Resume struct {
 // of a workload: the seed still reproduces everything.
 const (
 	streamNet      = 1
-	streamFault    = 2 // the network fault layer's draws (+ the node's id under dmx run)
+	StreamFault    = 2 // the network fault layer's draws (+ the node's id under dmx run)
 	streamWorkload = 1 << 20
 	streamMachine  = 2 << 20
 )
@@ -131,7 +138,7 @@ func NewNode(s NodeSetup, env Env) (*Node, error) {
 		return nil, fmt.Errorf("node %d: no algorithm", s.ID)
 	}
 	wl := s.Workload
-	wl.normalize()
+	wl.Normalize()
 	all := wl.AllResources()
 	wl = wl.For(s.ID)
 	n := &Node{

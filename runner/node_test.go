@@ -16,7 +16,7 @@ type nopEnv struct{}
 
 func (nopEnv) Now() int64                        { return 0 }
 func (nopEnv) Wall() int64                       { return 0 }
-func (nopEnv) After(time.Duration, func()) Timer { return stopFunc(func() {}) }
+func (nopEnv) After(time.Duration, func()) Timer { return TimerFunc(func() {}) }
 func (nopEnv) Transmit(*Envelope)                {}
 func (nopEnv) Record(*trace.Event)               {}
 

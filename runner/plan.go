@@ -108,7 +108,8 @@ func (c *Channels) String() string {
 // Type implements pflag.Value.
 func (c *Channels) Type() string { return "reliable|raw" }
 
-func (p Plan) raw() bool { return p.Channels == ChannelsRaw }
+// Raw reports whether p's channels are raw (ChannelsRaw).
+func (p Plan) Raw() bool { return p.Channels == ChannelsRaw }
 
 // SimOptions are the parts of a plan only the simulator has.
 type SimOptions struct {
@@ -131,7 +132,10 @@ type UDPOptions struct {
 	// node takes a free port and the runner tells everyone.
 	BasePort int
 	// Stall ends the run when no event has arrived for this long while some
-	// workload is unfinished (a deadlock, or a starved request).
+	// workload is unfinished (a deadlock, or a starved request), unless a
+	// node's process is stopped (SIGSTOP from outside, a debugger): a
+	// stopped node is alive and waited for, and Stall counts again from
+	// when it resumes.
 	Stall time.Duration
 	// Linger is how long the runner waits, after every workload is done and
 	// the events have stopped, before it stops the nodes.
@@ -458,7 +462,7 @@ func (p Plan) RunRow() trace.Run {
 		Think: w.Think.String(), Hold: w.Hold.String(), Contention: w.Contention.String(),
 		Algorithm: p.WithDefaults().Params,
 	}
-	if p.raw() {
+	if p.Raw() {
 		rp.Channels = ChannelsRaw
 	}
 	if w.Nested {
@@ -647,7 +651,7 @@ func (p Plan) Args() ([]string, error) {
 	}
 	flag("--faults", !slices.Equal(fs, bfs), strings.Join(fs, ","))
 	flag("--duration", p.Duration != base.Duration, p.Duration.String())
-	flag("--channels", p.raw() != base.raw(), p.Channels.String())
+	flag("--channels", p.Raw() != base.Raw(), p.Channels.String())
 	if p.Driver == DriverSim {
 		flag("--delay", p.Sim.Delay != base.Sim.Delay, p.Sim.Delay.String())
 		boolFlag("reorder", p.Sim.Reorder, base.Sim.Reorder)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -39,11 +40,11 @@ func planCases() map[string]runner.Plan {
 	p.Workload.Hold = runner.Fixed(time.Millisecond)
 	cases["sim no contention"] = p
 
-	udp := runner.NewPlan(runner.DriverUDP)
-	udp.Spec, udp.Seed = registry.Lookup("ricart-agrawala"), 9
-	cases["udp defaults"] = udp
+	udpPlan := runner.NewPlan(runner.DriverUDP)
+	udpPlan.Spec, udpPlan.Seed = registry.Lookup("ricart-agrawala"), 9
+	cases["udp defaults"] = udpPlan
 
-	p = udp
+	p = udpPlan
 	p.Spec, p.N = registry.Lookup("bully"), 3
 	p.Params = map[string]string{"initiators": "all"}
 	p.UDP.BasePort = 40000
@@ -154,8 +155,8 @@ func TestPlanFromRunErrors(t *testing.T) {
 func TestPlanValidate(t *testing.T) {
 	base := runner.NewPlan(runner.DriverSim)
 	base.Spec, base.Seed = registry.Lookup("ricart-agrawala"), 1
-	udp := runner.NewPlan(runner.DriverUDP)
-	udp.Spec, udp.Seed = registry.Lookup("central"), 1
+	udpPlan := runner.NewPlan(runner.DriverUDP)
+	udpPlan.Spec, udpPlan.Seed = registry.Lookup("central"), 1
 	for _, c := range []struct {
 		name string
 		edit func(*runner.Plan)
@@ -168,7 +169,7 @@ func TestPlanValidate(t *testing.T) {
 		{"too many nodes", func(p *runner.Plan) { p.N = 1001 }, base, "nodes 1001: at most 1000"},
 		{"duration", func(p *runner.Plan) { p.Duration = -time.Second }, base, "duration -1s: must not be negative"},
 		{"limit", func(p *runner.Plan) { p.Sim.Limit = -time.Second }, base, "limit -1s: must not be negative"},
-		{"stall", func(p *runner.Plan) { p.UDP.Stall = -time.Second }, udp, "stall -1s: must not be negative"},
+		{"stall", func(p *runner.Plan) { p.UDP.Stall = -time.Second }, udpPlan, "stall -1s: must not be negative"},
 		{"delay", func(p *runner.Plan) { p.Sim.Delay = runner.Fixed(1000 * time.Hour) }, base, "delay 1000h0m0s: at most 24h0m0s"},
 		{"entries", func(p *runner.Plan) { p.Workload.Entries = -1 }, base, "entries -1: must be 0 or more"},
 		{"think", func(p *runner.Plan) { p.Workload.Think = runner.Fixed(1000 * time.Hour) }, base, "think 1000h0m0s: at most"},
@@ -178,15 +179,15 @@ func TestPlanValidate(t *testing.T) {
 		{"procs", func(p *runner.Plan) { p.Workload.Procs = map[int]runner.ProcWorkload{7: {}} }, base, "procs P7: not a process of this run (0..4)"},
 		{"proc entries", func(p *runner.Plan) { p.Workload.Procs = map[int]runner.ProcWorkload{1: {Entries: entries(-2)}} }, base, "procs P1: entries -2"},
 		{"no parameters", func(p *runner.Plan) { p.Params = map[string]string{"timout": "1"} }, base, "parameter timout: ricart-agrawala takes no parameters"},
-		{"unknown parameter", func(p *runner.Plan) { p.Params = map[string]string{"coordinater": "1"} }, udp, "parameter coordinater: central has no such parameter (it has: coordinator, failover"},
-		{"parameter value", func(p *runner.Plan) { p.Params = map[string]string{"failover": "paxos"} }, udp, "central: "},
+		{"unknown parameter", func(p *runner.Plan) { p.Params = map[string]string{"coordinater": "1"} }, udpPlan, "parameter coordinater: central has no such parameter (it has: coordinator, failover"},
+		{"parameter value", func(p *runner.Plan) { p.Params = map[string]string{"failover": "paxos"} }, udpPlan, "central: "},
 		{"fault process", func(p *runner.Plan) { p.Faults = []runner.Fault{{Kind: runner.FaultCrash, Proc: 5}} }, base, "fault crash:5@0s: process 5 does not exist (there are 5: 0..4)"},
 		{"recover at leader", func(p *runner.Plan) { p.Faults = []runner.Fault{{Kind: runner.FaultRecover, Proc: runner.Leader}} }, base, "a recover of the leader needs a time after its crash"},
 		{"crash of a leader the algorithm has not", func(p *runner.Plan) { p.Faults = []runner.Fault{{Kind: runner.FaultCrash, Proc: runner.Leader}} }, base, "fault crash:leader@0s: ricart-agrawala elects no leader in this configuration"},
 		{"recover with no crash", func(p *runner.Plan) { p.Faults = []runner.Fault{{Kind: runner.FaultRecover, Proc: 2, At: time.Second}} }, base, "fault recover:2@1s: no crash before it could bring P2 down"},
 		{"order without nested", func(p *runner.Plan) { p.Workload.Order = runner.OrderReverseOdd }, base, "order reverse-odd: the lock order of nested entries"},
 		{"channels", func(p *runner.Plan) { p.Channels = "lossy" }, base, "channels lossy: want reliable or raw"},
-		{"port", func(p *runner.Plan) { p.UDP.BasePort = 65534 }, udp, "base port 65534: nodes would listen on ports 65534..65538, outside 1..65535"},
+		{"port", func(p *runner.Plan) { p.UDP.BasePort = 65534 }, udpPlan, "base port 65534: nodes would listen on ports 65534..65538, outside 1..65535"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if err := c.from.Validate(); err != nil {
@@ -204,7 +205,7 @@ func TestPlanValidate(t *testing.T) {
 			// The drivers refuse it the same way, before starting anything.
 			var serr error
 			if p.Driver == runner.DriverUDP {
-				_, serr = runner.Launch(t.Context(), p, &runner.Collector{}, runner.LaunchHooks{})
+				_, serr = udp.Launch(t.Context(), p, &runner.Collector{}, udp.LaunchHooks{})
 			} else {
 				_, serr = runner.Simulate(p, &runner.Collector{}, nil)
 			}

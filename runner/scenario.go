@@ -234,7 +234,7 @@ func NewScenario(p Plan) *Scenario {
 		Nodes: p.N, Seed: p.Seed, Entries: &entries, Resources: w.Resources, Nested: w.Nested,
 		Params: p.Params, Reorder: p.Sim.Reorder,
 	}
-	if p.raw() {
+	if p.Raw() {
 		s.Channels = p.Channels
 	}
 	if p.Spec != nil {

@@ -45,6 +45,9 @@ type SimHooks struct {
 	// result skips the fault): tests aim crashes at a process chosen from
 	// the run's state, such as a random live one.
 	Aim func(i int, f Fault) int
+	// MaxEvents, if > 0, cuts the run short (marked incomplete) once it
+	// has recorded this many events.
+	MaxEvents int64
 }
 
 // SimResult says how a simulated run ended.
@@ -84,17 +87,17 @@ func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 	s.lastArrival = make([]int64, p.N*p.N)
 	s.paused, s.held, s.inc = make([]bool, p.N), make([][]*simItem, p.N), make([]int, p.N)
 	for _, f := range p.Faults {
-		if f.network() || p.raw() {
+		if f.Network() || p.Raw() {
 			// Messages go through the fault layer and the model of the
 			// transport; a plan without network faults keeps the plain
 			// channels (and its traces).
-			s.netf = newNetFaults(p.Faults, rand.New(rand.NewPCG(p.Seed, streamFault)))
+			s.netf = NewNetFaults(p.Faults, rand.New(rand.NewPCG(p.Seed, StreamFault)))
 			s.chans = make([]simChan, p.N*p.N)
 			break
 		}
 	}
-	if p.raw() && s.netf == nil {
-		s.netf = newNetFaults(nil, nil)
+	if p.Raw() && s.netf == nil {
+		s.netf = NewNetFaults(nil, nil)
 		s.chans = make([]simChan, p.N*p.N)
 	}
 	for i := 0; i < p.N; i++ {
@@ -106,10 +109,10 @@ func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 		nd.OnDone = s.progress
 		s.nodes = append(s.nodes, nd)
 	}
-	s.inj = newInjector(p, s)
+	s.inj = NewInjector(p, s)
 	s.inj.aimHook = h.Aim
-	for _, st := range s.inj.steps() {
-		s.push(&simItem{at: int64(st.At), node: -1, f: func() { st.do(); s.progress() }})
+	for _, st := range s.inj.Steps() {
+		s.push(&simItem{at: int64(st.At), node: -1, f: func() { st.Do(); s.progress() }})
 	}
 	if p.Spec.Kind == algo.Election {
 		s.push(&simItem{at: int64(p.Duration), node: -1, stop: true})
@@ -139,6 +142,11 @@ func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 			// until it resumes.
 			s.held[it.node] = append(s.held[it.node], it)
 			continue
+		}
+		if h.MaxEvents > 0 && s.events >= h.MaxEvents {
+			res.Complete = false
+			res.Status = fmt.Sprintf("cut short: the most events allowed (%d) reached", h.MaxEvents)
+			break
 		}
 		if it.at > int64(p.Sim.Limit) {
 			res.Complete = false
@@ -170,7 +178,7 @@ func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 	if s.err != nil {
 		return res, s.err
 	}
-	s.inj.finish()
+	s.inj.Finish()
 	for _, nd := range s.nodes {
 		nd.Stop()
 	}
@@ -188,7 +196,7 @@ func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 				unfinished++
 			}
 		}
-		res.Status = endStatus(p.Spec.Kind, time.Duration(s.now), unfinished, len(s.nodes), down)
+		res.Status = EndStatus(p.Spec.Kind, time.Duration(s.now), unfinished, len(s.nodes), down)
 	}
 	res.Events, res.End, res.Notes = s.events, time.Duration(s.now), s.notes
 	return res, nil
@@ -205,7 +213,7 @@ type sim struct {
 	lastArrival []int64 // per (from, to): FIFO channels
 	events      int64
 	err         error
-	inj         *injector
+	inj         *Injector
 	stopping    bool
 	doneAt      int64    // when every workload was done
 	lastEvent   int64    // when the last event was recorded
@@ -214,7 +222,7 @@ type sim struct {
 
 	// netf is the network fault layer; with it, messages take the model
 	// of the transport (chans, per (from, to)). nil: plain channels.
-	netf  *netFaults
+	netf  *NetFaults
 	chans []simChan
 	inc   []int // each process's incarnation: bumped by a crash
 
@@ -222,11 +230,11 @@ type sim struct {
 	held   [][]*simItem // what came due to each paused process
 }
 
-// endStatus says how a run that ended by itself ended: an election ran
+// EndStatus says how a run that ended by itself ended: an election ran
 // its time; the workloads finished, or nothing more could happen with
 // some unfinished; down names the processes that ended the run crashed
 // without finishing theirs.
-func endStatus(kind algo.Kind, ran time.Duration, unfinished, n int, down []string) string {
+func EndStatus(kind algo.Kind, ran time.Duration, unfinished, n int, down []string) string {
 	switch {
 	case kind == algo.Election:
 		return fmt.Sprintf("ran for %v", ran)
@@ -245,7 +253,7 @@ func endStatus(kind algo.Kind, ran time.Duration, unfinished, n int, down []stri
 // progress ends the run (after the linger) once every node is done or down
 // and no fault is still to come.
 func (s *sim) progress() {
-	if s.stopping || s.inj.waiting() || s.plan.Spec.Kind == algo.Election {
+	if s.stopping || s.inj.Waiting() || s.plan.Spec.Kind == algo.Election {
 		return
 	}
 	for _, nd := range s.nodes {
@@ -272,15 +280,15 @@ func (s *sim) quietAt() int64 {
 // The simulator's side of the faults (faultDriver): the injector decides
 // what happens when, these carry it out on the simulated processes.
 
-func (s *sim) elapsed() time.Duration { return time.Duration(s.now) }
+func (s *sim) Elapsed() time.Duration { return time.Duration(s.now) }
 
-func (s *sim) after(d time.Duration, f func()) {
+func (s *sim) After(d time.Duration, f func()) {
 	s.push(&simItem{at: s.now + int64(d), node: -1, f: func() { f(); s.progress() }})
 }
 
-func (s *sim) up(p int) bool { return s.nodes[p].started && !s.nodes[p].Crashed() }
+func (s *sim) Up(p int) bool { return s.nodes[p].started && !s.nodes[p].Crashed() }
 
-func (s *sim) crash(p int, f *Fault) {
+func (s *sim) Crash(p int, f *Fault) {
 	s.nodes[p].Crash("fault " + f.String())
 	s.inc[p]++
 	if s.chans != nil {
@@ -293,22 +301,22 @@ func (s *sim) crash(p int, f *Fault) {
 	s.paused[p], s.held[p] = false, nil
 }
 
-func (s *sim) recover(p int, f *Fault) {
+func (s *sim) Recover(p int, f *Fault) {
 	if f.Amnesia {
 		s.nodes[p].Forget()
 	}
 	s.nodes[p].Recover()
-	if s.netf.any() {
+	if s.netf.Any() {
 		// Recording a fault's start again: this incarnation is under it.
 		for _, a := range s.netf.active {
-			if s.netf.affects(a.Index, a.Proc, p, s.plan.N) {
+			if s.netf.Affects(a.Index, a.Proc, p, s.plan.N) {
 				s.nodes[p].FaultEvent(s.plan.Faults[a.Index].String(), trace.FaultStart, "")
 			}
 		}
 	}
 }
 
-func (s *sim) pause(p int, f *Fault) {
+func (s *sim) Pause(p int, f *Fault) {
 	spec := f.String()
 	s.nodes[p].FaultEvent(spec, trace.FaultStart, "")
 	s.paused[p] = true
@@ -328,14 +336,14 @@ func (s *sim) pause(p int, f *Fault) {
 	}})
 }
 
-func (s *sim) skew(p int, f *Fault) {
+func (s *sim) Skew(p int, f *Fault) {
 	s.nodes[p].SetSkew(f.Skew)
 	s.nodes[p].FaultEvent(f.String(), trace.FaultStart, "")
 }
 
-func (s *sim) netStart(i, proc int) { s.netPhase(i, proc, trace.FaultStart) }
+func (s *sim) NetStart(i, proc int) { s.netPhase(i, proc, trace.FaultStart) }
 
-func (s *sim) netEnd(i int) {
+func (s *sim) NetEnd(i int) {
 	proc := -1
 	for _, a := range s.netf.active {
 		if a.Index == i {
@@ -343,26 +351,26 @@ func (s *sim) netEnd(i int) {
 		}
 	}
 	s.netPhase(i, proc, trace.FaultEnd)
-	s.netf.end(i)
+	s.netf.End(i)
 }
 
 // netPhase records fault i's start or end at every live process it acts on.
 func (s *sim) netPhase(i, proc int, phase string) {
 	if phase == trace.FaultStart {
-		s.netf.start(i, proc)
+		s.netf.Start(i, proc)
 	}
 	spec := s.plan.Faults[i].String()
 	for p, nd := range s.nodes {
-		if s.netf.affects(i, proc, p, s.plan.N) {
+		if s.netf.Affects(i, proc, p, s.plan.N) {
 			nd.FaultEvent(spec, phase, "")
 		}
 	}
 }
 
-func (s *sim) notApplied(f *Fault, reason string) {
-	s.notes = append(s.notes, faultNote(f, reason))
+func (s *sim) NotApplied(f *Fault, reason string) {
+	s.notes = append(s.notes, FaultNote(f, reason))
 	for p, nd := range s.nodes {
-		if s.up(p) && !nd.stopped {
+		if s.Up(p) && !nd.stopped {
 			nd.FaultEvent(f.String(), trace.FaultNotApplied, reason)
 			return
 		}
@@ -411,7 +419,7 @@ func (e *simEnv) Record(ev *trace.Event) {
 	if e.s.err != nil {
 		return
 	}
-	e.s.inj.observe(ev)
+	e.s.inj.Observe(ev)
 	e.s.events++
 	e.s.lastEvent = e.s.now
 	if err := e.s.rec.Record(ev); err != nil {

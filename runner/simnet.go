@@ -1,6 +1,10 @@
 package runner
 
-import "time"
+import (
+	"time"
+
+	"github.com/dmxlab/dmx/runner/link"
+)
 
 // The simulator's model of the transport, for plans with network faults
 // or raw channels (others keep the plain FIFO channels of Transmit, whose
@@ -8,8 +12,8 @@ import "time"
 // a datagram, without its acknowledgements:
 //
 //   - reliable channels: a message the fault layer drops is sent again
-//     after the transport's retransmission time-out (initialRTO, doubling
-//     up to maxRTO), each lost copy recorded as a drop, up to maxTries
+//     after the transport's retransmission time-out (link.InitialRTO, doubling
+//     up to link.MaxRTO), each lost copy recorded as a drop, up to link.MaxTries
 //     sends, after which it is given up and the receiver stops waiting for
 //     it; the receiver delivers each message once, in the order sent (a
 //     message waits for the ones sent before it), except what a reorder
@@ -23,7 +27,7 @@ import "time"
 // simChan is one direction of a channel between two processes.
 type simChan struct {
 	next uint64 // the next sequence number to send
-	in   inOrder[*simMsg]
+	in   link.InOrder[*simMsg]
 }
 
 // simMsg is a message on its way, with what the transport knows of it.
@@ -38,7 +42,7 @@ type simMsg struct {
 func (s *sim) channel(from, to int) *simChan {
 	c := &s.chans[from*s.plan.N+to]
 	if c.next == 0 {
-		*c = simChan{next: 1, in: newInOrder[*simMsg]()}
+		*c = simChan{next: 1, in: link.NewInOrder[*simMsg]()}
 	}
 	return c
 }
@@ -46,7 +50,7 @@ func (s *sim) channel(from, to int) *simChan {
 // transmit hands a message to the model of the transport.
 func (s *sim) transmit(env *Envelope) {
 	c := s.channel(env.From, env.To)
-	m := &simMsg{env: env, seq: c.next, inc: s.inc[env.From], rinc: s.inc[env.To], rto: initialRTO}
+	m := &simMsg{env: env, seq: c.next, inc: s.inc[env.From], rinc: s.inc[env.To], rto: link.InitialRTO}
 	c.next++
 	s.attempt(m)
 }
@@ -57,36 +61,36 @@ func (s *sim) attempt(m *simMsg) {
 	if s.inc[from] != m.inc || s.nodes[from].Crashed() {
 		return // its sender's transport died with it
 	}
-	v := s.netf.judge(from, to, m.env.Msg.Type, true)
+	v := s.netf.Judge(from, to, m.env.Msg.Type, true)
 	m.tries++
-	if v.drop != "" {
-		resend := !s.plan.raw() && m.tries < maxTries
-		s.nodes[from].Dropped(m.env, v.drop, resend)
+	if v.Drop != "" {
+		resend := !s.plan.Raw() && m.tries < link.MaxTries
+		s.nodes[from].Dropped(m.env, v.Drop, resend)
 		switch {
 		case resend:
 			at := s.now + int64(m.rto)
-			if m.rto < maxRTO {
+			if m.rto < link.MaxRTO {
 				m.rto *= 2
 			}
 			s.resending++
 			s.push(&simItem{at: at, node: from, f: func() { s.resending--; s.attempt(m) }})
-		case !s.plan.raw():
+		case !s.plan.Raw():
 			// Given up: the receiver stops waiting for it, and what was
 			// held behind it goes on (the transport's base, see
 			// transport.go).
 			if rcv := s.nodes[to]; s.inc[to] == m.rinc && !rcv.Crashed() {
-				s.channel(from, to).in.giveUp(m.seq, func(m *simMsg) { rcv.Receive(m.env) })
+				s.channel(from, to).in.GiveUp(m.seq, func(m *simMsg) { rcv.Receive(m.env) })
 			}
 		}
 		return
 	}
-	at := s.now + int64(s.plan.Sim.Delay.Draw(s.net)) + int64(v.delay)
-	unordered := v.unordered || s.plan.Sim.Reorder
+	at := s.now + int64(s.plan.Sim.Delay.Draw(s.net)) + int64(v.Delay)
+	unordered := v.Unordered || s.plan.Sim.Reorder
 	s.push(&simItem{at: at, node: to, f: func() { s.arrive(m, unordered) }})
-	if v.dup && s.plan.raw() {
+	if v.Dup && s.plan.Raw() {
 		// Reliable channels drop the copy on arrival: only raw ones
 		// deliver it.
-		s.push(&simItem{at: at + int64(v.dupDelay), node: to, f: func() { s.arrive(m, unordered) }})
+		s.push(&simItem{at: at + int64(v.DupDelay), node: to, f: func() { s.arrive(m, unordered) }})
 	}
 }
 
@@ -98,9 +102,9 @@ func (s *sim) arrive(m *simMsg, unordered bool) {
 		return // from or for an earlier incarnation: stale
 	}
 	rcv := s.nodes[to]
-	if s.plan.raw() {
+	if s.plan.Raw() {
 		rcv.Receive(m.env)
 		return
 	}
-	s.channel(from, to).in.accept(m.seq, unordered, m, func(m *simMsg) { rcv.Receive(m.env) })
+	s.channel(from, to).in.Accept(m.seq, unordered, m, func(m *simMsg) { rcv.Receive(m.env) })
 }

@@ -227,7 +227,10 @@ func (c *Contention) Type() string { return "random|none|high" }
 // DefaultResource is the resource a workload uses when none is named.
 const DefaultResource = "cs"
 
-func (w *Workload) normalize() {
+// Normalize fills in what a workload leaves to its defaults (the
+// resource), what its contention implies, and the text of its
+// distributions that travels with it (FromWire reads it back).
+func (w *Workload) Normalize() {
 	if len(w.Resources) == 0 {
 		w.Resources = []string{DefaultResource}
 	}
@@ -237,8 +240,9 @@ func (w *Workload) normalize() {
 	w.ThinkS, w.HoldS = w.Think.String(), w.Hold.String()
 }
 
-// wire restores the Dists after a JSON round trip.
-func (w *Workload) fromWire() error {
+// FromWire restores the Dists after a JSON round trip (a node process
+// gets its workload so).
+func (w *Workload) FromWire() error {
 	var err error
 	if w.Think, err = ParseDist(w.ThinkS); err != nil {
 		return err

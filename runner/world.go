@@ -242,7 +242,7 @@ func NewWorld(p Plan, rec Recorder) (*World, error) {
 	}
 	w := &World{plan: p, n: p.N, rec: rec, chans: make([][]*Envelope, p.N*p.N)}
 	wl := p.Workload
-	wl.normalize()
+	wl.Normalize()
 	for i := 0; i < p.N; i++ {
 		nd, err := NewNode(NodeSetup{ID: i, N: p.N, Spec: p.Spec, Params: p.Params, Seed: p.Seed, Workload: p.Workload}, &worldEnv{w, i})
 		if err != nil {
@@ -485,7 +485,7 @@ func (w *World) check(s Step) error {
 		if s.From < 0 || s.From >= w.n {
 			return fmt.Errorf("no process P%d (0..%d)", s.From, w.n-1)
 		}
-		if !w.plan.raw() {
+		if !w.plan.Raw() {
 			return errors.New("channels are reliable: a lost message is sent again, so it only arrives later (a loss needs channels raw)")
 		}
 		if k := len(w.chans[s.From*w.n+s.Proc]); s.Index >= k {

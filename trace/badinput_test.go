@@ -251,3 +251,40 @@ func TestIndexDamageFound(t *testing.T) {
 	}
 	s.Close()
 }
+
+// TestNullEventKeys: a file whose schema lets an event's id, run or
+// process be NULL, and that has such an event, is refused when opened,
+// with the row named; read on, its run would have held no events and every
+// check said ok.
+func TestNullEventKeys(t *testing.T) {
+	dir := t.TempDir()
+	loose := strings.NewReplacer("id       INTEGER PRIMARY KEY", "id       INTEGER",
+		"run      INTEGER NOT NULL REFERENCES runs(id)", "run      INTEGER",
+		"proc     INTEGER NOT NULL", "proc     INTEGER").Replace(Schema)
+	for _, tc := range []struct {
+		name, insert, want string
+	}{
+		{"null-id.db", `INSERT INTO events (id, run, proc, seq, kind, lamport, wall_ns) VALUES (NULL, 1, 0, 1, 'internal', 1, 5)`,
+			"the event in row 1 of the events table has no id (NULL)"},
+		{"null-run.db", `INSERT INTO events (id, run, proc, seq, kind, lamport, wall_ns) VALUES (1, NULL, NULL, 1, 'internal', 1, 5)`,
+			"has no run and no proc (NULL)"},
+		{"fine.db", `INSERT INTO events (id, run, proc, seq, kind, lamport, wall_ns) VALUES (1, 1, 0, 1, 'internal', 1, 5)`, ""},
+	} {
+		path := filepath.Join(dir, tc.name)
+		sqliteFile(t, path, loose,
+			`INSERT INTO runs (id, algorithm, nodes, seed, mode, started_ns, complete, status) VALUES (1, 'x', 1, '1', 'sim', 0, 1, 'ok')`,
+			tc.insert)
+		s, err := Open(path)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want == "":
+			s.Close()
+		case err == nil:
+			s.Close()
+			t.Errorf("%s: opened, want an error", tc.name)
+		case !strings.Contains(err.Error(), tc.want):
+			t.Errorf("%s: %v\nwant it to say %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -55,7 +55,14 @@ const sqliteMagic = "SQLite format 3\x00"
 // then linked into place, so that path never names a half-made file: a
 // reader, or a process killed at any moment, sees no file or a trace with
 // its schema.
+//
+// A new trace adopts no file it did not make: a -wal or hot -journal left
+// beside a missing trace (its recorder killed, the trace deleted) is
+// refused with a *StaleError rather than read into the new file.
 func Create(path string) (*Store, error) {
+	if err := staleSideFiles(path); err != nil {
+		return nil, err
+	}
 	truncated, err := inspect(path, true)
 	if err != nil {
 		return nil, err
@@ -113,6 +120,21 @@ func createWhole(path string) error {
 		err = cerr
 	}
 	if err != nil {
+		// SQLite says "unable to open database file" and an errno of its
+		// own choosing (ENOENT for a read-only directory): the system's
+		// own word on making a file there says why.
+		var se sqlite3.Error
+		if errors.As(err, &se) && se.Code == sqlite3.ErrCantOpen {
+			f, oerr := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+			if oerr != nil {
+				var pe *fs.PathError
+				if errors.As(oerr, &pe) {
+					oerr = pe.Err
+				}
+				return fmt.Errorf("%s: cannot make the trace in directory %s: %w", path, dirName(dir), oerr)
+			}
+			f.Close()
+		}
 		return fmt.Errorf("%s: create trace schema: %w", path, err)
 	}
 	// An error is no failure: the file exists (another process made the
@@ -144,7 +166,17 @@ func OpenWith(path string, o OpenOptions) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	rdsn := dsn(path, "mode=ro&_query_only=1&_mutex=no")
+	opts := "mode=ro&_query_only=1&_mutex=no"
+	if walAtRest(path) {
+		// A file left in WAL mode with no WAL beside it (copied alone,
+		// its recorder's -wal removed): SQLite would make a -wal and an
+		// -shm beside it to read it, and leave them, or fail where it
+		// cannot (read-only media: "unable to open database file").
+		// Nothing is being written to it (a writer keeps a -wal), so it is
+		// read as it is, without locks or side files.
+		opts += "&immutable=1"
+	}
+	rdsn := dsn(path, opts)
 	db, err := sql.Open(readDriverName, rdsn)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -157,6 +189,14 @@ func OpenWith(path string, o OpenOptions) (*Store, error) {
 	}
 	if err := s.validate(!o.NoIntegrityCheck); err != nil {
 		db.Close()
+		var se sqlite3.Error
+		if _, serr := os.Stat(path + "-shm"); errors.As(err, &se) && se.Code == sqlite3.ErrCantOpen && hasWAL(path) && serr != nil {
+			// Reading a WAL takes an -shm beside it, which SQLite could
+			// not make: read-only media, most likely. The WAL holds part
+			// of the trace, which is not read without it.
+			return nil, fmt.Errorf("%s: part of the trace is in %s-wal (its recorder did not close it), and reading that takes an %s-shm beside it, which cannot be made here (%v): copy both files to a directory that can be written, and read the copy",
+				path, path, path, se)
+		}
 		return nil, err
 	}
 	return s, nil
@@ -226,6 +266,30 @@ func inspect(path string, create bool) (truncated string, err error) {
 		return fmt.Sprintf("truncated: %d of %d bytes", fi.Size(), pages*pageSize), nil
 	}
 	return "", nil
+}
+
+// walAtRest reports whether the file at path is an SQLite file in WAL mode
+// (its header's read and write versions are 2) with no WAL beside it, or
+// an empty one.
+func walAtRest(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var h [20]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil || string(h[:len(sqliteMagic)]) != sqliteMagic {
+		return false
+	}
+	return h[18] == 2 && h[19] == 2 && !hasWAL(path)
+}
+
+// dirName names the directory filepath.Split returned, for a message.
+func dirName(dir string) string {
+	if dir == "" {
+		return "."
+	}
+	return filepath.Clean(dir)
 }
 
 func hasWAL(path string) bool {
@@ -305,6 +369,9 @@ func (s *Store) validate(integrity bool) error {
 			return fmt.Errorf("%s: not a dmx trace (no %s table)", s.path, t)
 		}
 	}
+	if err := s.checkEventKeys(); err != nil {
+		return err
+	}
 	// Touch the last pages of the big tables: truncation and most damage
 	// show up here for the price of a few page reads.
 	var x sql.NullInt64
@@ -318,6 +385,75 @@ func (s *Store) validate(integrity bool) error {
 		return s.check("integrity_check")
 	}
 	return nil
+}
+
+// eventKeys are the columns of the events table that name an event and say
+// what it is: the schema declares them NOT NULL (id is the rowid).
+var eventKeys = []string{"id", "run", "proc", "seq", "kind", "lamport", "wall_ns"}
+
+// checkEventKeys refuses a file whose events table lets a key column be
+// NULL and has a row where one is: such a row belongs to no run, or to no
+// process, and readers would pass over it without a word (a crafted file
+// whose 1,210 events had NULL ids read as a run of 0 events, all ok). A
+// file made with the schema cannot hold one (SQLite enforces NOT NULL,
+// and id is the rowid), so that only the columns' declarations are read;
+// the rows are looked at only in a file whose schema lacks a constraint.
+func (s *Store) checkEventKeys() error {
+	rows, err := s.db.Query(`SELECT name, type, "notnull", pk FROM pragma_table_info('events')`)
+	if err != nil {
+		return s.withQuickCheck(err)
+	}
+	declared := map[string]bool{}
+	for rows.Next() {
+		var name, typ string
+		var notNull, pk int
+		if err := rows.Scan(&name, &typ, &notNull, &pk); err != nil {
+			rows.Close()
+			return s.wrap(err)
+		}
+		declared[name] = notNull == 1 || (name == "id" && pk == 1 && strings.EqualFold(typ, "INTEGER"))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return s.wrap(err)
+	}
+	var loose []string
+	for _, c := range eventKeys {
+		if _, ok := declared[c]; !ok {
+			return fmt.Errorf("%s: not a dmx trace (the events table has no %s column)", s.path, c)
+		}
+		if !declared[c] {
+			loose = append(loose, c)
+		}
+	}
+	if len(loose) == 0 {
+		return nil
+	}
+	var cond []string
+	for _, c := range loose {
+		cond = append(cond, c+" IS NULL")
+	}
+	var rowid int64
+	vals := make([]any, len(loose))
+	for i := range vals {
+		vals[i] = new(any)
+	}
+	err = s.db.QueryRow(`SELECT rowid, ` + strings.Join(loose, ", ") + ` FROM events WHERE ` + strings.Join(cond, " OR ") + ` LIMIT 1`).
+		Scan(append([]any{&rowid}, vals...)...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return s.wrap(err)
+	}
+	var nulls []string
+	for i, c := range loose {
+		if *(vals[i].(*any)) == nil {
+			nulls = append(nulls, c)
+		}
+	}
+	return fmt.Errorf("%s: bad trace: the event in row %d of the events table has no %s (NULL): every event needs an id, a run, a process, a sequence number, a kind, a Lamport clock and a wall time (this file's schema lets them be NULL; dmx's does not)",
+		s.path, rowid, strings.Join(nulls, " and no "))
 }
 
 // withQuickCheck turns err into a damagedError if the file fails
@@ -458,6 +594,11 @@ func (s *Store) setJournalMode(mode string) error {
 			return nil
 		}
 		if err != nil && !isBusy(err) {
+			if hasWAL(s.path) {
+				// A full disk, say: the WAL could not be copied into the
+				// file, which is not whole without it.
+				return fmt.Errorf("%s: the trace is NOT complete without %s-wal (keep both files together; the next dmx that records into it completes it): %w", s.path, s.path, s.wrap(err))
+			}
 			return s.wrap(err)
 		}
 		if time.Now().After(deadline) {
@@ -554,6 +695,11 @@ func (s *Store) settle() error {
 			return nil
 		}
 		if err != nil && !isBusy(err) {
+			if hasWAL(s.path) {
+				// A full disk, say: the WAL could not be copied into the
+				// file, which is not whole without it.
+				return fmt.Errorf("%s: the trace is NOT complete without %s-wal (keep both files together; the next dmx that records into it completes it): %w", s.path, s.path, s.wrap(err))
+			}
 			return s.wrap(err)
 		}
 		if err != nil {
@@ -952,12 +1098,53 @@ func (s *Store) Runs() ([]Run, error) {
 		return nil, s.wrap(err)
 	}
 	for i := range runs {
-		if runs[i].Names, err = s.names(runs[i].ID); err != nil {
+		if err := s.believable(runs[i]); err != nil {
+			return nil, err
+		}
+		if runs[i].Names, err = s.names(runs[i].ID, runs[i].Nodes); err != nil {
 			return nil, err
 		}
 		s.watch(&runs[i])
 	}
 	return runs, nil
+}
+
+// trustedNodes is how many processes a run may claim whatever its events:
+// more than dmx runs (1,000), few enough that what a reader makes per
+// process (a lane, a clock entry) costs little.
+const trustedNodes = 1024
+
+// believable checks a run's claimed number of processes against its
+// events: readers make something per process (the replay a machine, a
+// diagram a lane), so a claim is what they trust it to be, up to
+// trustedNodes, and beyond only as far as the events go: as many processes
+// as have events. A run claiming 2,000,000,000 processes made dmx replay
+// take 14.8 GB in 100 s; one claiming 65,536 with 5 real ones made dmx
+// render take 58 s.
+func (s *Store) believable(r Run) error {
+	if r.Nodes >= 0 && r.Nodes <= trustedNodes {
+		return nil
+	}
+	if r.Nodes < 0 {
+		return fmt.Errorf("broken trace: run %d claims %d processes", r.ID, r.Nodes)
+	}
+	// The processes with events, counted by seeking from one to the next
+	// through the (run, proc, seq) index: as many steps as there are.
+	var real int64
+	err := s.db.QueryRow(`WITH RECURSIVE p(x) AS (
+		  SELECT min(proc) FROM events WHERE run = ?1
+		  UNION ALL
+		  SELECT (SELECT min(proc) FROM events WHERE run = ?1 AND proc > x) FROM p WHERE x IS NOT NULL
+		)
+		SELECT count(x) FROM p`, r.ID).Scan(&real)
+	if err != nil {
+		return s.wrap(err)
+	}
+	if int64(r.Nodes) > real {
+		return fmt.Errorf("broken trace: run %d claims %d processes, but %d have events (more than %d are believed only as far as the events go)",
+			r.ID, r.Nodes, real, trustedNodes)
+	}
+	return nil
 }
 
 // Run returns one run by id.
@@ -969,12 +1156,16 @@ func (s *Store) Run(id int64) (Run, error) {
 	if err != nil {
 		return r, s.wrap(err)
 	}
-	r.Names, err = s.names(id)
+	if err := s.believable(r); err != nil {
+		return r, err
+	}
+	r.Names, err = s.names(id, r.Nodes)
 	s.watch(&r)
 	return r, err
 }
 
-func (s *Store) names(run int64) ([]string, error) {
+// names reads the names of the processes of run, which has nodes of them.
+func (s *Store) names(run int64, nodes int) ([]string, error) {
 	rows, err := s.db.Query(`SELECT proc, name FROM procs WHERE run = ? ORDER BY proc`, run)
 	if err != nil {
 		return nil, s.wrap(err)
@@ -987,8 +1178,8 @@ func (s *Store) names(run int64) ([]string, error) {
 		if err := rows.Scan(&p, &name); err != nil {
 			return nil, s.wrap(err)
 		}
-		if p < 0 || p > 1<<20 {
-			return nil, fmt.Errorf("%s: run %d: process number %d out of range in procs", s.path, run, p)
+		if p < 0 || p >= max(nodes, 1) {
+			return nil, fmt.Errorf("%s: broken trace: run %d: process number %d in procs is out of range (the run has %d processes)", s.path, run, p, nodes)
 		}
 		for len(names) < p {
 			names = append(names, "")

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/dmxlab/dmx/render/plural"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Batching of the Writer: a transaction is committed when this many events

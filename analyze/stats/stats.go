@@ -2,7 +2,7 @@ package stats
 
 import (
 	"github.com/dmxlab/dmx/analyze"
-	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -90,7 +90,7 @@ const HeartbeatType = "heartbeat"
 // beside the figures of costs that a seed gives (the algorithm's
 // algo.Spec.Costs; nil for none, as for a trace of another program). Its
 // error is Walk's: the trace could not be read or is broken.
-func Compute(run trace.Run, r trace.Reader, costs []algo.Cost) (*Stats, error) {
+func Compute(run trace.Run, r trace.Reader, costs []theory.Cost) (*Stats, error) {
 	w := newWalker(run)
 	w.costs = costs
 	end, err := analyze.Walk(run, r, w.event)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/changroberts"
@@ -99,7 +100,7 @@ func (e *events) cs(p int, k trace.Kind) {
 
 func compute(t *testing.T, run trace.Run, ev []trace.Event) *Stats {
 	t.Helper()
-	var costs []algo.Cost
+	var costs []theory.Cost
 	if spec := registry.Lookup(run.Algorithm); spec != nil {
 		costs = spec.Costs
 	}
@@ -309,7 +310,7 @@ func TestElectionStats(t *testing.T) {
 func TestCosts(t *testing.T) {
 	const entries = 3
 	mutex := runner.Workload{Entries: entries, Contention: runner.ContentionNone, Hold: runner.Dist{Max: time.Millisecond}}
-	skip := map[string]algo.Measure{}
+	skip := map[string]theory.Measure{}
 	compared := 0
 	for _, spec := range registry.All() {
 		for _, n := range []int{3, 5, 9} {
@@ -326,7 +327,7 @@ func TestCosts(t *testing.T) {
 				}
 				s = simulate(t, spec, n, 1, params, runner.Workload{})
 			}
-			setting := algo.Setting{N: n, CS: slices.Repeat([]int64{entries}, n)}
+			setting := theory.Setting{N: n, CS: slices.Repeat([]int64{entries}, n)}
 			for _, c := range spec.Costs {
 				e := c.Evaluate(setting)
 				if e.Value == nil || e.Min != nil || e.Max != nil || skip[spec.Name] == c.Measure {
@@ -349,15 +350,15 @@ func TestCosts(t *testing.T) {
 }
 
 // measured is what s measured of m, if stats measures m and s has it.
-func measured(s *Stats, m algo.Measure) (float64, bool) {
+func measured(s *Stats, m theory.Measure) (float64, bool) {
 	switch {
-	case m == algo.MessagesPerCS && s.Mutex != nil:
+	case m == theory.MessagesPerCS && s.Mutex != nil:
 		return s.Mutex.MessagesPerCS.Measured, true
-	case m == algo.ClientDelay && s.Mutex != nil && s.Mutex.ClientDelay.Hops.Count > 0:
+	case m == theory.ClientDelay && s.Mutex != nil && s.Mutex.ClientDelay.Hops.Count > 0:
 		return float64(s.Mutex.ClientDelay.Hops.Max), true
-	case m == algo.MessagesPerElection && s.Election != nil && s.Election.Elections > 0:
+	case m == theory.MessagesPerElection && s.Election != nil && s.Election.Elections > 0:
 		return s.Election.MessagesPerElection.Measured, true
-	case m == algo.MessagesPerMulticast && s.Multicast != nil:
+	case m == theory.MessagesPerMulticast && s.Multicast != nil:
 		return s.Multicast.MessagesPerMulticast, true
 	}
 	return 0, false

@@ -3,7 +3,7 @@ package stats
 import (
 	"encoding/json"
 
-	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -25,9 +25,9 @@ type seeds struct {
 // critical sections process p made (central's coordinator and maekawa's
 // voting sets weigh them). Each measure gets the first cost of its kind
 // that a seed gives: dmx's own counts are not the seeds'.
-func theory(run trace.Run, costs []algo.Cost, n int, csBy []int64) seeds {
-	s := algo.Setting{N: n, Params: algoParams(run), CS: csBy}
-	fig := func(m algo.Measure) *Figure {
+func seedFigures(run trace.Run, costs []theory.Cost, n int, csBy []int64) seeds {
+	s := theory.Setting{N: n, Params: algoParams(run), CS: csBy}
+	fig := func(m theory.Measure) *Figure {
 		for _, c := range costs {
 			if c.Measure == m && c.Seed != "" {
 				e := c.Evaluate(s)
@@ -36,8 +36,8 @@ func theory(run trace.Run, costs []algo.Cost, n int, csBy []int64) seeds {
 		}
 		return nil
 	}
-	return seeds{perCS: fig(algo.MessagesPerCS), sync: fig(algo.SyncDelay), client: fig(algo.ClientDelay),
-		perElection: fig(algo.MessagesPerElection), completion: fig(algo.Completion)}
+	return seeds{perCS: fig(theory.MessagesPerCS), sync: fig(theory.SyncDelay), client: fig(theory.ClientDelay),
+		perElection: fig(theory.MessagesPerElection), completion: fig(theory.Completion)}
 }
 
 // algoParams returns the algorithm parameters recorded in the run's

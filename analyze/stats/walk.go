@@ -2,7 +2,7 @@ package stats
 
 import (
 	"github.com/dmxlab/dmx/analyze"
-	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -66,7 +66,7 @@ type exitMark struct {
 
 type walker struct {
 	run   trace.Run
-	costs []algo.Cost // the algorithm's, for the seeds' figures
+	costs []theory.Cost // the algorithm's, for the seeds' figures
 	st    Stats
 	procs []*pstate
 	n     int // processes: Run.Nodes or as seen
@@ -434,7 +434,7 @@ func (w *walker) finish(end analyze.End) *Stats {
 			multicasts = max(multicasts, ps.deliveries)
 		}
 	}
-	th := theory(w.run, w.costs, st.Nodes, csBy)
+	th := seedFigures(w.run, w.costs, st.Nodes, csBy)
 	total := float64(st.Messages.Total)
 
 	if w.requests > 0 || w.cs > 0 {

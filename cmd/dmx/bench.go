@@ -6,16 +6,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/pprof"
 	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/bench"
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/udp"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // hopsPerSection is, for the algorithms dmx bench measures, how many
@@ -77,10 +77,10 @@ settle once the nodes had stopped: its CPU per event and its wall time.`,
 			out := cmd.OutOrStdout()
 			if profile != "" {
 				// The nodes inherit the variable and profile themselves.
-				if err := os.Setenv(nodeProfileEnv, profile); err != nil {
+				if err := os.Setenv(udp.ProfileEnv, profile); err != nil {
 					return &exitError{exitUsage, err}
 				}
-				stop, err := cpuProfile(filepath.Join(profile, "runner.pprof"))
+				stop, err := udp.StartCPUProfile(filepath.Join(profile, "runner.pprof"))
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
@@ -101,7 +101,7 @@ settle once the nodes had stopped: its CPU per event and its wall time.`,
 					p.Spec, p.N, p.Seed = registry.Lookup(a), nodes, uint64(r)
 					p.Workload.Entries, p.Workload.Contention = entries, runner.ContentionHigh
 					p.Workload.Think, p.Workload.Hold = runner.Fixed(0), runner.Fixed(0)
-					s, err := bench.RunSections(ctx, p, runner.LaunchHooks{Stderr: cmd.ErrOrStderr()}, dir, noTrace)
+					s, err := bench.RunSections(ctx, p, udp.LaunchHooks{Stderr: cmd.ErrOrStderr()}, dir, noTrace)
 					if err != nil {
 						return &exitError{exitUsage, err}
 					}
@@ -146,23 +146,6 @@ settle once the nodes had stopped: its CPU per event and its wall time.`,
 		},
 	})
 	return cmd
-}
-
-// nodeProfileEnv names the environment variable that makes a node process
-// write its CPU profile into the directory it names (dmx bench --profile).
-const nodeProfileEnv = "DMX_NODE_CPUPROFILE"
-
-// cpuProfile starts a CPU profile into path; stop ends it.
-func cpuProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpu profile %s: %w", path, err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // perEvent is d per event, rounded for print.

@@ -11,12 +11,13 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render"
+	"github.com/dmxlab/dmx/render/htmlreport"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 
 func newCheckCmd() *cobra.Command {
-	var format, diagrams string
+	var format, diagrams, report string
 	var only, require []string
 	var runID int64
 	var maxFindings, overtakes int
@@ -43,6 +44,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
   dmx check --format json run.db other.db
   dmx check --checks mutex-causal,liveness --run 2 run.db
   dmx check --diagram findings/ run.db   # one SVG per finding, for CI artifacts
+  dmx check --report ci-report/ run.db   # one self-contained HTML file, for CI artifacts
   dmx check --require mutex-realtime --checks fairness,starvation --max-overtakes 3 run.db`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -58,6 +60,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 				return &exitError{exitUsage, err}
 			}
 			var all []render.Report
+			var parts []htmlreport.Run
 			for _, path := range args {
 				st, runs, err := open.runs(path, runID)
 				if err != nil {
@@ -71,11 +74,23 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 						fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d diagrams of findings in %s\n", path, len(paths), diagrams)
 					}
 				}
+				if err == nil && report != "" {
+					var p []htmlreport.Run
+					p, err = reportRuns(st, reps, defaultReportPictures)
+					parts = append(parts, p...)
+				}
 				st.Close()
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
 				all = append(all, reps...)
+			}
+			if report != "" {
+				file, err := writeReport(report, args, all, parts)
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "report: %s (%s)\n", file, reportSummary(all, parts))
 			}
 			return verdictExit(printReports(cmd.OutOrStdout(), cmd.ErrOrStderr(), format, all, maxFindings))
 		},
@@ -87,6 +102,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 	cmd.Flags().IntVar(&overtakes, "max-overtakes", 0, "check starvation: how many times a waiting request may be overtaken (default: once per other process, N-1)")
 	cmd.Flags().IntVar(&maxFindings, "max-findings", defaultMaxShown, "findings shown per check in table output (json shows all)")
 	cmd.Flags().StringVar(&diagrams, "diagram", "", "write a space-time diagram of each finding into this directory (SVG, one per finding)")
+	cmd.Flags().StringVar(&report, "report", "", "write the HTML report of the runs (as dmx report) into this directory: DIR/report.html")
 	open.register(cmd)
 	return cmd
 }
@@ -209,14 +225,17 @@ func printReports(w, errw io.Writer, format string, reps []render.Report, maxSho
 	return exitCode(render.Verdict(reps))
 }
 
+// exitCode is the exit code of a verdict: 0 ok, 1 violated, 3 unknown or
+// not applicable (inconclusive: the checks judged nothing, so nothing
+// shows that all is well).
 func exitCode(v analyze.Verdict) int {
 	switch v {
+	case analyze.OK:
+		return exitOK
 	case analyze.Violated:
 		return exitViolated
-	case analyze.Unknown:
-		return exitInconclusive
 	}
-	return exitOK
+	return exitInconclusive
 }
 
 // openFlags are the flags of the commands that read traces.

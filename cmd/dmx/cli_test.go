@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dmxlab/dmx/cmd/dmx/early"
 )
 
 // TestMain lets the test binary be dmx itself: `dmx run` re-executes its
@@ -16,6 +18,7 @@ func TestMain(m *testing.M) {
 		os.Exit(Do(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Setenv("DMX_TEST_MAIN", "1") // inherited by the node processes
+	early.Take()                    // the test runner is not dmx: Ctrl-C stops it
 	os.Exit(m.Run())
 }
 

@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dmxlab/dmx/cmd/dmx/early"
 )
 
 // Exit codes (DESIGN.md): the same for every command.
@@ -66,6 +70,16 @@ func Do(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	root := newRootCmd(stdin, stdout, stderr)
+	var release func()
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) (err error) {
+		release, err = takeInterrupts(cmd.Name(), stderr)
+		return err
+	}
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
@@ -84,6 +98,40 @@ func Do(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintln(stderr, "Run 'dmx --help' for usage.")
 	}
 	return exitUsage
+}
+
+// takeInterrupts takes over, for the command name, the catch of the
+// interrupts (SIGINT, SIGTERM, SIGHUP) that package early began before
+// anything else. A recording, a search and the viewer handle them
+// themselves and take it when they are ready to; a node ignores Ctrl-C
+// (its runner stops it) and gets the default actions back. For every
+// other command an interrupt, whenever it comes, ends it with exit 3
+// (what it was doing is undecided) and a line that says so; release ends
+// that.
+func takeInterrupts(name string, stderr io.Writer) (release func(), err error) {
+	switch name {
+	case "run", "sim", "explore", "serve":
+		return nil, nil
+	case "node":
+		early.Take()
+		return nil, nil
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, early.Signals...)
+	if s := early.Take(); s != nil {
+		signal.Stop(ch)
+		return nil, &exitError{exitInconclusive, fmt.Errorf("%s: interrupted (%v) before it began", name, s)}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			fmt.Fprintf(stderr, "\ndmx: %s: interrupted (%v)\n", name, s)
+			os.Exit(exitInconclusive)
+		case <-done:
+		}
+	}()
+	return func() { signal.Stop(ch); close(done) }, nil
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -123,6 +171,8 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		newListCmd(),
 		newStatsCmd(),
 		newRenderCmd(),
+		newPlotCmd(),
+		newReportCmd(),
 		newServeCmd(),
 		newImportCmd(),
 		newExportCmd(),

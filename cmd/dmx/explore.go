@@ -91,6 +91,9 @@ Exit code: 1 a violation was found; 0 none, and the space was exhausted;
 			if scen == "" {
 				scen = strings.TrimSuffix(out, ".db") + ".json"
 			}
+			if err := checkOutput(file{"the scenario (--scenario-out)", scen}, file{"the trace (-o)", out}); err != nil {
+				return &exitError{exitUsage, err}
+			}
 			rep, err := runExplore(cmd, opt, !noShrink, out, scen)
 			if err != nil {
 				return &exitError{exitUsage, err}

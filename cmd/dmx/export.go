@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/trace/foreign"
 	"github.com/dmxlab/dmx/trace/format"
@@ -48,6 +49,11 @@ text of its log. A format that writes one file writes to stdout without -o.`,
 			if exp.Dir != nil && out == "" {
 				return &exitError{exitUsage, fmt.Errorf("export %s: -o DIR is required (it writes a file per process)", exp.Name)}
 			}
+			if exp.Dir == nil && out != "" {
+				if err := checkOutput(file{"the export (-o)", out}, file{"the input trace", args[1]}); err != nil {
+					return &exitError{exitUsage, err}
+				}
+			}
 			st, runs, err := open.runs(args[1], runID)
 			if err != nil {
 				return &exitError{exitUsage, err}
@@ -57,7 +63,7 @@ text of its log. A format that writes one file writes to stdout without -o.`,
 			for i, r := range runs {
 				ids[i] = r.ID
 			}
-			xs, err := foreign.Load(st, ids)
+			xs, err := analyze.ExportRuns(st, ids)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -108,6 +114,11 @@ func exporterList() string {
 // diagram: the same drawing as dmx render -o x.md, of the whole run. A run
 // too big for Mermaid is refused with the advice to draw a window.
 func exportMermaid(cmd *cobra.Command, open *openFlags, path, out string, runID int64) error {
+	if out != "" {
+		if err := checkOutput(file{"the export (-o)", out}, file{"the input trace", path}); err != nil {
+			return &exitError{exitUsage, err}
+		}
+	}
 	st, runs, err := open.runs(path, runID)
 	if err != nil {
 		return &exitError{exitUsage, err}

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner/algo/algotest"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
-	"github.com/dmxlab/dmx/trace/foreign"
 	"github.com/dmxlab/dmx/trace/format/govector"
 )
 
@@ -40,7 +40,7 @@ func loadRun(t *testing.T, path string) run {
 		t.Fatal(err)
 	}
 	// The clocks as happens-before gives them, whatever was recorded.
-	x, err := foreign.Prepare(runs[0], evs)
+	x, err := analyze.ExportRun(runs[0], evs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestImportedLockViolations(t *testing.T) {
 			"b-Log.txt": "1500 b {\"b\":1}\nInitialization Complete\n2500 b {\"b\":2}\nINFO want lock printer\n4000 b {\"b\":3}\nINFO got lock printer\n5000 b {\"b\":4}\nINFO released lock printer\n",
 		}, []string{
 			"mutex-realtime: critical sections on printer overlap in wall time",
-			"(in the log: P0#3 at ", "a-Log.txt:6, P0#4 at ", "a-Log.txt:8, P1#3 at ", "b-Log.txt:6, P1#4 at ", "b-Log.txt:8)",
+			"(in the log: a#3 at ", "a-Log.txt:6, a#4 at ", "a-Log.txt:8, b#3 at ", "b-Log.txt:6, b#4 at ", "b-Log.txt:8)",
 		}},
 		// a's section ends before b's begins in wall time, but no message
 		// tells b that a left: b's grant came before a's release.
@@ -356,7 +356,7 @@ func TestImportedLockViolations(t *testing.T) {
 			"a-Log.txt": "1000 a {\"a\":1}\nInitialization Complete\n2000 a {\"a\":2}\nINFO want lock printer\n3000 a {\"a\":3}\nINFO got lock printer\n4000 a {\"a\":4}\nINFO released lock printer\n",
 			"b-Log.txt": "1500 b {\"b\":1}\nInitialization Complete\n2500 b {\"b\":2, \"a\":2}\nINFO want lock printer\n5000 b {\"b\":3, \"a\":2}\nINFO got lock printer\n6000 b {\"b\":4, \"a\":2}\nINFO released lock printer\n",
 		}, []string{
-			"mutex-causal: concurrent critical sections on printer: P0 [P0#3..P0#4] and P1 [P1#3..P1#4]",
+			"mutex-causal: concurrent critical sections on printer: a [a#3..a#4] and b [b#3..b#4]",
 			"a-Log.txt:6", "b-Log.txt:6",
 		}},
 	} {
@@ -503,7 +503,7 @@ func TestLogExamples(t *testing.T) {
 		want []string
 	}{
 		{lock, []string{"mutex-causal: concurrent critical sections on printer", "mutex-realtime: critical sections on printer overlap",
-			"P0#3 at ../../examples/logs/a-Log.txt:6", "P1#3 at ../../examples/logs/b-Log.txt:6"}},
+			"a#3 at ../../examples/logs/a-Log.txt:6", "b#3 at ../../examples/logs/b-Log.txt:6"}},
 		{election, []string{"agreement: term 1 has two leaders", "at ../../examples/logs/election.log:18"}},
 	} {
 		code, out, _ := dmx(t, "check", tc.db)

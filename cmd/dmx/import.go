@@ -82,6 +82,11 @@ own lines.`,
 			if out == "" {
 				return &exitError{exitUsage, fmt.Errorf("import: -o TRACE is required")}
 			}
+			for _, in := range append(args[1:], rulesFile) {
+				if in != "" && sameFile(out, in) {
+					return &exitError{exitUsage, fmt.Errorf("the trace (-o) %s is also the input %s: dmx does not write over its input; choose another name", out, in)}
+				}
+			}
 			if separator != "" && regex == "" {
 				return &exitError{exitUsage, fmt.Errorf("import: --separator goes with --regex (a ShiViz file has its separator on line 2)")}
 			}

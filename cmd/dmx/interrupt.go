@@ -6,7 +6,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"syscall"
+
+	"github.com/dmxlab/dmx/cmd/dmx/early"
 )
 
 // interrupts are the signals that end a recording: Ctrl-C (SIGINT), SIGTERM
@@ -25,7 +26,7 @@ type interrupts struct {
 	first  string    // what it says
 }
 
-var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+var interruptSignals = early.Signals
 
 // catchInterrupts starts handling the interrupts; the first one says so on
 // stderr. Call stop when done.
@@ -39,12 +40,20 @@ func catchInterruptsSaying(stderr io.Writer, first string) *interrupts {
 	it := &interrupts{ch: make(chan os.Signal, 3), hurry: make(chan struct{}), quit: make(chan struct{}), say: stderr, first: first}
 	it.ctx, it.cancel = context.WithCancelCause(context.Background())
 	signal.Notify(it.ch, interruptSignals...)
-	go it.loop()
+	// A signal caught before now (package early) is the first interrupt:
+	// the command sees it at once, as interrupted().
+	n := 0
+	if s := early.Take(); s != nil {
+		n = 1
+		it.cancel(nil)
+	}
+	go it.loop(n)
 	return it
 }
 
-func (it *interrupts) loop() {
-	for n := 1; ; n++ {
+// loop counts the interrupts after the first seen interrupts.
+func (it *interrupts) loop(seen int) {
+	for n := seen + 1; ; n++ {
 		select {
 		case <-it.ch:
 		case <-it.quit:

@@ -6,7 +6,8 @@ package main
 import (
 	"os"
 
-	// Before go-graphviz's initialization: see the package.
+	// Before go-graphviz's initialization: see the packages.
+	_ "github.com/dmxlab/dmx/cmd/dmx/early"
 	_ "github.com/dmxlab/dmx/render/gvcache"
 )
 

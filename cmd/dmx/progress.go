@@ -11,10 +11,10 @@ import (
 
 	"github.com/mattn/go-isatty"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // meter sits between a run and its trace writer and counts what the run

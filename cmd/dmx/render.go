@@ -12,11 +12,11 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // renderFlags are dmx render's flags: they map onto spacetime.Options.
@@ -28,6 +28,8 @@ type renderFlags struct {
 	radius                 string
 	runID                  int64
 	noFindings, noCollapse bool
+	heartbeats, allPages   bool
+	page                   int
 	open                   openFlags
 }
 
@@ -50,15 +52,24 @@ into dmx), .png (painted by dmx, fonts built in), .dot (Graphviz source with
 fixed positions: neato -n2 -Tsvg draws it), .md (a Mermaid sequence
 diagram of a small window, for README files and pull requests).
 
-Big runs are drawn by window: --from/--to on the time axis, --procs,
---around an event, --finding N; runs of three or more local events are
-collapsed into one node. A window of more than --max-events events is
-refused with the advice to narrow it.`,
+Without --from, --to or --around, the window is chosen by what matters:
+the first finding (or --finding N), else the run's faults (each crash,
+pause and partition with what followed it), else the whole run if it is
+short, else its start. Sections, reigns, pauses and partitions that began
+before the window are drawn from its edge, and the picture says which
+window it is and how to draw the rest. --from/--to take Lamport times, or
+wall times since the run's start (120ms) on either axis; --procs, --around
+an event, --finding N narrow it too. A long window wraps into rows, and
+rows into pages (--page N, or --pages for all); runs of three or more
+local events are collapsed into one node, and a failure detector's
+heartbeats are left out (--heartbeats draws them). A window of more than
+--max-events events is refused with the advice to narrow it.`,
 		Example: `  dmx render run.db -o run.svg
   dmx render run.db -o run.png --around P3#120
   dmx render run.db -o deadlock.svg --finding 1
   dmx render run.db -o start.svg --from 0 --to 200 --procs 0,1,2
   dmx render run.db -o wall.svg --time wall --from 100ms --to 250ms
+  dmx render run.db -o pause.png --from 480ms --to 1.2s
   dmx render run.db -o window.md --around P2#40 --radius 10`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -78,6 +89,10 @@ refused with the advice to narrow it.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
+			opts.Trace = args[0]
+			if err := checkOutput(file{"the picture (-o)", f.out}, file{"the input trace", args[0]}); err != nil {
+				return &exitError{exitUsage, err}
+			}
 			st, runs, err := f.open.runs(args[0], f.runID)
 			if err != nil {
 				return &exitError{exitUsage, err}
@@ -94,14 +109,71 @@ refused with the advice to narrow it.`,
 				}
 				opts.Findings = findingsOf(results)
 			}
-			d, err := buildDiagram(st, run, opts)
+			if format == "md" {
+				d, err := buildDiagram(st, run, opts)
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				if err := writeDiagram(f.out, format, d, opts); err != nil {
+					return &exitError{exitUsage, err}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", f.out, describeDiagram(d))
+				return nil
+			}
+			// A window chosen by what matters is fitted to one page; one
+			// the user gave is drawn page by page (never all of a long
+			// one in memory at once).
+			var d *spacetime.Diagram
+			var fitted []*spacetime.Picture
+			if opts.Auto > 0 {
+				d, fitted, err = drawDiagram(st, run, opts)
+			} else {
+				d, err = buildDiagram(st, run, opts)
+			}
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			if err := writeDiagram(f.out, format, d, opts); err != nil {
+			each := func(fn func(n, total int, p *spacetime.Picture) error) error {
+				if fitted == nil {
+					return spacetime.EachPage(d, !opts.NoCollapse, fn)
+				}
+				for i, p := range fitted {
+					if err := fn(i+1, len(fitted), p); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			err = each(func(n, total int, p *spacetime.Picture) error {
+				if f.page > total {
+					return fmt.Errorf("--page %d: the window is drawn on %s", f.page, plural.Count(total, "page"))
+				}
+				if !f.allPages && n != f.page {
+					return nil
+				}
+				path := f.out
+				if f.allPages && total > 1 {
+					path = pagePath(f.out, n)
+					if err := checkOutput(file{"the picture", path}, file{"the trace", args[0]}); err != nil {
+						return err
+					}
+				}
+				if err := writePicture(path, format, p); err != nil {
+					return err
+				}
+				line := describeDiagram(d)
+				if total > 1 {
+					line += fmt.Sprintf(", page %d of %d", n, total)
+					if !f.allPages {
+						line += " (--page N draws another, --pages all of them)"
+					}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, line)
+				return nil
+			})
+			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", f.out, describeDiagram(d))
 			return nil
 		},
 	}
@@ -119,6 +191,9 @@ refused with the advice to narrow it.`,
 	fs.Int64Var(&f.runID, "run", 0, "the run to draw, when the trace holds several")
 	fs.BoolVar(&f.noFindings, "no-findings", false, "do not run the checks; draw the run only")
 	fs.BoolVar(&f.noCollapse, "no-collapse", false, "draw every local event, even in long runs of them")
+	fs.BoolVar(&f.heartbeats, "heartbeats", false, "draw a failure detector's heartbeats (left out by default, and counted)")
+	fs.IntVar(&f.page, "page", 1, "the page to draw of a window too long for one")
+	fs.BoolVar(&f.allPages, "pages", false, "draw every page of a long window, as FILE-p2.svg... after FILE")
 	f.open.register(cmd)
 	return cmd
 }
@@ -130,20 +205,30 @@ func (f *renderFlags) options() (spacetime.Options, error) {
 	if o.Axis, err = spacetime.ParseAxis(f.axis); err != nil {
 		return o, fmt.Errorf("--time: %w", err)
 	}
+	// A duration bounds the window in wall time on either axis: a
+	// Lamport picture of 480ms..1.2s keeps the events a paused process
+	// had after its pause, whose Lamport times are those of before.
+	win := o.Axis
+	for _, v := range []string{f.from, f.to, f.radius} {
+		if spacetime.IsDuration(v) {
+			win = spacetime.Wall
+		}
+	}
+	o.WallWindow = win == spacetime.Wall && o.Axis == spacetime.Lamport
 	if f.from != "" {
-		if o.From, err = spacetime.ParseBound(o.Axis, f.from); err != nil {
+		if o.From, err = spacetime.ParseBound(win, f.from); err != nil {
 			return o, fmt.Errorf("--from %w", err)
 		}
 		o.HasFrom = true
 	}
 	if f.to != "" {
-		if o.To, err = spacetime.ParseBound(o.Axis, f.to); err != nil {
+		if o.To, err = spacetime.ParseBound(win, f.to); err != nil {
 			return o, fmt.Errorf("--to %w", err)
 		}
 		o.HasTo = true
 	}
 	if f.radius != "" {
-		if o.Radius, err = spacetime.ParseBound(o.Axis, f.radius); err != nil {
+		if o.Radius, err = spacetime.ParseBound(win, f.radius); err != nil {
 			return o, fmt.Errorf("--radius %w", err)
 		}
 	}
@@ -171,6 +256,16 @@ func (f *renderFlags) options() (spacetime.Options, error) {
 	}
 	o.MaxEvents = f.maxEvents
 	o.NoCollapse = f.noCollapse
+	o.Heartbeats = f.heartbeats
+	if f.page < 1 {
+		return o, fmt.Errorf("--page %d: want 1 or more", f.page)
+	}
+	if f.allPages && f.page != 1 {
+		return o, errors.New("--page and --pages both choose the pages; give one")
+	}
+	if !o.HasFrom && !o.HasTo && o.Around == nil && o.Radius == 0 {
+		o.Auto = spacetime.DefaultAuto // the window by what matters
+	}
 	return o, nil
 }
 
@@ -196,17 +291,40 @@ func findingsOf(results []analyze.Result) []analyze.Finding {
 // buildDiagram reads the window opts describe of run from st, with the
 // processes' roles and the messages' fates.
 func buildDiagram(st *trace.Store, run trace.Run, opts spacetime.Options) (*spacetime.Diagram, error) {
-	fates, err := st.Undelivered(run.ID)
-	if err != nil {
+	if err := diagramOptions(st, run, &opts); err != nil {
 		return nil, err
 	}
-	opts.Fates = fates
-	opts.Roles = roles(run)
 	d, err := spacetime.Build(run, func() (trace.Reader, error) { return st.Events(run.ID) }, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)
 	}
 	return d, nil
+}
+
+// drawDiagram is buildDiagram laid out into pages: a window chosen by
+// what matters is made to fit one page (spacetime.Draw).
+func drawDiagram(st *trace.Store, run trace.Run, opts spacetime.Options) (*spacetime.Diagram, []*spacetime.Picture, error) {
+	if err := diagramOptions(st, run, &opts); err != nil {
+		return nil, nil, err
+	}
+	d, pages, err := spacetime.Draw(run, func() (trace.Reader, error) { return st.Events(run.ID) }, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: run %d: %w", st.Path(), run.ID, err)
+	}
+	return d, pages, nil
+}
+
+// diagramOptions adds what the trace and the registry know of run: the
+// messages' fates, the processes' roles, the declared message types.
+func diagramOptions(st *trace.Store, run trace.Run, opts *spacetime.Options) error {
+	fates, err := st.Undelivered(run.ID)
+	if err != nil {
+		return err
+	}
+	opts.Fates = fates
+	opts.Roles = roles(run)
+	opts.MsgTypes = msgTypes(run)
+	return nil
 }
 
 // roles are the processes' roles at the start of run, as its algorithm
@@ -221,6 +339,46 @@ func roles(run trace.Run) map[int]string {
 		return nil
 	}
 	return spec.Roles(p.N, p.Params)
+}
+
+// msgTypes are the message types run's algorithm declares, in order
+// (none for a trace of another program): they give the types their colours.
+func msgTypes(run trace.Run) []string {
+	spec := registry.Lookup(run.Algorithm)
+	if spec == nil || run.Mode == "import" {
+		return nil
+	}
+	return spec.MsgTypes
+}
+
+// pagePath is where --pages writes page n of a picture: FILE-pN.ext.
+func pagePath(path string, n int) string {
+	if n == 1 {
+		return path
+	}
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s-p%d%s", strings.TrimSuffix(path, ext), n, ext)
+}
+
+// writePicture writes one laid-out page into the file path, replacing it
+// only once the picture is complete.
+func writePicture(path, format string, p *spacetime.Picture) error {
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case "svg":
+		err = spacetime.WriteSVG(&buf, p)
+	case "png":
+		err = spacetime.WritePNG(&buf, p)
+	case "dot":
+		err = spacetime.WriteDOT(&buf, p)
+	default:
+		err = fmt.Errorf("format %q: want svg, png or dot", format)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
 // writeDiagram draws d into the file path, replacing it only once the
@@ -242,6 +400,9 @@ func describeDiagram(d *spacetime.Diagram) string {
 	if !d.Whole {
 		s += fmt.Sprintf(" of %d (%s)", d.Total, d.Window())
 	}
+	if d.Why != "" && !d.Whole {
+		s += ", " + d.Why
+	}
 	if n := len(d.Findings); n > 0 {
 		s += fmt.Sprintf(", %s drawn in", plural.Count(n, "finding"))
 	}
@@ -249,29 +410,28 @@ func describeDiagram(d *spacetime.Diagram) string {
 }
 
 // diagramPath is where run and sim put the diagram of a run recorded into
-// tracePath: beside it, named after it.
+// tracePath: beside it, named after it, never the trace itself (a trace
+// named t.svg gets t-diagram.svg).
 func diagramPath(tracePath string, runID int64) string {
 	base := strings.TrimSuffix(tracePath, filepath.Ext(tracePath))
 	if runID > 1 {
 		base += fmt.Sprintf("-run%d", runID)
 	}
+	if base+".svg" == tracePath {
+		base += "-diagram"
+	}
 	return base + ".svg"
 }
 
-// The diagram run and sim draw: the whole run up to autoWhole events, else
-// a window around the first finding, else the first autoFirst events;
-// never more than autoMax events, so that drawing stays a fraction of a
-// second whatever the size of the run.
-const (
-	autoWhole  = 1300
-	autoFirst  = 400
-	autoRadius = 20
-	autoMax    = 1500
-)
+// autoMax bounds the events of the diagram run and sim draw, so that
+// drawing stays a fraction of a second whatever the size of the run.
+const autoMax = 6000
 
 // drawRun draws the diagram of a run just recorded (unless --no-diagram)
-// and returns the line that points to it, or to why there is none. A
-// failure to draw does not fail the run: the line says what went wrong.
+// and returns the line that points to it, or to why there is none. The
+// window is chosen by what matters (spacetime.Options.Auto): the first
+// finding, else the faults, else the whole run if short, else its start.
+// A failure to draw does not fail the run: the line says what went wrong.
 func (f *runFlags) drawRun(st *trace.Store, run trace.Run, results []analyze.Result, events int64) string {
 	if f.noDiag {
 		return ""
@@ -280,36 +440,31 @@ func (f *runFlags) drawRun(st *trace.Store, run trace.Run, results []analyze.Res
 	if path == "" {
 		path = diagramPath(f.out, run.ID)
 	}
+	// Checked again now that the trace exists (an explicit --diagram was
+	// checked before the run; the default one is only known now).
+	if err := checkOutput(file{"the diagram", path}, file{"the trace", f.out}, file{"the scenario read", f.scenario}); err != nil {
+		return "diagram: none: " + err.Error() + " (--diagram FILE draws it elsewhere)"
+	}
 	format, err := spacetime.FormatOf(path)
 	if err != nil {
 		return "diagram: none: " + err.Error()
 	}
-	findings := findingsOf(results)
-	opts := spacetime.Options{Findings: findings, MaxEvents: autoMax}
-	what := "whole run"
-	switch {
-	case events <= autoWhole:
-	case len(findings) > 0:
-		opts.Finding, opts.Radius = 1, autoRadius
-		what = "around finding 1"
-	default:
-		opts.First = autoFirst
-		what = fmt.Sprintf("the first %d events", autoFirst)
-	}
-	d, err := buildDiagram(st, run, opts)
-	var big *spacetime.TooBigError
-	if errors.As(err, &big) && opts.Finding > 0 && len(findings[0].Events) > 0 {
-		// The finding's events are far apart: the window around its first.
-		opts.Finding, opts.Around = 0, &findings[0].Events[0]
-		what = fmt.Sprintf("around %v, of finding 1", findings[0].Events[0])
-		d, err = buildDiagram(st, run, opts)
-	}
-	if err == nil {
-		err = writeDiagram(path, format, d, opts)
+	opts := spacetime.Options{Findings: findingsOf(results), MaxEvents: autoMax, Auto: spacetime.DefaultAuto, Trace: f.out}
+	var d *spacetime.Diagram
+	if format == "md" {
+		if d, err = buildDiagram(st, run, opts); err == nil {
+			err = writeDiagram(path, format, d, opts)
+		}
+	} else {
+		var pages []*spacetime.Picture
+		if d, pages, err = drawDiagram(st, run, opts); err == nil {
+			err = writePicture(path, format, pages[0])
+		}
 	}
 	if err != nil {
 		return "diagram: none: " + err.Error()
 	}
+	what := d.Why
 	if !d.Whole {
 		what = fmt.Sprintf("%s: %d of %d events, %s; dmx render draws any window", what, len(d.Events), d.Total, d.Window())
 	}
@@ -317,9 +472,8 @@ func (f *runFlags) drawRun(st *trace.Store, run trace.Run, results []analyze.Res
 }
 
 // drawFindings writes one picture per finding of each report into dir
-// (dmx check --diagram): a window around the finding, or around its first
-// event if the finding's events lie too far apart. It returns the files
-// written.
+// (dmx check --diagram): the window of the finding, or where it closes if
+// its events lie too far apart. It returns the files written.
 func drawFindings(st *trace.Store, reps []render.Report, dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -336,18 +490,16 @@ func drawFindings(st *trace.Store, reps []render.Report, dir string) ([]string, 
 			return paths, err
 		}
 		for i, f := range findings {
-			opts := spacetime.Options{Findings: findings, Finding: i + 1}
-			d, err := buildDiagram(st, run, opts)
-			var big *spacetime.TooBigError
-			if errors.As(err, &big) && len(f.Events) > 0 {
-				opts.Finding, opts.Around = 0, &f.Events[0]
-				d, err = buildDiagram(st, run, opts)
-			}
+			opts := spacetime.Options{Findings: findings, Finding: i + 1, Auto: spacetime.DefaultAuto, Trace: st.Path()}
+			_, pages, err := drawDiagram(st, run, opts)
 			if err != nil {
 				return paths, err
 			}
 			path := filepath.Join(dir, fmt.Sprintf("%s-run%d-finding%d-%s.svg", base, run.ID, i+1, f.Check))
-			if err := writeDiagram(path, "svg", d, opts); err != nil {
+			if err := checkOutput(file{"the picture", path}, file{"the input trace", st.Path()}); err != nil {
+				return paths, err
+			}
+			if err := writePicture(path, "svg", pages[0]); err != nil {
 				return paths, err
 			}
 			paths = append(paths, path)

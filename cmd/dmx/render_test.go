@@ -20,7 +20,7 @@ func TestRunDrawsDiagram(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	svg := filepath.Join(dir, "ra.svg")
-	if !strings.Contains(out, "diagram: "+svg+" (whole run)") {
+	if !strings.Contains(out, "diagram: "+svg+" (the whole run)") {
 		t.Errorf("the output does not point to the diagram:\n%s", out)
 	}
 	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) {
@@ -51,7 +51,7 @@ func TestRunDrawsDiagram(t *testing.T) {
 
 	// A run too big to draw whole is drawn by window, and says so.
 	code, out, _ = dmx(t, "sim", "ricart-agrawala", "--seed", "4", "--entries", "40", "-o", filepath.Join(dir, "big.db"))
-	if code != 0 || !strings.Contains(out, "the first 400 events:") || !strings.Contains(out, "Lamport 1..") {
+	if code != 0 || !strings.Contains(out, "(the start of the run: ") || !strings.Contains(out, "wall time +") {
 		t.Errorf("a big run: exit %d\n%s", code, out)
 	}
 }
@@ -104,7 +104,9 @@ func TestRender(t *testing.T) {
 		{"bad time axis", []string{"render", db, "-o", "x.svg", "--time", "vector"}, "want lamport or wall"},
 		{"empty window", []string{"render", db, "-o", "x.svg", "--from", "5000"}, "the window is empty"},
 		{"no such finding", []string{"render", db, "-o", "x.svg", "--finding", "9"}, "no finding 9"},
-		{"too many events", []string{"render", db, "-o", "x.svg", "--max-events", "10"}, "narrow it: --from 1 --to"},
+		{"too many events", []string{"render", db, "-o", "x.svg", "--max-events", "10"}, "narrow it: --from 0s --to"},
+		{"too many events, Lamport", []string{"render", db, "-o", "x.svg", "--max-events", "10", "--from", "1"}, "narrow it: --from 1 --to"},
+		{"no such page", []string{"render", db, "-o", "x.svg", "--page", "3"}, "drawn on 1 page"},
 		{"mermaid of a small window", []string{"render", db, "-o", "x.md", "--no-findings", "--from", "0"}, ""},
 		{"not a trace", []string{"render", "cli_test.go", "-o", "x.svg"}, "not a dmx trace"},
 	}

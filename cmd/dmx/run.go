@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -14,11 +12,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // runFlags are the flags run and sim share (DESIGN.md, "Common flags"):
@@ -33,6 +32,9 @@ type runFlags struct {
 	diagram  string // --diagram FILE; "" beside the trace
 	noDiag   bool
 	yes      bool
+	// maxEvents bounds a simulated run's events (--max-events): 0 for
+	// maxEventsFor's bound, < 0 for none.
+	maxEvents int64
 }
 
 func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
@@ -62,11 +64,12 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 		fs.Var(&p.Sim.Delay, "delay", "one-way message delay: fixed or uniform range")
 		fs.BoolVar(&p.Sim.Reorder, "reorder", false, "let messages between two processes overtake each other (channels are FIFO by default)")
 		fs.DurationVar(&p.Sim.Limit, "limit", p.Sim.Limit, "simulated time after which the run is cut short")
+		fs.Int64Var(&f.maxEvents, "max-events", 0, "cut the run short after this many events (0: ten times the run's estimated size, at least 1,000,000, so that a livelock stops; -1: no bound but --limit)")
 		fs.DurationVar(&p.Duration, "duration", 0, "how long an election run lasts in simulated time (default 2s)")
 	} else {
 		fs.IntVar(&p.UDP.BasePort, "port", 0, "node i listens on UDP port PORT+i on 127.0.0.1 (0: free ports)")
 		fs.DurationVar(&p.Duration, "duration", 0, "mutual exclusion: cut the run short after this long (default 2m); elections: how long the run lasts (default 2s)")
-		fs.DurationVar(&p.UDP.Stall, "stall", p.UDP.Stall, "end the run when no event happened for this long (a deadlock or starvation)")
+		fs.DurationVar(&p.UDP.Stall, "stall", p.UDP.Stall, "end the run when no event happened for this long (a deadlock or starvation); a node stopped by SIGSTOP is waited for, not a stall")
 	}
 }
 
@@ -159,6 +162,17 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 	if f.out == "" {
 		f.out = fmt.Sprintf("dmx-%s-%d.db", p.Spec.Name, p.Seed)
 	}
+	if f.out == "-" {
+		return p, errors.New("-o -: a trace is a file, not a stream; name one")
+	}
+	if f.diagram != "" && !f.noDiag {
+		if err := checkOutput(file{"the diagram (--diagram)", f.diagram}, file{"the trace (-o)", f.out}, file{"the scenario read (--scenario)", f.scenario}); err != nil {
+			return p, err
+		}
+	}
+	if f.scenario != "" && sameFile(f.out, f.scenario) {
+		return p, fmt.Errorf("the trace (-o) %s is also the scenario read (--scenario): dmx does not write over its input; choose another name", f.out)
+	}
 	return p, nil
 }
 
@@ -233,7 +247,7 @@ SIGCONT; both are fault events in the trace.
 				return &exitError{exitUsage, err}
 			}
 			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
-				res, err := runner.Launch(r.ctx, p, r.rec, runner.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry})
+				res, err := udp.Launch(r.ctx, p, r.rec, udp.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry})
 				status := res.Status
 				if t := res.Transport; t.Total() > 0 {
 					status += fmt.Sprintf("; transport rejected %s (%d bad key, %d malformed, %d wrong peer)", plural.Count(t.Total(), "datagram"), t.BadMAC, t.Malformed, t.WrongPeer)
@@ -288,7 +302,12 @@ channels it is lost.`,
 				return &exitError{exitUsage, err}
 			}
 			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
-				res, err := runner.Simulate(p, r.rec, r.ctx.Done())
+				limit := maxEventsFor(p.Estimate(), f.maxEvents)
+				res, err := runner.SimulateWith(p, r.rec, runner.SimHooks{Stop: r.ctx.Done(), MaxEvents: limit})
+				if res.Events >= limit && limit > 0 && !res.Complete && f.maxEvents == 0 {
+					res.Status = fmt.Sprintf("cut short: it grew to %s events where about %s were expected: a livelock? (--max-events N allows more, --limit bounds its simulated time)",
+						humanCount(res.Events), humanCount(p.Estimate().Events))
+				}
 				return res.Complete, res.Status, res.Notes, err
 			})
 		},
@@ -416,34 +435,48 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		complete, status = false, "interrupted"
 	}
 	werr := w.Close()
-	if runErr == nil && werr != nil {
-		runErr = werr
+	// What went wrong, said once: a full disk fails the recorder, the
+	// spool and the writer alike, each saying "database or disk is full".
+	failure := ""
+	if runErr != nil || werr != nil {
+		failure = oneLine(runErr, werr)
+		status = "failed: " + failure
 		complete = false
 	}
-	if runErr != nil && !strings.HasPrefix(status, "failed") {
-		status = "failed: " + runErr.Error()
-		complete = false
+	if werr != nil {
+		// Say how much of the run the trace holds: a check reads it as
+		// incomplete, and its note says so.
+		var stored int64
+		if err := st.DB().QueryRow(`SELECT count(*) FROM events WHERE run = ?`, runID).Scan(&stored); err == nil && stored < w.Count() {
+			status += fmt.Sprintf("; %d of %d events stored", stored, w.Count())
+		}
 	}
-	if err := st.EndRun(runID, time.Now().UnixNano(), complete, status); err != nil && runErr == nil {
-		runErr = err
-	}
-	if err := closeStore(); err != nil && runErr == nil {
-		runErr = err
+	endErr := st.EndRun(runID, time.Now().UnixNano(), complete, status)
+	closeErr := closeStore()
+	if failure == "" && (endErr != nil || closeErr != nil) {
+		failure = oneLine(endErr, closeErr)
+	} else if failure != "" {
+		// Ending the run or settling the file failed too (the disk is
+		// still full): what that adds, such as a trace that is not whole
+		// without its -wal, is said; what it repeats is not.
+		failure = oneLine(errors.New(failure), endErr, closeErr)
 	}
 	if p.WithDefaults().Driver == runner.DriverSim {
 		// What a simulated run took to compute is not how long it lasted:
 		// say both, the second as dmx stats does.
 		took += " of real time, " + m.span().String() + " of " + render.Clock("sim")
 	}
-	fmt.Fprintf(stderr, "recorded run %d: %s in %s (%s)\n", runID, plural.Count(w.Count(), "event"), took, status)
+	shown := status
+	if failure != "" {
+		// The failure itself is the last line.
+		shown = "failed" + strings.TrimPrefix(status, "failed: "+oneLine(runErr, werr))
+	}
+	fmt.Fprintf(stderr, "recorded run %d: %s in %s (%s)\n", runID, plural.Count(w.Count(), "event"), took, shown)
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "dmx: %s\n", n)
 	}
-	for _, n := range notes {
-		fmt.Fprintf(stderr, "dmx: %s\n", n)
-	}
-	if runErr != nil {
-		return &exitError{exitUsage, fmt.Errorf("%s: %w (what was recorded is in %s, run %d)", cmd.Name(), runErr, f.out, runID)}
+	if failure != "" {
+		return &exitError{exitUsage, fmt.Errorf("%s: %s (what was recorded is in %s, run %d)", cmd.Name(), failure, f.out, runID)}
 	}
 	if it.hurried() {
 		return &exitError{exitInconclusive, fmt.Errorf("stopped at once (second interrupt): run %d of %s is marked interrupted; not checked", runID, f.out)}
@@ -463,6 +496,12 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		fmt.Fprintf(stdout, "trace: %s\n", f.out)
 		if line := f.drawRun(rd, run, nil, w.Count()); line != "" {
 			fmt.Fprintln(stdout, line)
+		}
+		if !run.Complete {
+			// Unchecked, a run cut short (a limit, an interrupt) is
+			// still one whose properties cannot all be decided: exit 3,
+			// as its check would say, never 0.
+			return &exitError{exitInconclusive, fmt.Errorf("run %d of %s is incomplete (%s): inconclusive, not checked", runID, f.out, run.Status)}
 		}
 		return nil
 	}
@@ -509,6 +548,70 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	return verdictExit(code)
 }
 
+// oneLine says what errs say (the nil ones skipped) on one line, each
+// thing once: a line of one that another repeats, or holds, is left out.
+func oneLine(errs ...error) string {
+	var lines []string
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		for _, l := range strings.Split(err.Error(), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				lines = append(lines, l)
+			}
+		}
+	}
+	var out []string
+	for i, l := range lines {
+		dup := false
+		for j, m := range lines {
+			// Held by a longer line, or by an earlier one like it.
+			if j != i && strings.Contains(m, l) && (len(m) > len(l) || j < i) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, l)
+		}
+	}
+	// A cause that ends several lines ("...: database or disk is full")
+	// is said once, by the last.
+	if len(out) > 1 {
+		last := out[len(out)-1]
+		for i, l := range out[:len(out)-1] {
+			for k := 0; k+2 < len(l); k++ {
+				if l[k:k+2] == ": " && strings.HasSuffix(last, l[k:]) {
+					out[i] = l[:k]
+					break
+				}
+			}
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// maxEventsFor is the most events a simulated run estimated at est may
+// record before it is cut short: flag if the user chose (--max-events; <
+// 0: no bound), else ten times the estimate and at least minMaxEvents. A
+// livelocked simulation (majority -n 4 --entries 3 --seed 4 --faults
+// crash:2@enter#3) ran to the 10-minute simulated limit: 3 to 7 million
+// events, where about 300 were expected.
+func maxEventsFor(est runner.Size, flag int64) int64 {
+	switch {
+	case flag > 0:
+		return flag
+	case flag < 0:
+		return 0
+	}
+	return max(10*est.Events, minMaxEvents)
+}
+
+// minMaxEvents is the least bound maxEventsFor sets: a run this small
+// records in seconds, whatever its estimate said. A variable for tests.
+var minMaxEvents int64 = 1_000_000
+
 // errStopped: the check was stopped by an interrupt.
 var errStopped = errors.New("stopped")
 
@@ -554,19 +657,12 @@ func checkFormat(f string, valid ...string) error {
 func newNodeCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:    "node",
-		Short:  "One node of a run (started by dmx run; not for direct use)",
+		Short:  "One node of a run (started by dmx run when dmx-node is not beside dmx; not for direct use)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dir := os.Getenv(nodeProfileEnv); dir != "" {
-				stop, err := cpuProfile(filepath.Join(dir, fmt.Sprintf("node-%d.pprof", os.Getpid())))
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				defer stop()
-			}
-			if err := runner.NodeMain(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil && !errors.Is(err, io.EOF) {
-				return &exitError{exitUsage, err}
+			if code := udp.NodeProcess(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
+				return &exitError{code: code}
 			}
 			return nil
 		},

@@ -6,21 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/signal"
+	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/cmd/dmx/early"
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/render/viewer"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/replay"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 func newServeCmd() *cobra.Command {
@@ -63,6 +63,9 @@ localhost. Ctrl-C stops it.`,
 				stores = append(stores, st)
 				rs, err := st.Runs()
 				if err != nil {
+					if !strings.HasPrefix(err.Error(), path+": ") {
+						err = fmt.Errorf("%s: %w", path, err)
+					}
 					return &exitError{exitUsage, err}
 				}
 				runs += len(rs)
@@ -70,10 +73,11 @@ localhost. Ctrl-C stops it.`,
 			states := newServeStates()
 			defer states.Close()
 			srv, err := viewer.New(stores, viewer.Options{
-				Check: func(st *trace.Store, run trace.Run) ([]analyze.Result, error) { return evaluate(st, run, nil) },
-				Roles: roles,
-				State: states.after,
-				Log:   cmd.ErrOrStderr(),
+				Check:    func(st *trace.Store, run trace.Run) ([]analyze.Result, error) { return evaluate(st, run, nil) },
+				Roles:    roles,
+				MsgTypes: msgTypes,
+				State:    states.after,
+				Log:      cmd.ErrOrStderr(),
 			})
 			if err != nil {
 				return &exitError{exitUsage, err}
@@ -86,8 +90,11 @@ localhost. Ctrl-C stops it.`,
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(ctx, early.Signals...)
 			defer stop()
+			if s := early.Take(); s != nil {
+				return &exitError{exitInconclusive, fmt.Errorf("serve: interrupted (%v) before it began", s)}
+			}
 			go func() {
 				<-ctx.Done()
 				ln.Close()

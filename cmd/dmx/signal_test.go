@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -360,4 +361,91 @@ func copyFile(t *testing.T, from, to string) {
 	if _, err := io.Copy(out, in); err != nil && !errors.Is(err, io.EOF) {
 		t.Fatal(err)
 	}
+}
+
+// TestSignalDuringStart: a SIGTERM, SIGHUP or Ctrl-C that comes while
+// dmx's packages are still being initialized (go-graphviz compiles its
+// WebAssembly module then: 50 ms idle, 418 ms measured under load) is an
+// interruption, exit 3, not death by the signal (issue 22: 143 and 129).
+// The signal goes 20 ms after Go's runtime is up (a second thread, sysmon,
+// exists), well inside that compilation.
+func TestSignalDuringStart(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT} {
+		for _, what := range [][]string{
+			{"sim", "central", "-n", "2", "--entries", "100000", "--yes", "--no-diagram"},
+			{"check"},
+		} {
+			t.Run(fmt.Sprintf("%v/%s", sig, what[0]), func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "t.db")
+				args := what
+				switch what[0] {
+				case "check":
+					// Big enough that the check is not over before the signal.
+					if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "300", "--seed", "1", "-o", path, "--no-diagram", "--no-check"); code != 0 {
+						t.Fatalf("sim: %s", errs)
+					}
+					args = append(what, path)
+				case "sim":
+					args = append(what, "-o", path)
+				}
+				p := start(t, args...)
+				task := fmt.Sprintf("/proc/%d/task", p.cmd.Process.Pid)
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Microsecond) {
+					if ents, err := os.ReadDir(task); err == nil && len(ents) >= 2 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Skip("no second thread in /proc: cannot tell when Go's runtime is up")
+					}
+				}
+				time.Sleep(20 * time.Millisecond)
+				p.cmd.Process.Signal(sig)
+				code, got := p.wait(t, 30*time.Second)
+				if got != 0 {
+					t.Fatalf("killed by %v", got)
+				}
+				if code != exitInconclusive && code != exitOK {
+					t.Errorf("exit %d, want 3 (or 0 if it was done)\nstderr:\n%s", code, p.stderr.String())
+				}
+				if code == exitInconclusive && !strings.Contains(p.stderr.String(), "interrupted") {
+					t.Errorf("exit 3 does not say interrupted:\n%s", p.stderr.String())
+				}
+				if what[0] == "sim" && len(sideFiles(t, path)) > 0 {
+					t.Errorf("files left beside the trace: %v", sideFiles(t, path))
+				}
+			})
+		}
+	}
+}
+
+// TestEarlyBeforeGraphviz: package early starts catching the signals
+// before go-graphviz's initialization, whatever else dmx comes to import
+// (the order is Go's, by import path among the packages ready).
+func TestEarlyBeforeGraphviz(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "--version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var order []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[0] == "init" {
+			order = append(order, f[1])
+		}
+	}
+	early, gv := slices.Index(order, "github.com/dmxlab/dmx/cmd/dmx/early"), -1
+	for i, p := range order {
+		if strings.HasPrefix(p, "github.com/goccy/go-graphviz") {
+			gv = i
+			break
+		}
+	}
+	if early < 0 {
+		t.Fatalf("package early not initialized:\n%s", out)
+	}
+	if gv >= 0 && gv < early {
+		t.Errorf("go-graphviz (%s) initialized before package early", order[gv])
+	}
+	t.Logf("early is package %d of %d initialized; go-graphviz's first %d", early+1, len(order), gv+1)
 }

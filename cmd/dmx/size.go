@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/dmxlab/dmx/cmd/dmx/early"
 	"github.com/dmxlab/dmx/runner"
 )
 
@@ -50,6 +51,11 @@ func sizeOK(in io.Reader, stderr io.Writer, name string, p runner.Plan, est runn
 		smaller = "fewer nodes (-n) or a shorter --duration"
 	}
 	if interactive(in, stderr) {
+		// At the question Ctrl-C simply quits: the signals' default
+		// actions are back (package early), unless one came already.
+		if s := early.Take(); s != nil {
+			return fmt.Errorf("%s: interrupted (%v) before it started", name, s)
+		}
 		fmt.Fprintf(stderr, "dmx %s: a very large run: %s.\nRecord it? [y/N] ", name, what)
 		answer, _ := bufio.NewReader(in).ReadString('\n')
 		switch strings.ToLower(strings.TrimSpace(answer)) {

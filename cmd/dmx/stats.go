@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/analyze/stats"
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 )
 
@@ -83,7 +83,7 @@ func measure(open *openFlags, path string, runID int64) ([]*stats.Stats, error) 
 		if err != nil {
 			return nil, fmt.Errorf("%s: run %d: %w", path, run.ID, err)
 		}
-		var costs []algo.Cost // none for a trace of another program
+		var costs []theory.Cost // none for a trace of another program
 		if spec := registry.Lookup(run.Algorithm); spec != nil {
 			costs = spec.Costs
 		}

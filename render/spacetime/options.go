@@ -41,6 +41,23 @@ type Options struct {
 	Finding        int        // > 0: a window of Radius around the Nth finding (1-based, in Findings' order)
 	Radius         int64      // half the width of an Around or Finding window, in axis units; 0: a default
 	First          int        // > 0 and no other bound: the window of the run's first First events
+	// WallWindow says From and To (and Radius) are wall times (ns since
+	// the run's first event) on a Lamport picture.
+	WallWindow bool
+	// Auto > 0 chooses the window by what matters (see Diagram.Why): the
+	// first finding (or Finding), else the faults, else the whole run,
+	// else its start, drawing at most about Auto events (heartbeats not
+	// counted). From, To, Around and Radius must not be set.
+	Auto int
+	// Heartbeats draws background messages (a failure detector's); by
+	// default they are left out and counted in the caption.
+	Heartbeats bool
+	// Page is the page of a long window Write writes (1-based; 0: the
+	// first). See Layout.
+	Page int
+	// Trace is the trace file's path, named in the hints of how to draw
+	// the rest of the run.
+	Trace string
 
 	// MaxEvents refuses a window holding more events (0: DefaultMaxEvents);
 	// the error says how to narrow it.
@@ -52,6 +69,10 @@ type Options struct {
 
 	// Findings are drawn in, those that have events in the window.
 	Findings []analyze.Finding
+	// MsgTypes are the message types the run's algorithm declares, in
+	// order (algo.Spec.MsgTypes): they give the types their colours
+	// (render/palette).
+	MsgTypes []string
 	// Roles name the processes' roles at the start ("coordinator", "token
 	// holder"), shown with their lane's label.
 	Roles map[int]string
@@ -79,6 +100,15 @@ func (o *Options) axis() Axis {
 	return o.Axis
 }
 
+// auto says the window is chosen (Options.Auto).
+func (o *Options) auto() bool {
+	return o.Auto > 0 && o.Around == nil && !o.HasFrom && !o.HasTo && o.Radius == 0
+}
+
+// DefaultAuto is the budget of events of a window chosen by what matters:
+// some five rows of a page.
+const DefaultAuto = 360
+
 func (o *Options) maxEvents() int {
 	if o.MaxEvents <= 0 {
 		return DefaultMaxEvents
@@ -105,6 +135,13 @@ func ParseRef(s string) (trace.Ref, error) {
 		return trace.Ref{}, fmt.Errorf("event %q: want P<process>#<seq>, as in P3#120", s)
 	}
 	return trace.Ref{Proc: proc, Seq: seq}, nil
+}
+
+// IsDuration reports whether s is a duration ("120ms"), which bounds a
+// window in wall time whatever the picture's axis.
+func IsDuration(s string) bool {
+	_, err := time.ParseDuration(strings.TrimSpace(s))
+	return err == nil && strings.TrimSpace(s) != "0"
 }
 
 // ParseBound reads a --from or --to value on axis: a Lamport value, or for
@@ -166,9 +203,9 @@ func (e *TooBigError) Error() string {
 	span := fmt.Sprintf("Lamport %d..%d", e.RunLo, e.RunHi)
 	ex := fmt.Sprintf("--from %d --to %d", e.Lo, e.Lo+max(1, (e.Hi-e.Lo)*int64(e.Max)/int64(max(1, e.Events))))
 	if e.Axis == Wall {
-		what = fmt.Sprintf("%v..%v", time.Duration(e.Lo), time.Duration(e.Hi))
-		span = fmt.Sprintf("%v..%v", time.Duration(e.RunLo), time.Duration(e.RunHi))
-		ex = fmt.Sprintf("--from %v --to %v", time.Duration(e.Lo), time.Duration(e.Lo+max(1, (e.Hi-e.Lo)*int64(e.Max)/int64(max(1, e.Events)))))
+		what = fmt.Sprintf("%s..%s", flagDur(e.Lo), flagDur(e.Hi))
+		span = fmt.Sprintf("%s..%s", flagDur(e.RunLo), flagDur(e.RunHi))
+		ex = fmt.Sprintf("--from %s --to %s", flagDur(e.Lo), flagDur(e.Lo+max(1, (e.Hi-e.Lo)*int64(e.Max)/int64(max(1, e.Events)))))
 	}
 	return fmt.Sprintf("the window (%s) holds %d events, more than %d; narrow it: %s (the run spans %s), --procs 0,1, --around P0#1, --finding 1, or raise --max-events",
 		what, e.Events, e.Max, ex, span)

@@ -21,6 +21,8 @@ type Picture struct {
 	Title         string
 	Nodes         []Node // drawn after (above) the edges, in order
 	Edges         []Edge // drawn in order
+
+	rows []float64 // the top of each row of a space-time page
 }
 
 // Shape is how a Node is drawn.
@@ -55,6 +57,7 @@ type Node struct {
 	Bold     bool
 	Color    string // Text: its colour
 	Align    byte   // Text: 'l' its left end at X-W/2, 'r' its right end at X+W/2; 0 centred
+	Halo     bool   // Text: a white rim around the letters, for words over lines
 	Tip      string // tooltip (SVG), e.g. "P2#17 send request to P3, Lamport 45"
 	Class    string // SVG class: what the node shows ("event", "crash", "finding"...)
 	external bool   // id: "x" + index instead of an event's name
@@ -77,6 +80,36 @@ type Edge struct {
 	LabelCol  string
 	Tip       string
 	Class     string
+}
+
+// Rect is a box of a Picture: X0 < X1, Y0 < Y1.
+type Rect struct{ X0, Y0, X1, Y1 float64 }
+
+// Overlaps reports whether r and o share more than an edge.
+func (r Rect) Overlaps(o Rect) bool { return r.X0 < o.X1 && o.X0 < r.X1 && r.Y0 < o.Y1 && o.Y0 < r.Y1 }
+
+// textBox is the box the words s take, centred on c.
+func textBox(c Pt, s string, size float64, bold bool) Rect {
+	w := textWidth(s, size, bold)
+	return Rect{c.X - w/2, c.Y - size*0.6, c.X + w/2, c.Y + size*0.6}
+}
+
+// LabelBoxes returns the box of every piece of text of the picture (text
+// nodes and the labels of edges), in the order drawn. The layout places
+// them so that no two overlap.
+func (p *Picture) LabelBoxes() []Rect {
+	var out []Rect
+	for i := range p.Nodes {
+		if n := &p.Nodes[i]; n.Shape == Text && n.Label != "" {
+			out = append(out, textBox(Pt{n.X, n.Y}, n.Label, n.Size, n.Bold))
+		}
+	}
+	for i := range p.Edges {
+		if e := &p.Edges[i]; e.Label != "" {
+			out = append(out, textBox(e.LabelAt, e.Label, e.LabelSize, false))
+		}
+	}
+	return out
 }
 
 // Pt is a point of a Picture.
@@ -190,3 +223,8 @@ func textWidth(s string, size float64, bold bool) float64 {
 }
 
 func fix(x fixed.Int26_6) float64 { return float64(x) / 64 }
+
+// TextWidth is the width in points of s at size in the font pictures are
+// measured and painted in (the Go fonts), for other pictures drawn as a
+// Picture (render/plot).
+func TextWidth(s string, size float64, bold bool) float64 { return textWidth(s, size, bold) }

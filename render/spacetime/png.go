@@ -69,6 +69,7 @@ func Paint(p *Picture) (*image.RGBA, error) {
 	}
 	for i := range p.Edges {
 		if e := &p.Edges[i]; e.Label != "" {
+			pt.halo(e.LabelAt, e.Label, e.LabelSize, false)
 			if err := pt.text(e.LabelAt, e.Label, e.LabelSize, false, e.LabelCol); err != nil {
 				return nil, err
 			}
@@ -218,6 +219,9 @@ func (pt *painter) node(n *Node) error {
 	case Anchor:
 		return nil
 	case Text:
+		if n.Halo {
+			pt.halo(c, n.Label, n.Size, n.Bold)
+		}
 		return pt.text(c, n.Label, n.Size, n.Bold, n.Color)
 	case Dot, Ring:
 		outer := circle(c, n.R)
@@ -235,34 +239,19 @@ func (pt *painter) node(n *Node) error {
 		}
 		return nil
 	}
-	var poly []Pt
-	switch n.Shape {
-	case Square:
-		r := n.R
-		poly = []Pt{{c.X - r, c.Y - r}, {c.X + r, c.Y - r}, {c.X + r, c.Y + r}, {c.X - r, c.Y + r}}
-	case Diamond:
-		r := n.R
-		poly = []Pt{{c.X, c.Y - r}, {c.X + r, c.Y}, {c.X, c.Y + r}, {c.X - r, c.Y}}
-	case Triangle:
-		r := n.R
-		poly = []Pt{{c.X, c.Y - r}, {c.X + r, c.Y + r*0.75}, {c.X - r, c.Y + r*0.75}}
-	case Star:
-		for i := range 10 {
-			rr := n.R
-			if i%2 == 1 {
-				rr = n.R * 0.42
-			}
-			a := -math.Pi/2 + float64(i)*math.Pi/5
-			poly = append(poly, Pt{c.X + rr*math.Cos(a), c.Y + rr*math.Sin(a)})
-		}
-	case Box:
-		poly = []Pt{{c.X - n.W/2, c.Y - n.H/2}, {c.X + n.W/2, c.Y - n.H/2}, {c.X + n.W/2, c.Y + n.H/2}, {c.X - n.W/2, c.Y + n.H/2}}
-	}
+	poly := polygon(n)
 	pt.fill(n.Fill, poly)
 	if n.Stroke != "" && n.Pen > 0 {
 		pt.stroke(append(poly, poly[0]), n.Pen, n.Stroke, false)
 	}
 	return nil
+}
+
+// halo paints a pale box under words drawn over lines (SVG draws a white
+// rim around the letters instead).
+func (pt *painter) halo(c Pt, s string, size float64, bold bool) {
+	r := textBox(c, s, size, bold)
+	pt.fill("#ffffffd0", []Pt{{r.X0 - 1, r.Y0}, {r.X1 + 1, r.Y0}, {r.X1 + 1, r.Y1}, {r.X0 - 1, r.Y1}})
 }
 
 // circle is a polygon close to a circle.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/dmxlab/dmx/render/palette"
 	"maps"
 	"math"
 	"net/http"
@@ -124,6 +125,12 @@ func (s *section) endKey(a axis) int64 {
 	return math.MaxInt64
 }
 
+// colors are the colours of a run's message types and resources.
+type colors struct {
+	Types     map[string]string `json:"types"`
+	Resources map[string]string `json:"resources"`
+}
+
 // outline is what the page needs first: the lanes, the run's extent on
 // both axes, its resources, message types and down times.
 type outline struct {
@@ -137,9 +144,12 @@ type outline struct {
 	Note      string     `json:"note,omitempty"`
 	Resources []string   `json:"resources"`
 	Types     []string   `json:"types"`
-	Downs     []down     `json:"downs"`
-	Sections  int        `json:"sections"`
-	Replay    bool       `json:"replay"`
+	// Colors are the colours of the run's message types and resources,
+	// from render/palette: those of the static pictures.
+	Colors   colors `json:"colors"`
+	Downs    []down `json:"downs"`
+	Sections int    `json:"sections"`
+	Replay   bool   `json:"replay"`
 
 	// sections by process and resource, each list in program order
 	// (disjoint, so sorted by start and by end alike).
@@ -230,19 +240,16 @@ func (v *runView) readOutline() (*outline, error) {
 		o.Lanes = append(o.Lanes, ln)
 	}
 
-	// Message types in the order of their first message, so that each
-	// keeps its colour whatever the window: those of the first messages
-	// (reading all of them would cost 0.1s a million; a type that first
-	// appears later gets the next colour when the page first sees it).
-	rows, err := db.Query(`SELECT type, min(id) AS first FROM (SELECT type, id FROM messages WHERE run = ? AND type IS NOT NULL ORDER BY id LIMIT 20000)
-		GROUP BY type ORDER BY first`, run)
+	// Message types: all of the run's, coloured by name as the static
+	// pictures colour them (render/palette), so that a type keeps its
+	// colour whatever the window, here and in dmx render's pictures.
+	rows, err := db.Query(`SELECT DISTINCT type FROM messages WHERE run = ? AND type IS NOT NULL`, run)
 	if err != nil {
 		return nil, v.fail("read the message types", err)
 	}
 	for rows.Next() {
 		var t string
-		var first int64
-		if err := rows.Scan(&t, &first); err != nil {
+		if err := rows.Scan(&t); err != nil {
 			rows.Close()
 			return nil, v.fail("read the message types", err)
 		}
@@ -252,6 +259,12 @@ func (v *runView) readOutline() (*outline, error) {
 	if err := rows.Err(); err != nil {
 		return nil, v.fail("read the message types", err)
 	}
+	var declared []string
+	if v.srv.opts.MsgTypes != nil {
+		declared = v.srv.opts.MsgTypes(v.run)
+	}
+	o.Colors.Types = palette.Types(declared, o.Types)
+	o.Types = palette.Order(declared, o.Types) // the legend's order
 	if err := v.readSections(o); err != nil {
 		return nil, err
 	}
@@ -382,6 +395,7 @@ func (v *runView) readSections(o *outline) error {
 	}
 	flush(nil)
 	o.Resources = slices.Sorted(maps.Keys(resources))
+	o.Colors.Resources = palette.ResourceColours(o.Resources)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dmxlab/dmx/render/palette"
 	"io"
 	"io/fs"
 	"net"
@@ -31,6 +32,10 @@ type Options struct {
 	Check func(st *trace.Store, run trace.Run) ([]analyze.Result, error)
 	// Roles names the processes' roles at the start of a run; nil: none.
 	Roles func(run trace.Run) map[int]string
+	// MsgTypes lists the message types a run's algorithm declares, in
+	// order (algo.Spec.MsgTypes): they colour the types as the static
+	// pictures do (render/palette); nil: the types by name.
+	MsgTypes func(run trace.Run) []string
 	// State returns the algorithm state of a process right after one of
 	// its events (a replay of the run up to it); nil: the page says that
 	// this dmx cannot replay, and the endpoint answers 501.
@@ -128,6 +133,13 @@ func (s *Server) routes() {
 	page, _ := fs.Sub(pageFS, "page")
 	files := http.FileServer(http.FS(page))
 	m.Handle("/", pageOnly(files))
+	// The palette the static pictures use, so that the page colours a
+	// type, a resource and a mark as they do.
+	m.HandleFunc("GET /palette.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		io.WriteString(w, palette.JS())
+	})
 	m.HandleFunc("GET /api/runs", s.handleRuns)
 	m.HandleFunc("GET /api/outline", s.withRun(s.handleOutline))
 	m.HandleFunc("GET /api/overview", s.withRun(s.handleOverview))

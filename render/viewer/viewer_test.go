@@ -128,7 +128,7 @@ func TestWindowMatchesBuild(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					opts := spacetime.Options{Axis: spacetime.Axis(a.String()), From: lo, To: hi, HasFrom: true, HasTo: true, MaxEvents: 1 << 30, Fates: fates}
+					opts := spacetime.Options{Axis: spacetime.Axis(a.String()), From: lo, To: hi, HasFrom: true, HasTo: true, MaxEvents: 1 << 30, Fates: fates, Heartbeats: true}
 					d, err := spacetime.Build(v.run, src, opts)
 					if err != nil {
 						t.Fatal(err)

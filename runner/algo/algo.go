@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dmxlab/dmx/analyze/theory"
 )
 
 // InputKind says what an Input is.
@@ -293,8 +295,8 @@ type Spec struct {
 	// not know to be down; lease, where any live server may win). Empty
 	// if it decides no leader.
 	Validity string
-	Costs    []Cost  // what it costs: the seeds' figures (dmx stats compares runs with them) and dmx's own counts
-	Params   []Param // parameters it accepts
+	Costs    []theory.Cost // what it costs: the seeds' figures (dmx stats compares runs with them) and dmx's own counts
+	Params   []Param       // parameters it accepts
 	// UDPParams, if set, returns the parameters a run over real UDP
 	// starts from where the plan sets none, given the plan's own
 	// parameters (a variant they choose may need others): time-outs that

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -51,83 +50,35 @@ type Message struct {
 	Recvs []int // indexes in Events of its receives
 }
 
-// Load reads the runs of st named by ids (all of them if ids is empty) for
-// an exporter: events in a causal order, with the vector and Lamport
-// clocks that happens-before gives them, and their messages.
-func Load(st *trace.Store, ids []int64) ([]Exported, error) {
-	runs, err := st.Runs()
-	if err != nil {
-		return nil, err
-	}
-	var out []Exported
-	for _, r := range runs {
-		if len(ids) > 0 && !containsID(ids, r.ID) {
-			continue
-		}
-		evs, err := st.AllEvents(r.ID)
-		if err != nil {
-			return nil, err
-		}
-		x, err := Prepare(r, evs)
-		if err != nil {
-			return nil, fmt.Errorf("%s: run %d: %w", st.Path(), r.ID, err)
-		}
-		out = append(out, x)
-	}
-	for _, id := range ids {
-		found := false
-		for _, x := range out {
-			found = found || x.Run.ID == id
-		}
-		if !found {
-			return nil, fmt.Errorf("%s: no run %d", st.Path(), id)
-		}
-	}
-	return out, nil
-}
-
-func containsID(ids []int64, id int64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
-
-// Prepare makes the exported form of one run from its events.
-func Prepare(r trace.Run, evs []trace.Event) (Exported, error) {
-	x := Exported{Run: r}
+// BuildExport makes the exported form of one run from its events, given in a
+// causal order (the order in which analyze.Walk visits them), each with
+// the vector clock happens-before gives it: it derives their Lamport
+// clocks, sorts them by Lamport clock, process and seq, names the hosts
+// and lists the messages. analyze.ExportRun and analyze.ExportRuns give
+// exporters their runs so; trace does not rebuild happens-before itself.
+func BuildExport(r trace.Run, evs []ExportedEvent) Exported {
+	x := Exported{Run: r, Events: evs}
 	sendLam := map[int64]uint64{} // Lamport clock of each message's send
 	procLam := map[int]uint64{}
-	_, err := analyze.Walk(r, &trace.SliceReader{Events: evs}, func(ev *trace.Event, hb *analyze.HB) {
-		e := ExportedEvent{Event: *ev}
-		e.VC = hb.Clock().Clone()
-		if ev.Detail != nil {
-			e.Detail = append([]byte(nil), ev.Detail...)
-		}
-		links, _ := ev.Links() // Walk refused a trace whose links do not read
-		lam := procLam[ev.Proc]
-		if ev.Kind == trace.KindReceive {
-			lam = max(lam, sendLam[ev.Msg])
+	for i := range x.Events {
+		e := &x.Events[i]
+		links, _ := e.Links() // happens-before refused a trace whose links do not read
+		lam := procLam[e.Proc]
+		if e.Kind == trace.KindReceive {
+			lam = max(lam, sendLam[e.Msg])
 		}
 		for _, k := range links.Recv {
 			lam = max(lam, sendLam[k.Msg])
 		}
 		lam++
-		procLam[ev.Proc] = lam
+		procLam[e.Proc] = lam
 		e.Lamport = lam
-		if ev.Kind == trace.KindSend && ev.Msg != 0 {
-			sendLam[ev.Msg] = lam
+		if e.Kind == trace.KindSend && e.Msg != 0 {
+			sendLam[e.Msg] = lam
 		}
 		for _, k := range links.Sent {
 			sendLam[k.Msg] = lam
 		}
-		e.Origin, _ = ev.Origin()
-		x.Events = append(x.Events, e)
-	})
-	if err != nil {
-		return x, err
 	}
 	sort.SliceStable(x.Events, func(i, j int) bool {
 		a, b := &x.Events[i], &x.Events[j]
@@ -148,7 +99,7 @@ func Prepare(r trace.Run, evs []trace.Event) (Exported, error) {
 	for i := range x.Events {
 		x.Events[i].Text = Text(&x.Events[i].Event, x.Hosts)
 	}
-	return x, nil
+	return x
 }
 
 // hostNames names n processes: by the trace's names where it has them,

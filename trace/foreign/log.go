@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dmxlab/dmx/render/plural"
 	"github.com/dmxlab/dmx/trace"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Log is what a format's parser read: one or more executions, each of

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/foreign"
 )
@@ -59,7 +60,7 @@ func small() (trace.Run, []trace.Event) {
 // TestExportGolden: what each exporter writes of the small run, against
 // testdata/export/FORMAT.golden (go test -update rewrites them).
 func TestExportGolden(t *testing.T) {
-	x, err := foreign.Prepare(small())
+	x, err := analyze.ExportRun(small())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,15 +8,14 @@
 const MAX_EVENTS = 10000;     // the most events a window the page asks for holds
 const GUTTER = 92;            // room for lane labels, in CSS pixels
 const RULER = 22;             // the time ruler above the lanes
-const MSG_COLORS = ['#1f77b4', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#bcbd22', '#ff7f0e', '#7f7f7f', '#393b79'];
-const RES_COLORS = ['#4c9be8', '#f28e2b', '#59a14f', '#b07aa1', '#edc948', '#76b7b2', '#ff9da7', '#9c755f'];
+// The colours are dmx's one palette (render/palette, served as
+// palette.js): a type, a resource and a mark look as in dmx render's
+// pictures and the HTML report. Findings are the only red.
+const MSG_COLORS = PALETTE.messages;
+const RES_COLORS = PALETTE.resources;
 const MINOR = new Set(['internal', 'timeout', 'wait', 'start', 'stop']);
-const KIND_COLORS = {
-  crash: '#c0392b', recover: '#2e8b57', leader: '#d4a017', election_start: '#7b3fb5',
-  suspect: '#e07b00', trust: '#1b8a8a', deliver: '#1f5fbf', drop: '#c0392b', fault: '#e07b00',
-  cs_request: '#666', cs_enter: '#222', cs_exit: '#222',
-};
-const RED = '#e8112d';
+const KIND_COLORS = Object.assign({ cs_request: '#666', cs_enter: '#222', cs_exit: '#222' }, PALETTE.kinds);
+const RED = PALETTE.finding;
 
 const $ = (id) => document.getElementById(id);
 
@@ -75,7 +74,7 @@ const refName = (p, s) => `P${p}#${s}`;
 const key = (pt) => (S.axis === 'wall' ? pt.w : pt.l);
 
 function typeColor(t) {
-  if (t === 'heartbeat') return '#c4c4c4';
+  if (t === 'heartbeat') return PALETTE.background;
   if (!S.typeColor.has(t)) S.typeColor.set(t, MSG_COLORS[S.typeColor.size % MSG_COLORS.length]);
   return S.typeColor.get(t);
 }
@@ -107,6 +106,11 @@ class Pane {
     this.outline = await api('/api/outline?' + q({ run: key }));
     // The message types this run is known to have: the legend's.
     this.types = new Set(this.outline.types || []);
+    // The colours the server gave by name (those of the static pictures)
+    // win over the page's own order of first sight.
+    const cols = this.outline.colors || {};
+    for (const [t, c] of Object.entries(cols.types || {})) if (!S.typeColor.has(t)) S.typeColor.set(t, c);
+    for (const [r, c] of Object.entries(cols.resources || {})) if (!S.resColor.has(r)) S.resColor.set(r, c);
     for (const t of this.types) typeColor(t);
     for (const r of this.outline.resources || []) resColor(r);
     const r = this.outline.run;
@@ -418,7 +422,7 @@ function drawDensity(ctx, pane, d, w, lh, sc) {
     ctx.fillStyle = color; ctx.fillRect(x - 1, y - hgt, 2, hgt * 2);
   };
   if (pane === S.panes[0]) {
-    for (const pt of S.hlList) tick(pt.p, key(pt), '#e6a700', lh * 0.45);
+    for (const pt of S.hlList) tick(pt.p, key(pt), PALETTE.highlight, lh * 0.45);
     if (S.active) for (const e of S.active.events) if (e.s) tick(e.p, key(e), RED, lh * 0.5);
   }
   if (S.sel && S.sel.pane === pane && S.sel.info) tick(S.sel.p, key({ l: S.sel.info.lamport, w: S.sel.info.wall }), '#000', lh * 0.5);
@@ -488,7 +492,7 @@ function drawEvents(ctx, pane, d, w, lh, sc) {
       const x0 = sc.x(key(s.e)), x1 = s.x ? sc.x(key(s.x)) : w;
       ctx.globalAlpha = 0.55 * fade(s.p, s.e.s); ctx.fillStyle = col;
       ctx.fillRect(x0, y - bar / 2, Math.max(2, x1 - x0), bar);
-      if (s.c) { ctx.globalAlpha = 1; ctx.fillStyle = '#c0392b'; ctx.fillRect(x1 - 1, y - bar, 2, 2 * bar); }
+      if (s.c) { ctx.globalAlpha = 1; ctx.fillStyle = PALETTE.crash; ctx.fillRect(x1 - 1, y - bar, 2, 2 * bar); }
     }
     ctx.globalAlpha = 1;
   }
@@ -549,7 +553,7 @@ function drawEvents(ctx, pane, d, w, lh, sc) {
     ctx.strokeStyle = col; ctx.setLineDash(fate === 'in_flight' ? [4, 3] : []);
     ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke(); ctx.setLineDash([]);
     if (fate === 'dropped' || fate === 'lost_to_crash') {
-      ctx.strokeStyle = fate === 'dropped' ? '#c0392b' : '#777'; ctx.lineWidth = 2;
+      ctx.strokeStyle = PALETTE.lost; ctx.lineWidth = 2;
       ctx.beginPath(); ctx.moveTo(x1 - 4, y1 - 4); ctx.lineTo(x1 + 4, y1 + 4); ctx.moveTo(x1 - 4, y1 + 4); ctx.lineTo(x1 + 4, y1 - 4); ctx.stroke();
       ctx.lineWidth = 1.1;
     } else if (fate === 'in_flight') {
@@ -652,7 +656,7 @@ function drawCausalRings(ctx, pane, evs, sc) {
   }
   ctx.lineWidth = 1.6;
   pane.drawn.past = past.length; pane.drawn.future = fut.length;
-  for (const [list, col] of [[past, '#1f5fbf'], [fut, '#e07b00']]) {
+  for (const [list, col] of [[past, PALETTE.past], [fut, PALETTE.future]]) {
     if (list.length > 6000) continue;
     ctx.strokeStyle = col; ctx.beginPath();
     for (const h of list) { ctx.moveTo(h.x + 5, h.y); ctx.arc(h.x, h.y, 5, 0, 7); }
@@ -782,7 +786,7 @@ function drawDiffFlags(ctx, pane, sc, w) {
     const x = sc.x(key(pt));
     if (x > w) continue;
     const x0 = Math.max(GUTTER, x);
-    ctx.fillStyle = 'rgba(232,17,45,0.06)'; ctx.fillRect(x0, y - 14, w - x0, 28);
+    ctx.fillStyle = PALETTE.finding + '10'; ctx.fillRect(x0, y - 14, w - x0, 28);
     if (x < GUTTER) continue;
     ctx.strokeStyle = RED; ctx.fillStyle = RED; ctx.lineWidth = 2;
     ctx.beginPath(); ctx.moveTo(x, y); ctx.lineTo(x, y - 22); ctx.stroke();
@@ -845,7 +849,7 @@ function drawOverview() {
     ctx.beginPath(); ctx.moveTo(fx, top + 8); ctx.lineTo(fx - 4, top); ctx.lineTo(fx + 4, top); ctx.fill();
   }
   ctx.globalAlpha = 1;
-  ctx.fillStyle = '#e6a700';
+  ctx.fillStyle = PALETTE.highlight;
   for (const pt of S.hlList.slice(0, 5000)) ctx.fillRect(x(key(pt)) - 0.5, top + 10, 1.5, 10);
   // The view.
   if (S.view) {
@@ -1303,7 +1307,7 @@ function legend() {
   const res = [...S.resColor.keys()].filter((r) => shown.some((p) => (p.outline.resources || []).includes(r)));
   el.innerHTML = types.map((t) => `<span><i style="background:${typeColor(t)}"></i>${esc(t)}</span>`).join('') +
     res.map((r) => `<span><i style="background:${resColor(r)};height:8px;opacity:.6"></i>section on ${esc(r)}</span>`).join('') +
-    `<span><i style="background:#c0392b;height:2px"></i>× crash / dropped</span><span><i style="background:${RED}"></i>finding</span><span><i style="background:#e6a700"></i>SQL rows</span><span><i style="background:#1f5fbf"></i>causal past</span><span><i style="background:#e07b00"></i>causal future</span>`;
+    `<span><i style="background:${PALETTE.crash};height:2px"></i>× crash</span><span><i style="background:${PALETTE.lost};height:2px"></i>× message lost</span><span><i style="background:${RED}"></i>finding</span><span><i style="background:${PALETTE.highlight}"></i>SQL rows</span><span><i style="background:${PALETTE.past}"></i>causal past</span><span><i style="background:${PALETTE.future}"></i>causal future</span>`;
 }
 
 async function main() {

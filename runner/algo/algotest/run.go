@@ -439,7 +439,7 @@ func (r *run) finish() {
 func (r *run) verdict() *Failure {
 	var failed []analyze.Result
 	for _, c := range r.res.Checks {
-		if c.Verdict != analyze.OK && !slices.Contains(r.opt.Allow, c.Check) {
+		if c.Verdict != analyze.OK && c.Verdict != analyze.NotApplicable && !slices.Contains(r.opt.Allow, c.Check) {
 			failed = append(failed, c)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/election"
 	"github.com/dmxlab/dmx/runner/algo/fd"
@@ -57,11 +58,11 @@ var Spec = algo.Spec{
 	MsgTypes:   []string{MsgElection, MsgAnswer, MsgCoordinator, fd.MsgHeartbeat},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
 	Validity:   "highest-id", // seed 001: the highest id among the processes that are up
-	Costs: []algo.Cost{
-		{Measure: algo.MessagesPerElection, Formula: "best N-2, worst O(N^2) (N^2-1 when the lowest id starts)",
+	Costs: []theory.Cost{
+		{Measure: theory.MessagesPerElection, Formula: "best N-2, worst O(N^2) (N^2-1 when the lowest id starts)",
 			Note: "best: the second highest id detects the failure; worst: N(N-1)/2 elections + N(N-1)/2 answers + N-1 coordinators",
 			Seed: "001 the bully algorithm: analysis; 004 bully algorithm",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Between(n-2, n*n-1) })},
+			Eval: theory.InN(func(n float64) theory.Estimate { return theory.Between(n-2, n*n-1) })},
 		fd.Cost("", nil),
 	},
 	Params:    params,

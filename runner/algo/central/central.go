@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/bully"
 	"github.com/dmxlab/dmx/runner/algo/election"
@@ -60,17 +61,17 @@ var Spec = algo.Spec{
 		bully.MsgElection, bully.MsgAnswer, bully.MsgCoordinator, fd.MsgHeartbeat},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
 	Roles:      roles,
-	Costs: []algo.Cost{
-		{Measure: algo.MessagesPerCS, Formula: "3 per CS of a client, 0 for the coordinator's own", Note: "request, grant, release",
+	Costs: []theory.Cost{
+		{Measure: theory.MessagesPerCS, Formula: "3 per CS of a client, 0 for the coordinator's own", Note: "request, grant, release",
 			Seed: "003 central coordinator: three messages per use of a CS", Eval: messagesPerCS},
-		{Measure: algo.SyncDelay, Formula: "2 between clients (1 when the coordinator exits or enters)", Note: "release + grant",
-			Seed: "004 centralized algorithm, properties", Eval: algo.Const(algo.Typical(2, 1, 2))},
-		{Measure: algo.ClientDelay, Formula: "2 for a client (request + grant), 0 for the coordinator",
-			Seed: "004 centralized algorithm, properties", Eval: algo.Const(algo.Typical(2, 0, 2))},
-		{Measure: algo.Bandwidth, Formula: "3", Seed: "004 centralized algorithm, properties", Eval: algo.Const(algo.Exact(3))},
-		{Measure: algo.MessagesPerRecovery, Formula: "an election + 2(N-1)",
+		{Measure: theory.SyncDelay, Formula: "2 between clients (1 when the coordinator exits or enters)", Note: "release + grant",
+			Seed: "004 centralized algorithm, properties", Eval: theory.Const(theory.Typical(2, 1, 2))},
+		{Measure: theory.ClientDelay, Formula: "2 for a client (request + grant), 0 for the coordinator",
+			Seed: "004 centralized algorithm, properties", Eval: theory.Const(theory.Typical(2, 0, 2))},
+		{Measure: theory.Bandwidth, Formula: "3", Seed: "004 centralized algorithm, properties", Eval: theory.Const(theory.Exact(3))},
+		{Measure: theory.MessagesPerRecovery, Formula: "an election + 2(N-1)",
 			Note: "failover: per new coordinator, a state query to each other process and its reply; heartbeats apart"},
-		fd.Cost("failover only", func(s algo.Setting) bool { return cmp.Or(s.Params["failover"], "none") != "none" }),
+		fd.Cost("failover only", func(s theory.Setting) bool { return cmp.Or(s.Params["failover"], "none") != "none" }),
 	},
 	Params: params,
 	// Over real UDP, failover elects with its election's parameters
@@ -101,7 +102,7 @@ var Spec = algo.Spec{
 // messagesPerCS is seed 003's three messages for a critical section of a
 // client and none for one of the coordinator, averaged over the run's
 // critical sections.
-func messagesPerCS(s algo.Setting) algo.Estimate {
+func messagesPerCS(s theory.Setting) theory.Estimate {
 	coord := 0
 	if c, err := strconv.Atoi(s.Params["coordinator"]); err == nil {
 		coord = c
@@ -113,9 +114,9 @@ func messagesPerCS(s algo.Setting) algo.Estimate {
 			own = float64(c)
 		}
 	}
-	var e algo.Estimate
+	var e theory.Estimate
 	if cs > 0 {
-		e = algo.Exact(3 * (cs - own) / cs)
+		e = theory.Exact(3 * (cs - own) / cs)
 	}
 	e.Formula = fmt.Sprintf("3 per CS of a client, 0 for the coordinator P%d's own", coord)
 	return e

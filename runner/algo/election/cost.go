@@ -1,7 +1,7 @@
 package election
 
 import (
-	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo/fd"
 )
 
@@ -9,12 +9,12 @@ import (
 // and completion time, best 2N (the would-be leader initiates), worst 3N-1
 // (its successor does), 2.5N on average. note says how they apply to the
 // algorithm, for dmx list.
-func RingCosts(note string) []algo.Cost {
+func RingCosts(note string) []theory.Cost {
 	const seed = "001 ring election: worst, best and average case analysis"
-	cases := algo.InN(func(n float64) algo.Estimate { return algo.Typical(2.5*n, 2*n, 3*n-1) })
-	return []algo.Cost{
-		{Measure: algo.MessagesPerElection, Formula: "best 2N, avg 2.5N, worst 3N-1", Note: note, Seed: seed, Eval: cases},
-		{Measure: algo.Completion, Formula: "best 2N, avg 2.5N, worst 3N-1 message transmission times", Seed: seed, Eval: cases},
+	cases := theory.InN(func(n float64) theory.Estimate { return theory.Typical(2.5*n, 2*n, 3*n-1) })
+	return []theory.Cost{
+		{Measure: theory.MessagesPerElection, Formula: "best 2N, avg 2.5N, worst 3N-1", Note: note, Seed: seed, Eval: cases},
+		{Measure: theory.Completion, Formula: "best 2N, avg 2.5N, worst 3N-1 message transmission times", Seed: seed, Eval: cases},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
@@ -278,13 +279,13 @@ func Suspects(outs []algo.Output) []int {
 // every T (fd-period). on says whether the detector runs in a setting
 // (an algorithm may embed it only in a variant); note says when it does,
 // or is empty.
-func Cost(note string, on func(algo.Setting) bool) algo.Cost {
-	return algo.Cost{
-		Measure: algo.Heartbeats,
+func Cost(note string, on func(theory.Setting) bool) theory.Cost {
+	return theory.Cost{
+		Measure: theory.Heartbeats,
 		Formula: "N(N-1) every T (fd-period)",
 		Note:    note,
-		Eval:    algo.InN(func(n float64) algo.Estimate { return algo.Exact(n * (n - 1)) }),
-		Every: func(s algo.Setting) time.Duration {
+		Eval:    theory.InN(func(n float64) theory.Estimate { return theory.Exact(n * (n - 1)) }),
+		Every: func(s theory.Setting) time.Duration {
 			if on != nil && !on(s) {
 				return 0
 			}

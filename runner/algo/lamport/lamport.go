@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
@@ -32,10 +33,10 @@ var Spec = algo.Spec{
 	// Requests are served in timestamp order, which extends happens-before
 	// (seed 002): fair, and overtaken at most once by each other process.
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "fairness", "starvation", "deadlock"},
-	Costs: []algo.Cost{
-		{Measure: algo.MessagesPerCS, Formula: "3(N-1)", Note: "request, ack and release to each other process",
-			Seed: "000 Lamport's mutual exclusion, counted from its rules", Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(3 * (n - 1)) })},
-		{Measure: algo.SyncDelay, Formula: "1", Note: "the release", Eval: algo.Const(algo.Exact(1))},
+	Costs: []theory.Cost{
+		{Measure: theory.MessagesPerCS, Formula: "3(N-1)", Note: "request, ack and release to each other process",
+			Seed: "000 Lamport's mutual exclusion, counted from its rules", Eval: theory.InN(func(n float64) theory.Estimate { return theory.Exact(3 * (n - 1)) })},
+		{Measure: theory.SyncDelay, Formula: "1", Note: "the release", Eval: theory.Const(theory.Exact(1))},
 	},
 	New: New,
 }

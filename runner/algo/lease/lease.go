@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
@@ -52,12 +53,12 @@ var Spec = algo.Spec{
 	MsgTypes:   []string{MsgVoteRequest, MsgVote, MsgRenew, MsgRenewAck},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
 	Validity:   "participant", // any live server may win, not the highest id
-	Costs: []algo.Cost{
-		{Measure: algo.MessagesPerElection, Formula: "4(N-1)", Note: "uncontested: a vote request to each other server and its vote, then the first renewal round, which tells them the master (seed 001: the master informs everyone), a renew and its ack",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(4 * (n - 1)) })},
-		{Measure: algo.MessagesPerRenewal, Formula: "2(N-1) every L/3", Note: "a renew to each other server and its ack, per round",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) }),
-			Every: func(s algo.Setting) time.Duration {
+	Costs: []theory.Cost{
+		{Measure: theory.MessagesPerElection, Formula: "4(N-1)", Note: "uncontested: a vote request to each other server and its vote, then the first renewal round, which tells them the master (seed 001: the master informs everyone), a renew and its ack",
+			Eval: theory.InN(func(n float64) theory.Estimate { return theory.Exact(4 * (n - 1)) })},
+		{Measure: theory.MessagesPerRenewal, Formula: "2(N-1) every L/3", Note: "a renew to each other server and its ack, per round",
+			Eval: theory.InN(func(n float64) theory.Estimate { return theory.Exact(2 * (n - 1)) }),
+			Every: func(s theory.Setting) time.Duration {
 				l, err := algo.Config{Params: s.Params}.DurationParam("lease", DefaultLease)
 				if err != nil {
 					l = DefaultLease

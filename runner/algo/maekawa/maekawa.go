@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
@@ -47,15 +48,15 @@ var Spec = algo.Spec{
 	// Seed 004: "Ordering: Yes" (basic Maekawa deadlocks before it can
 	// show otherwise; with inquire, requests are served by timestamp).
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "fairness", "deadlock"},
-	Costs: []algo.Cost{
-		{Measure: algo.MessagesPerCS, Formula: "3(K-1), K = 2*sqrt(N)-1 on a square grid (about 3*sqrt(N))",
+	Costs: []theory.Cost{
+		{Measure: theory.MessagesPerCS, Formula: "3(K-1), K = 2*sqrt(N)-1 on a square grid (about 3*sqrt(N))",
 			Note: "request, vote and release to each other member of the voting set; more with variant=inquire",
 			Seed: "001 Maekawa's algorithm: voting sets; 004 overview", Eval: messagesPerCS},
-		{Measure: algo.SyncDelay, Formula: "2 (1 when the process that leaves is the common voter)", Note: "release to the common voter, its vote",
-			Seed: "004 Maekawa's algorithm, properties", Eval: algo.Const(algo.Typical(2, 1, 2))},
-		{Measure: algo.ClientDelay, Formula: "2 (multicast + votes)", Seed: "004 Maekawa's algorithm, properties", Eval: algo.Const(algo.Exact(2))},
-		{Measure: algo.Bandwidth, Formula: "3*sqrt(N)", Note: "without hardware multicast", Seed: "004 Maekawa's algorithm, properties",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(3 * math.Sqrt(n)) })},
+		{Measure: theory.SyncDelay, Formula: "2 (1 when the process that leaves is the common voter)", Note: "release to the common voter, its vote",
+			Seed: "004 Maekawa's algorithm, properties", Eval: theory.Const(theory.Typical(2, 1, 2))},
+		{Measure: theory.ClientDelay, Formula: "2 (multicast + votes)", Seed: "004 Maekawa's algorithm, properties", Eval: theory.Const(theory.Exact(2))},
+		{Measure: theory.Bandwidth, Formula: "3*sqrt(N)", Note: "without hardware multicast", Seed: "004 Maekawa's algorithm, properties",
+			Eval: theory.InN(func(n float64) theory.Estimate { return theory.Exact(3 * math.Sqrt(n)) })},
 	},
 	Params:   params,
 	Variants: variants,
@@ -66,9 +67,9 @@ var Spec = algo.Spec{
 // voting set has K members (itself included: its own vote costs no
 // message), averaged over the run's critical sections: the sets differ in
 // size when N is not a square.
-func messagesPerCS(s algo.Setting) algo.Estimate {
+func messagesPerCS(s theory.Setting) theory.Estimate {
 	if len(s.CS) == 0 {
-		return algo.Estimate{}
+		return theory.Estimate{}
 	}
 	var msgs, cs float64
 	lo, hi := s.N, 0
@@ -78,9 +79,9 @@ func messagesPerCS(s algo.Setting) algo.Estimate {
 		msgs += float64(c) * 3 * float64(k-1)
 		cs += float64(c)
 	}
-	var e algo.Estimate
+	var e theory.Estimate
 	if cs > 0 {
-		e = algo.Exact(msgs / cs)
+		e = theory.Exact(msgs / cs)
 	}
 	e.Formula = fmt.Sprintf("3(K-1), K = %d", lo)
 	if lo != hi {

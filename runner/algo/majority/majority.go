@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
@@ -54,10 +55,10 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgRequest, MsgGrant, MsgDeny, MsgRelease},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
-	Costs: []algo.Cost{
-		{Measure: algo.MessagesPerCS, Formula: "3k'", Note: "uncontended: request, answer and release to each of the k' coordinators other than the requester (3(N-1) by default); up to 3k' more per failed attempt",
+	Costs: []theory.Cost{
+		{Measure: theory.MessagesPerCS, Formula: "3k'", Note: "uncontended: request, answer and release to each of the k' coordinators other than the requester (3(N-1) by default); up to 3k' more per failed attempt",
 			Eval: messagesPerCS},
-		{Measure: algo.SyncDelay, Formula: "2", Note: "release to a coordinator, its grant", Eval: algo.Const(algo.Exact(2))},
+		{Measure: theory.SyncDelay, Formula: "2", Note: "release to a coordinator, its grant", Eval: theory.Const(theory.Exact(2))},
 	},
 	Params:   params,
 	Variants: variants,
@@ -67,7 +68,7 @@ var Spec = algo.Spec{
 // messagesPerCS is 3k' for an uncontended critical section, k' the
 // coordinators other than the requester, averaged over the run's critical
 // sections: a coordinator that requests asks one coordinator fewer.
-func messagesPerCS(s algo.Setting) algo.Estimate {
+func messagesPerCS(s theory.Setting) theory.Estimate {
 	k := s.N
 	if v, err := strconv.Atoi(s.Params["coordinators"]); err == nil {
 		k = v
@@ -82,9 +83,9 @@ func messagesPerCS(s algo.Setting) algo.Estimate {
 		cs += float64(c)
 	}
 	if cs == 0 {
-		return algo.Estimate{}
+		return theory.Estimate{}
 	}
-	return algo.Exact(msgs / cs)
+	return theory.Exact(msgs / cs)
 }
 
 // Quorum is m, the number of grants a request needs out of k coordinators:

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
@@ -43,11 +44,11 @@ var Spec = algo.Spec{
 		}
 		return map[int]string{x: "token holder"} // [RI1]: P_x holds the token
 	},
-	Costs: []algo.Cost{
-		{Measure: algo.MessagesPerCS, Formula: "N, or 0 when it holds the token", Note: "N-1 requests, 1 token",
+	Costs: []theory.Cost{
+		{Measure: theory.MessagesPerCS, Formula: "N, or 0 when it holds the token", Note: "N-1 requests, 1 token",
 			Seed: "001 Ricart-Agrawala second algorithm: n messages for entering a CS",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Between(0, n) })},
-		{Measure: algo.SyncDelay, Formula: "1", Note: "the token, straight to the next requester", Eval: algo.Const(algo.Exact(1))},
+			Eval: theory.InN(func(n float64) theory.Estimate { return theory.Between(0, n) })},
+		{Measure: theory.SyncDelay, Formula: "1", Note: "the token, straight to the next requester", Eval: theory.Const(theory.Exact(1))},
 	},
 	Params: params,
 	New:    New,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
@@ -35,13 +36,13 @@ var Spec = algo.Spec{
 	// Seed 004: "Ordering: Yes"; a request is overtaken at most once by
 	// each other process (whose next request has a later timestamp).
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "fairness", "starvation", "deadlock"},
-	Costs: []algo.Cost{
-		{Measure: algo.MessagesPerCS, Formula: "2(N-1)", Note: "N-1 requests, N-1 replies", Seed: "003 Ricart-Agrawala; 004 overview",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) })},
-		{Measure: algo.SyncDelay, Formula: "1", Note: "the deferred reply", Seed: "004 Ricart and Agrawala, properties", Eval: algo.Const(algo.Exact(1))},
-		{Measure: algo.ClientDelay, Formula: "2 (multicast + replies)", Seed: "004 Ricart and Agrawala, properties", Eval: algo.Const(algo.Exact(2))},
-		{Measure: algo.Bandwidth, Formula: "2(N-1)", Note: "without hardware multicast", Seed: "004 Ricart and Agrawala, properties",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * (n - 1)) })},
+	Costs: []theory.Cost{
+		{Measure: theory.MessagesPerCS, Formula: "2(N-1)", Note: "N-1 requests, N-1 replies", Seed: "003 Ricart-Agrawala; 004 overview",
+			Eval: theory.InN(func(n float64) theory.Estimate { return theory.Exact(2 * (n - 1)) })},
+		{Measure: theory.SyncDelay, Formula: "1", Note: "the deferred reply", Seed: "004 Ricart and Agrawala, properties", Eval: theory.Const(theory.Exact(1))},
+		{Measure: theory.ClientDelay, Formula: "2 (multicast + replies)", Seed: "004 Ricart and Agrawala, properties", Eval: theory.Const(theory.Exact(2))},
+		{Measure: theory.Bandwidth, Formula: "2(N-1)", Note: "without hardware multicast", Seed: "004 Ricart and Agrawala, properties",
+			Eval: theory.InN(func(n float64) theory.Estimate { return theory.Exact(2 * (n - 1)) })},
 	},
 	New: New,
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/election"
 	"github.com/dmxlab/dmx/runner/algo/fd"
@@ -53,8 +54,8 @@ var Spec = algo.Spec{
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
 	Validity:   "highest-id", // seed 001: the highest id among the processes that are up
 	Costs: append(election.RingCosts("seed 001's figures are those of the single-id ring, chang-roberts; this ring sends 2N per initiator"),
-		algo.Cost{Measure: algo.MessagesPerElection, Formula: "2N per initiator (2kN for k)", Note: "N election + N coordinator, whoever initiates",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(2 * n) })},
+		theory.Cost{Measure: theory.MessagesPerElection, Formula: "2N per initiator (2kN for k)", Note: "N election + N coordinator, whoever initiates",
+			Eval: theory.InN(func(n float64) theory.Estimate { return theory.Exact(2 * n) })},
 		fd.Cost("", nil)),
 	Params:    params,
 	UDPParams: func(map[string]string) map[string]string { return election.RingUDPParams() },

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/changroberts"
 	"github.com/dmxlab/dmx/runner/algo/election"
@@ -62,16 +63,16 @@ var Spec = algo.Spec{
 	Roles: func(n int, _ map[string]string) map[int]string {
 		return map[int]string{0: "token holder"} // seed 000: "Process 0 creates a token"
 	},
-	Costs: []algo.Cost{
-		{Measure: algo.MessagesPerCS, Formula: "1..inf", Note: "N/2 on average under load; the token circulates when nobody wants it too",
-			Seed: "004 token ring algorithm, overview; 001 token ring algorithm", Eval: algo.Const(algo.AtLeast(1))},
-		{Measure: algo.SyncDelay, Formula: "avg N/2, worst N-1", Seed: "004 token ring algorithm, properties",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Typical(n/2, 1, n-1) })},
-		{Measure: algo.ClientDelay, Formula: "avg N/2 token hops, worst N-1", Seed: "004 token ring algorithm, properties",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Typical(n/2, 0, n-1) })},
-		{Measure: algo.Bandwidth, Formula: "inf", Seed: "004 token ring algorithm, properties"},
-		{Measure: algo.MessagesPerRecovery, Formula: "an election + N", Note: "regenerate: per suspected loss, a probe round the ring; heartbeats apart"},
-		fd.Cost("regenerate only", func(s algo.Setting) bool { return s.Params["regenerate"] == "true" }),
+	Costs: []theory.Cost{
+		{Measure: theory.MessagesPerCS, Formula: "1..inf", Note: "N/2 on average under load; the token circulates when nobody wants it too",
+			Seed: "004 token ring algorithm, overview; 001 token ring algorithm", Eval: theory.Const(theory.AtLeast(1))},
+		{Measure: theory.SyncDelay, Formula: "avg N/2, worst N-1", Seed: "004 token ring algorithm, properties",
+			Eval: theory.InN(func(n float64) theory.Estimate { return theory.Typical(n/2, 1, n-1) })},
+		{Measure: theory.ClientDelay, Formula: "avg N/2 token hops, worst N-1", Seed: "004 token ring algorithm, properties",
+			Eval: theory.InN(func(n float64) theory.Estimate { return theory.Typical(n/2, 0, n-1) })},
+		{Measure: theory.Bandwidth, Formula: "inf", Seed: "004 token ring algorithm, properties"},
+		{Measure: theory.MessagesPerRecovery, Formula: "an election + N", Note: "regenerate: per suspected loss, a probe round the ring; heartbeats apart"},
+		fd.Cost("regenerate only", func(s theory.Setting) bool { return s.Params["regenerate"] == "true" }),
 	},
 	Params: params,
 	// Over real UDP, regeneration elects with a ring's parameters there

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
@@ -31,9 +32,9 @@ var Spec = algo.Spec{
 	},
 	MsgTypes:   []string{MsgMsg, MsgAck},
 	Properties: []string{"total-order", "clocks"},
-	Costs: []algo.Cost{
-		{Measure: algo.MessagesPerMulticast, Formula: "N+N^2", Note: "N^2-1 between processes ((N-1) copies + N(N-1) acks) and N+1 to oneself",
-			Eval: algo.InN(func(n float64) algo.Estimate { return algo.Exact(n + n*n) })},
+	Costs: []theory.Cost{
+		{Measure: theory.MessagesPerMulticast, Formula: "N+N^2", Note: "N^2-1 between processes ((N-1) copies + N(N-1) acks) and N+1 to oneself",
+			Eval: theory.InN(func(n float64) theory.Estimate { return theory.Exact(n + n*n) })},
 	},
 	New: New,
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/foreign"
 )
 
@@ -64,6 +65,10 @@ func FileNames(hosts []string) []string {
 }
 
 func writeLog(path string, r *foreign.Exported, p int, opt foreign.ExportOptions) error {
+	// A process named like a trace in dir must not replace it.
+	if err := trace.Overwrites(path); err != nil {
+		return err
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestLayers: imports point down the layers that docs/architecture.md
+// draws: trace at the bottom, analyze above it, runner above analyze,
+// render above runner, cmd at the top. A package that imports one of a
+// layer above its own makes the layers a tangle (trace importing analyze
+// to rebuild happens-before, analyze importing runner for a cost type:
+// both were so once). Nothing of runner, and so no node process
+// (cmd/dmx-node), links go-graphviz: its initialisation costs every
+// process that links it.
+func TestLayers(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list the imports with")
+	}
+	const dmx = "github.com/dmxlab/dmx/"
+	for _, c := range []struct {
+		pkgs      string
+		forbidden []string
+	}{
+		{"./trace/...", []string{dmx + "analyze", dmx + "render", dmx + "runner", dmx + "cmd"}},
+		{"./analyze/...", []string{dmx + "runner", dmx + "render", dmx + "cmd"}},
+		{"./runner/...", []string{dmx + "render", dmx + "cmd", "github.com/goccy/go-graphviz"}},
+		{"./render/...", []string{dmx + "cmd"}},
+		{"./cmd/dmx-node", []string{dmx + "render", "github.com/goccy/go-graphviz"}},
+	} {
+		cmd := exec.Command(goTool, "list", "-deps", c.pkgs)
+		cmd.Dir = "../.."
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", c.pkgs, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, f := range c.forbidden {
+				if dep == f || strings.HasPrefix(dep, f+"/") {
+					t.Errorf("%s imports %s (directly or not)", c.pkgs, dep)
+				}
+			}
+		}
+	}
+}
