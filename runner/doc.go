@@ -42,9 +42,12 @@
 // act on the send path (netfault.go): in the simulator on every message,
 // through a model of the transport (simnet.go); under dmx run on every
 // datagram, in each node's transport (runner/udp). A new fault kind is a
-// constant and a line in faultKinds, its fields in parseFault and
-// Fault.String, a case in Injector.start calling a method of each driver,
-// or for a network fault a case in NetFaults.Judge.
+// constant and an entry in faultKinds, which says what it acts on (a
+// process, its clock, the network), how it reads, prints and is checked;
+// its effect is a case of FaultDriver.Process in each driver that can
+// apply it, or for a network fault a case of NetFaults.Judge. A driver
+// says which faults it can carry out (SimApplies, udp.Applies), and
+// Plan.CheckFaults refuses the others before anything starts.
 //
 // # Clocks
 //

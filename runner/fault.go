@@ -33,11 +33,9 @@ import (
 //
 // ParseFaults reads a spec; Fault.String prints one fault in canonical
 // form (what runs.faults stores and Plan.Args repeats), which parses back
-// to the same fault. A new kind is a constant and a line in faultKinds,
-// its fields in parseFault and String, its checks in validate, and its
-// effect: a case of injector.fire (inject.go) that calls a method of each
-// driver (sim in sim.go, the launcher in launch.go), or, for a network
-// fault, a case of netFaults.judge (netfault.go).
+// to the same fault. A new kind is a constant and an entry in faultKinds
+// (its form, what it acts on, its fields and checks), and its effect in
+// each driver that can apply it (see faultKinds).
 
 // FaultKind is what a fault does.
 type FaultKind string
@@ -58,39 +56,136 @@ const (
 	FaultHeal      FaultKind = "heal"      // every partition, isolation and cut in force ends
 )
 
-// faultKinds are the kinds of the language, in the order help and errors
-// list them: the form of each, an example, and what it does.
-var faultKinds = []struct {
+// Target is what a fault kind acts on, and so how a driver carries it out
+// (FaultDriver): a process (crash and recover, and any other through
+// FaultDriver.Process), its clock (through FaultDriver.Process too), or
+// the network (FaultDriver.NetStart and NetEnd, messages judged by a
+// NetFaults or, in a driver that can, by the kernel).
+type Target string
+
+// The targets.
+const (
+	TargetProcess Target = "process"
+	TargetClock   Target = "clock"
+	TargetNetwork Target = "network"
+)
+
+// faultKind is one kind of the language: how it reads and prints, what it
+// acts on, and how much later it makes messages arrive. The table
+// faultKinds has one a kind; parseFault, Fault.String, Fault.validate and
+// the Injector work from it.
+type faultKind struct {
 	kind    FaultKind
 	alias   string // another name it is read under, printed as kind
 	form    string
 	example string
 	doc     string
-}{
-	{FaultCrash, "", "crash:WHO@TIME | crash:PROC@enter#K | crash:PROC@send:TYPE#K", "crash:leader@600ms",
-		"the process stops, losing its state (SIGKILL under run). A part (leader, coordinator, token: its holder, cs: a process in the critical section) is the process that plays it at TIME, or, if none does, the first to take it after. enter#K: right after the process's K-th cs_enter; send:TYPE#K: right after it sent its K-th TYPE message"},
-	{FaultRecover, "restart", "recover:PROC[:amnesia]@TIME | recover:WHO[:amnesia]@+DELAY", "recover:leader:amnesia@+50ms",
-		"a crashed process restarts with fresh state and what it persisted (amnesia: without it). @+DELAY: that long after the crash before it with the same WHO"},
-	{FaultPause, "", "pause:WHO@FROM-TO", "pause:leader@600ms-1s",
-		"the process stops and later resumes where it was (SIGSTOP and SIGCONT under run): its time-outs fire late, its peers' fire on a live process"},
-	{FaultSkew, "", "skew:PROC:OFFSET[@TIME]", "skew:1:+5ms",
-		"the process's wall clock reads OFFSET (+ or -) off from TIME on: the wall_ns of its events, not its time-outs"},
-	{FaultLoss, "", "loss:RATE[LINK][@WINDOW]", "loss:20%:from=1:type=request@1s-2s",
-		"each message on the links is lost with probability RATE (with reliable channels: each datagram, sent again until one gets through)"},
-	{FaultDelay, "", "delay:DIST[LINK][@WINDOW]", "delay:exp=20ms:to=3",
-		"each message on the links takes DIST longer; channels stay FIFO (with raw channels they may not)"},
-	{FaultReorder, "jitter", "reorder[:DIST][LINK][@WINDOW]", "reorder:0ms-10ms",
-		"the links are no longer FIFO: each message takes DIST (default 0ms-5ms) longer, drawn anew, so later ones overtake earlier ones"},
-	{FaultDuplicate, "", "duplicate:RATE[LINK][@WINDOW]", "duplicate:10%",
-		"each message on the links arrives twice with probability RATE (reliable channels drop the copy; raw ones deliver it)"},
-	{FaultPartition, "", "partition:SET[:SET...][@WINDOW]", "partition:0+1:2+3+4@1s-2s",
-		"processes in different groups cannot reach each other (the processes not named form one more group)"},
-	{FaultIsolate, "", "isolate:WHO[@WINDOW]", "isolate:leader@600ms-1.5s",
-		"the process can reach nobody and nobody can reach it (a part is resolved when it starts)"},
-	{FaultCut, "", "cut:from=SET:to=SET[@WINDOW]", "cut:from=4:to=0+1@500ms-1s",
-		"one-way partition: what the from processes send to the to processes is lost; the other way still works"},
-	{FaultHeal, "", "heal@TIME", "heal@2s",
-		"every partition, isolation and cut in force ends"},
+	target  Target
+	// severs: it cuts links (and so heal ends it).
+	severs bool
+	// who: its first field names a process or a part (WHO).
+	who bool
+	// fields reads the fields that follow WHO (or the kind) before its
+	// LINK, returning the rest; print writes them back. nil: none.
+	fields func(f *Fault, args []string, need func(string) error, form string) ([]string, error)
+	print  func(f *Fault, field func(string))
+	// link: the LINK fields it takes.
+	link linkForm
+	// when: what may follow its "@".
+	when whenForm
+	// check is what validate checks of it beyond the fields every kind
+	// shares; nil: nothing.
+	check func(f *Fault, n int) error
+	// late bounds how much later than usual it makes a message arrive
+	// (faultsDelay); nil: not at all.
+	late func(f *Fault) time.Duration
+}
+
+// linkForm is which LINK fields a kind takes.
+type linkForm int
+
+const (
+	linkNone  linkForm = iota
+	linkTyped          // from=SET, to=SET, type=NAME, each optional
+	linkCut            // from=SET and to=SET, both needed; no type
+)
+
+// whenForm is what a kind's "@" may say.
+type whenForm int
+
+const (
+	whenTime     whenForm = iota // TIME, needed (heal)
+	whenCrash                    // TIME, enter#K or send:TYPE#K, needed
+	whenRecover                  // TIME or +DELAY (after its crash), needed
+	whenOptional                 // TIME, optional (skew: from the start)
+	whenPause                    // WINDOW with an end, needed
+	whenWindow                   // WINDOW, optional (network faults: the whole run)
+)
+
+// faultKinds are the kinds of the language, in the order help and errors
+// list them. A new kind is an entry here and its effect where it is
+// carried out: for a process or clock fault a case of each driver's
+// FaultDriver.Process that can apply it (the simulator's in sim.go,
+// runner/udp's launcher and node), for a network fault a case of
+// NetFaults.Judge (netfault.go); a driver that cannot apply it says so in
+// its DriverSpec.Applies, and Plan.Validate refuses the plan before
+// anything starts.
+var faultKinds = []faultKind{
+	{kind: FaultCrash, form: "crash:WHO@TIME | crash:PROC@enter#K | crash:PROC@send:TYPE#K", example: "crash:leader@600ms",
+		doc:    "the process stops, losing its state (SIGKILL under run). A part (leader, coordinator, token: its holder, cs: a process in the critical section) is the process that plays it at TIME, or, if none does, the first to take it after. enter#K: right after the process's K-th cs_enter; send:TYPE#K: right after it sent its K-th TYPE message",
+		target: TargetProcess, who: true, when: whenCrash},
+	{kind: FaultRecover, alias: "restart", form: "recover:PROC[:amnesia]@TIME | recover:WHO[:amnesia]@+DELAY", example: "recover:leader:amnesia@+50ms",
+		doc:    "a crashed process restarts with fresh state and what it persisted (amnesia: without it). @+DELAY: that long after the crash before it with the same WHO",
+		target: TargetProcess, who: true, when: whenRecover, fields: amnesiaField, print: printAmnesia},
+	{kind: FaultPause, form: "pause:WHO@FROM-TO", example: "pause:leader@600ms-1s",
+		doc:    "the process stops and later resumes where it was (SIGSTOP and SIGCONT under run): its time-outs fire late, its peers' fire on a live process",
+		target: TargetProcess, who: true, when: whenPause},
+	{kind: FaultSkew, form: "skew:PROC:OFFSET[@TIME]", example: "skew:1:+5ms",
+		doc:    "the process's wall clock reads OFFSET (+ or -) off from TIME on: the wall_ns of its events, not its time-outs",
+		target: TargetClock, who: true, when: whenOptional, fields: skewField, print: printSkew, check: checkSkew},
+	{kind: FaultLoss, form: "loss:RATE[LINK][@WINDOW]", example: "loss:20%:from=1:type=request@1s-2s",
+		doc:    "each message on the links is lost with probability RATE (with reliable channels: each datagram, sent again until one gets through)",
+		target: TargetNetwork, link: linkTyped, when: whenWindow, fields: rateField, print: printRate, late: lateByLoss},
+	{kind: FaultDelay, form: "delay:DIST[LINK][@WINDOW]", example: "delay:exp=20ms:to=3",
+		doc:    "each message on the links takes DIST longer; channels stay FIFO (with raw channels they may not)",
+		target: TargetNetwork, link: linkTyped, when: whenWindow, fields: delayField, print: printDist, late: lateByDist},
+	{kind: FaultReorder, alias: "jitter", form: "reorder[:DIST][LINK][@WINDOW]", example: "reorder:0ms-10ms",
+		doc:    "the links are no longer FIFO: each message takes DIST (default 0ms-5ms) longer, drawn anew, so later ones overtake earlier ones",
+		target: TargetNetwork, link: linkTyped, when: whenWindow, fields: jitterField, print: printJitter, late: lateByDist},
+	{kind: FaultDuplicate, form: "duplicate:RATE[LINK][@WINDOW]", example: "duplicate:10%",
+		doc:    "each message on the links arrives twice with probability RATE (reliable channels drop the copy; raw ones deliver it)",
+		target: TargetNetwork, link: linkTyped, when: whenWindow, fields: rateField, print: printRate},
+	{kind: FaultPartition, form: "partition:SET[:SET...][@WINDOW]", example: "partition:0+1:2+3+4@1s-2s",
+		doc:    "processes in different groups cannot reach each other (the processes not named form one more group)",
+		target: TargetNetwork, severs: true, when: whenWindow, fields: groupsField, print: printGroups, check: checkGroups, late: lateByLoss},
+	{kind: FaultIsolate, form: "isolate:WHO[@WINDOW]", example: "isolate:leader@600ms-1.5s",
+		doc:    "the process can reach nobody and nobody can reach it (a part is resolved when it starts)",
+		target: TargetNetwork, severs: true, who: true, when: whenWindow, late: lateByLoss},
+	{kind: FaultCut, form: "cut:from=SET:to=SET[@WINDOW]", example: "cut:from=4:to=0+1@500ms-1s",
+		doc:    "one-way partition: what the from processes send to the to processes is lost; the other way still works",
+		target: TargetNetwork, severs: true, link: linkCut, when: whenWindow, late: lateByLoss},
+	{kind: FaultHeal, form: "heal@TIME", example: "heal@2s",
+		doc:    "every partition, isolation and cut in force ends",
+		target: TargetNetwork, when: whenTime},
+}
+
+// kindOf returns the table's entry for k, nil for a kind it does not know.
+func kindOf(k FaultKind) *faultKind {
+	for i := range faultKinds {
+		if faultKinds[i].kind == k {
+			return &faultKinds[i]
+		}
+	}
+	return nil
+}
+
+// Target is what kind k acts on ("" for a kind the language does not
+// know).
+func (k FaultKind) Target() Target {
+	if fk := kindOf(k); fk != nil {
+		return fk.target
+	}
+	return ""
 }
 
 // FaultHelp describes the fault language for `dmx run --help`: every
@@ -204,19 +299,17 @@ type Fault struct {
 // the simulator's default delay, far above loopback's.
 var defaultJitter = Dist{Min: 0, Max: 5 * time.Millisecond}
 
-// Network reports whether f acts on messages (judged by netFaults) rather
-// than on a process.
+// Network reports whether f acts on messages (judged by a NetFaults, or
+// by the kernel) rather than on a process: a network fault but heal,
+// which ends others.
 func (f *Fault) Network() bool {
-	switch f.Kind {
-	case FaultLoss, FaultDelay, FaultReorder, FaultDuplicate, FaultPartition, FaultIsolate, FaultCut:
-		return true
-	}
-	return false
+	return f.Kind.Target() == TargetNetwork && f.Kind != FaultHeal
 }
 
 // severs reports whether f cuts links (and so is ended by heal).
 func (f *Fault) severs() bool {
-	return f.Kind == FaultPartition || f.Kind == FaultIsolate || f.Kind == FaultCut
+	fk := kindOf(f.Kind)
+	return fk != nil && fk.severs
 }
 
 // String prints f in canonical form: what ParseFaults reads back to f.
@@ -224,7 +317,17 @@ func (f Fault) String() string {
 	var b strings.Builder
 	b.WriteString(string(f.Kind))
 	field := func(s string) { b.WriteString(":" + s) }
-	link := func() {
+	fk := kindOf(f.Kind)
+	if fk == nil {
+		return b.String()
+	}
+	if fk.who {
+		field(procString(f.Proc))
+	}
+	if fk.print != nil {
+		fk.print(&f, field)
+	}
+	if fk.link != linkNone {
 		if f.From != nil {
 			field("from=" + setString(f.From))
 		}
@@ -235,56 +338,31 @@ func (f Fault) String() string {
 			field("type=" + f.Type)
 		}
 	}
-	switch f.Kind {
-	case FaultCrash, FaultRecover, FaultPause, FaultIsolate:
-		field(procString(f.Proc))
-		if f.Amnesia {
-			field("amnesia")
-		}
-	case FaultSkew:
-		field(procString(f.Proc))
-		sign := "+"
-		if f.Skew < 0 {
-			sign = ""
-		}
-		field(sign + f.Skew.String())
-	case FaultLoss, FaultDuplicate:
-		field(rateString(f.Rate))
-		link()
-	case FaultDelay:
-		field(f.Dist.String())
-		link()
-	case FaultReorder:
-		if f.Dist != defaultJitter {
-			field(f.Dist.String())
-		}
-		link()
-	case FaultPartition:
-		for _, g := range f.Groups {
-			field(setString(g))
-		}
-	case FaultCut:
-		link()
-	}
+	b.WriteString(f.whenString(fk.when))
+	return b.String()
+}
+
+// whenString prints what follows f's "@", "" for nothing.
+func (f *Fault) whenString(w whenForm) string {
 	switch {
 	case f.Trigger.Event == "enter":
-		fmt.Fprintf(&b, "@enter#%d", f.Trigger.Count)
+		return fmt.Sprintf("@enter#%d", f.Trigger.Count)
 	case f.Trigger.Event == "send":
-		fmt.Fprintf(&b, "@send:%s#%d", f.Trigger.Type, f.Trigger.Count)
+		return fmt.Sprintf("@send:%s#%d", f.Trigger.Type, f.Trigger.Count)
 	case f.AfterCrash:
-		b.WriteString("@+" + f.At.String())
-	case f.Kind == FaultCrash || f.Kind == FaultRecover || f.Kind == FaultHeal:
-		b.WriteString("@" + f.At.String())
-	case f.Kind == FaultSkew:
+		return "@+" + f.At.String()
+	case w == whenTime || w == whenCrash || w == whenRecover:
+		return "@" + f.At.String()
+	case w == whenOptional:
 		if f.At != 0 {
-			b.WriteString("@" + f.At.String())
+			return "@" + f.At.String()
 		}
 	case f.End != 0:
-		b.WriteString("@" + f.At.String() + "-" + f.End.String())
+		return "@" + f.At.String() + "-" + f.End.String()
 	case f.At != 0:
-		b.WriteString("@" + f.At.String())
+		return "@" + f.At.String()
 	}
-	return b.String()
+	return ""
 }
 
 func procString(p int) string {
@@ -328,14 +406,16 @@ func parseFault(s string) (Fault, error) {
 	fields := strings.Split(head, ":")
 	name := fields[0]
 	var f Fault
-	for _, k := range faultKinds {
-		if name == string(k.kind) || name == k.alias && k.alias != "" {
-			f.Kind = k.kind
+	var fk *faultKind
+	for i := range faultKinds {
+		if k := &faultKinds[i]; name == string(k.kind) || name == k.alias && k.alias != "" {
+			fk = k
 		}
 	}
-	if f.Kind == "" {
+	if fk == nil {
 		return f, fmt.Errorf("unknown fault %q (known: %s)", name, knownFaultKinds())
 	}
+	f.Kind = fk.kind
 	args := fields[1:]
 	form := kindForm(f.Kind)
 	need := func(what string) error {
@@ -344,8 +424,7 @@ func parseFault(s string) (Fault, error) {
 		}
 		return nil
 	}
-	switch f.Kind {
-	case FaultCrash, FaultRecover, FaultPause, FaultIsolate, FaultSkew:
+	if fk.who {
 		if err := need("a process"); err != nil {
 			return f, err
 		}
@@ -355,112 +434,212 @@ func parseFault(s string) (Fault, error) {
 		}
 		f.Proc, args = p, args[1:]
 	}
-	switch f.Kind {
-	case FaultRecover:
-		if len(args) > 0 {
-			if args[0] != "amnesia" {
-				return f, fmt.Errorf("%q: want amnesia or nothing after the process: %s", args[0], form)
-			}
-			f.Amnesia, args = true, args[1:]
-		}
-	case FaultSkew:
-		if err := need("an offset such as +5ms or -5ms"); err != nil {
+	if fk.fields != nil {
+		var err error
+		if args, err = fk.fields(&f, args, need, form); err != nil {
 			return f, err
-		}
-		d, err := time.ParseDuration(strings.TrimPrefix(args[0], "+"))
-		if err != nil || d == 0 {
-			return f, fmt.Errorf("offset %q: want a duration such as +5ms or -5ms", args[0])
-		}
-		if d > MaxSkew || d < -MaxSkew {
-			// Added to a wall clock in ns since 1970, an offset near the
-			// range of int64 wraps it: a run "lasting -2.09ms".
-			return f, fmt.Errorf("offset %q: at most %v either way", args[0], MaxSkew)
-		}
-		f.Skew, args = d, args[1:]
-	case FaultLoss, FaultDuplicate:
-		if err := need("a probability such as 20% or 0.2"); err != nil {
-			return f, err
-		}
-		r, err := parseRate(args[0])
-		if err != nil {
-			return f, err
-		}
-		f.Rate, args = r, args[1:]
-	case FaultDelay:
-		if err := need("a delay such as 20ms, 10ms-50ms or exp=20ms"); err != nil {
-			return f, err
-		}
-		d, err := ParseDist(args[0])
-		if err != nil {
-			return f, fmt.Errorf("delay %q: want 20ms, 10ms-50ms or exp=20ms", args[0])
-		}
-		f.Dist, args = d, args[1:]
-	case FaultReorder:
-		f.Dist = defaultJitter
-		if len(args) > 0 && (!strings.Contains(args[0], "=") || strings.HasPrefix(args[0], "exp=")) {
-			d, err := ParseDist(args[0])
-			if err != nil {
-				return f, fmt.Errorf("jitter %q: want 5ms, 0ms-10ms or exp=5ms", args[0])
-			}
-			f.Dist, args = d, args[1:]
-		}
-	case FaultPartition:
-		if err := need("a group of processes such as 0+1"); err != nil {
-			return f, err
-		}
-		for len(args) > 0 && !strings.Contains(args[0], "=") {
-			g, err := parseSet(args[0])
-			if err != nil {
-				return f, err
-			}
-			f.Groups, args = append(f.Groups, g), args[1:]
 		}
 	}
-	switch f.Kind {
-	case FaultLoss, FaultDelay, FaultReorder, FaultDuplicate, FaultCut:
-		for ; len(args) > 0; args = args[1:] {
-			k, v, ok := strings.Cut(args[0], "=")
-			switch {
-			case ok && v == "" && (k == "from" || k == "to" || k == "type"):
-				return f, fmt.Errorf("%q: want a value after %s=", args[0], k)
-			case ok && k == "from" && f.From == nil:
-				set, err := parseSet(v)
-				if err != nil {
-					return f, fmt.Errorf("from: %w", err)
-				}
-				f.From = set
-			case ok && k == "to" && f.To == nil:
-				set, err := parseSet(v)
-				if err != nil {
-					return f, fmt.Errorf("to: %w", err)
-				}
-				f.To = set
-			case ok && k == "type" && f.Type == "" && f.Kind != FaultCut:
-				f.Type = v
-			case ok && (k == "from" || k == "to" || k == "type" && f.Kind != FaultCut):
-				return f, fmt.Errorf("%q: %s given twice", args[0], k)
-			default:
-				want := "from=SET, to=SET or type=NAME"
-				if f.Kind == FaultCut {
-					want = "from=SET or to=SET"
-				}
-				return f, fmt.Errorf("%q: want %s: %s", args[0], want, form)
-			}
-		}
-		if f.Kind == FaultCut && (f.From == nil || f.To == nil) {
-			return f, fmt.Errorf("want both from=SET and to=SET: %s", form)
+	if fk.link != linkNone {
+		var err error
+		if args, err = f.parseLink(args, fk.link, form); err != nil {
+			return f, err
 		}
 	}
 	if len(args) > 0 {
 		return f, fmt.Errorf("%q: unexpected: %s", strings.Join(args, ":"), form)
 	}
-	return f, f.parseWhen(when, hasWhen, form)
+	return f, f.parseWhen(fk.when, when, hasWhen, form)
 }
 
-// parseWhen reads what follows the "@" of f.
-func (f *Fault) parseWhen(when string, has bool, form string) error {
-	switch f.Kind {
-	case FaultCrash:
+// The fields of the kinds that have some (faultKind.fields and print).
+// Each reads from args[0] on, with form's error wording, and returns what
+// it did not read.
+
+func amnesiaField(f *Fault, args []string, _ func(string) error, form string) ([]string, error) {
+	if len(args) > 0 {
+		if args[0] != "amnesia" {
+			return args, fmt.Errorf("%q: want amnesia or nothing after the process: %s", args[0], form)
+		}
+		f.Amnesia, args = true, args[1:]
+	}
+	return args, nil
+}
+
+func printAmnesia(f *Fault, field func(string)) {
+	if f.Amnesia {
+		field("amnesia")
+	}
+}
+
+func skewField(f *Fault, args []string, need func(string) error, _ string) ([]string, error) {
+	if err := need("an offset such as +5ms or -5ms"); err != nil {
+		return args, err
+	}
+	d, err := time.ParseDuration(strings.TrimPrefix(args[0], "+"))
+	if err != nil || d == 0 {
+		return args, fmt.Errorf("offset %q: want a duration such as +5ms or -5ms", args[0])
+	}
+	if d > MaxSkew || d < -MaxSkew {
+		// Added to a wall clock in ns since 1970, an offset near the
+		// range of int64 wraps it: a run "lasting -2.09ms".
+		return args, fmt.Errorf("offset %q: at most %v either way", args[0], MaxSkew)
+	}
+	f.Skew = d
+	return args[1:], nil
+}
+
+func printSkew(f *Fault, field func(string)) {
+	sign := "+"
+	if f.Skew < 0 {
+		sign = ""
+	}
+	field(sign + f.Skew.String())
+}
+
+func checkSkew(f *Fault, _ int) error {
+	if f.Skew > MaxSkew || f.Skew < -MaxSkew {
+		return fmt.Errorf("skew %v: at most %v either way", f.Skew, MaxSkew)
+	}
+	return nil
+}
+
+func rateField(f *Fault, args []string, need func(string) error, _ string) ([]string, error) {
+	if err := need("a probability such as 20% or 0.2"); err != nil {
+		return args, err
+	}
+	r, err := parseRate(args[0])
+	if err != nil {
+		return args, err
+	}
+	f.Rate = r
+	return args[1:], nil
+}
+
+func printRate(f *Fault, field func(string)) { field(rateString(f.Rate)) }
+
+func delayField(f *Fault, args []string, need func(string) error, _ string) ([]string, error) {
+	if err := need("a delay such as 20ms, 10ms-50ms or exp=20ms"); err != nil {
+		return args, err
+	}
+	d, err := ParseDist(args[0])
+	if err != nil {
+		return args, fmt.Errorf("delay %q: want 20ms, 10ms-50ms or exp=20ms", args[0])
+	}
+	f.Dist = d
+	return args[1:], nil
+}
+
+func printDist(f *Fault, field func(string)) { field(f.Dist.String()) }
+
+func jitterField(f *Fault, args []string, _ func(string) error, _ string) ([]string, error) {
+	f.Dist = defaultJitter
+	if len(args) > 0 && (!strings.Contains(args[0], "=") || strings.HasPrefix(args[0], "exp=")) {
+		d, err := ParseDist(args[0])
+		if err != nil {
+			return args, fmt.Errorf("jitter %q: want 5ms, 0ms-10ms or exp=5ms", args[0])
+		}
+		f.Dist, args = d, args[1:]
+	}
+	return args, nil
+}
+
+func printJitter(f *Fault, field func(string)) {
+	if f.Dist != defaultJitter {
+		field(f.Dist.String())
+	}
+}
+
+func groupsField(f *Fault, args []string, need func(string) error, _ string) ([]string, error) {
+	if err := need("a group of processes such as 0+1"); err != nil {
+		return args, err
+	}
+	for len(args) > 0 && !strings.Contains(args[0], "=") {
+		g, err := parseSet(args[0])
+		if err != nil {
+			return args, err
+		}
+		f.Groups, args = append(f.Groups, g), args[1:]
+	}
+	return args, nil
+}
+
+func printGroups(f *Fault, field func(string)) {
+	for _, g := range f.Groups {
+		field(setString(g))
+	}
+}
+
+// checkGroups: a partition's groups are processes of the run, none in two
+// groups, and do not hold every process in one.
+func checkGroups(f *Fault, n int) error {
+	seen := map[int]bool{}
+	for _, g := range f.Groups {
+		if err := procSet(g, n); err != nil {
+			return err
+		}
+		for _, p := range g {
+			if seen[p] {
+				return fmt.Errorf("P%d is in two groups", p)
+			}
+			seen[p] = true
+		}
+	}
+	if len(f.Groups) == 1 && len(f.Groups[0]) == n {
+		return fmt.Errorf("group %s holds every process: nothing is cut off", setString(f.Groups[0]))
+	}
+	return nil
+}
+
+// How much later a message may arrive (faultKind.late): by the largest
+// delay or jitter a kind adds (an exponential one counted as 4 means), or
+// for a kind that loses messages, by three retransmissions (one datagram
+// lost three times running).
+func lateByDist(f *Fault) time.Duration { return max(f.Dist.Max, 4*f.Dist.Mean) }
+func lateByLoss(*Fault) time.Duration   { return 7 * link.InitialRTO }
+
+// parseLink reads the LINK fields of a kind whose form is l.
+func (f *Fault) parseLink(args []string, l linkForm, form string) ([]string, error) {
+	typed := l == linkTyped
+	for ; len(args) > 0; args = args[1:] {
+		k, v, ok := strings.Cut(args[0], "=")
+		switch {
+		case ok && v == "" && (k == "from" || k == "to" || k == "type"):
+			return args, fmt.Errorf("%q: want a value after %s=", args[0], k)
+		case ok && k == "from" && f.From == nil:
+			set, err := parseSet(v)
+			if err != nil {
+				return args, fmt.Errorf("from: %w", err)
+			}
+			f.From = set
+		case ok && k == "to" && f.To == nil:
+			set, err := parseSet(v)
+			if err != nil {
+				return args, fmt.Errorf("to: %w", err)
+			}
+			f.To = set
+		case ok && k == "type" && f.Type == "" && typed:
+			f.Type = v
+		case ok && (k == "from" || k == "to" || k == "type" && typed):
+			return args, fmt.Errorf("%q: %s given twice", args[0], k)
+		default:
+			want := "from=SET, to=SET or type=NAME"
+			if !typed {
+				want = "from=SET or to=SET"
+			}
+			return args, fmt.Errorf("%q: want %s: %s", args[0], want, form)
+		}
+	}
+	if l == linkCut && (f.From == nil || f.To == nil) {
+		return args, fmt.Errorf("want both from=SET and to=SET: %s", form)
+	}
+	return args, nil
+}
+
+// parseWhen reads what follows the "@" of f, whose kind's form is w.
+func (f *Fault) parseWhen(w whenForm, when string, has bool, form string) error {
+	switch w {
+	case whenCrash:
 		if !has {
 			return fmt.Errorf("no time: %s", form)
 		}
@@ -478,10 +657,7 @@ func (f *Fault) parseWhen(when string, has bool, form string) error {
 			f.Trigger = Trigger{Event: "send", Type: typ, Count: k}
 			return err
 		}
-		d, err := parseTime(when)
-		f.At = d
-		return err
-	case FaultRecover:
+	case whenRecover:
 		if !has {
 			return fmt.Errorf("no time: %s", form)
 		}
@@ -493,20 +669,18 @@ func (f *Fault) parseWhen(when string, has bool, form string) error {
 			f.At, f.AfterCrash = d, true
 			return nil
 		}
-		d, err := parseTime(when)
-		f.At = d
-		return err
-	case FaultHeal, FaultSkew:
+	case whenTime:
 		if !has {
-			if f.Kind == FaultHeal {
-				return fmt.Errorf("no time: %s", form)
-			}
+			return fmt.Errorf("no time: %s", form)
+		}
+	case whenOptional, whenWindow:
+		if !has {
 			return nil
 		}
-		d, err := parseTime(when)
-		f.At = d
-		return err
-	case FaultPause:
+		if w == whenWindow {
+			return f.parseWindow(when)
+		}
+	case whenPause:
 		if !has {
 			return fmt.Errorf("no window: %s", form)
 		}
@@ -518,10 +692,9 @@ func (f *Fault) parseWhen(when string, has bool, form string) error {
 		}
 		return nil
 	}
-	if !has {
-		return nil
-	}
-	return f.parseWindow(when)
+	d, err := parseTime(when)
+	f.At = d
+	return err
 }
 
 // parseWindow reads FROM, FROM-TO or FROM+LENGTH into At and End.
@@ -643,46 +816,19 @@ func knownFaultKinds() string {
 // validate checks f alone against a group of n processes and the
 // algorithm's roles and message types (spec nil: any algorithm).
 func (f *Fault) validate(n int, spec *algo.Spec, roles algo.Parts) error {
-	known := false
-	for _, k := range faultKinds {
-		known = known || k.kind == f.Kind
-	}
-	if !known {
+	fk := kindOf(f.Kind)
+	if fk == nil {
 		return fmt.Errorf("unknown fault %q (known: %s)", f.Kind, knownFaultKinds())
 	}
-	proc := func(p int) error {
-		if p < 0 || p >= n {
-			return fmt.Errorf("process %d does not exist (there are %d: 0..%d)", p, n, n-1)
-		}
-		return nil
-	}
-	set := func(s []int) error {
-		for _, p := range s {
-			if err := proc(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	switch f.Kind {
-	case FaultCrash, FaultRecover, FaultPause, FaultIsolate, FaultSkew:
-		switch {
-		case f.Proc >= 0:
-			if err := proc(f.Proc); err != nil {
-				return err
-			}
-		case f.Kind == FaultSkew:
-			return fmt.Errorf("a skew sets one process's clock: name the process (e.g. skew:1:+5ms)")
-		case f.Kind == FaultRecover && !f.AfterCrash:
-			return fmt.Errorf("a recover of the %s needs a time after its crash (recover:%s@+50ms): which process it is is known when the crash happens", roleName(f.Proc), roleName(f.Proc))
-		default:
-			if err := roleExists(f.Kind, f.Proc, spec, roles); err != nil {
-				return err
-			}
+	if fk.who {
+		if err := f.validateWho(n, spec, roles); err != nil {
+			return err
 		}
 	}
-	if f.Kind == FaultSkew && (f.Skew > MaxSkew || f.Skew < -MaxSkew) {
-		return fmt.Errorf("skew %v: at most %v either way", f.Skew, MaxSkew)
+	if fk.check != nil {
+		if err := fk.check(f, n); err != nil {
+			return err
+		}
 	}
 	if f.Trigger.Event != "" {
 		if f.Proc < 0 {
@@ -695,28 +841,11 @@ func (f *Fault) validate(n int, spec *algo.Spec, roles algo.Parts) error {
 	if typ := f.Type + f.Trigger.Type; typ != "" && spec != nil && !slices.Contains(spec.MsgTypes, typ) {
 		return fmt.Errorf("%s sends no %q messages (it sends: %s)", spec.Name, typ, strings.Join(spec.MsgTypes, ", "))
 	}
-	if err := set(f.From); err != nil {
+	if err := procSet(f.From, n); err != nil {
 		return fmt.Errorf("from: %w", err)
 	}
-	if err := set(f.To); err != nil {
+	if err := procSet(f.To, n); err != nil {
 		return fmt.Errorf("to: %w", err)
-	}
-	if f.Kind == FaultPartition {
-		seen := map[int]bool{}
-		for _, g := range f.Groups {
-			if err := set(g); err != nil {
-				return err
-			}
-			for _, p := range g {
-				if seen[p] {
-					return fmt.Errorf("P%d is in two groups", p)
-				}
-				seen[p] = true
-			}
-		}
-		if len(f.Groups) == 1 && len(f.Groups[0]) == n {
-			return fmt.Errorf("group %s holds every process: nothing is cut off", setString(f.Groups[0]))
-		}
 	}
 	if f.At < 0 || f.End < 0 {
 		return fmt.Errorf("time %v: must not be negative", f.At)
@@ -729,6 +858,29 @@ func (f *Fault) validate(n int, spec *algo.Spec, roles algo.Parts) error {
 	}
 	if f.Dist.Max > MaxDuration || f.Dist.Mean > MaxDuration {
 		return fmt.Errorf("delay %v: at most %v", f.Dist, MaxDuration)
+	}
+	return nil
+}
+
+// validateWho checks the process or part a kind with a WHO names.
+func (f *Fault) validateWho(n int, spec *algo.Spec, roles algo.Parts) error {
+	switch {
+	case f.Proc >= 0:
+		return procSet([]int{f.Proc}, n)
+	case f.Kind.Target() == TargetClock:
+		return fmt.Errorf("a %s sets one process's clock: name the process (e.g. %s)", f.Kind, kindOf(f.Kind).example)
+	case f.Kind == FaultRecover && !f.AfterCrash:
+		return fmt.Errorf("a recover of the %s needs a time after its crash (recover:%s@+50ms): which process it is is known when the crash happens", roleName(f.Proc), roleName(f.Proc))
+	}
+	return roleExists(f.Kind, f.Proc, spec, roles)
+}
+
+// procSet checks that every process of s is one of n.
+func procSet(s []int, n int) error {
+	for _, p := range s {
+		if p < 0 || p >= n {
+			return fmt.Errorf("process %d does not exist (there are %d: 0..%d)", p, n, n-1)
+		}
 	}
 	return nil
 }
@@ -759,17 +911,13 @@ func roleExists(kind FaultKind, p int, spec *algo.Spec, roles algo.Parts) error 
 }
 
 // faultsDelay bounds, roughly, how much later than usual the network
-// faults of a schedule make a message arrive: the largest delay or jitter
-// one adds (an exponential one counted as 4 means), and with loss or a
-// cut, three retransmissions (one datagram lost three times running).
+// faults of a schedule make a message arrive: the most any of them does
+// (faultKind.late).
 func faultsDelay(faults []Fault) time.Duration {
 	var d time.Duration
-	for _, f := range faults {
-		switch f.Kind {
-		case FaultDelay, FaultReorder:
-			d = max(d, f.Dist.Max, 4*f.Dist.Mean)
-		case FaultLoss, FaultPartition, FaultIsolate, FaultCut:
-			d = max(d, 7*link.InitialRTO)
+	for i := range faults {
+		if fk := kindOf(faults[i].Kind); fk != nil && fk.late != nil {
+			d = max(d, fk.late(&faults[i]))
 		}
 	}
 	return d

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -294,4 +296,65 @@ func TestLeaderIsFollowed(t *testing.T) {
 	leader(-1) // P3 is back, but nobody has decided it leads since
 	ev(3, trace.KindLeader, 3)
 	leader(3)
+}
+
+// TestFaultTargets: every kind of the table says what it acts on, and the
+// injector and the drivers go by it: process and clock faults are the
+// ones a run waits for, network faults (but heal) are judged per message.
+func TestFaultTargets(t *testing.T) {
+	want := map[FaultKind]Target{
+		FaultCrash: TargetProcess, FaultRecover: TargetProcess, FaultPause: TargetProcess,
+		FaultSkew: TargetClock,
+		FaultLoss: TargetNetwork, FaultDelay: TargetNetwork, FaultReorder: TargetNetwork, FaultDuplicate: TargetNetwork,
+		FaultPartition: TargetNetwork, FaultIsolate: TargetNetwork, FaultCut: TargetNetwork, FaultHeal: TargetNetwork,
+	}
+	if len(faultKinds) != len(want) {
+		t.Fatalf("%d kinds in the table, want %d", len(faultKinds), len(want))
+	}
+	for _, k := range faultKinds {
+		f := Fault{Kind: k.kind}
+		if got := k.kind.Target(); got != want[k.kind] {
+			t.Errorf("%s: target %q, want %q", k.kind, got, want[k.kind])
+		}
+		if f.process() != (want[k.kind] != TargetNetwork) {
+			t.Errorf("%s: process() = %v", k.kind, f.process())
+		}
+		if f.Network() != (want[k.kind] == TargetNetwork && k.kind != FaultHeal) {
+			t.Errorf("%s: Network() = %v", k.kind, f.Network())
+		}
+		if err := SimApplies(&f); err != nil {
+			t.Errorf("the simulator refuses %s: %v", k.kind, err)
+		}
+	}
+	if FaultKind("flood").Target() != "" {
+		t.Error("an unknown kind has a target")
+	}
+}
+
+// TestCheckFaults: a driver that cannot carry out a fault (here one that,
+// like a kernel's packet filter, cannot tell a message's type) refuses
+// the plan before it starts, naming the fault and why.
+func TestCheckFaults(t *testing.T) {
+	faults, err := ParseFaults("crash:1@10ms,loss:20%:type=request@1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Plan{Faults: faults}
+	kernel := func(f *Fault) error {
+		if f.Type != "" {
+			return fmt.Errorf("the kernel cannot tell a message's type")
+		}
+		return nil
+	}
+	err = p.CheckFaults(kernel)
+	var pe *PlanError
+	if !errors.As(err, &pe) || pe.Field != "fault" || pe.Value != "loss:20%:type=request@1s" {
+		t.Fatalf("CheckFaults: %v, want a PlanError on the typed loss", err)
+	}
+	if want := "fault loss:20%:type=request@1s: the kernel cannot tell a message's type"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if err := p.CheckFaults(SimApplies); err != nil {
+		t.Errorf("the simulator: %v", err)
+	}
 }

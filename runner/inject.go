@@ -30,10 +30,11 @@ type FaultDriver interface {
 	// Recover restarts crashed process p as a new incarnation, with what
 	// it persisted unless f.Amnesia.
 	Recover(p int, f *Fault)
-	// Pause stops p for f.End-f.At and resumes it; it records both.
-	Pause(p int, f *Fault)
-	// Skew sets p's wall clock f.Skew off; it records the fault's start.
-	Skew(p int, f *Fault)
+	// Process carries out a process or clock fault other than a crash or
+	// a recovery (a pause, a skew: f.Kind says which) on p, and records
+	// it. A driver is given only the kinds its DriverSpec.Applies
+	// accepts.
+	Process(p int, f *Fault)
 	// NetStart and NetEnd put network fault i of the plan (isolating
 	// proc) in and out of force at every process; those it acts on
 	// record it. A driver that applies network faults in user space
@@ -113,13 +114,11 @@ func (inj *Injector) Steps() []FaultStep {
 	return out
 }
 
-// process reports whether f acts on a process (the run waits for it).
+// process reports whether f acts on a process or its clock (the run
+// waits for it).
 func (f *Fault) process() bool {
-	switch f.Kind {
-	case FaultCrash, FaultRecover, FaultPause, FaultSkew:
-		return true
-	}
-	return false
+	t := f.Kind.Target()
+	return t == TargetProcess || t == TargetClock
 }
 
 // Waiting reports whether a process fault is still to come.
@@ -131,7 +130,7 @@ func (inj *Injector) start(i int) {
 	if f.process() {
 		inj.pending--
 	}
-	if inj.aimHook != nil && (f.Kind == FaultCrash || f.Kind == FaultPause || f.Kind == FaultRecover) {
+	if inj.aimHook != nil && f.Kind.Target() == TargetProcess {
 		inj.fired[i] = true
 		p := inj.aimHook(i, *f)
 		switch {
@@ -145,20 +144,21 @@ func (inj *Injector) start(i int) {
 		}
 		return
 	}
-	switch f.Kind {
-	case FaultCrash, FaultPause:
-		inj.aim(i)
-	case FaultRecover:
+	switch {
+	case f.Kind == FaultRecover:
 		inj.fired[i] = true
 		if inj.d.Up(f.Proc) {
 			inj.d.NotApplied(f, fmt.Sprintf("P%d is up", f.Proc))
 			return
 		}
 		inj.d.Recover(f.Proc, f)
-	case FaultSkew:
+	case f.Kind.Target() == TargetProcess:
+		// A crash, a pause: on the process that plays its part.
+		inj.aim(i)
+	case f.Kind.Target() == TargetClock:
 		inj.fired[i] = true
-		inj.d.Skew(f.Proc, f)
-	case FaultHeal:
+		inj.d.Process(f.Proc, f)
+	case f.Kind == FaultHeal:
 		inj.fired[i] = true
 		for j := range inj.faults {
 			if inj.netOn[j] && inj.faults[j].severs() {
@@ -166,19 +166,26 @@ func (inj *Injector) start(i int) {
 			}
 		}
 	default: // network
-		inj.fired[i] = true
-		proc := f.Proc
-		if f.Kind == FaultIsolate && proc < 0 {
-			p, ok := inj.w.holder(proc)
-			if !ok {
-				inj.d.NotApplied(f, "no live "+roleName(proc)+" at "+inj.d.Elapsed().String())
-				return
-			}
-			proc = p
-		}
-		inj.netOn[i] = true
-		inj.d.NetStart(i, proc)
+		inj.startNet(i)
 	}
+}
+
+// startNet puts network fault i in force, on the process that plays its
+// part if it names one.
+func (inj *Injector) startNet(i int) {
+	f := &inj.faults[i]
+	inj.fired[i] = true
+	proc := f.Proc
+	if f.Kind == FaultIsolate && proc < 0 {
+		p, ok := inj.w.holder(proc)
+		if !ok {
+			inj.d.NotApplied(f, "no live "+roleName(proc)+" at "+inj.d.Elapsed().String())
+			return
+		}
+		proc = p
+	}
+	inj.netOn[i] = true
+	inj.d.NetStart(i, proc)
 }
 
 func (inj *Injector) endNet(i int) {
@@ -188,8 +195,8 @@ func (inj *Injector) endNet(i int) {
 	}
 }
 
-// aim carries out crash or pause i on the process that plays its part now,
-// or arms it until one does.
+// aim carries out process fault i (a crash, a pause) on the process that
+// plays its part now, or arms it until one does.
 func (inj *Injector) aim(i int) {
 	f := &inj.faults[i]
 	p := f.Proc
@@ -204,7 +211,7 @@ func (inj *Injector) aim(i int) {
 	inj.apply(i, p)
 }
 
-// apply carries out crash or pause i on process p.
+// apply carries out process fault i (a crash, a pause) on process p.
 func (inj *Injector) apply(i, p int) {
 	f := &inj.faults[i]
 	inj.fired[i] = true
@@ -212,8 +219,8 @@ func (inj *Injector) apply(i, p int) {
 		inj.d.NotApplied(f, fmt.Sprintf("P%d is already down", p))
 		return
 	}
-	if f.Kind == FaultPause {
-		inj.d.Pause(p, f)
+	if f.Kind != FaultCrash {
+		inj.d.Process(p, f)
 		return
 	}
 	inj.d.Crash(p, f)

@@ -323,6 +323,21 @@ func planErr(field string, value any, format string, args ...any) *PlanError {
 	return &PlanError{Field: field, Value: fmt.Sprint(value), Err: fmt.Errorf(format, args...)}
 }
 
+// CheckFaults refuses, before anything starts, a fault of p that a driver
+// cannot carry out: applies is the driver's word on one fault (nil: it can;
+// else why not). Each driver's entry point calls it with its own after
+// Validate (Simulate with SimApplies, runner/udp's Launch with
+// udp.Applies), so that a plan asking for what its driver cannot do is an
+// error naming the fault, never a fault silently left out.
+func (p Plan) CheckFaults(applies func(f *Fault) error) error {
+	for i := range p.Faults {
+		if err := applies(&p.Faults[i]); err != nil {
+			return &PlanError{Field: "fault", Value: p.Faults[i].String(), Err: err}
+		}
+	}
+	return nil
+}
+
 // Validate checks everything a run needs of p before anything is started
 // or recorded: the algorithm and its parameters (the algorithm builds a
 // machine, so that a bad value is found here, not in every node), the

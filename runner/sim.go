@@ -79,6 +79,9 @@ func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 	if err := p.Validate(); err != nil {
 		return SimResult{}, err
 	}
+	if err := p.CheckFaults(SimApplies); err != nil {
+		return SimResult{}, err
+	}
 	if len(p.Schedule) > 0 {
 		return simulateSchedule(p, rec)
 	}
@@ -316,7 +319,36 @@ func (s *sim) Recover(p int, f *Fault) {
 	}
 }
 
-func (s *sim) Pause(p int, f *Fault) {
+// SimApplies is the simulator's word on a fault (Plan.CheckFaults): it
+// carries out every kind of the language, process and clock faults in
+// Process, network faults through its model of the transport.
+func SimApplies(f *Fault) error {
+	switch f.Kind {
+	case FaultCrash, FaultRecover, FaultPause, FaultSkew:
+		return nil
+	}
+	if f.Kind.Target() == TargetNetwork {
+		return nil
+	}
+	return fmt.Errorf("the simulator cannot apply %s faults", f.Kind)
+}
+
+// Process carries out a pause or a skew on p.
+func (s *sim) Process(p int, f *Fault) {
+	switch f.Kind {
+	case FaultPause:
+		s.pause(p, f)
+	case FaultSkew:
+		s.nodes[p].SetSkew(f.Skew)
+		s.nodes[p].FaultEvent(f.String(), trace.FaultStart, "")
+	default:
+		s.NotApplied(f, "the simulator cannot apply it")
+	}
+}
+
+// pause stops p for f.End-f.At: what comes due for it meanwhile is held,
+// and happens when it resumes.
+func (s *sim) pause(p int, f *Fault) {
 	spec := f.String()
 	s.nodes[p].FaultEvent(spec, trace.FaultStart, "")
 	s.paused[p] = true
@@ -334,11 +366,6 @@ func (s *sim) Pause(p int, f *Fault) {
 		}
 		s.held[p] = nil
 	}})
-}
-
-func (s *sim) Skew(p int, f *Fault) {
-	s.nodes[p].SetSkew(f.Skew)
-	s.nodes[p].FaultEvent(f.String(), trace.FaultStart, "")
 }
 
 func (s *sim) NetStart(i, proc int) { s.netPhase(i, proc, trace.FaultStart) }

@@ -180,6 +180,22 @@ func (w *Writer) Add(ev *Event) error {
 		return fmt.Errorf("%s: run %d: add %s: %w", w.s.path, w.run, ev.String(), err)
 	}
 	b := w.cur
+	b.add(ev, detail)
+	full := len(b.rows) >= batchSize
+	err := w.err
+	w.err = nil
+	w.mu.Unlock()
+	if full {
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+	return err
+}
+
+// add appends ev to b, its detail being detail (valid JSON or empty).
+func (b *batch) add(ev *Event, detail json.RawMessage) {
 	r := row{
 		proc: int64(ev.Proc), seq: ev.Seq, lamport: int64(ev.Lamport), wall: ev.Wall,
 		msg: ev.Msg, peer: int64(ev.Peer),
@@ -217,17 +233,6 @@ func (w *Writer) Add(ev *Event) error {
 		b.rows = slices.Grow(b.rows, len(b.rows))
 	}
 	b.rows = append(b.rows, r)
-	full := len(b.rows) >= batchSize
-	err := w.err
-	w.err = nil
-	w.mu.Unlock()
-	if full {
-		select {
-		case w.kick <- struct{}{}:
-		default:
-		}
-	}
-	return err
 }
 
 // Flush commits the events buffered now. It returns the errors of failed

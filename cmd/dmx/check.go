@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,9 +11,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/analyze/tally"
 	"github.com/dmxlab/dmx/render"
 	"github.com/dmxlab/dmx/render/htmlreport"
+	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/sweep"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -21,6 +25,7 @@ func newCheckCmd() *cobra.Command {
 	var only, require []string
 	var runID int64
 	var maxFindings, overtakes int
+	var summary bool
 	var open openFlags
 	cmd := &cobra.Command{
 		Use:   "check TRACE...",
@@ -45,7 +50,8 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
   dmx check --checks mutex-causal,liveness --run 2 run.db
   dmx check --diagram findings/ run.db   # one SVG per finding, for CI artifacts
   dmx check --report ci-report/ run.db   # one self-contained HTML file, for CI artifacts
-  dmx check --require mutex-realtime --checks fairness,starvation --max-overtakes 3 run.db`,
+  dmx check --require mutex-realtime --checks fairness,starvation --max-overtakes 3 run.db
+  dmx check --summary all.db   # a sweep's table (dmx sweep, dmx merge)`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, render.ReportFormats...); err != nil {
@@ -60,6 +66,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 				return &exitError{exitUsage, err}
 			}
 			var all []render.Report
+			var swept []tally.Run
 			var parts []htmlreport.Run
 			for _, path := range args {
 				st, runs, err := open.runs(path, runID)
@@ -67,6 +74,11 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 					return &exitError{exitUsage, err}
 				}
 				reps, err := checkRuns(st, runs, checkOptions{only: checks, require: required, overtake: overtakes})
+				if err == nil && summary {
+					var more []tally.Run
+					more, err = tallyRuns(st, path, runs, reps)
+					swept = append(swept, more...)
+				}
 				if err == nil && diagrams != "" {
 					var paths []string
 					paths, err = drawFindings(st, reps, diagrams)
@@ -92,9 +104,18 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "report: %s (%s)\n", file, reportSummary(all, parts))
 			}
+			if summary {
+				s := render.Sweep{Title: strings.Join(args, " "), Traces: args, Tally: tally.Of(swept)}
+				if err := render.Tally(cmd.OutOrStdout(), format, s); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "dmx: write the table: %v\n", err)
+					return &exitError{code: exitUsage}
+				}
+				return verdictExit(exitCode(s.Verdict))
+			}
 			return verdictExit(printReports(cmd.OutOrStdout(), cmd.ErrOrStderr(), format, all, maxFindings))
 		},
 	}
+	cmd.Flags().BoolVar(&summary, "summary", false, "print the table of dmx sweep instead of each run's: per check, runs ok, violated, inconclusive, the rate, the first and smallest failing seed with its rerun line; per fault kind")
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, json, or junit (JUnit XML for CI test reports)")
 	cmd.Flags().StringSliceVar(&only, "checks", nil, "checks to run, comma-separated or repeated (default: those that apply to each run)")
 	cmd.Flags().StringSliceVar(&require, "require", nil, "checks that must not be skipped for want of data (a skipped one makes the verdict inconclusive); they are run too")
@@ -105,6 +126,37 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 	cmd.Flags().StringVar(&report, "report", "", "write the HTML report of the runs (as dmx report) into this directory: DIR/report.html")
 	open.register(cmd)
 	return cmd
+}
+
+// tallyRuns returns the runs of the trace st at path with their reports,
+// for a tally: their events counted, each with the command line that
+// records it again (none for an import).
+func tallyRuns(st *trace.Store, path string, runs []trace.Run, reps []render.Report) ([]tally.Run, error) {
+	counts := map[int64]int64{}
+	rows, err := st.DB().Query(`SELECT run, count(*) FROM events GROUP BY run`)
+	if err != nil {
+		return nil, fmt.Errorf("%s: count events: %w", path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var run, n int64
+		if err := rows.Scan(&run, &n); err != nil {
+			return nil, fmt.Errorf("%s: count events: %w", path, err)
+		}
+		counts[run] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: count events: %w", path, err)
+	}
+	out := make([]tally.Run, len(runs))
+	for i, run := range runs {
+		rerun := ""
+		if p, err := runner.PlanFromRun(run, registry.Lookup); err == nil {
+			rerun = sweep.Rerun(p)
+		}
+		out[i] = tally.Run{Run: run, File: path, Events: counts[run.ID], Rerun: rerun, Results: reps[i].Results}
+	}
+	return out, nil
 }
 
 // defaultMaxShown is how many findings per check table output shows.
@@ -161,7 +213,10 @@ type checkOptions struct {
 func checksFor(run trace.Run, o checkOptions) ([]*analyze.Check, []analyze.Option, error) {
 	spec := registry.Lookup(run.Algorithm)
 	if run.Mode == "import" {
-		spec = nil
+		// A log's runs are another program's, unless they name the
+		// algorithm it runs (dmx import --algorithm, or a log that dmx
+		// export wrote): then they are held to what it promises.
+		spec = registry.Lookup(importedAlgorithm(run))
 	}
 	var opts []analyze.Option
 	checks := o.only
@@ -188,6 +243,18 @@ func checksFor(run trace.Run, o checkOptions) ([]*analyze.Check, []analyze.Optio
 		opts = append(opts, analyze.WithMaxOvertakes(o.overtake))
 	}
 	return checks, opts, nil
+}
+
+// importedAlgorithm returns the algorithm an imported run's params name
+// ({"algorithm": NAME}), "" if none.
+func importedAlgorithm(run trace.Run) string {
+	var p struct {
+		Algorithm string `json:"algorithm"`
+	}
+	if json.Unmarshal(run.Params, &p) != nil {
+		return ""
+	}
+	return p.Algorithm
 }
 
 // checkRuns runs the checks o asks for over runs of the open trace st.

@@ -110,7 +110,7 @@ func Do(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 // that.
 func takeInterrupts(name string, stderr io.Writer) (release func(), err error) {
 	switch name {
-	case "run", "sim", "explore", "serve":
+	case "run", "sim", "explore", "serve", "sweep":
 		return nil, nil
 	case "node":
 		early.Take()
@@ -180,6 +180,8 @@ unreadable/invalid input; 3 inconclusive (e.g. the run was cut short).`,
 		newBenchCmd(),
 		newReplayCmd(),
 		newExploreCmd(),
+		newSweepCmd(),
+		newMergeCmd(),
 	)
 	// cobra adds its help and completion commands when it runs; made
 	// now, they get examples too.

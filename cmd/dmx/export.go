@@ -14,6 +14,8 @@ import (
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/trace/foreign"
 	"github.com/dmxlab/dmx/trace/format"
+	"github.com/dmxlab/dmx/trace/parquet"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // newExportCmd is dmx export: a trace in the formats of other tools.
@@ -23,8 +25,8 @@ func newExportCmd() *cobra.Command {
 	var timestamps bool
 	var open openFlags
 	cmd := &cobra.Command{
-		Use:   "export FORMAT TRACE [-o FILE|DIR]",
-		Short: "Write a trace for other tools: ShiViz, GoVector, Perfetto, Mermaid",
+		Use:   "export FORMAT TRACE... [-o FILE|DIR]",
+		Short: "Write a trace for other tools: ShiViz, GoVector, Perfetto, Mermaid, Parquet",
 		Long: `export writes the runs of a trace in another tool's format:
 
 ` + exporterList() + `
@@ -36,15 +38,22 @@ text of its log. A format that writes one file writes to stdout without -o.`,
 		Example: `  dmx export shiviz run.db -o run.log          # open run.log in ShiViz
   dmx export govector run.db -o logs/           # logs/P0-Log.txt, logs/P1-Log.txt...
   dmx export perfetto run.db -o run.json        # open run.json in ui.perfetto.dev
-  dmx export mermaid run.db -o run.md           # a small run as a Mermaid sequence diagram`,
-		Args: cobra.ExactArgs(2),
+  dmx export mermaid run.db -o run.md           # a small run as a Mermaid sequence diagram
+  dmx export parquet nightly/*.db -o warehouse/ # runs, verdicts, events, messages as Parquet`,
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == "parquet" {
+				return exportParquet(cmd, &open, args[1:], out, runID)
+			}
+			if len(args) > 2 {
+				return &exitError{exitUsage, fmt.Errorf("export %s: one trace at a time (parquet takes several)", args[0])}
+			}
 			if args[0] == "mermaid" {
 				return exportMermaid(cmd, &open, args[1], out, runID)
 			}
 			exp := format.Exporter(args[0])
 			if exp == nil {
-				return &exitError{exitUsage, fmt.Errorf("export: no format %q (formats: %s)", args[0], strings.Join(append(format.ExporterNames(), "mermaid"), ", "))}
+				return &exitError{exitUsage, fmt.Errorf("export: no format %q (formats: %s)", args[0], strings.Join(append(format.ExporterNames(), "mermaid", "parquet"), ", "))}
 			}
 			if exp.Dir != nil && out == "" {
 				return &exitError{exitUsage, fmt.Errorf("export %s: -o DIR is required (it writes a file per process)", exp.Name)}
@@ -87,6 +96,56 @@ text of its log. A format that writes one file writes to stdout without -o.`,
 	return cmd
 }
 
+// exportParquet writes the runs of the traces at paths into the
+// directory out as Parquet files (trace/parquet), each run checked as dmx
+// check checks it for verdicts.parquet.
+func exportParquet(cmd *cobra.Command, open *openFlags, paths []string, out string, runID int64) error {
+	if out == "" {
+		return &exitError{exitUsage, errors.New("export parquet: -o DIR is required (it writes a directory of files)")}
+	}
+	if runID != 0 && len(paths) > 1 {
+		return &exitError{exitUsage, errors.New("export parquet: --run chooses a run of one trace; name one trace")}
+	}
+	for _, p := range paths {
+		if sameFile(p, out) {
+			return &exitError{exitUsage, fmt.Errorf("the output (-o) %s is also an input", out)}
+		}
+	}
+	var sources []parquet.Source
+	for _, path := range paths {
+		st, runs, err := open.runs(path, runID)
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		defer st.Close()
+		reps, err := checkRuns(st, runs, checkOptions{})
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		src := parquet.Source{Path: path, Store: st, Runs: runs, Verdicts: map[int64][]parquet.Verdict{}}
+		for _, rep := range reps {
+			for _, res := range rep.Results {
+				v := parquet.Verdict{Check: res.Check, Verdict: string(res.Verdict), Findings: int64(len(res.Findings)), Note: res.Note}
+				if res.Err != nil {
+					v.Note = "error: " + res.Err.Error()
+				}
+				if len(res.Findings) > 0 {
+					v.Finding = res.Findings[0].Text()
+				}
+				src.Verdicts[rep.Run] = append(src.Verdicts[rep.Run], v)
+			}
+		}
+		sources = append(sources, src)
+	}
+	c, err := parquet.Export(out, sources)
+	if err != nil {
+		return &exitError{exitUsage, fmt.Errorf("export parquet: %w", err)}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, %s, %s, %s in %s (%s)\n", out, plural.Count(int(c.Runs), "run"), plural.Count(int(c.Verdicts), "verdict"),
+		plural.Count(int(c.Events), "event"), plural.Count(int(c.Messages), "message"), plural.Count(int(c.Files), "file"), humanBytes(c.Bytes))
+	return nil
+}
+
 // writeTo runs write on the file path, or on stdout if path is empty.
 func writeTo(path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == "" {
@@ -107,6 +166,7 @@ func exporterList() string {
 		fmt.Fprintf(&b, "  %-9s %s\n", exp.Name, exp.Summary)
 	}
 	fmt.Fprintf(&b, "  %-9s %s\n", "mermaid", "a Mermaid sequenceDiagram of a small run, fenced for Markdown (dmx render -o x.md draws a window of a big one)")
+	fmt.Fprintf(&b, "  %-9s %s\n", "parquet", "TRACE... -o DIR: runs.parquet, verdicts.parquet, events/run=K/ and messages/run=K/ (Hive partitions), zstd; for DuckDB, Spark, warehouses (docs/sweep.md)")
 	return b.String()
 }
 

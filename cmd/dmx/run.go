@@ -35,14 +35,33 @@ type runFlags struct {
 	// maxEvents bounds a simulated run's events (--max-events): 0 for
 	// maxEventsFor's bound, < 0 for none.
 	maxEvents int64
+	// formats are those --format takes (nil: table and json); random
+	// lets --faults take "random" (dmx sweep), which sets random.
+	formats      []string
+	randomFaults bool
+	random       bool
 }
 
 func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
+	f.registerPlan(cmd, d)
+	fs := cmd.Flags()
+	fs.Uint64Var(&f.plan.Seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
+	fs.StringVarP(&f.out, "out", "o", "", "trace file to record into (default dmx-ALGO-SEED.db; an existing trace gets one more run)")
+	fs.StringVar(&f.format, "format", "table", "verdict output: table or json")
+	fs.BoolVar(&f.noCheck, "no-check", false, "record only; do not check the trace")
+	fs.StringVar(&f.diagram, "diagram", "", "write the run's space-time diagram here (.svg, .png, .dot, .md; default: beside the trace, as .svg)")
+	fs.BoolVar(&f.noDiag, "no-diagram", false, "do not draw the run's diagram")
+	fs.BoolVarP(&f.yes, "yes", "y", false, "record a very large run (a trace of over 1 GB, estimated) without asking")
+}
+
+// registerPlan registers the flags that describe a run (what run, sim
+// and sweep share): the group, the workload, the algorithm's parameters,
+// the faults, the channels and the driver's own.
+func (f *runFlags) registerPlan(cmd *cobra.Command, d runner.Driver) {
 	f.plan = runner.NewPlan(d)
 	p, w := &f.plan, &f.plan.Workload
 	fs := cmd.Flags()
 	fs.IntVarP(&p.N, "nodes", "n", p.N, "number of processes")
-	fs.Uint64Var(&p.Seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
 	fs.IntVar(&w.Entries, "entries", w.Entries, "critical-section entries per process")
 	fs.Var(&w.Think, "think", "time between leaving the critical section and the next request: fixed (5ms) or uniform (0ms-20ms)")
 	fs.Var(&w.Hold, "hold", "time spent inside the critical section: fixed or uniform range")
@@ -52,13 +71,13 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	fs.BoolVar(&w.Nested, "nested", false, "each entry takes every resource, one inside the other (nested locks; see --order)")
 	fs.StringVar(&w.Order, "order", w.Order, "lock order of --nested entries: same, reverse-odd (odd processes reverse it: can deadlock) or random")
 	fs.Var(&paramsFlag{&p.Params}, "param", "algorithm parameter KEY=VALUE (repeatable; see dmx list)")
-	fs.StringVarP(&f.out, "out", "o", "", "trace file to record into (default dmx-ALGO-SEED.db; an existing trace gets one more run)")
-	fs.StringVar(&f.format, "format", "table", "verdict output: table or json")
-	fs.BoolVar(&f.noCheck, "no-check", false, "record only; do not check the trace")
-	fs.StringVar(&f.diagram, "diagram", "", "write the run's space-time diagram here (.svg, .png, .dot, .md; default: beside the trace, as .svg)")
-	fs.BoolVar(&f.noDiag, "no-diagram", false, "do not draw the run's diagram")
-	fs.BoolVarP(&f.yes, "yes", "y", false, "record a very large run (a trace of over 1 GB, estimated) without asking")
-	fs.Var(&faultsFlag{&p.Faults}, "faults", "inject faults, e.g. crash:leader@600ms or loss:20%:to=2@1s-2s (repeatable, or comma-separated; every kind is listed below)")
+	ff := &faultsFlag{fs: &p.Faults}
+	usage := "inject faults, e.g. crash:leader@600ms or loss:20%:to=2@1s-2s (repeatable, or comma-separated; every kind is listed below)"
+	if f.randomFaults {
+		ff.random = &f.random
+		usage = "random: each seed draws its own schedule (see --nemesis); or faults every run gets, e.g. pause:leader@600ms-1s (dmx run --help lists every kind)"
+	}
+	fs.Var(ff, "faults", usage)
 	fs.Var(&p.Channels, "channels", "reliable: the transport retransmits, drops duplicates and delivers in order (what the seeds assume); raw: every message one datagram sent once, so injected loss, duplication and reordering reach the algorithm")
 	if d == runner.DriverSim {
 		fs.Var(&p.Sim.Delay, "delay", "one-way message delay: fixed or uniform range")
@@ -99,10 +118,25 @@ func (v *paramsFlag) String() string {
 
 func (v *paramsFlag) Type() string { return "KEY=VALUE" }
 
-// faultsFlag is --faults SPEC, repeatable.
-type faultsFlag struct{ fs *[]runner.Fault }
+// faultsFlag is --faults SPEC, repeatable. With random set (dmx sweep),
+// the item "random" sets it instead of naming a fault.
+type faultsFlag struct {
+	fs     *[]runner.Fault
+	random *bool
+}
 
 func (v *faultsFlag) Set(s string) error {
+	if v.random != nil {
+		var rest []string
+		for _, item := range strings.Split(s, ",") {
+			if strings.TrimSpace(item) == "random" {
+				*v.random = true
+			} else {
+				rest = append(rest, item)
+			}
+		}
+		s = strings.Join(rest, ",")
+	}
 	fl, err := runner.ParseFaults(s)
 	*v.fs = append(*v.fs, fl...)
 	return err
@@ -144,10 +178,23 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 	if p.Spec = registry.Lookup(name); p.Spec == nil {
 		return p, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", name, strings.Join(registry.Names(), ", "))
 	}
-	if err := checkFormat(f.format, "table", "json"); err != nil {
+	formats := f.formats
+	if formats == nil {
+		formats = []string{"table", "json"}
+	}
+	if err := checkFormat(f.format, formats...); err != nil {
 		return p, err
 	}
 	if err := p.Validate(); err != nil {
+		return p, f.flagError(cmd, err)
+	}
+	// What the plan's driver cannot carry out is refused now, before the
+	// trace exists.
+	applies := runner.SimApplies
+	if p.Driver == runner.DriverUDP {
+		applies = udp.Applies
+	}
+	if err := p.CheckFaults(applies); err != nil {
 		return p, f.flagError(cmd, err)
 	}
 	p.PickSeed()

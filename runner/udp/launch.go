@@ -135,6 +135,9 @@ func Launch(ctx context.Context, p runner.Plan, rec runner.Recorder, hooks Launc
 	if err := p.Validate(); err != nil {
 		return LaunchResult{}, err
 	}
+	if err := p.CheckFaults(Applies); err != nil {
+		return LaunchResult{}, err
+	}
 	l, err := newLauncher(p.WithDefaults(), rec, hooks)
 	if err != nil {
 		return LaunchResult{}, err
@@ -704,7 +707,7 @@ func (l *launcher) After(d time.Duration, f func()) {
 
 func (l *launcher) Up(i int) bool { p := l.procs[i]; return !p.exited && p.fault == "" }
 
-// Crash SIGKILLs process i, unless it is already down. Its Crash is
+// Crash SIGKILLs process i, unless it is already down. Its crash is
 // recorded when its end is seen (died).
 func (l *launcher) Crash(i int, f *runner.Fault) {
 	p := l.procs[i]
@@ -754,13 +757,41 @@ func (l *launcher) Recover(i int, f *runner.Fault) {
 	}
 }
 
-// Pause asks process i to Pause: it records the Pause and waits;
-// pauseEvent stops it (SIGSTOP) when the Pause event comes, and resumes it
-// after the Pause (SIGCONT, then the resume line it waits for).
-func (l *launcher) Pause(i int, f *runner.Fault) {
-	p := l.procs[i]
-	p.pausing = f
-	l.send(p, toNode{Fault: &faultCmd{Op: "pause", Spec: f.String()}})
+// Applies is dmx run's word on a fault (runner.Plan.CheckFaults): a crash
+// is a SIGKILL and a recovery a new process, a pause SIGSTOP and SIGCONT
+// after the node recorded it, a skew the node's clock; network faults are
+// judged by each node's fault layer on every datagram it sends.
+func Applies(f *runner.Fault) error {
+	switch f.Kind {
+	case runner.FaultCrash, runner.FaultRecover, runner.FaultPause, runner.FaultSkew:
+		return nil
+	}
+	if f.Kind.Target() == runner.TargetNetwork {
+		return nil
+	}
+	return fmt.Errorf("dmx run cannot apply %s faults", f.Kind)
+}
+
+// Process carries out a pause or a skew of process i: the node gets the
+// fault in a "process" control line and applies it (nodeFault). A pause
+// asks the node to record the pause and wait; pauseEvent stops it
+// (SIGSTOP) when the pause event comes, and resumes it after the pause
+// (SIGCONT, then the resume line it waits for). A skew is kept for the
+// node's restarts.
+func (l *launcher) Process(i int, f *runner.Fault) {
+	switch f.Kind {
+	case runner.FaultPause:
+		l.procs[i].pausing = f
+	case runner.FaultSkew:
+		l.state[i].skew = f.Skew
+		if !l.Up(i) {
+			return
+		}
+	default:
+		l.NotApplied(f, "dmx run cannot apply it")
+		return
+	}
+	l.send(l.procs[i], toNode{Fault: &faultCmd{Op: "process", Spec: f.String()}})
 }
 
 // pauseEvent follows the fault events of p's pause.
@@ -790,13 +821,6 @@ func (l *launcher) resume(p *nodeProc) {
 	}
 	p.cmd.Process.Signal(syscall.SIGCONT)
 	l.send(p, toNode{Fault: &faultCmd{Op: "resume"}})
-}
-
-func (l *launcher) Skew(i int, f *runner.Fault) {
-	l.state[i].skew = f.Skew
-	if l.Up(i) {
-		l.send(l.procs[i], toNode{Fault: &faultCmd{Op: "skew", Spec: f.String(), Skew: f.Skew}})
-	}
 }
 
 func (l *launcher) NetStart(i, proc int) {

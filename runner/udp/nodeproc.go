@@ -70,12 +70,11 @@ type nodeConfig struct {
 
 // faultCmd is a fault line from the runner.
 type faultCmd struct {
-	Op     string        `json:"op"` // net-start, net-end, pause, skew, note
-	Index  int           `json:"i,omitempty"`
-	Proc   int           `json:"p,omitempty"`
-	Spec   string        `json:"spec,omitempty"`
-	Skew   time.Duration `json:"skew,omitempty"`
-	Reason string        `json:"reason,omitempty"`
+	Op     string `json:"op"` // net-start, net-end, process (Spec: a process or clock fault), resume, note
+	Index  int    `json:"i,omitempty"`
+	Proc   int    `json:"p,omitempty"`
+	Spec   string `json:"spec,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 type toNode struct {
@@ -428,24 +427,37 @@ func nodeFault(c *faultCmd, node *runner.Node, tr *transport, settle func(), res
 		if c.Op == "net-end" {
 			tr.net.End(c.Index)
 		}
-	case "pause":
+	case "process":
+		fs, err := runner.ParseFaults(c.Spec)
+		if err != nil || len(fs) != 1 {
+			return // the runner prints what it sends: not from this runner
+		}
+		nodeProcessFault(&fs[0], c.Spec, node, settle, resumed, stop)
+	case "note":
+		node.FaultEvent(c.Spec, trace.FaultNotApplied, c.Reason)
+	}
+}
+
+// nodeProcessFault carries out a process or clock fault on the node (the
+// effect of runner.FaultDriver.Process under dmx run, the node's part).
+func nodeProcessFault(f *runner.Fault, spec string, node *runner.Node, settle func(), resumed, stop <-chan struct{}) {
+	switch f.Kind {
+	case runner.FaultPause:
 		// The pause is recorded first (the event is in the runner's hands
 		// when the write returns), and the loop does nothing more until
 		// the resume: the runner stops the whole process with SIGSTOP when
 		// it has the event, and after the pause sends SIGCONT and the
 		// resume line. Timers and datagrams wait, as on a stopped machine.
-		node.FaultEvent(c.Spec, trace.FaultStart, "")
+		node.FaultEvent(spec, trace.FaultStart, "")
 		settle()
 		select {
 		case <-resumed:
-			node.FaultEvent(c.Spec, trace.FaultEnd, "")
+			node.FaultEvent(spec, trace.FaultEnd, "")
 		case <-stop:
 		}
-	case "skew":
-		node.SetSkew(c.Skew)
-		node.FaultEvent(c.Spec, trace.FaultStart, "")
-	case "note":
-		node.FaultEvent(c.Spec, trace.FaultNotApplied, c.Reason)
+	case runner.FaultSkew:
+		node.SetSkew(f.Skew)
+		node.FaultEvent(spec, trace.FaultStart, "")
 	}
 }
 

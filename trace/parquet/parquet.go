@@ -1,0 +1,340 @@
+// Package parquet exports traces as Apache Parquet files, for the tools
+// that read thousands of runs at once (DuckDB, Spark, a warehouse): the
+// runs, their verdicts, and each run's events and messages, partitioned
+// by run in the Hive layout (events/run=7/events.parquet), compressed
+// with zstd. It uses github.com/parquet-go/parquet-go.
+//
+// The runs of several traces are numbered 1, 2, ... in the order of the
+// traces and of their runs, as dmx merge numbers them; runs.parquet keeps
+// where each came from (trace, trace_run). Every column of the trace's
+// tables is there with its SQLite name and its NULLs (optional columns);
+// runs.parquet adds fault_kinds (the kinds of runs.faults, a list),
+// events (their count) and verdict (the run's, over its checks).
+package parquet
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	pq "github.com/parquet-go/parquet-go"
+
+	"github.com/dmxlab/dmx/trace"
+)
+
+// Run is a row of runs.parquet.
+type Run struct {
+	Run         int64    `parquet:"run"`
+	Trace       string   `parquet:"trace,dict"`
+	TraceRun    int64    `parquet:"trace_run"`
+	Algorithm   string   `parquet:"algorithm,dict"`
+	Nodes       int64    `parquet:"nodes"`
+	Seed        string   `parquet:"seed"`
+	Mode        string   `parquet:"mode,dict"`
+	Params      string   `parquet:"params"`
+	Faults      string   `parquet:"faults"`
+	FaultKinds  []string `parquet:"fault_kinds,list"`
+	ToolVersion string   `parquet:"tool_version,dict"`
+	StartedNs   int64    `parquet:"started_ns"`
+	EndedNs     *int64   `parquet:"ended_ns,optional"`
+	Complete    bool     `parquet:"complete"`
+	Status      string   `parquet:"status,dict"`
+	Events      int64    `parquet:"events"`
+	Verdict     string   `parquet:"verdict,dict"` // "" when the run was not checked
+}
+
+// Verdict is a row of verdicts.parquet: one check of one run.
+type Verdict struct {
+	Run      int64  `parquet:"run"`
+	Check    string `parquet:"check,dict"`
+	Verdict  string `parquet:"verdict,dict"`
+	Findings int64  `parquet:"findings"`
+	Note     string `parquet:"note"`
+	Finding  string `parquet:"finding"` // the first finding's text, "" if none
+}
+
+// Event is a row of events/run=K/events.parquet (run is the partition).
+type Event struct {
+	ID       int64   `parquet:"id"`
+	Proc     int64   `parquet:"proc"`
+	Seq      int64   `parquet:"seq"`
+	Kind     string  `parquet:"kind,dict"`
+	Lamport  int64   `parquet:"lamport"`
+	VC       *string `parquet:"vc,optional"`
+	WallNs   int64   `parquet:"wall_ns"`
+	Msg      *int64  `parquet:"msg,optional"`
+	MsgType  *string `parquet:"msg_type,optional,dict"`
+	Peer     *int64  `parquet:"peer,optional"`
+	Resource *string `parquet:"resource,optional,dict"`
+	Detail   *string `parquet:"detail,optional"`
+}
+
+// Message is a row of messages/run=K/messages.parquet.
+type Message struct {
+	ID        int64   `parquet:"id"`
+	Type      *string `parquet:"type,optional,dict"`
+	Sender    *int64  `parquet:"sender,optional"`
+	Receiver  *int64  `parquet:"receiver,optional"`
+	SendEvent *int64  `parquet:"send_event,optional"`
+	RecvEvent *int64  `parquet:"recv_event,optional"`
+	Fate      string  `parquet:"fate,dict"`
+}
+
+// Source is one trace to export: its runs, and the verdicts of their
+// checks by run id (none for a run not checked).
+type Source struct {
+	Path     string
+	Store    *trace.Store
+	Runs     []trace.Run
+	Verdicts map[int64][]Verdict // Run fields are ignored: set by Export
+}
+
+// Counts say what an export wrote.
+type Counts struct {
+	Runs, Events, Messages, Verdicts, Files int64
+	Bytes                                   int64
+}
+
+// options are the writers': zstd for every column.
+func options() []pq.WriterOption {
+	return []pq.WriterOption{pq.Compression(&pq.Zstd)}
+}
+
+// Export writes sources into dir, which must not exist or be empty.
+func Export(dir string, sources []Source) (Counts, error) {
+	var c Counts
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return c, fmt.Errorf("%s is not empty: export into a new directory (the files of two exports would mix)", dir)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return c, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return c, err
+	}
+	var runs []Run
+	var verdicts []Verdict
+	next := int64(1)
+	for _, src := range sources {
+		counts, err := eventCounts(src.Store.DB())
+		if err != nil {
+			return c, fmt.Errorf("%s: %w", src.Path, err)
+		}
+		for _, r := range src.Runs {
+			id := next
+			next++
+			row := Run{Run: id, Trace: src.Path, TraceRun: r.ID, Algorithm: r.Algorithm, Nodes: int64(r.Nodes),
+				Seed: fmt.Sprint(r.Seed), Mode: r.Mode, Params: string(r.Params), Faults: string(r.Faults),
+				FaultKinds: kinds(r.Faults), ToolVersion: r.ToolVersion, StartedNs: r.Started, Complete: r.Complete,
+				Status: r.Status, Events: counts[r.ID]}
+			if r.NoSeed {
+				row.Seed = ""
+			}
+			if r.Ended != 0 {
+				e := r.Ended
+				row.EndedNs = &e
+			}
+			vs := src.Verdicts[r.ID]
+			row.Verdict = summary(vs)
+			for _, v := range vs {
+				v.Run = id
+				verdicts = append(verdicts, v)
+			}
+			runs = append(runs, row)
+			ne, err := writeEvents(filepath.Join(dir, "events", fmt.Sprintf("run=%d", id), "events.parquet"), src.Store.DB(), r.ID)
+			if err != nil {
+				return c, fmt.Errorf("%s: run %d: events: %w", src.Path, r.ID, err)
+			}
+			nm, err := writeMessages(filepath.Join(dir, "messages", fmt.Sprintf("run=%d", id), "messages.parquet"), src.Store.DB(), r.ID)
+			if err != nil {
+				return c, fmt.Errorf("%s: run %d: messages: %w", src.Path, r.ID, err)
+			}
+			c.Events += ne
+			c.Messages += nm
+			c.Files += 2
+		}
+	}
+	if err := pq.WriteFile(filepath.Join(dir, "runs.parquet"), runs, options()...); err != nil {
+		return c, err
+	}
+	if err := pq.WriteFile(filepath.Join(dir, "verdicts.parquet"), verdicts, options()...); err != nil {
+		return c, err
+	}
+	c.Runs, c.Verdicts, c.Files = int64(len(runs)), int64(len(verdicts)), c.Files+2
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				c.Bytes += fi.Size()
+			}
+		}
+		return err
+	})
+	return c, err
+}
+
+// summary is the verdict of a run's checks, as dmx check says it:
+// violated, else unknown, else ok, else not applicable; "" if unchecked.
+func summary(vs []Verdict) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	rank := map[string]int{"violated": 4, "unknown": 3, "ok": 2}
+	best := "not applicable"
+	for _, v := range vs {
+		if rank[v.Verdict] > rank[best] {
+			best = v.Verdict
+		}
+	}
+	return best
+}
+
+// kinds returns the fault kinds of a runs.faults column, each once.
+func kinds(faults json.RawMessage) []string {
+	var fs []string
+	out := []string{}
+	if json.Unmarshal(faults, &fs) != nil {
+		return out
+	}
+	for _, f := range fs {
+		k := f
+		if i := strings.IndexAny(k, ":@"); i >= 0 {
+			k = k[:i]
+		}
+		if k != "" && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func eventCounts(db *sql.DB) (map[int64]int64, error) {
+	rows, err := db.Query(`SELECT run, count(*) FROM events GROUP BY run`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]int64{}
+	for rows.Next() {
+		var run, n int64
+		if err := rows.Scan(&run, &n); err != nil {
+			return nil, err
+		}
+		out[run] = n
+	}
+	return out, rows.Err()
+}
+
+func str(v sql.NullString) *string {
+	if !v.Valid {
+		return nil
+	}
+	return &v.String
+}
+
+func num(v sql.NullInt64) *int64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Int64
+}
+
+// batch is how many rows are written at a time.
+const batch = 4096
+
+// create makes path's directory and a writer of T into path.
+func create[T any](path string) (*os.File, *pq.GenericWriter[T], error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, nil, err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, pq.NewGenericWriter[T](f, options()...), nil
+}
+
+func writeEvents(path string, db *sql.DB, run int64) (int64, error) {
+	rows, err := db.Query(`SELECT id, proc, seq, kind, lamport, vc, wall_ns, msg, msg_type, peer, resource, detail
+		FROM events WHERE run = ? ORDER BY id`, run)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	f, w, err := create[Event](path)
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]Event, 0, batch)
+	var n int64
+	flush := func() error {
+		_, err := w.Write(buf)
+		n += int64(len(buf))
+		buf = buf[:0]
+		return err
+	}
+	for rows.Next() {
+		var e Event
+		var vc, msgType, resource, detail sql.NullString
+		var msg, peer sql.NullInt64
+		if err := rows.Scan(&e.ID, &e.Proc, &e.Seq, &e.Kind, &e.Lamport, &vc, &e.WallNs, &msg, &msgType, &peer, &resource, &detail); err != nil {
+			f.Close()
+			return n, err
+		}
+		e.VC, e.MsgType, e.Resource, e.Detail, e.Msg, e.Peer = str(vc), str(msgType), str(resource), str(detail), num(msg), num(peer)
+		buf = append(buf, e)
+		if len(buf) == batch {
+			if err := flush(); err != nil {
+				f.Close()
+				return n, err
+			}
+		}
+	}
+	err = errors.Join(rows.Err(), flush(), w.Close())
+	return n, errors.Join(err, f.Close())
+}
+
+func writeMessages(path string, db *sql.DB, run int64) (int64, error) {
+	rows, err := db.Query(`SELECT id, type, sender, receiver, send_event, recv_event, fate
+		FROM messages WHERE run = ? ORDER BY id`, run)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	f, w, err := create[Message](path)
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]Message, 0, batch)
+	var n int64
+	flush := func() error {
+		_, err := w.Write(buf)
+		n += int64(len(buf))
+		buf = buf[:0]
+		return err
+	}
+	for rows.Next() {
+		var m Message
+		var typ sql.NullString
+		var sender, receiver, send, recv sql.NullInt64
+		if err := rows.Scan(&m.ID, &typ, &sender, &receiver, &send, &recv, &m.Fate); err != nil {
+			f.Close()
+			return n, err
+		}
+		m.Type, m.Sender, m.Receiver, m.SendEvent, m.RecvEvent = str(typ), num(sender), num(receiver), num(send), num(recv)
+		buf = append(buf, m)
+		if len(buf) == batch {
+			if err := flush(); err != nil {
+				f.Close()
+				return n, err
+			}
+		}
+	}
+	err = errors.Join(rows.Err(), flush(), w.Close())
+	return n, errors.Join(err, f.Close())
+}
