@@ -74,7 +74,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 					return &exitError{exitUsage, err}
 				}
 				reps, err := checkRuns(st, runs, checkOptions{only: checks, require: required, overtake: overtakes})
-				if err == nil && summary {
+				if err == nil && (summary || report != "") {
 					var more []tally.Run
 					more, err = tallyRuns(st, path, runs, reps)
 					swept = append(swept, more...)
@@ -98,7 +98,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 				all = append(all, reps...)
 			}
 			if report != "" {
-				file, err := writeReport(report, args, all, parts)
+				file, err := writeReport(report, args, all, parts, sweepSection(swept))
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
