@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -212,7 +213,10 @@ type checkOptions struct {
 func checksFor(run trace.Run, o checkOptions) ([]*analyze.Check, []analyze.Option, error) {
 	spec := registry.Lookup(run.Algorithm)
 	if run.Mode == "import" {
-		spec = nil
+		// A log's runs are another program's, unless they name the
+		// algorithm it runs (dmx import --algorithm, or a log that dmx
+		// export wrote): then they are held to what it promises.
+		spec = registry.Lookup(importedAlgorithm(run))
 	}
 	var opts []analyze.Option
 	checks := o.only
@@ -239,6 +243,18 @@ func checksFor(run trace.Run, o checkOptions) ([]*analyze.Check, []analyze.Optio
 		opts = append(opts, analyze.WithMaxOvertakes(o.overtake))
 	}
 	return checks, opts, nil
+}
+
+// importedAlgorithm returns the algorithm an imported run's params name
+// ({"algorithm": NAME}), "" if none.
+func importedAlgorithm(run trace.Run) string {
+	var p struct {
+		Algorithm string `json:"algorithm"`
+	}
+	if json.Unmarshal(run.Params, &p) != nil {
+		return ""
+	}
+	return p.Algorithm
 }
 
 // checkRuns runs the checks o asks for over runs of the open trace st.
