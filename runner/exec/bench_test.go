@@ -1,7 +1,9 @@
 package exec_test
 
 import (
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
@@ -59,7 +61,19 @@ func BenchmarkMessageCost(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
+			// Start-up: the same run without entries (the programs
+			// start, take their init, and stop), once, untimed.
+			b.StopTimer()
+			idle := c.plan
+			idle.Workload.Entries = 0
+			up0 := cpuTime()
+			if _, err := runner.Simulate(idle, &sends{}, nil); err != nil {
+				b.Fatal(err)
+			}
+			startup := cpuTime() - up0
+			b.StartTimer()
 			var msgs, events int64
+			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
 				var s sends
 				if _, err := runner.Simulate(c.plan, &s, nil); err != nil {
@@ -68,8 +82,25 @@ func BenchmarkMessageCost(b *testing.B) {
 				msgs, events = msgs+s.n, events+s.events
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(msgs), "ns/msg")
+			// CPU, of dmx and of the programs (reaped at the end of each
+			// run): less at the mercy of a busy machine than wall time.
+			cpu := cpuTime() - cpu0
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(msgs), "cpu-ns/msg")
+			// What a message adds, the start-up taken off.
+			b.ReportMetric(float64((cpu - time.Duration(b.N)*startup).Nanoseconds())/float64(msgs), "msg-cpu-ns/msg")
+			b.ReportMetric(float64(startup.Microseconds())/1000, "startup-cpu-ms")
 			b.ReportMetric(float64(msgs)/float64(b.N), "msgs/op")
 			b.ReportMetric(float64(events)/float64(b.N), "events/op")
 		})
 	}
+}
+
+// cpuTime is the CPU time (user and system) of this process and of its
+// children that ended.
+func cpuTime() time.Duration {
+	var self, kids syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond }
+	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
 }
