@@ -17,11 +17,11 @@ import (
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of algotest scripts (testdata/*.txt) with the actual output")
+var rewrite = flag.Bool("update", false, "rewrite the expected output of algotest scripts (testdata/*.txt) with the actual output")
 
 // RunScripts runs every dir/*.txt interaction script against spec's
 // machines on a Bench, one subtest per file, and compares each command's
-// output with the text recorded under it. With go test -rewrite the files
+// output with the text recorded under it. With go test -update the files
 // are rewritten with the actual output instead (review the diff before
 // committing it).
 //
@@ -462,7 +462,7 @@ func parseScript(text string) ([]block, []string, error) {
 }
 
 // runScript runs the script at path with s and compares (or, with
-// -rewrite, replaces) the output recorded under each command.
+// -update, replaces) the output recorded under each command.
 func runScript(t *testing.T, path string, s *script) {
 	data, err := os.ReadFile(path)
 	if err != nil {
