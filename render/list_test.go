@@ -50,7 +50,7 @@ func TestAlgorithm(t *testing.T) {
 		want := rule.FindAllString(s.Doc, -1)
 		want = append(want, s.Seeds...)
 		want = append(want, s.MsgTypes...)
-		checks, err := analyze.For(s.Properties)
+		checks, _, err := analyze.Applicable(s.Claims())
 		if err != nil {
 			t.Fatal(err)
 		}

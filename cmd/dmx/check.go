@@ -210,24 +210,12 @@ type checkOptions struct {
 // or an algorithm it does not know, every check that holds of any trace
 // (analyze.General). --checks replaces that choice; --require adds to it.
 func checksFor(run trace.Run, o checkOptions) ([]*analyze.Check, []analyze.Option, error) {
-	spec := registry.Lookup(run.Algorithm)
-	if run.Mode == "import" {
-		spec = nil
+	checks, opts, err := analyze.Applicable(registry.ForRun(run).Claims())
+	if err != nil {
+		return nil, nil, err
 	}
-	var opts []analyze.Option
-	checks := o.only
-	switch {
-	case checks != nil:
-	case spec == nil:
-		checks = analyze.General()
-	default:
-		var err error
-		if checks, err = analyze.For(spec.Properties); err != nil {
-			return nil, nil, fmt.Errorf("%s's properties: %w", spec.Name, err)
-		}
-	}
-	if spec != nil && spec.Validity != "" {
-		opts = append(opts, analyze.WithValidity(spec.Validity))
+	if o.only != nil {
+		checks = o.only
 	}
 	for _, c := range o.require {
 		if !slices.Contains(checks, c) {

@@ -13,7 +13,6 @@ import (
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render"
 	"github.com/dmxlab/dmx/render/spacetime"
-	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/plural"
@@ -322,33 +321,18 @@ func diagramOptions(st *trace.Store, run trace.Run, opts *spacetime.Options) err
 		return err
 	}
 	opts.Fates = fates
-	opts.Roles = roles(run)
+	opts.Roles = registry.Roles(run)
 	opts.MsgTypes = msgTypes(run)
 	return nil
-}
-
-// roles are the processes' roles at the start of run, as its algorithm
-// names them (none for a trace of another program).
-func roles(run trace.Run) map[int]string {
-	spec := registry.Lookup(run.Algorithm)
-	if spec == nil || spec.Roles == nil || run.Mode == "import" {
-		return nil
-	}
-	p, err := runner.PlanFromRun(run, registry.Lookup)
-	if err != nil {
-		return nil
-	}
-	return spec.Roles(p.N, p.Params)
 }
 
 // msgTypes are the message types run's algorithm declares, in order
 // (none for a trace of another program): they give the types their colours.
 func msgTypes(run trace.Run) []string {
-	spec := registry.Lookup(run.Algorithm)
-	if spec == nil || run.Mode == "import" {
-		return nil
+	if spec := registry.ForRun(run); spec != nil {
+		return spec.MsgTypes
 	}
-	return spec.MsgTypes
+	return nil
 }
 
 // pagePath is where --pages writes page n of a picture: FILE-pN.ext.

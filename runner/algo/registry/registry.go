@@ -3,6 +3,9 @@ package registry
 import (
 	"sort"
 
+	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/trace"
+
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/bully"
 	"github.com/dmxlab/dmx/runner/algo/central"
@@ -43,4 +46,31 @@ func Names() []string {
 		out = append(out, s.Name)
 	}
 	return out
+}
+
+// ForRun returns the algorithm a recorded run ran: nil for a run imported
+// from another program's log (whatever its algorithm column says), or of
+// an algorithm this dmx does not know. Whatever depends on the algorithm
+// of a trace's run (its checks: analyze.Applicable(ForRun(run).Claims()),
+// its costs, its roles) goes through it.
+func ForRun(run trace.Run) *algo.Spec {
+	if run.Mode == "import" {
+		return nil
+	}
+	return Lookup(run.Algorithm)
+}
+
+// Roles are the processes' roles at the start of run, as its algorithm
+// names them (the coordinator, the token's first holder): none for a
+// trace of another program, or an algorithm without roles.
+func Roles(run trace.Run) map[int]string {
+	spec := ForRun(run)
+	if spec == nil || spec.Roles == nil {
+		return nil
+	}
+	p, err := runner.PlanFromRun(run, Lookup)
+	if err != nil {
+		return nil
+	}
+	return spec.Roles(p.N, p.Params)
 }
