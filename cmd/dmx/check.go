@@ -29,21 +29,7 @@ func newCheckCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check TRACE...",
 		Short: "Check properties of recorded runs; the exit code is the verdict",
-		Long: `check rebuilds happens-before from each run's program order and
-send/receive pairs (recorded clocks are verified, not trusted) and checks:
-
-` + checkList() + `
-By default each run gets the checks its algorithm claims (dmx list shows
-them) plus clocks; a trace of another program gets every check but those
-only some algorithms promise (` + strings.Join(promised(), ", ") + `).
-Verdicts: ok, violated (a finding names the events), unknown (e.g. the run
-was cut short, so a pending request may still have been granted), skipped
-(the trace lacks what the check needs, such as wall times: that does not
-change the verdict, unless --require names the check).
-Each trace is first checked for damage anywhere in its file, indexes
-included (--no-integrity-check skips that: about 0.6s per million events);
-a damaged trace is bad input.
-Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
+		Long:  checkLong(),
 		Example: `  dmx check run.db
   dmx check --format json run.db other.db
   dmx check --checks mutex-causal,liveness --run 2 run.db
@@ -125,6 +111,25 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 	cmd.Flags().StringVar(&report, "report", "", "write the HTML report of the runs (as dmx report) into this directory: DIR/report.html")
 	open.register(cmd)
 	return cmd
+}
+
+// checkLong is the long help of dmx check: what it does, in full.
+func checkLong() string {
+	return `check rebuilds happens-before from each run's program order and
+send/receive pairs (recorded clocks are verified, not trusted) and checks:
+
+` + checkList() + `
+By default each run gets the checks its algorithm claims (dmx list shows
+them) plus clocks; a trace of another program gets every check but those
+only some algorithms promise (` + strings.Join(promised(), ", ") + `).
+Verdicts: ok, violated (a finding names the events), unknown (e.g. the run
+was cut short, so a pending request may still have been granted), skipped
+(the trace lacks what the check needs, such as wall times: that does not
+change the verdict, unless --require names the check).
+Each trace is first checked for damage anywhere in its file, indexes
+included (--no-integrity-check skips that: about 0.6s per million events);
+a damaged trace is bad input.
+Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`
 }
 
 // tallyRuns returns the runs of the trace st at path with their reports,

@@ -19,56 +19,7 @@ func newImportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import FORMAT FILE... -o TRACE",
 		Short: "Turn logs of other programs (GoVector, ShiViz) into a trace dmx checks",
-		Long: `import reads the logs of a program dmx did not run and adds one run per
-execution of the log to TRACE (created if missing), so that check, stats
-and sql work on them. Formats:
-
-` + importerList() + `
-Hosts become processes (numbered in the order they first appear, their
-names kept in the procs table) and vector clocks are kept. Messages are
-rebuilt from the clocks: an event whose clock shows host X at t, more than
-the event before it did, merged X's event t; of those it merged, the ones
-another merged event already knew came along with it, and each other one is
-a message to it. So a receive is matched with the send whose clock it
-merged (the last of several sends of the same host: each send's clock holds
-the ones before), one send merged by several hosts is a message to each, and
-an event that merged several clocks at once receives several messages.
-Lamport clocks are derived from happens-before.
-
-ShiViz's validity rules are checked, each problem named by file and line: a
-host's own clock entry starts at 1 and rises by exactly 1 (events are
-ordered by it), no entry goes back, clocks name only hosts of the log and
-events they logged, an event's clock dominates the clock of every event it
-merged. Any problem fails the import (exit 2); --lenient imports what can
-be read and counts what it skipped and why.
-
-Events are internal, send or receive by their clocks, unless a rule maps
-their text to a kind. A rule is KIND=REGEX (Go syntax, (?<name>...) for a
-named group), the first that matches wins, and named groups give what the
-kind needs: resource (cs_request, cs_enter, cs_exit, wait; default "cs"),
-leader (a host name) and term (leader, election_start), waiting_for (hosts,
-for wait), type and msg (send and receive: a message id pairs a send with its
-receive when the clocks cannot, e.g. a send nobody received).
-Kinds: ` + strings.Join(foreign.RuleKinds(), ", ") + `.
-
-A lock log:
-
-  --rule 'cs_request=^want lock (?<resource>\w+)'
-  --rule 'cs_enter=^got lock (?<resource>\w+)'
-  --rule 'cs_exit=^released lock (?<resource>\w+)'
-
-an election log:
-
-  --rule 'election_start=^starting election (?<term>\d+)'
-  --rule 'leader=^(?<leader>\S+) is the leader of term (?<term>\d+)'
-
-or the same rules one a line in a file given with --rules (# comments).
---dmx applies the rules that read back what dmx export writes.
-
-A ShiViz regex is JavaScript's, read by Go's regexp: named groups, classes
-and escapes carry over; lookaround and back-references are refused with
-the reason. A finding of dmx check on an imported trace names the log's
-own lines.`,
+		Long:  importLong(),
 		Example: `  dmx import govector p1-Log.txt p2-Log.txt -o run.db
   dmx import shiviz chord.log --regex '(?<host>\S*) (?<clock>{.*})\n(?<event>.*)' -o chord.db
   dmx import shiviz shiviz.log --rules lock.rules -o lock.db && dmx check lock.db
@@ -150,6 +101,60 @@ own lines.`,
 	cmd.Flags().BoolVar(&dmxText, "dmx", false, "read back the kinds of a log that dmx export wrote")
 	cmd.Flags().BoolVar(&lenient, "lenient", false, "import what can be read, skip what breaks the rules and count it")
 	return cmd
+}
+
+// importLong is the long help of dmx import: what it does, in full.
+func importLong() string {
+	return `import reads the logs of a program dmx did not run and adds one run per
+execution of the log to TRACE (created if missing), so that check, stats
+and sql work on them. Formats:
+
+` + importerList() + `
+Hosts become processes (numbered in the order they first appear, their
+names kept in the procs table) and vector clocks are kept. Messages are
+rebuilt from the clocks: an event whose clock shows host X at t, more than
+the event before it did, merged X's event t; of those it merged, the ones
+another merged event already knew came along with it, and each other one is
+a message to it. So a receive is matched with the send whose clock it
+merged (the last of several sends of the same host: each send's clock holds
+the ones before), one send merged by several hosts is a message to each, and
+an event that merged several clocks at once receives several messages.
+Lamport clocks are derived from happens-before.
+
+ShiViz's validity rules are checked, each problem named by file and line: a
+host's own clock entry starts at 1 and rises by exactly 1 (events are
+ordered by it), no entry goes back, clocks name only hosts of the log and
+events they logged, an event's clock dominates the clock of every event it
+merged. Any problem fails the import (exit 2); --lenient imports what can
+be read and counts what it skipped and why.
+
+Events are internal, send or receive by their clocks, unless a rule maps
+their text to a kind. A rule is KIND=REGEX (Go syntax, (?<name>...) for a
+named group), the first that matches wins, and named groups give what the
+kind needs: resource (cs_request, cs_enter, cs_exit, wait; default "cs"),
+leader (a host name) and term (leader, election_start), waiting_for (hosts,
+for wait), type and msg (send and receive: a message id pairs a send with its
+receive when the clocks cannot, e.g. a send nobody received).
+Kinds: ` + strings.Join(foreign.RuleKinds(), ", ") + `.
+
+A lock log:
+
+  --rule 'cs_request=^want lock (?<resource>\w+)'
+  --rule 'cs_enter=^got lock (?<resource>\w+)'
+  --rule 'cs_exit=^released lock (?<resource>\w+)'
+
+an election log:
+
+  --rule 'election_start=^starting election (?<term>\d+)'
+  --rule 'leader=^(?<leader>\S+) is the leader of term (?<term>\d+)'
+
+or the same rules one a line in a file given with --rules (# comments).
+--dmx applies the rules that read back what dmx export writes.
+
+A ShiViz regex is JavaScript's, read by Go's regexp: named groups, classes
+and escapes carry over; lookaround and back-references are refused with
+the reason. A finding of dmx check on an imported trace names the log's
+own lines.`
 }
 
 // counted formats n things: "1 event", "2 events", "3 processes".

@@ -409,7 +409,7 @@ type recording struct {
 // cannot kill dmx with the trace half-settled; the check then reads the
 // closed trace like any reader.
 func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(recording) (complete bool, status string, notes []string, err error)) error {
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	stderr := cmd.ErrOrStderr()
 	est := p.Estimate()
 	if err := sizeOK(cmd.InOrStdin(), stderr, cmd.Name()+" "+p.Spec.Name, p, est, f.yes); err != nil {
 		return &exitError{exitUsage, err}
@@ -425,46 +425,14 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	closeStore := func() error {
-		err := st.Close()
-		var side *trace.SideFilesError
-		if errors.As(err, &side) {
-			fmt.Fprintf(stderr, "dmx: note: %v\n", err)
-			return nil
-		}
-		return err
-	}
 	row := p.RunRow()
 	row.ToolVersion, row.Started = toolVersion(), time.Now().UnixNano()
 	runID, err := st.BeginRun(row)
 	if err != nil {
-		closeStore()
+		closeStore(st, stderr)
 		return &exitError{exitUsage, err}
 	}
-	what := plural.Count(p.Workload.Entries, "entry") + " each"
-	if p.Spec.Kind == algo.Election {
-		what = fmt.Sprintf("for %v", p.WithDefaults().Duration)
-	}
-	if len(p.Faults) > 0 {
-		var fs []string
-		for _, x := range p.Faults {
-			fs = append(fs, x.String())
-		}
-		what += ", faults " + strings.Join(fs, ",")
-	}
-	fmt.Fprintf(stderr, "dmx %s %s: %s, %s, seed %d\n", cmd.Name(), p.Spec.Name, plural.Count(p.N, "node"), what, p.Seed)
-	if d := realDefaults(p); d != "" {
-		fmt.Fprintf(stderr, "params: %s (the defaults of real processes; dmx sim keeps the algorithm's own)\n", d)
-	}
-	if args, err := p.Args(); err == nil {
-		for i, a := range args {
-			args[i] = shellQuote(a)
-		}
-		fmt.Fprintf(stderr, "rerun: dmx %s\n", strings.Join(args, " "))
-	}
-	if what := expect(p, est); what != "" {
-		fmt.Fprintf(stderr, "expect %s\n", what)
-	}
+	announce(stderr, cmd.Name(), p, est)
 
 	w := newSink(st, runID, p, stderr)
 	m := &meter{rec: recorderFunc(w.Add)}
@@ -481,12 +449,84 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	if it.interrupted() && complete {
 		complete, status = false, "interrupted"
 	}
+	status, failure, cause := endRecording(st, w, runID, complete, status, runErr, stderr)
+	if p.WithDefaults().Driver == runner.DriverSim {
+		// What a simulated run took to compute is not how long it lasted:
+		// say both, the second as dmx stats does.
+		took += " of real time, " + m.span().String() + " of " + render.Clock("sim")
+	}
+	shown := status
+	if failure != "" {
+		// The failure itself is the last line.
+		shown = "failed" + strings.TrimPrefix(status, "failed: "+cause)
+	}
+	fmt.Fprintf(stderr, "recorded run %d: %s in %s (%s)\n", runID, plural.Count(w.Count(), "event"), took, shown)
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "dmx: %s\n", n)
+	}
+	if failure != "" {
+		return &exitError{exitUsage, fmt.Errorf("%s: %s (what was recorded is in %s, run %d)", cmd.Name(), failure, f.out, runID)}
+	}
+	if it.hurried() {
+		return &exitError{exitInconclusive, fmt.Errorf("stopped at once (second interrupt): run %d of %s is marked interrupted; not checked", runID, f.out)}
+	}
+	return checkRecording(cmd, f, p, runID, w.Count(), it)
+}
+
+// closeStore closes a trace just written; what it leaves beside the trace
+// is a note, not a failure.
+func closeStore(st *trace.Store, stderr io.Writer) error {
+	err := st.Close()
+	var side *trace.SideFilesError
+	if errors.As(err, &side) {
+		fmt.Fprintf(stderr, "dmx: note: %v\n", err)
+		return nil
+	}
+	return err
+}
+
+// announce says on stderr what run is about to start: the algorithm, the
+// nodes, the workload or duration, the faults, the seed, the parameters
+// real processes start from, the command line that reruns it and what to
+// expect of its size.
+func announce(stderr io.Writer, name string, p runner.Plan, est runner.Size) {
+	what := plural.Count(p.Workload.Entries, "entry") + " each"
+	if p.Spec.Kind == algo.Election {
+		what = fmt.Sprintf("for %v", p.WithDefaults().Duration)
+	}
+	if len(p.Faults) > 0 {
+		var fs []string
+		for _, x := range p.Faults {
+			fs = append(fs, x.String())
+		}
+		what += ", faults " + strings.Join(fs, ",")
+	}
+	fmt.Fprintf(stderr, "dmx %s %s: %s, %s, seed %d\n", name, p.Spec.Name, plural.Count(p.N, "node"), what, p.Seed)
+	if d := realDefaults(p); d != "" {
+		fmt.Fprintf(stderr, "params: %s (the defaults of real processes; dmx sim keeps the algorithm's own)\n", d)
+	}
+	if args, err := p.Args(); err == nil {
+		for i, a := range args {
+			args[i] = shellQuote(a)
+		}
+		fmt.Fprintf(stderr, "rerun: dmx %s\n", strings.Join(args, " "))
+	}
+	if what := expect(p, est); what != "" {
+		fmt.Fprintf(stderr, "expect %s\n", what)
+	}
+}
+
+// endRecording settles the recording of run runID: the sink is closed,
+// the run ended with its status and the trace closed. It returns the
+// run's status, what failed ("" if nothing), said once (a full disk fails
+// the recorder, the spool and the writer alike, each saying "database or
+// disk is full"), and what of it failed the run itself, the cause its
+// status gives.
+func endRecording(st *trace.Store, w sink, runID int64, complete bool, status string, runErr error, stderr io.Writer) (runStatus, failure, cause string) {
 	werr := w.Close()
-	// What went wrong, said once: a full disk fails the recorder, the
-	// spool and the writer alike, each saying "database or disk is full".
-	failure := ""
 	if runErr != nil || werr != nil {
-		failure = oneLine(runErr, werr)
+		cause = oneLine(runErr, werr)
+		failure = cause
 		status = "failed: " + failure
 		complete = false
 	}
@@ -499,7 +539,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		}
 	}
 	endErr := st.EndRun(runID, time.Now().UnixNano(), complete, status)
-	closeErr := closeStore()
+	closeErr := closeStore(st, stderr)
 	if failure == "" && (endErr != nil || closeErr != nil) {
 		failure = oneLine(endErr, closeErr)
 	} else if failure != "" {
@@ -508,27 +548,14 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		// without its -wal, is said; what it repeats is not.
 		failure = oneLine(errors.New(failure), endErr, closeErr)
 	}
-	if p.WithDefaults().Driver == runner.DriverSim {
-		// What a simulated run took to compute is not how long it lasted:
-		// say both, the second as dmx stats does.
-		took += " of real time, " + m.span().String() + " of " + render.Clock("sim")
-	}
-	shown := status
-	if failure != "" {
-		// The failure itself is the last line.
-		shown = "failed" + strings.TrimPrefix(status, "failed: "+oneLine(runErr, werr))
-	}
-	fmt.Fprintf(stderr, "recorded run %d: %s in %s (%s)\n", runID, plural.Count(w.Count(), "event"), took, shown)
-	for _, n := range notes {
-		fmt.Fprintf(stderr, "dmx: %s\n", n)
-	}
-	if failure != "" {
-		return &exitError{exitUsage, fmt.Errorf("%s: %s (what was recorded is in %s, run %d)", cmd.Name(), failure, f.out, runID)}
-	}
-	if it.hurried() {
-		return &exitError{exitInconclusive, fmt.Errorf("stopped at once (second interrupt): run %d of %s is marked interrupted; not checked", runID, f.out)}
-	}
-	// From here on the trace is read like any reader reads it.
+	return status, failure, cause
+}
+
+// checkRecording reads run runID back from the trace as any reader does,
+// checks it (unless --no-check), prints the verdict, draws the diagram
+// and says where to look further.
+func checkRecording(cmd *cobra.Command, f *runFlags, p runner.Plan, runID, events int64, it *interrupts) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	rd, err := trace.OpenWith(f.out, trace.OpenOptions{NoIntegrityCheck: true}) // just written: no need
 	if err != nil {
 		return &exitError{exitUsage, err}
@@ -541,7 +568,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	if f.noCheck {
 		defer rd.Close()
 		fmt.Fprintf(stdout, "trace: %s\n", f.out)
-		if line := f.drawRun(rd, run, nil, w.Count()); line != "" {
+		if line := f.drawRun(rd, run, nil, events); line != "" {
 			fmt.Fprintln(stdout, line)
 		}
 		if !run.Complete {
@@ -572,27 +599,33 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	if !it.interrupted() {
 		// Drawing reads the trace again: after Ctrl-C, which asks dmx
 		// to stop, the verdict is enough.
-		diag = f.drawRun(rd, run, reports[0].Results, w.Count())
+		diag = f.drawRun(rd, run, reports[0].Results, events)
 	}
 	if diag != "" && f.format != "table" {
 		fmt.Fprintln(stderr, diag) // stdout holds the JSON report
 	}
 	if f.format == "table" {
-		q := fmt.Sprintf("SELECT proc, resource, wait_ns, hold_ns FROM cs_intervals WHERE run = %d", runID)
-		switch p.Spec.Kind {
-		case algo.Election:
-			q = fmt.Sprintf("SELECT proc, kind, leader, term, wall_ns FROM elections WHERE run = %d", runID)
-		case algo.Multicast:
-			q = fmt.Sprintf("SELECT proc, seq, detail FROM events WHERE run = %d AND kind = 'deliver'", runID)
-		}
-		p := shellQuote(f.out)
-		fmt.Fprintf(stdout, "\ntrace: %s (run %d)\n", f.out, runID)
-		if diag != "" {
-			fmt.Fprintln(stdout, diag)
-		}
-		fmt.Fprintf(stdout, "look further:\n  dmx check %s\n  dmx stats %s\n  dmx sql %s \"%s\"\n", p, p, p, q)
+		lookFurther(stdout, f.out, runID, p.Spec.Kind, diag)
 	}
 	return verdictExit(code)
+}
+
+// lookFurther prints, after a run's verdict, where its trace is, its
+// diagram, and the commands that look further into it.
+func lookFurther(stdout io.Writer, out string, runID int64, kind algo.Kind, diag string) {
+	q := fmt.Sprintf("SELECT proc, resource, wait_ns, hold_ns FROM cs_intervals WHERE run = %d", runID)
+	switch kind {
+	case algo.Election:
+		q = fmt.Sprintf("SELECT proc, kind, leader, term, wall_ns FROM elections WHERE run = %d", runID)
+	case algo.Multicast:
+		q = fmt.Sprintf("SELECT proc, seq, detail FROM events WHERE run = %d AND kind = 'deliver'", runID)
+	}
+	p := shellQuote(out)
+	fmt.Fprintf(stdout, "\ntrace: %s (run %d)\n", out, runID)
+	if diag != "" {
+		fmt.Fprintln(stdout, diag)
+	}
+	fmt.Fprintf(stdout, "look further:\n  dmx check %s\n  dmx stats %s\n  dmx sql %s \"%s\"\n", p, p, p, q)
 }
 
 // oneLine says what errs say (the nil ones skipped) on one line, each
