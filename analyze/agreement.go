@@ -27,13 +27,18 @@ election is delimited in two ways, both checked:
     own latest election_start came after their latest decision) and those
     whose belief names a process that is down at the end (their belief is
     out of date, not in conflict: the election that replaces it has not
-    reached them, which termination reports).
+    reached them, which termination reports). In a run that declares
+    Raft's step-down rule ({"step_down": "higher-term"}), a process that
+    receives a message of a higher term than its belief's believes in no
+    leader until it decides again.
 If the run is incomplete, a disagreement at the end is unknown (a
 coordinator message may have been on its way); a disagreement within a
 term is violated in any case. A trace without leader events gives ok ("no
 election events").`,
 	Requires: []string{NeedHB},
-	New:      func(Config) Checker { return &agreement{terms: make(map[string]*agreementTerms)} },
+	New: func(cfg Config) Checker {
+		return &agreement{el: electorate{higherTerm: stepDownRule(cfg) == StepDownHigherTerm}, terms: make(map[string]*agreementTerms)}
+	},
 }
 
 type agreement struct {

@@ -214,7 +214,14 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([
 	// (kept only for events that say: dmx's own have no source).
 	var sources map[trace.Ref]string
 	imported := run.Mode == "import"
+	var unreadable error // the first event whose detail the checks cannot read
 	end, err := Walk(run, r, func(ev *trace.Event, hb *HB) {
+		if unreadable != nil {
+			return
+		}
+		if unreadable = readable(ev); unreadable != nil {
+			return
+		}
 		if imported {
 			if src := ev.Source(); src != "" {
 				if sources == nil {
@@ -227,6 +234,9 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([
 			c.Event(ev, hb)
 		}
 	})
+	if err == nil {
+		err = unreadable
+	}
 	if err != nil {
 		return nil, err
 	}

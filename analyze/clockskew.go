@@ -22,15 +22,17 @@ processes disagree by at least the difference (a process's own clock
 going back shows in its program order). The finding says by how much at
 least, for each pair of processes, with the two events that show it.
 Where this makes two critical sections on a resource overlap in wall time
-although one's exit happened before the other's entry, the finding names
-the sections: mutex-realtime does not count such an overlap as a
-violation (the sections did not overlap; the clocks are off). The wall
+although one's exit happened before the other's entry (each section's
+entry is stamped before the other's exit: both ends are compared, the
+second section's exit when it comes), the finding names the sections:
+mutex-realtime does not count such an overlap as a violation (the
+sections did not overlap; the clocks are off). The wall
 time bound travels along the same edges as the Lamport clocks (one value
 per process and per message in flight). A trace without wall times is
 skipped.`,
 	Requires: []string{NeedHB, NeedWall},
 	New: func(Config) Checker {
-		return &clockSkew{pairs: make(map[[2]int]*skew), open: make(map[csKey]trace.Ref), res: make(map[string][]*csSpan)}
+		return &clockSkew{pairs: make(map[[2]int]*skew), open: make(map[csKey]*csSpan), res: make(map[string][]*csSpan), cand: make(map[csKey]*skew)}
 	},
 }
 
@@ -47,9 +49,14 @@ type skew struct {
 type clockSkew struct {
 	pairs    map[[2]int]*skew     // (behind, ahead) -> the largest skew shown
 	sections map[[2]int]*skew     // the same, shown by two critical sections
-	open     map[csKey]trace.Ref  // entries not yet exited, per process and resource
+	open     map[csKey]*csSpan    // entries not yet exited, per process and resource
 	res      map[string][]*csSpan // per resource: the last sections exited normally
-	walls    int64                // events with a wall time
+	// cand are the sections entered stamped before the exit of one that
+	// happened before them, per entering process and resource: they
+	// overlap in wall time if their exit is stamped after the other's
+	// entry, which their exit (or the end of the run) tells.
+	cand  map[csKey]*skew
+	walls int64 // events with a wall time
 }
 
 // recentExits is how many exited sections per resource an entry is
@@ -69,9 +76,12 @@ func (c *clockSkew) Event(ev *trace.Event, hb *HB) {
 	}
 	switch ev.Kind {
 	case trace.KindCSEnter:
-		c.open[csKey{ev.Proc, ev.Resource}] = ev.Ref()
+		y := &csSpan{proc: ev.Proc, enter: ev.Ref(), t0: ev.Wall}
+		k := csKey{ev.Proc, ev.Resource}
+		c.open[k] = y
 		// The latest section exited that this entry knows of: if its exit
-		// is stamped later, the two overlap in wall time only.
+		// is stamped later, the two may overlap in wall time only (if y's
+		// exit is stamped after x's entry).
 		rs := c.res[ev.Resource]
 		for i := len(rs) - 1; i >= 0; i-- {
 			x := rs[i]
@@ -79,25 +89,20 @@ func (c *clockSkew) Event(ev *trace.Event, hb *HB) {
 				continue
 			}
 			if x.t1 > ev.Wall {
-				if c.sections == nil {
-					c.sections = make(map[[2]int]*skew)
-				}
-				k := [2]int{ev.Proc, x.proc}
-				if s := c.sections[k]; s == nil || x.t1-ev.Wall > s.d {
-					y := &csSpan{proc: ev.Proc, enter: ev.Ref(), t0: ev.Wall}
-					c.sections[k] = &skew{d: x.t1 - ev.Wall, early: x.exit, late: ev.Ref(), ew: x.t1, lw: ev.Wall, sections: &[2]*csSpan{x, y}, res: ev.Resource}
-				}
+				c.cand[k] = &skew{d: x.t1 - ev.Wall, early: x.exit, late: ev.Ref(), ew: x.t1, lw: ev.Wall, sections: &[2]*csSpan{x, y}, res: ev.Resource}
 			}
 			break
 		}
 	case trace.KindCSExit:
 		k := csKey{ev.Proc, ev.Resource}
-		enter, ok := c.open[k]
+		y, ok := c.open[k]
 		if !ok {
 			return
 		}
 		delete(c.open, k)
-		rs := append(c.res[ev.Resource], &csSpan{proc: ev.Proc, enter: enter, exit: ev.Ref(), t1: ev.Wall})
+		y.exit, y.t1 = ev.Ref(), ev.Wall
+		c.settle(k, ev.Wall)
+		rs := append(c.res[ev.Resource], y)
 		if len(rs) > recentExits {
 			rs = rs[1:]
 		}
@@ -106,14 +111,39 @@ func (c *clockSkew) Event(ev *trace.Event, hb *HB) {
 		for k := range c.open {
 			if k.proc == ev.Proc {
 				delete(c.open, k)
+				c.settle(k, ev.Wall)
 			}
 		}
+	}
+}
+
+// settle decides the candidate of the section of k that ended at wall time
+// t1: the two sections overlap in wall time if it ended after the other
+// one's entry.
+func (c *clockSkew) settle(k csKey, t1 int64) {
+	s := c.cand[k]
+	if s == nil {
+		return
+	}
+	delete(c.cand, k)
+	if x := s.sections[0]; t1 <= x.t0 {
+		return // y is stamped wholly before x: no overlap in wall time
+	}
+	if c.sections == nil {
+		c.sections = make(map[[2]int]*skew)
+	}
+	pk := [2]int{k.proc, s.sections[0].proc}
+	if o := c.sections[pk]; o == nil || s.d > o.d {
+		c.sections[pk] = s
 	}
 }
 
 func (c *clockSkew) Finish(end End) Result {
 	if !end.HasWall {
 		return Result{Verdict: Skipped, Note: "no wall times: no clocks to compare"}
+	}
+	for _, k := range sortedCSKeys(c.cand) { // sections open at the end
+		c.settle(k, end.Wall)
 	}
 	at := func(t int64) string { return "+" + time.Duration(t-end.Start).String() }
 	var f findings
@@ -154,4 +184,14 @@ func (c *clockSkew) Finish(end End) Result {
 		f.add(who+": "+largest(s), s.early, s.late)
 	}
 	return f.result(plural.Count(c.walls, "wall time") + " compared with their causal past")
+}
+
+// sortedCSKeys returns the keys of m by process and resource.
+func sortedCSKeys[V any](m map[csKey]V) []csKey {
+	keys := make([]csKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b csKey) int { return cmp.Or(cmp.Compare(a.proc, b.proc), cmp.Compare(a.res, b.res)) })
+	return keys
 }

@@ -74,14 +74,15 @@ func at(wall int64, end End) string {
 // started. An election is all the election events of one resource (one
 // election per shard, say): the processes' liveness is shared by all.
 type electorate struct {
-	pos     int64
-	leaders int64   // leader events seen
-	starts  int64   // election_start events seen
-	down    []bool  // per process: crashed and not recovered
-	crashed []mark  // per process: the crash that took it down last
-	sends   []int64 // per process: messages sent
-	el      map[string]*election
-	names   []string // the elections' resources, in order of first event
+	higherTerm bool // the run declares Raft's step-down rule (StepDownHigherTerm)
+	pos        int64
+	leaders    int64   // leader events seen
+	starts     int64   // election_start events seen
+	down       []bool  // per process: crashed and not recovered
+	crashed    []mark  // per process: the crash that took it down last
+	sends      []int64 // per process: messages sent
+	el         map[string]*election
+	names      []string // the elections' resources, in order of first event
 }
 
 // election is the state of the election of one resource.
@@ -89,6 +90,11 @@ type election struct {
 	procs   []*voter
 	leaders int64
 	starts  int64
+	// longest is the longest a process took to decide after an election
+	// start, in wall time, among the decisions that came (each process's
+	// first decision after each start): how long this run's elections
+	// take, against which one still open at the end is judged young.
+	longest int64
 }
 
 type voter struct {
@@ -161,12 +167,18 @@ func (e *electorate) event(ev *trace.Event, hb *HB) {
 			return
 		}
 		d := &belief{newMark(ev, e.pos), leader, term}
+		had := v.belief != nil
 		v.belief = d
 		// Every start was delivered before d: it happened before d, or is
 		// concurrent with it.
 		for q, w := range el.procs {
 			if w != nil && w.start != nil {
-				v.setStale(q, !(hb.HappenedBefore(w.start.ref) || d.laterThan(*w.start)))
+				first := !had || v.isStale(q)
+				stale := !(hb.HappenedBefore(w.start.ref) || d.laterThan(*w.start))
+				v.setStale(q, stale)
+				if first && !stale && d.wall != 0 && w.start.wall != 0 {
+					el.longest = max(el.longest, d.wall-w.start.wall)
+				}
 			}
 		}
 	case trace.KindElectionStart:
@@ -200,6 +212,18 @@ func (e *electorate) event(ev *trace.Event, hb *HB) {
 	case trace.KindRecover:
 		if ev.Proc < len(e.down) {
 			e.down[ev.Proc] = false
+		}
+	case trace.KindReceive:
+		// Raft's rule: a message of a higher term makes a process forget
+		// the leader of its term.
+		if e.higherTerm {
+			if el := e.el[ev.Resource]; el != nil {
+				if v := el.get(ev.Proc); v != nil && v.belief != nil {
+					if m, err := ev.Message(); err == nil && m.Term > v.belief.term {
+						v.belief = nil
+					}
+				}
+			}
 		}
 	}
 }

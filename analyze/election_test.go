@@ -132,11 +132,12 @@ func TestElectionChecks(t *testing.T) {
 				b.At(100).Crash(2)
 				b.At(150).ElectionStart(1, 3)
 				b.At(200).Leader(1, 1, 3)
-				b.Send(1, 0, "coordinator") // lost
+				m := b.Send(1, 0, "coordinator") // lost
+				b.emit(1, trace.KindDrop, func(ev *trace.Event) { ev.Msg, ev.Peer, ev.MsgType = m, 0, "coordinator" })
 			},
 			want: want{"termination": Violated},
 			finding: map[string]string{
-				"termination": "the election started at P1#",
+				"termination": "the election started at P1#8 election_start at +149ms did not end: P0's last decision P0#7 leader(2) came before: the coordinator from P1 to P0 (P1#10) was dropped at P1#11 and never delivered",
 				"agreement":   "at the end P1 follows P1; 1 live process still followed a crashed leader",
 			},
 		},
@@ -164,6 +165,7 @@ func TestElectionChecks(t *testing.T) {
 				bully3(b)
 				b.Crash(0)
 				b.Recover(0)
+				b.At(500).Internal(1) // long after: the election should have ended
 			},
 			want:    want{"termination": Violated},
 			finding: map[string]string{"termination": "P0 decided nothing since it recovered from P0#"},

@@ -257,3 +257,78 @@ func TestHostNamesInFindings(t *testing.T) {
 		t.Errorf("the finding's events are %v: they stay process numbers", got)
 	}
 }
+
+// TestElectionCutByDuration: a run that ran for its time (dmx run bully
+// --duration 200ms) ends while elections are under way; with no decision
+// yet to say how long they take, the run's declared time-out does.
+func TestElectionCutByDuration(t *testing.T) {
+	for _, tc := range []struct {
+		params string
+		want   Verdict
+		saying string
+	}{
+		{`{"algorithm":{"timeout":"250ms","fd-period":"50ms"}}`, Unknown, "P0#1 began 200ms before the run ended, less than twice the run's time-out (250ms)"},
+		{`{"algorithm":{"timeout":"50ms"}}`, Violated, "nothing sent after it was in flight when the run ended"},
+		{``, Violated, "P0 decided nothing; P1 decided nothing"},
+	} {
+		b := newBuilder(2)
+		b.At(0).ElectionStart(0, 1)
+		b.Recv(1, b.Send(0, 1, "election"))
+		b.At(200).Internal(1)
+		run := b.Run(true)
+		run.Params = []byte(tc.params)
+		res, err := Evaluate(run, b.Reader(), []*Check{Termination})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res[0]
+		text := r.Note
+		if len(r.Findings) > 0 {
+			text = r.Findings[0].Message
+		}
+		if r.Verdict != tc.want || !strings.Contains(text, tc.saying) {
+			t.Errorf("params %s: %s: %s\nwant %s saying %q", tc.params, r.Verdict, text, tc.want, tc.saying)
+		}
+	}
+}
+
+// TestValidityWithoutWallTimes: under the highest-id rule, a crash that
+// no message orders against a decision leaves the decision unknown in a
+// trace without wall times, instead of being ordered by the walk.
+func TestValidityWithoutWallTimes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		build func(*builder)
+		want  Verdict
+	}{
+		{"crash concurrent with the decision", func(b *builder) {
+			b.Leader(1, 2, 1)
+			b.Crash(2)
+			b.Leader(1, 1, 2)
+		}, Unknown},
+		{"crash told before the decision", func(b *builder) {
+			b.Crash(2)
+			b.Recover(2)
+			b.Recv(1, b.Send(2, 1, "back"))
+			b.Crash(2)
+			b.Leader(1, 2, 2)
+		}, Unknown},
+		{"recovered and told", func(b *builder) {
+			b.Crash(2)
+			b.Recover(2)
+			b.Recv(1, b.Send(2, 1, "back"))
+			b.Leader(1, 1, 2)
+		}, Violated},
+	} {
+		b := newBuilder(3)
+		tc.build(b)
+		noWall(b)
+		res, err := Evaluate(b.Run(true), b.Reader(), []*Check{Validity}, WithValidity(ValidityHighestID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0].Verdict != tc.want {
+			t.Errorf("%s: %s, want %s: %v %s", tc.name, res[0].Verdict, tc.want, res[0].Findings, res[0].Note)
+		}
+	}
+}

@@ -49,6 +49,14 @@ var goldenCases = []goldenCase{
 	}},
 	{ClockSkew, "pass-ricart-agrawala", "Wall times that grow along every causal chain.", 3, false, "", raRun},
 	{ClockSkew, "fail-sections", "P1's clock behind P0's: the token P0 passes on reaches P1 stamped before P0 left.", 2, false, "", skewedSections},
+	{ClockSkew, "fail-sections-apart-in-wall-time", "P1's clock is 10ms behind: the section it enters after P0's is stamped wholly before P0's, so the two do not overlap in wall time either: the finding is the clocks' alone.", 2, false, "", func(b *builder) {
+		b.At(10).Enter(0, "cs")
+		b.At(12).Exit(0, "cs")
+		m := b.Send(0, 1, "token")
+		b.At(3).Recv(1, m)
+		b.Enter(1, "cs")
+		b.At(5).Exit(1, "cs")
+	}},
 	{MutexCausal, "pass-ricart-agrawala", "Ricart-Agrawala: P0's deferred reply orders P1's entry after P0's exit ([RA3]).", 3, false, "", raRun},
 	{MutexCausal, "fail-concurrent", "Two sections that no message orders.", 2, false, "", func(b *builder) {
 		b.Enter(0, "cs")
@@ -107,11 +115,40 @@ var goldenCases = []goldenCase{
 		coordinator(b, 1, 3, 0)
 	}},
 	{Termination, "pass-bully", "Every process decided after every start.", 3, false, "", bully3},
-	{Termination, "fail-unanswered", "After P2's crash P1 starts an election that nobody answers.", 3, false, "", func(b *builder) {
+	{Termination, "fail-unanswered", "After P2's crash P1 starts an election; P0 gets its message and does nothing, and nothing decides until the run ends 850ms later.", 3, false, "", func(b *builder) {
+		bully3(b)
+		b.At(100).Crash(2)
+		b.At(150).ElectionStart(1, 3)
+		b.Recv(0, b.Send(1, 0, "election"))
+		b.At(1000).Internal(0)
+	}},
+	{Termination, "fail-lost-to-the-crash", "After P2's crash P1 starts an election and sends it to P2 only, which never gets it; nothing decides until the run ends.", 3, false, "", func(b *builder) {
+		bully3(b)
+		b.At(100).Crash(2)
+		b.At(150).ElectionStart(1, 3)
+		b.Send(1, 2, "election")
+		b.At(1000).Internal(0)
+	}},
+	{Termination, "unknown-ended-by-duration", "A run that ran for its time ends 2ms after P1 started an election, its message to P0 on its way: elections in this run took 22ms.", 3, false, "", func(b *builder) {
 		bully3(b)
 		b.At(100).Crash(2)
 		b.At(150).ElectionStart(1, 3)
 		b.Send(1, 0, "election")
+		b.At(152).Internal(0)
+	}},
+	{Liveness, "fail-waited-for-a-crashed-process", "P1 waits for P0's reply; P0 crashed: the finding names the crash it waited for.", 3, false, "", func(b *builder) {
+		b.At(10).Request(1, "cs")
+		b.Wait(1, "cs", 0, 2)
+		b.Recv(2, b.Send(1, 2, "request"))
+		b.Recv(1, b.Send(2, 1, "ok"))
+		b.Wait(1, "cs", 0)
+		b.At(20).Crash(0)
+		b.At(900).Internal(2)
+	}},
+	{Liveness, "unknown-reply-on-its-way", "The run ends while P0's reply to P1's request is on its way.", 2, false, "", func(b *builder) {
+		b.Request(1, "cs")
+		b.Recv(0, b.Send(1, 0, "request"))
+		b.Send(0, 1, "ok")
 	}},
 	// Issue 29: crash-ended sections and reigns, with and without wall
 	// times; checks with nothing to judge.

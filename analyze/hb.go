@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -48,6 +49,11 @@ type End struct {
 	// receives parked behind those). The trace ends in a cut there, not in
 	// a break.
 	Cut int64
+	// InFlight are the messages sent and never received, in the order of
+	// their sends in the walk: on their way when the run ended, or lost
+	// (dropped, or to a process that crashed). Checks name them as the
+	// cause of what did not happen, or as what was still in progress.
+	InFlight []Message
 }
 
 // Message is what HB.Send tells about the message of the current receive.
@@ -57,6 +63,7 @@ type Message struct {
 	To   int       // the receiver the send named (its Peer)
 	Type string
 	Wall int64 // wall time of the send
+	Pos  int64 // the send's position in the walk (1 for the first event visited)
 }
 
 // HB rebuilds happens-before over a run while Walk streams it, and answers
@@ -131,6 +138,7 @@ type sent struct {
 	to   int
 	typ  string
 	wall int64
+	pos  int64
 	vc   trace.VC
 	svc  sparseVC
 	lam  bound[uint64] // in the send's causal past, the send included
@@ -289,7 +297,7 @@ func (h *HB) Send() (m Message, ok bool) {
 		return Message{}, false
 	}
 	s := h.curSend
-	return Message{ID: h.cur.Msg, Send: s.ref, To: s.to, Type: s.typ, Wall: s.wall}, true
+	return Message{ID: h.cur.Msg, Send: s.ref, To: s.to, Type: s.typ, Wall: s.wall, Pos: s.pos}, true
 }
 
 // Duplicate reports whether the current event receives a message id that
@@ -363,6 +371,10 @@ func (h *HB) end() End {
 		// counts wall time from 0.
 		e.Start, e.Wall = h.minWall, h.maxWall
 	}
+	for id, s := range h.pending {
+		e.InFlight = append(e.InFlight, Message{ID: id, Send: s.ref, To: s.to, Type: s.typ, Wall: s.wall, Pos: s.pos})
+	}
+	slices.SortFunc(e.InFlight, func(a, b Message) int { return cmp.Compare(a.Pos, b.Pos) })
 	return e
 }
 
@@ -452,9 +464,6 @@ func (h *HB) take(p *proc, ev *trace.Event) error {
 	p.read = ev.Seq
 	if ev.Kind == trace.KindReceive && ev.Msg == 0 {
 		return broken(ev, "has no message id")
-	}
-	if err := readable(ev); err != nil {
-		return err
 	}
 	links, err := h.links(ev)
 	if err != nil {
@@ -677,7 +686,7 @@ func (h *HB) send(p *proc, ev *trace.Event, msg int64, to int) error {
 		return broken(ev, "sends message %d, already sent and received", msg)
 	}
 	n := h.newSent()
-	n.ref, n.to, n.typ, n.wall = ev.Ref(), to, ev.MsgType, ev.Wall
+	n.ref, n.to, n.typ, n.wall, n.pos = ev.Ref(), to, ev.MsgType, ev.Wall, h.delivered+1
 	if h.sparse {
 		n.svc = append(n.svc[:0], p.svc...)
 	} else {

@@ -19,9 +19,17 @@ var Liveness = &Check{
 A process's k-th cs_request on a resource is granted by its k-th cs_enter on
 that resource. A request still waiting when the run ended is a violation,
 unless the process crashed after making it (a crash cancels the process's
-pending requests). If the run is incomplete (cut short, Run.Complete false)
-a pending request may yet have been granted: the verdict is unknown.
-Entries without a recorded request are not counted.`,
+pending requests), and the finding names the cause the trace shows: a
+process it waited for (its latest wait event) that crashed, a message it
+sent after asking, or one sent to it, that was lost (dropped by a fault,
+or to a process that crashed); or it says that nothing to or from it was
+in flight. A request that was still in progress when the run's own end
+came (a message to or from it on its way to a live process) may have been
+about to be granted: unknown, not violated, and the note names what was
+on its way and any cause seen besides. If
+the run is incomplete (cut short, Run.Complete false) a pending request
+may yet have been granted: unknown too. Entries without a recorded
+request are not counted.`,
 	Requires: []string{NeedHB},
 	New:      func(Config) Checker { return &liveness{pending: make(map[csKey][]request)} },
 }
@@ -39,9 +47,11 @@ type request struct {
 type liveness struct {
 	pending           map[csKey][]request // per process and resource, oldest first
 	granted, canceled int64
+	g                 progress
 }
 
 func (c *liveness) Event(ev *trace.Event, _ *HB) {
+	c.g.event(ev)
 	switch ev.Kind {
 	case trace.KindCSRequest:
 		k := csKey{ev.Proc, ev.Resource}
@@ -104,12 +114,43 @@ func (c *liveness) Finish(end End) Result {
 			plural.Count(len(all), "request"), plural.Form(len(all), "is", "are"), strings.Join(names, ", "), note)}
 	}
 	var f findings
+	var going []string
+	nGoing := 0
 	for _, l := range all {
 		waited := ""
 		if end.HasWall && end.Wall >= l.wall {
 			waited = fmt.Sprintf(" (waited %v)", time.Duration(end.Wall-l.wall))
 		}
-		f.add(fmt.Sprintf("%s was never granted: P%d did not enter %s before the run ended%s", name(l), l.ref.Proc, l.res, waited), l.ref)
+		var a account
+		c.g.waitedFor(&a, l.ref.Proc, l.res)
+		c.g.messages(&a, end, func(m Message) bool {
+			return m.Send.Proc == l.ref.Proc && m.Send.Seq > l.ref.Seq || m.To == l.ref.Proc
+		})
+		if a.inProgress() {
+			nGoing++
+			if len(going) < 3 {
+				going = append(going, fmt.Sprintf("%s%s: %s", name(l), waited, a.String()))
+			}
+			continue
+		}
+		why := a.String()
+		if len(a.causes) == 0 {
+			why = "nothing to or from it was in flight when the run ended"
+		}
+		f.add(fmt.Sprintf("%s was never granted: P%d did not enter %s before the run ended%s: %s", name(l), l.ref.Proc, l.res, waited, why),
+			append([]trace.Ref{l.ref}, a.refs...)...)
+	}
+	if nGoing > 0 {
+		what := fmt.Sprintf("%s still in progress when the run ended, and may have been granted: %s",
+			plural.Count(nGoing, "request"), strings.Join(going, "; "))
+		what = strings.Replace(what, " still in progress", " "+plural.Form(nGoing, "was", "were")+" still in progress", 1)
+		if nGoing > len(going) {
+			what += "; ..."
+		}
+		if f.count() == 0 {
+			return Result{Verdict: Unknown, Note: what + "; " + note}
+		}
+		note += "; " + what
 	}
 	return f.result(note)
 }

@@ -211,14 +211,12 @@ func (c *splitBrain) Event(ev *trace.Event, hb *HB) {
 		if !c.higherTerm {
 			return
 		}
-		for _, e := range c.el {
-			r := (*reign)(nil)
-			if ev.Proc < len(e.cur) {
-				r = e.cur[ev.Proc]
-			}
-			if r == nil {
-				continue
-			}
+		// The message's term is that of its resource's election.
+		e := c.el[ev.Resource]
+		if e == nil || ev.Proc >= len(e.cur) || e.cur[ev.Proc] == nil {
+			return
+		}
+		if r := e.cur[ev.Proc]; r != nil {
 			if m, err := ev.Message(); err == nil && m.Term > r.term {
 				e.close(r, newMark(ev, c.pos), fmt.Sprintf("stepped down on hearing term %d", m.Term), hb)
 			}

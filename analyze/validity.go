@@ -3,6 +3,7 @@ package analyze
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dmxlab/dmx/trace"
@@ -44,9 +45,12 @@ another program gets the weak one, or the rule its run's params declare as
     attribute value": the leader is alive (it has not crashed, or it
     recovered after its last crash) and has the highest id among the
     processes alive then. Alive is judged by wall time: a crash or recover
-    counts as before the decision if its wall time is earlier (in a trace
-    without wall times: if it comes earlier in the walk, a linear extension
-    of happens-before). A process deciding that it leads itself is alive.
+    counts as before the decision if its wall time is earlier. In a trace
+    without wall times, by happens-before: a crash or recover that happened
+    before the decision came before it; one that comes later in the walk
+    came after; one before it in the walk but concurrent with it leaves the
+    process's state at the decision unknown, and so the decision if it
+    matters. A process deciding that it leads itself is alive.
     A coordinator message that arrives after its sender crashed gives a
     decision for a dead process, which is reported.
 Decisions that name no leader (negative id) are not checked. Findings group
@@ -99,6 +103,11 @@ type validDec struct {
 	leader int
 	known  mark // participant rule: the event by which the decider knew the leader down (Seq 0: none)
 	how    string
+	// uncertain are the processes whose state at the decision a trace
+	// without wall times leaves open (highest-id rule): a crash or
+	// recover of theirs came before the decision in the walk without
+	// having happened before it.
+	uncertain []int
 }
 
 func (c *validity) Event(ev *trace.Event, hb *HB) {
@@ -126,6 +135,17 @@ func (c *validity) Event(ev *trace.Event, hb *HB) {
 		d := validDec{mark: newMark(ev, c.pos), leader: l}
 		if c.rule == ValidityParticipant && l != ev.Proc {
 			d.known, d.how = c.knownDown(ev, l, hb)
+		}
+		if c.rule == ValidityHighestID && ev.Wall == 0 {
+			for q := l; q < len(c.ups); q++ {
+				if q == ev.Proc {
+					continue // a decider is alive when it decides
+				}
+				ups := c.ups[q]
+				if len(ups) > 0 && !hb.HappenedBefore(ups[len(ups)-1].ref) {
+					d.uncertain = append(d.uncertain, q)
+				}
+			}
 		}
 		c.decs = append(c.decs, d)
 	}
@@ -190,13 +210,21 @@ func (c *validity) judge(d validDec, n int, hasWall bool) (why string, culprit i
 		}
 		return "", -1, mark{}
 	}
-	if alive, m := c.state(d.leader, d.mark, hasWall); !alive && d.ref.Proc != d.leader {
+	unsure := func(q int) bool { return !hasWall && slices.Contains(d.uncertain, q) }
+	if alive, m := c.state(d.leader, d.mark, hasWall); !alive && d.ref.Proc != d.leader && !unsure(d.leader) {
 		return "dead", -1, m
 	}
+	undecided := unsure(d.leader)
 	for q := n - 1; q > d.leader; q-- {
-		if up, m := c.state(q, d.mark, hasWall); up {
+		switch up, m := c.state(q, d.mark, hasWall); {
+		case unsure(q):
+			undecided = true
+		case up:
 			return "higher", q, m
 		}
+	}
+	if undecided {
+		return "undecided", -1, mark{}
 	}
 	return "", -1, mark{}
 }
@@ -221,9 +249,19 @@ func (c *validity) Finish(end End) Result {
 	groups := make(map[key]*group)
 	var order []key
 	bad := 0
+	var open []string
+	nOpen := 0
 	for _, d := range c.decs {
 		why, culprit, since := c.judge(d, n, end.HasWall)
 		if why == "" {
+			continue
+		}
+		if why == "undecided" {
+			nOpen++
+			if len(open) < 3 {
+				open = append(open, fmt.Sprintf("%v leader(%d): a crash or recovery of %s came before it in the walk, concurrent with it",
+					d.ref, d.leader, procList(d.uncertain)))
+			}
 			continue
 		}
 		k := key{leader: d.leader, culprit: culprit, why: why}
@@ -278,7 +316,18 @@ func (c *validity) Finish(end End) Result {
 	}
 	note += "; rule " + c.rule
 	if !end.HasWall && c.rule == ValidityHighestID {
-		note += "; no wall times: crashes ordered by the walk"
+		note += "; no wall times: crashes and recoveries ordered by happens-before"
+	}
+	if nOpen > 0 {
+		what := fmt.Sprintf("%s cannot be judged: without wall times nothing orders a crash or recovery and the decision: %s",
+			plural.Count(nOpen, "decision"), strings.Join(open, "; "))
+		if nOpen > len(open) {
+			what += "; ..."
+		}
+		if f.count() == 0 {
+			return Result{Verdict: Unknown, Note: what + "; " + note}
+		}
+		note += "; " + what
 	}
 	return f.result(note)
 }

@@ -7,15 +7,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace/foreign"
 	"github.com/dmxlab/dmx/trace/format"
 )
 
 // newImportCmd is dmx import: logs of other programs into a trace.
 func newImportCmd() *cobra.Command {
-	var out, regex, separator, rulesFile string
+	var out, regex, separator, rulesFile, timeField, timeFormat, algorithm string
 	var rules []string
-	var lenient, dmxText bool
+	var lenient, dmxText, cut bool
 	cmd := &cobra.Command{
 		Use:   "import FORMAT FILE... -o TRACE",
 		Short: "Turn logs of other programs (GoVector, ShiViz) into a trace dmx checks",
@@ -23,6 +24,8 @@ func newImportCmd() *cobra.Command {
 		Example: `  dmx import govector p1-Log.txt p2-Log.txt -o run.db
   dmx import shiviz chord.log --regex '(?<host>\S*) (?<clock>{.*})\n(?<event>.*)' -o chord.db
   dmx import shiviz shiviz.log --rules lock.rules -o lock.db && dmx check lock.db
+  dmx import shiviz broadcast.log --regex '\[(?<date>[^\]]+)\] (?<host>\w+) (?<clock>{.*}) (?<event>.*)' --time-format '01/02/2006 15:04:05.000' -o b.db
+  dmx import govector excerpt/*-Log.txt --rules lock.rules --cut -o excerpt.db
   dmx export shiviz run.db -o run.log && dmx import shiviz run.log --dmx -o again.db`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -43,7 +46,11 @@ func newImportCmd() *cobra.Command {
 			}
 			opt := foreign.ImportOptions{
 				ParseOptions: foreign.ParseOptions{Regex: regex, Separator: separator},
-				Options:      foreign.Options{Lenient: lenient, ToolVersion: toolVersion()},
+				Options:      foreign.Options{Lenient: lenient, ToolVersion: toolVersion(), Cut: cut},
+				TimeField:    timeField, TimeFormat: timeFormat, Algorithm: algorithm, DMXText: dmxText,
+			}
+			if algorithm != "" && registry.Lookup(algorithm) == nil {
+				return &exitError{exitUsage, fmt.Errorf("import: --algorithm %q: no such algorithm (dmx list names them)", algorithm)}
 			}
 			for _, r := range rules {
 				rule, err := foreign.ParseRule(r, "--rule")
@@ -63,12 +70,12 @@ func newImportCmd() *cobra.Command {
 				}
 				opt.Rules = append(opt.Rules, rs...)
 			}
-			if dmxText {
-				opt.Rules = append(opt.Rules, foreign.DMXRules()...)
-			}
 			res, err := foreign.Import(*imp, args[1:], out, opt)
 			if err != nil {
 				return &exitError{exitUsage, err}
+			}
+			for _, n := range res.Notes {
+				fmt.Fprintf(cmd.ErrOrStderr(), "dmx import: %s\n", n)
 			}
 			w := cmd.OutOrStdout()
 			for _, r := range res.Runs {
@@ -98,7 +105,11 @@ func newImportCmd() *cobra.Command {
 	cmd.Flags().StringVar(&separator, "separator", "", "shiviz: the execution separator regex of a bare log")
 	cmd.Flags().StringArrayVar(&rules, "rule", nil, "a rule KIND=REGEX mapping event texts to a kind (repeatable; before --rules)")
 	cmd.Flags().StringVar(&rulesFile, "rules", "", "a file of rules, KIND=REGEX one a line")
-	cmd.Flags().BoolVar(&dmxText, "dmx", false, "read back the kinds of a log that dmx export wrote")
+	cmd.Flags().BoolVar(&dmxText, "dmx", false, "read back the kinds of a log that dmx export wrote (applied by itself to a log that is plainly dmx's)")
+	cmd.Flags().BoolVar(&cut, "cut", false, "the log is an excerpt of a longer one: its runs are incomplete (no ok verdicts; what is open at its end is unknown)")
+	cmd.Flags().StringVar(&timeField, "time-field", "", "the field (named group of the regex) holding each event's wall time (default: timestamp, date or time)")
+	cmd.Flags().StringVar(&timeFormat, "time-format", "", "how to read the time field: a Go layout (\"01/02/2006 15:04:05.000\") or unix, unix-ms, unix-us, unix-ns (default: inferred, and said)")
+	cmd.Flags().StringVar(&algorithm, "algorithm", "", "the algorithm the logged program runs, as dmx list names it: its runs are checked as that algorithm's")
 	cmd.Flags().BoolVar(&lenient, "lenient", false, "import what can be read, skip what breaks the rules and count it")
 	return cmd
 }
@@ -149,7 +160,34 @@ an election log:
   --rule 'leader=^(?<leader>\S+) is the leader of term (?<term>\d+)'
 
 or the same rules one a line in a file given with --rules (# comments).
---dmx applies the rules that read back what dmx export writes.
+A Raft-like log: step_down (a leader event naming no leader: the process
+stops leading) and the term a message carries (the term group of a send or
+receive rule), with step_down=<higher-term> to say that a leader steps down
+on receiving a message of a higher term, as Raft's do, whether or not the
+log says so:
+
+  --rule 'leader=^became leader of term (?<term>\d+)(?<leader>)'
+  --rule 'step_down=^stepping down in term (?<term>\d+)'
+  --rule 'receive=^got (?<type>\w+) term=(?<term>\d+)'
+  --rule 'step_down=<higher-term>'
+
+--dmx applies the rules that read back what dmx export writes; a log that
+is plainly dmx's (every host's first event is its start line) gets them
+without it, and its runs are checked as the algorithm it names (the same
+checks and validity rule as the run it was exported from). --algorithm
+names the algorithm of another program's log.
+
+Wall times: GoVector's clock lines may start with one (ns). A ShiViz
+regex's group named timestamp, date or time (or --time-field NAME) gives
+each event its wall time, read with --time-format (a Go layout such as
+"01/02/2006 15:04:05.000", or unix, unix-ms, unix-us, unix-ns) or a layout
+inferred from the values (the import says which; a time without a zone is
+UTC). A log without wall times is checked causally: what only wall time
+can order (a crash against another's entry) is unknown.
+
+--cut says the log is an excerpt of a longer one: its runs are incomplete,
+so no check says ok of them, and a request or an election still open at
+its end is unknown rather than violated.
 
 A ShiViz regex is JavaScript's, read by Go's regexp: named groups, classes
 and escapes carry over; lookaround and back-references are refused with

@@ -47,9 +47,11 @@ func benchSVG(b *testing.B, events int) {
 	r := benchRun(b, events)
 	src := func() (trace.Reader, error) { return r.st.Events(r.run.ID) }
 	b.Run("read", func(b *testing.B) {
+		cpu0 := cpuTime()
 		for b.Loop() {
 			readAll(b, r)
 		}
+		b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	})
 	// Every page of the whole run: read, laid out, written; with the CPU
 	// time (user and system, all threads: the garbage collector's too)

@@ -241,7 +241,9 @@ type faultPt struct {
 	end  bool   // the fault stops acting here (recover, phase end)
 }
 
-func (sc *scanned) causal() bool { return sc.backwards == 0 }
+// causal says the run's wall clock agrees with happens-before, and tells
+// its events apart at all (an imported log may have no wall times).
+func (sc *scanned) causal() bool { return sc.backwards == 0 && sc.wallHi > sc.wallLo }
 
 func each(src Source, fn func(ev *trace.Event) error) error {
 	r, err := src()

@@ -16,6 +16,10 @@ type Options struct {
 	Rules       []Rule // kinds by text, first match wins
 	Lenient     bool   // skip what breaks the rules instead of failing
 	ToolVersion string // the dmx that imports, for the runs table
+	// Cut says the log is an excerpt: what happened before or after it
+	// is not in it, so its runs are incomplete (no check says ok of them,
+	// and a request still waiting at its end is unknown, not violated).
+	Cut bool
 }
 
 // Run is a run built from one execution of a log: the run's row and its
@@ -47,18 +51,21 @@ func Build(lg *Log, opt Options, ps *Problems) []Run {
 		r.Run.Mode = "import"
 		r.Run.NoSeed = true
 		r.Run.ToolVersion = opt.ToolVersion
-		r.Run.Params = runParams(lg, &lg.Executions[i], len(opt.Rules))
-		r.Run.Complete = skipped == 0
+		r.Run.Params = runParams(lg, &lg.Executions[i], opt.Rules)
+		r.Run.Complete = skipped == 0 && !opt.Cut
 		r.Run.Status = "imported"
+		if opt.Cut {
+			r.Run.Status += "; an excerpt of a longer log (--cut)"
+		}
 		if skipped > 0 {
-			r.Run.Status = fmt.Sprintf("imported; %s skipped (--lenient)", plural.Count(skipped, "problem"))
+			r.Run.Status += fmt.Sprintf("; %s skipped (--lenient)", plural.Count(skipped, "problem"))
 		}
 		runs = append(runs, r)
 	}
 	return runs
 }
 
-func runParams(lg *Log, ex *Execution, rules int) json.RawMessage {
+func runParams(lg *Log, ex *Execution, rules []Rule) json.RawMessage {
 	p := map[string]any{"format": lg.Format, "files": lg.Files}
 	for k, v := range lg.Params {
 		p[k] = v
@@ -66,8 +73,13 @@ func runParams(lg *Log, ex *Execution, rules int) json.RawMessage {
 	if ex.Label != "" {
 		p["execution"] = ex.Label
 	}
-	if rules > 0 {
-		p["rules"] = rules
+	if len(rules) > 0 {
+		p["rules"] = len(rules)
+	}
+	for _, r := range rules {
+		if r.HigherTerm {
+			p["step_down"] = "higher-term" // analyze.StepDownHigherTerm
+		}
 	}
 	b, _ := json.Marshal(p) // strings, numbers and string slices always marshal
 	return b
@@ -560,6 +572,9 @@ func (b *builder) event(n *node) trace.Event {
 	case trace.KindLeader:
 		term, _ := strconv.ParseUint(g["term"], 10, 64)
 		ev.Kind, ev.Resource, d = kind, g["resource"], trace.Leader{Leader: b.hosts[g["leader"]], Term: term}
+	case KindStepDown:
+		term, _ := strconv.ParseUint(g["term"], 10, 64)
+		ev.Kind, ev.Resource, d = trace.KindLeader, g["resource"], trace.Leader{Leader: -1, Term: term}
 	case trace.KindCrash, trace.KindRecover:
 		ev.Kind = kind
 	default:
@@ -579,6 +594,9 @@ func (b *builder) event(n *node) trace.Event {
 		}
 		if ev.Kind != trace.KindInternal {
 			ev.MsgType, ev.Resource = orDefault(g["type"], "msg"), g["resource"]
+			if term, err := strconv.ParseUint(g["term"], 10, 64); err == nil && term > 0 {
+				d = trace.Message{Term: term} // the term the message carries
+			}
 		}
 	}
 	var links trace.Links

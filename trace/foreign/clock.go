@@ -13,8 +13,14 @@ import (
 // ParseClock reads a vector clock as ShiViz and GoVector write it, a JSON
 // object from host names to counts ({"a":3, "b":1}), keeping the order of
 // its entries. Counts are integers from 0 (a 0 entry says nothing); a host
-// named twice is an error, as is anything after the object.
+// named twice is an error, as is anything after the object. A clock whose
+// quotes are escaped, as a TLA+ trace (TLC) prints a JSON string inside a
+// string ({\"n1\":0,\"n2\":1}, the ShiViz repository's ewd998.log), is
+// read as ShiViz reads it, with \" taken for ".
 func ParseClock(s string) ([]Entry, error) {
+	if t := strings.TrimSpace(s); strings.HasPrefix(t, `{\"`) {
+		s = strings.ReplaceAll(t, `\"`, `"`)
+	}
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	tok, err := dec.Token()

@@ -177,6 +177,7 @@ func messages(evs []ExportedEvent) []Message {
 //	cs_request cs, cs_enter cs, cs_exit cs
 //	wait cs for P1,P3
 //	election_start term 3, leader P4 term 3 (with " on RESOURCE" if any)
+//	step_down term 3: a leader event that names no leader
 //	crash {"reason":"killed by SIGKILL"}, and KIND DETAIL for the rest
 //
 // Line ends are written \n, so that the text stays one line.
@@ -217,6 +218,10 @@ func Text(ev *trace.Event, hosts []string) string {
 		s = fmt.Sprintf("election_start term %d%s", d.Term, on(ev.Resource))
 	case trace.KindLeader:
 		d, _ := ev.Leader()
+		if d.Leader < 0 {
+			s = fmt.Sprintf("step_down term %d%s", d.Term, on(ev.Resource))
+			break
+		}
 		s = fmt.Sprintf("leader %s term %d%s", host(d.Leader), d.Term, on(ev.Resource))
 	default:
 		s = string(ev.Kind)

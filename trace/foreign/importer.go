@@ -1,7 +1,9 @@
 package foreign
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/dmxlab/dmx/trace"
 )
@@ -26,6 +28,18 @@ type ParseOptions struct {
 type ImportOptions struct {
 	ParseOptions
 	Options
+	// TimeField and TimeFormat say which field of the log's events holds
+	// their wall time and how to read it (see WallTimes; empty: the first
+	// of TimeFields, the layout inferred).
+	TimeField, TimeFormat string
+	// Algorithm names the algorithm the logged program runs, as dmx list
+	// names it: its runs are checked as that algorithm's (its properties,
+	// its validity rule). A log that dmx export wrote names its own.
+	Algorithm string
+	// DMXText applies DMXRules: the log is one dmx export wrote. Import
+	// also applies them, and says so, when the log is plainly dmx's (every
+	// host's first event is its start line) and no rules were given.
+	DMXText bool
 }
 
 // Imported says what an import did.
@@ -33,6 +47,7 @@ type Imported struct {
 	Runs     []ImportedRun
 	Problems []Problem // what was skipped, under Lenient
 	Summary  string    // the problems counted by reason
+	Notes    []string  // what it did that the user should know: wall times read, text skipped, dmx's rules applied
 }
 
 // ImportedRun is one run an import added.
@@ -56,6 +71,31 @@ func Import(imp Importer, files []string, out string, opt ImportOptions) (Import
 	if err != nil {
 		return Imported{}, err
 	}
+	notes := append([]string(nil), lg.Notes...)
+	note, err := WallTimes(lg, opt.TimeField, opt.TimeFormat)
+	if err != nil {
+		return Imported{}, err
+	}
+	if note != "" {
+		notes = append(notes, note)
+	}
+	algo, isDMX := dmxExport(lg)
+	if isDMX && !opt.DMXText && len(opt.Rules) == 0 {
+		opt.DMXText = true
+		notes = append(notes, "the log is one dmx export wrote: its events' kinds, messages and types are read back (--dmx)")
+	}
+	if opt.DMXText {
+		opt.Rules = append(opt.Rules, DMXRules()...)
+	}
+	if opt.Algorithm == "" {
+		opt.Algorithm = algo
+	}
+	if opt.Algorithm != "" {
+		if lg.Params == nil {
+			lg.Params = map[string]string{}
+		}
+		lg.Params["algorithm"] = opt.Algorithm
+	}
 	runs := Build(lg, opt.Options, &ps)
 	if !opt.Lenient && ps.Len() > 0 {
 		return Imported{}, ps.Err()
@@ -67,7 +107,7 @@ func Import(imp Importer, files []string, out string, opt ImportOptions) (Import
 	if err != nil {
 		return Imported{}, err
 	}
-	res := Imported{Problems: ps.List(), Summary: ps.Summary()}
+	res := Imported{Problems: ps.List(), Summary: ps.Summary(), Notes: notes}
 	for i, r := range runs {
 		msgs := 0
 		for j := range r.Events {
@@ -82,4 +122,36 @@ func Import(imp Importer, files []string, out string, opt ImportOptions) (Import
 			Messages: msgs, Complete: r.Run.Complete})
 	}
 	return res, nil
+}
+
+// dmxExport reports whether lg is a log that dmx export wrote of dmx's own
+// runs: every host's first event is the line of its start event, "start
+// {"algorithm":NAME,...}" (see Text), and the algorithm it names.
+func dmxExport(lg *Log) (algorithm string, ok bool) {
+	for _, ex := range lg.Executions {
+		first := map[string]bool{}
+		for _, ev := range ex.Events {
+			if first[ev.Host] {
+				continue
+			}
+			first[ev.Host] = true
+			rest, isStart := strings.CutPrefix(ev.Text, "start ")
+			if !isStart {
+				return "", false
+			}
+			var d struct {
+				Algorithm string `json:"algorithm"`
+			}
+			if json.Unmarshal([]byte(rest), &d) != nil || d.Algorithm == "" {
+				return "", false
+			}
+			if algorithm == "" {
+				algorithm = d.Algorithm
+			}
+		}
+		if len(first) == 0 {
+			return "", false
+		}
+	}
+	return algorithm, algorithm != ""
 }

@@ -17,6 +17,10 @@ type Log struct {
 	Files      []string          // the files read, in order
 	Params     map[string]string // what the parser was told (regex, separator), for the runs' params
 	Executions []Execution
+	// Notes say what the parser did that loses nothing but the user
+	// should know (text between events that the regex does not match,
+	// skipped as ShiViz skips it), for the import to print.
+	Notes []string
 }
 
 // Execution is one execution of a log.
@@ -24,6 +28,10 @@ type Execution struct {
 	Label   string  // its name in the log (a ShiViz separator's "trace" group); "" if none
 	Events  []Event // in the order of the log
 	Skipped int     // problems the parser found in it (text it could not read)
+	// Unmatched counts the lines of text in it that the regex does not
+	// match: not events, skipped as ShiViz skips them (a TLC trace's
+	// other variables, a preamble).
+	Unmatched int
 }
 
 // Event is an event of a foreign log as a parser read it.
@@ -43,6 +51,10 @@ type Entry struct {
 	Host  string
 	Value uint64
 }
+
+// BOM is the UTF-8 byte-order mark some editors write at the start of a
+// text file. The parsers skip it: it is not part of the log's first line.
+const BOM = "\ufeff"
 
 // Pos is a place in an input file.
 type Pos struct {

@@ -16,11 +16,13 @@ import (
 // named groups capture:
 //
 //	resource     the resource of cs_request, cs_enter, cs_exit and wait,
-//	             the election instance of election_start and leader, the
-//	             algorithm instance of a send or receive (default for the
-//	             cs kinds and wait: "cs")
+//	             the election instance of election_start, leader and
+//	             step_down, the algorithm instance of a send or receive
+//	             (default for the cs kinds and wait: "cs")
 //	leader       the host a leader event decided on (required)
-//	term         the election's number (election_start, leader)
+//	term         the election's number (election_start, leader, step_down),
+//	             or the term a message carries (send, receive: Raft's
+//	             messages carry the sender's term)
 //	waiting_for  hosts a wait event waits for, separated by commas or
 //	             spaces (none: it waits no more)
 //	type, msg    a send's or receive's message type and an id that pairs
@@ -28,12 +30,27 @@ import (
 //
 // A rule is written KIND=REGEX, in Go's regexp syntax ((?<name>...) or
 // (?P<name>...) for a named group), and matches anywhere in the text unless
-// anchored.
+// anchored. The kind step_down is a leader event that names no leader: the
+// process stops believing it leads, or knows none (a Raft leader or
+// candidate that reverts to follower). One rule is not a regex:
+// step_down=<higher-term> says that the program follows Raft's rule
+// (section 5.1), a leader stepping down as soon as it receives a message
+// of a higher term, whether or not its log says so: the runs' params then
+// declare {"step_down": "higher-term"} for check split-brain.
 type Rule struct {
 	Kind trace.Kind
-	Re   *regexp.Regexp
-	From string // where it was written: "rules.txt:3", "--rule"
+	Re   *regexp.Regexp // nil for step_down=<higher-term>
+	From string         // where it was written: "rules.txt:3", "--rule"
+	// HigherTerm: the rule step_down=<higher-term>.
+	HigherTerm bool
 }
+
+// KindStepDown is the kind of rule that makes a leader event naming no
+// leader.
+const KindStepDown trace.Kind = "step_down"
+
+// HigherTerm is the rule step_down=<higher-term>.
+const HigherTerm = "<higher-term>"
 
 // ruleGroups are the kinds a rule may give and the named groups each may
 // have.
@@ -44,10 +61,11 @@ var ruleGroups = map[trace.Kind][]string{
 	trace.KindWait:          {"resource", "waiting_for"},
 	trace.KindElectionStart: {"term", "resource"},
 	trace.KindLeader:        {"leader", "term", "resource"},
+	KindStepDown:            {"term", "resource"},
 	trace.KindCrash:         {},
 	trace.KindRecover:       {},
-	trace.KindSend:          {"type", "msg", "resource"},
-	trace.KindReceive:       {"type", "msg", "resource"},
+	trace.KindSend:          {"type", "msg", "resource", "term"},
+	trace.KindReceive:       {"type", "msg", "resource", "term"},
 }
 
 // RuleKinds lists the kinds a rule may give, for help texts.
@@ -71,6 +89,9 @@ func ParseRule(s, from string) (Rule, error) {
 	groups, known := ruleGroups[trace.Kind(kind)]
 	if !known {
 		return Rule{}, fmt.Errorf("%s: rule %s: no kind %q (a rule gives one of %s)", from, short(s), kind, strings.Join(RuleKinds(), ", "))
+	}
+	if trace.Kind(kind) == KindStepDown && expr == HigherTerm {
+		return Rule{Kind: KindStepDown, From: from, HigherTerm: true}, nil
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
@@ -103,7 +124,7 @@ func groupList(groups []string) string {
 // and lines starting with # are skipped.
 func ParseRules(name string, data []byte) ([]Rule, error) {
 	var rules []Rule
-	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc := bufio.NewScanner(bytes.NewReader(bytes.TrimPrefix(data, []byte(BOM))))
 	sc.Buffer(nil, 1<<20)
 	for line := 1; sc.Scan(); line++ {
 		s := strings.TrimSpace(sc.Text())
@@ -141,6 +162,9 @@ func DMXRules() []Rule {
 func match(rules []Rule, text string) (*Rule, map[string]string) {
 	for i := range rules {
 		r := &rules[i]
+		if r.Re == nil {
+			continue // a rule that matches no text (step_down=<higher-term>)
+		}
 		m := r.Re.FindStringSubmatchIndex(text)
 		if m == nil {
 			continue

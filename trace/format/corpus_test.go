@@ -14,6 +14,7 @@ const (
 	broadcastRegex  = `\[\w+\] \[(?<date>([^ ]+ [^ ]+))\] [^ ]+ \[akka://Broadcast/user/(?<host>\w+)\] (?<clock>.*\}) (?<event>.*)`
 	comparisonRegex = `(?<ip>(\d{1,3}\.){3}\d{1,3}) (?<date>(\d{1,2}/){2}\d{4} (\d{2}:){2}\d{2} (AM|PM)) (?<action>(INFO|GET|POST)) (?<event>.*)\n(?<host>\w*) (?<clock>.*)`
 	comparisonSep   = `^=== (?<trace>.*) ===$`
+	ewd998Regex     = `^State [0-9]+: <(?<event>\w*) .*>\n\/\\ Host = (?<host>.*)\n\/\\ Clock = "(?<clock>.*)"\n\/\\ active = (?<active>.*)\n\/\\ color = (?<color>.*)\n\/\\ counter = (?<counter>.*)`
 )
 
 // corpus is every file of testdata/corpus with the runs it must import
@@ -31,6 +32,7 @@ var corpus = []struct {
 	{"shiviz", []string{"shiviz/simple-reliable-broadcast.log"}, foreign.ParseOptions{Regex: broadcastRegex}, [][2]int{{39, 3}}},
 	{"shiviz", []string{"shiviz/multiple-comparison.log"}, foreign.ParseOptions{Regex: comparisonRegex, Separator: comparisonSep},
 		[][2]int{{8, 2}, {8, 2}, {8, 2}, {8, 2}, {8, 2}}},
+	{"shiviz", []string{"shiviz/ewd998-78.log"}, foreign.ParseOptions{Regex: ewd998Regex, Separator: comparisonSep}, [][2]int{{77, 7}}},
 	{"shiviz", []string{"govector/merged.log"}, foreign.ParseOptions{}, [][2]int{{7, 2}}},
 	{"govector", []string{"govector/merged.log"}, foreign.ParseOptions{}, [][2]int{{7, 2}}},
 	{"govector", []string{"govector/p1-Log.txt", "govector/p2-Log.txt"}, foreign.ParseOptions{}, [][2]int{{7, 2}}},

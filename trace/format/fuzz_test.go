@@ -34,8 +34,10 @@ func valid(t *testing.T, ps *foreign.Problems, runs []foreign.Run, files ...stri
 		if err != nil {
 			t.Fatalf("the run built is a broken trace: %v", err)
 		}
-		if res[0].Verdict != analyze.OK {
-			t.Fatalf("the run built has wrong clocks: %v", res[0].Findings)
+		// A run of a lenient import that skipped something is
+		// incomplete, so its clocks are at best unknown.
+		if v := res[0].Verdict; v != analyze.OK && (v != analyze.Unknown || run.Complete || len(res[0].Findings) > 0) {
+			t.Fatalf("the run built has wrong clocks: %s %v %s", v, res[0].Findings, res[0].Note)
 		}
 		for _, ev := range r.Events {
 			if src := ev.Source(); src == "" {

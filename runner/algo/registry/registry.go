@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/json"
 	"sort"
 
 	"github.com/dmxlab/dmx/runner"
@@ -58,6 +59,24 @@ func ForRun(run trace.Run) *algo.Spec {
 		return nil
 	}
 	return Lookup(run.Algorithm)
+}
+
+// HeldTo returns the algorithm whose promises run is held to (its checks
+// and validity rule: analyze.Applicable(HeldTo(run).Claims())): the one it
+// ran, or for a run imported from a log, the one the log names (dmx import
+// --algorithm, or a log that dmx export wrote: runs.params
+// {"algorithm": NAME}); nil for another program's log.
+func HeldTo(run trace.Run) *algo.Spec {
+	if run.Mode != "import" {
+		return ForRun(run)
+	}
+	var p struct {
+		Algorithm string `json:"algorithm"`
+	}
+	if json.Unmarshal(run.Params, &p) != nil {
+		return nil
+	}
+	return Lookup(p.Algorithm)
 }
 
 // Roles are the processes' roles at the start of run, as its algorithm

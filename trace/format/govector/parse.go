@@ -47,7 +47,7 @@ var execution = regexp.MustCompile(`^=== (.*?) *===\s*$`)
 // Parse reads GoVector logs, datas[i] the contents of the file names[i]:
 // per-process logs, or a single file that GoVector's tool merged.
 func Parse(names []string, datas [][]byte, ps *foreign.Problems) (*foreign.Log, error) {
-	if len(names) == 1 && merged(datas[0]) {
+	if len(names) == 1 && merged([]byte(strings.TrimPrefix(string(datas[0]), foreign.BOM))) {
 		lg, err := shiviz.Parse(names[0], datas[0], foreign.ParseOptions{}, ps)
 		if lg != nil {
 			lg.Format = "govector"
@@ -56,7 +56,7 @@ func Parse(names []string, datas [][]byte, ps *foreign.Problems) (*foreign.Log, 
 	}
 	lg := &foreign.Log{Format: "govector", Files: names}
 	for i, name := range names {
-		execs := parseFile(name, strings.ReplaceAll(string(datas[i]), "\r\n", "\n"), ps)
+		execs := parseFile(name, strings.ReplaceAll(strings.TrimPrefix(string(datas[i]), foreign.BOM), "\r\n", "\n"), ps)
 		for k, ex := range execs {
 			if k == len(lg.Executions) {
 				lg.Executions = append(lg.Executions, foreign.Execution{Label: ex.Label})
