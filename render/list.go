@@ -12,6 +12,7 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/analyze/theory"
+	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
@@ -183,7 +184,7 @@ func algorithmText(w io.Writer, s *algo.Spec) error {
 	b.WriteString("\n" + wrap(strings.Join(s.MsgTypes, ", "), "messages: ", "  "))
 
 	b.WriteString("\nchecked by dmx check:\n")
-	checks, _, err := analyze.Applicable(s.Claims())
+	checks, _, err := analyze.Applicable(runner.Claims(s))
 	if err != nil {
 		return err
 	}

@@ -100,7 +100,7 @@ func mustChecks(t *testing.T, properties []string) []*analyze.Check {
 // check does.
 func evaluateSpec(t *testing.T, spec *algo.Spec, n int, evs []trace.Event, extra ...string) ([]analyze.Result, error) {
 	t.Helper()
-	claims := spec.Claims()
+	claims := runner.Claims(spec)
 	claims.Properties = append(extra, spec.Properties...)
 	checks, opts, err := analyze.Applicable(claims)
 	if err != nil {

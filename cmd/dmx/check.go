@@ -215,7 +215,7 @@ type checkOptions struct {
 // or an algorithm it does not know, every check that holds of any trace
 // (analyze.General). --checks replaces that choice; --require adds to it.
 func checksFor(run trace.Run, o checkOptions) ([]*analyze.Check, []analyze.Option, error) {
-	checks, opts, err := analyze.Applicable(registry.HeldTo(run).Claims())
+	checks, opts, err := analyze.Applicable(runner.Claims(registry.HeldTo(run)))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/analyze/theory"
 )
 
@@ -280,16 +279,6 @@ const (
 	Election        Kind = "election"
 	Multicast       Kind = "multicast"
 )
-
-// Claims is what s promises of its runs (its properties and validity
-// rule), from which analyze.Applicable decides the checks a run of it
-// gets; nil for no algorithm (a trace dmx did not record).
-func (s *Spec) Claims() *analyze.Claims {
-	if s == nil {
-		return nil
-	}
-	return &analyze.Claims{Algorithm: s.Name, Properties: s.Properties, Validity: s.Validity}
-}
 
 // Spec describes an algorithm for dmx list and builds its machines.
 type Spec struct {

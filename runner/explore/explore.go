@@ -221,7 +221,7 @@ func newSearch(opt Options) (*search, error) {
 		var err error
 		// Explore's algorithms decide no leaders: the validity rule does
 		// not come into it.
-		if checks, _, err = analyze.Applicable(p.Spec.Claims()); err != nil {
+		if checks, _, err = analyze.Applicable(runner.Claims(p.Spec)); err != nil {
 			return nil, err
 		}
 	}

@@ -396,7 +396,7 @@ func (r *run) exec() (*Result, error) {
 	}
 	// Held as dmx check holds them (the validity rule the algorithm
 	// promises).
-	_, opts, err := analyze.Applicable(r.spec.Claims())
+	_, opts, err := analyze.Applicable(runner.Claims(&r.spec))
 	if err != nil {
 		return res, err
 	}
@@ -416,7 +416,7 @@ func (r *run) exec() (*Result, error) {
 // algorithm, and runner's tests check those: it runs only where the
 // algorithm names it (without it the recorder keeps no vector clocks).
 func (r *run) checks() ([]*analyze.Check, error) {
-	cs, _, err := analyze.Applicable(r.spec.Claims())
+	cs, _, err := analyze.Applicable(runner.Claims(&r.spec))
 	if err != nil {
 		return nil, err
 	}

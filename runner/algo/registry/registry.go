@@ -52,7 +52,7 @@ func Names() []string {
 // ForRun returns the algorithm a recorded run ran: nil for a run imported
 // from another program's log (whatever its algorithm column says), or of
 // an algorithm this dmx does not know. Whatever depends on the algorithm
-// of a trace's run (its checks: analyze.Applicable(ForRun(run).Claims()),
+// of a trace's run (its checks: analyze.Applicable(runner.Claims(ForRun(run))),
 // its costs, its roles) goes through it.
 func ForRun(run trace.Run) *algo.Spec {
 	if run.Mode == "import" {
@@ -62,7 +62,7 @@ func ForRun(run trace.Run) *algo.Spec {
 }
 
 // HeldTo returns the algorithm whose promises run is held to (its checks
-// and validity rule: analyze.Applicable(HeldTo(run).Claims())): the one it
+// and validity rule: analyze.Applicable(runner.Claims(HeldTo(run)))): the one it
 // ran, or for a run imported from a log, the one the log names (dmx import
 // --algorithm, or a log that dmx export wrote: runs.params
 // {"algorithm": NAME}); nil for another program's log.
