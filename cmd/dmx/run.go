@@ -284,39 +284,55 @@ SIGCONT; both are fault events in the trace.
   dmx run ricart-agrawala --contention none   # no contention: exactly 2(N-1) messages per CS
   dmx run bully --faults pause:leader@600ms-1.2s   # the paused leader comes back to a new one
   dmx run ricart-agrawala --faults 'loss:20%' --channels raw   # raw loss: requests never answered`,
-		Args: cobra.MaximumNArgs(1),
-		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := f.setup(cmd, args)
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
-				res, err := udp.Launch(r.ctx, p, r.rec, udp.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry})
-				status := res.Status
-				if t := res.Transport; t.Total() > 0 {
-					status += fmt.Sprintf("; transport rejected %s (%d bad key, %d malformed, %d wrong peer)", plural.Count(t.Total(), "datagram"), t.BadMAC, t.Malformed, t.WrongPeer)
-				}
-				if t := res.Transport; t.Retransmits > 0 {
-					status += fmt.Sprintf("; %s retransmitted", plural.Count(t.Retransmits, "datagram"))
-					if t.Abandoned > 0 {
-						status += fmt.Sprintf(", %d abandoned to processes that were down", t.Abandoned)
-					}
-					if t.GivenUp > 0 {
-						status += fmt.Sprintf(", %d given up after the faults dropped every copy (recorded as drops)", t.GivenUp)
-					}
-				}
-				if t := res.Transport; t.FaultDrops > 0 {
-					status += fmt.Sprintf("; faults dropped %d datagrams", t.FaultDrops)
-				}
-				return res.Complete, status, res.Notes, err
-			})
-		},
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: algorithmNames,
+		RunE: f.runE(func(cmd *cobra.Command, p runner.Plan, r recording) (bool, string, []string, error) {
+			res, err := udp.Launch(r.ctx, p, r.rec, udp.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry})
+			return res.Complete, res.Status + transportNote(res.Transport), res.Notes, err
+		}),
 	}
 	f.register(cmd, runner.DriverUDP)
 	return cmd
+}
+
+// runE is the RunE of dmx run and dmx sim: the plan their flags say, then
+// carry records it, checked and reported by recordAndCheck.
+func (f *runFlags) runE(carry func(cmd *cobra.Command, p runner.Plan, r recording) (bool, string, []string, error)) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		p, err := f.setup(cmd, args)
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) { return carry(cmd, p, r) })
+	}
+}
+
+// algorithmNames completes a command's ALGO argument.
+func algorithmNames(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return registry.Names(), cobra.ShellCompDirectiveNoFileComp
+}
+
+// transportNote is what a run's status adds of what the nodes' transports
+// counted: datagrams rejected, retransmitted, abandoned, given up, dropped
+// by faults ("" for none).
+func transportNote(t udp.Rejections) string {
+	var status string
+	if t.Total() > 0 {
+		status += fmt.Sprintf("; transport rejected %s (%d bad key, %d malformed, %d wrong peer)", plural.Count(t.Total(), "datagram"), t.BadMAC, t.Malformed, t.WrongPeer)
+	}
+	if t.Retransmits > 0 {
+		status += fmt.Sprintf("; %s retransmitted", plural.Count(t.Retransmits, "datagram"))
+		if t.Abandoned > 0 {
+			status += fmt.Sprintf(", %d abandoned to processes that were down", t.Abandoned)
+		}
+		if t.GivenUp > 0 {
+			status += fmt.Sprintf(", %d given up after the faults dropped every copy (recorded as drops)", t.GivenUp)
+		}
+	}
+	if t.FaultDrops > 0 {
+		status += fmt.Sprintf("; faults dropped %d datagrams", t.FaultDrops)
+	}
+	return status
 }
 
 func newSimCmd() *cobra.Command {
@@ -339,25 +355,17 @@ channels it is lost.`,
   dmx sim ricart-agrawala -n 300 --entries 2 --yes       # a very large run, without asking
   dmx sim bully --faults partition:0+1:2+3+4@500ms-1s    # a partition: split brain
   dmx sim --scenario examples/majority-amnesia.json      # a restart without stable storage lets two in`,
-		Args: cobra.MaximumNArgs(1),
-		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := f.setup(cmd, args)
-			if err != nil {
-				return &exitError{exitUsage, err}
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: algorithmNames,
+		RunE: f.runE(func(cmd *cobra.Command, p runner.Plan, r recording) (bool, string, []string, error) {
+			limit := maxEventsFor(p.Estimate(), f.maxEvents)
+			res, err := runner.SimulateWith(p, r.rec, runner.SimHooks{Stop: r.ctx.Done(), MaxEvents: limit})
+			if res.Events >= limit && limit > 0 && !res.Complete && f.maxEvents == 0 {
+				res.Status = fmt.Sprintf("cut short: it grew to %s events where about %s were expected: a livelock? (--max-events N allows more, --limit bounds its simulated time)",
+					humanCount(res.Events), humanCount(p.Estimate().Events))
 			}
-			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
-				limit := maxEventsFor(p.Estimate(), f.maxEvents)
-				res, err := runner.SimulateWith(p, r.rec, runner.SimHooks{Stop: r.ctx.Done(), MaxEvents: limit})
-				if res.Events >= limit && limit > 0 && !res.Complete && f.maxEvents == 0 {
-					res.Status = fmt.Sprintf("cut short: it grew to %s events where about %s were expected: a livelock? (--max-events N allows more, --limit bounds its simulated time)",
-						humanCount(res.Events), humanCount(p.Estimate().Events))
-				}
-				return res.Complete, res.Status, res.Notes, err
-			})
-		},
+			return res.Complete, res.Status, res.Notes, err
+		}),
 	}
 	f.register(cmd, runner.DriverSim)
 	return cmd
