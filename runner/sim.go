@@ -300,7 +300,7 @@ func (s *sim) quietAt() int64 {
 	return min(at, s.doneAt+20*linger)
 }
 
-// The simulator's side of the faults (faultDriver): the injector decides
+// The simulator's side of the faults (FaultDriver): the injector decides
 // what happens when, these carry it out on the simulated processes.
 
 func (s *sim) Elapsed() time.Duration { return time.Duration(s.now) }
