@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/sha256"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,10 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dmxlab/dmx/runner/algo/algotest"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 )
 
-var updateSimSums = flag.Bool("update", false, "rewrite testdata/simsums.txt with the checksums of this build's simulated traces")
+var updateSimSums = algotest.UpdateFlag("rewrite the golden files (testdata/simsums.txt: the checksums of this build's simulated traces)")
 
 // simSumCases are simulated runs whose traces must not change unless a
 // change means them to: every algorithm with its defaults, with crashes,
@@ -78,7 +78,7 @@ func TestSimTraceChecksums(t *testing.T) {
 		fmt.Fprintf(&got, "%s %s\n", name, simSum(t, path))
 	}
 	golden := filepath.Join("testdata", "simsums.txt")
-	if *updateSimSums {
+	if updateSimSums() {
 		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}

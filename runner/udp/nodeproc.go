@@ -162,6 +162,7 @@ type nodeProcess struct {
 	stop    chan struct{} // closed when the runner says stop or is gone
 	resumed chan struct{} // the runner's resume line, for a paused loop
 	tickDue atomic.Bool   // the retransmission tick is due
+	halted  bool          // the machine halted (its foreign program died): the process ends
 }
 
 // configure reads the configuration line, opens the node's socket and
@@ -276,6 +277,10 @@ func (np *nodeProcess) build(spec *algo.Spec) error {
 	env.tr = tr
 	env.node = node
 	node.OnDone = func() { np.out.send(fromNode{Done: true}) }
+	// A machine that halts (a foreign program died: runner/exec) has put
+	// the node down and recorded its crash; the process then ends, so
+	// that the runner knows it is down and can restart it.
+	node.OnHalt = func() { np.halted = true }
 
 	sk, err := newSock(np.conn)
 	if err != nil {
@@ -413,6 +418,10 @@ func (np *nodeProcess) loop() error {
 		}
 		if np.out.err != nil {
 			return np.out.err // the runner is gone
+		}
+		if np.halted {
+			env.settle()
+			return np.out.err
 		}
 		// The next input: a message to oneself first, then what has
 		// arrived, then timers. After a stall a timer and a datagram are
