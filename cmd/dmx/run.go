@@ -55,6 +55,12 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	fs.StringVar(&f.diagram, "diagram", "", "write the run's space-time diagram here (.svg, .png, .dot, .md; default: beside the trace, as .svg)")
 	fs.BoolVar(&f.noDiag, "no-diagram", false, "do not draw the run's diagram")
 	fs.BoolVarP(&f.yes, "yes", "y", false, "record a very large run (a trace of over 1 GB, estimated) without asking")
+	f.registerExec(cmd)
+}
+
+// registerExec registers --exec and --name (run, sim, sweep).
+func (f *runFlags) registerExec(cmd *cobra.Command) {
+	fs := cmd.Flags()
 	fs.StringVar(&f.exec, "exec", "", "run a program of your own, speaking the node protocol on stdin/stdout (docs/protocol.md), in place of ALGO: CMD through /bin/sh -c once per node")
 	fs.StringVar(&f.name, "name", "", "--exec: the program's name in the trace (default: the command's first word)")
 }
