@@ -189,6 +189,11 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 	}
 	switch {
 	case f.exec != "" || len(args) == 0 && exec.IsProgram(p.Params):
+		if f.exec != "" {
+			// A scenario of one of dmx's algorithms run by a program of
+			// the user's own: the scenario's name is the algorithm's.
+			scenarioName = ""
+		}
 		if err := f.setupProgram(cmd, &p, args, scenarioName); err != nil {
 			return p, f.flagError(cmd, err)
 		}
