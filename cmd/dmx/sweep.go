@@ -19,6 +19,7 @@ import (
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/nemesis"
+	"github.com/dmxlab/dmx/runner/netns"
 	"github.com/dmxlab/dmx/runner/sweep"
 	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
@@ -322,7 +323,7 @@ func (f *sweepFlags) driver(o sweep.Options, stderr io.Writer) sweep.Driver {
 				case <-ctx.Done():
 				}
 			}()
-			res, err := udp.Launch(ctx, p, rec, udp.LaunchHooks{Stderr: stderr})
+			res, err := netns.LaunchPlan(ctx, p, rec, udp.LaunchHooks{Stderr: stderr})
 			return res.Complete, res.Status, err
 		}
 	}
