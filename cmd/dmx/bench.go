@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +16,7 @@ import (
 	"github.com/dmxlab/dmx/bench"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/netns"
 	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace/plural"
 )
@@ -32,6 +35,7 @@ func newBenchCmd() *cobra.Command {
 	var rounds, nodes, entries, laps int
 	var profile string
 	var noTrace, keep bool
+	var netFlag runner.Net
 	cmd := &cobra.Command{
 		Use:   "bench [ALGO...]",
 		Short: "Critical sections per second of dmx run against a ring of processes passing a token (for developers)",
@@ -46,9 +50,15 @@ for ricart-agrawala and token-ring. Rounds pair the two measures, so that
 the ratio holds on a busy machine; the last line gives their medians.
 Each run's line ends with the runner's CPU per event during the run (the
 trace's low-priority converter included) and what the trace took to
-settle once the nodes had stopped: its CPU per event and its wall time.`,
+settle once the nodes had stopped: its CPU per event and its wall time.
+
+With --net netns (root), each round runs each algorithm twice, over
+loopback and then with every node in a network namespace of its own on a
+bridge (as dmx run --net netns), and the last line adds the median of
+their ratio: what the namespaces, veth pairs and bridge cost a run.`,
 		Example: `  dmx bench                         # central and ricart-agrawala, 5 rounds
-  dmx bench central --rounds 9`,
+  dmx bench central --rounds 9
+  sudo dmx bench --net netns        # each run over loopback and over network namespaces, paired`,
 		Hidden: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -57,6 +67,11 @@ settle once the nodes had stopped: its CPU per event and its wall time.`,
 			for _, a := range args {
 				if _, ok := hopsPerSection[a]; !ok || registry.Lookup(a) == nil {
 					return &exitError{exitUsage, fmt.Errorf("bench %s: measures only central, ricart-agrawala and token-ring", a)}
+				}
+			}
+			if netFlag == runner.NetNS {
+				if err := netns.Check(); err != nil {
+					return &exitError{exitUsage, err}
 				}
 			}
 			exe, err := os.Executable()
@@ -88,6 +103,8 @@ settle once the nodes had stopped: its CPU per event and its wall time.`,
 			}
 			ringCmd := func() *exec.Cmd { return exec.Command(exe, "bench", "ring-node") }
 			ratios := map[string][]float64{}
+			costs := map[string][]float64{} // --net netns: CS/s over namespaces / over loopback, per round
+			notes := netNotes(cmd.ErrOrStderr())
 			var hops []time.Duration
 			for r := 1; r <= rounds; r++ {
 				hop, err := bench.Ring(ctx, ringCmd, nodes, laps/10, laps)
@@ -97,22 +114,39 @@ settle once the nodes had stopped: its CPU per event and its wall time.`,
 				hops = append(hops, hop)
 				fmt.Fprintf(out, "round %d: ring hop %v\n", r, hop.Round(100*time.Nanosecond))
 				for _, a := range args {
-					p := runner.NewPlan(runner.DriverUDP)
-					p.Spec, p.N, p.Seed = registry.Lookup(a), nodes, uint64(r)
-					p.Workload.Entries, p.Workload.Contention = entries, runner.ContentionHigh
-					p.Workload.Think, p.Workload.Hold = runner.Fixed(0), runner.Fixed(0)
-					s, err := bench.RunSections(ctx, p, udp.LaunchHooks{Stderr: cmd.ErrOrStderr()}, dir, noTrace)
-					if err != nil {
-						return &exitError{exitUsage, err}
+					nets := []runner.Net{runner.NetLoopback}
+					if netFlag == runner.NetNS {
+						nets = append(nets, runner.NetNS)
 					}
-					bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
-					ratio := s.PerSecond() / bound
-					ratios[a] = append(ratios[a], ratio)
-					fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, %.1f datagrams a CS (%d retransmitted), CPU per event: nodes %v (%v with their start-up), runner %v (+%v after the run, in %v)\n",
-						a, s.PerSecond(), 100*ratio, plural.Count(hopsPerSection[a], "hop"), s.Events,
-						float64(s.Datagrams)/float64(max(s.Sections, 1)), s.Retransmits,
-						perEvent(s.NodeRunCPU, s.Events), perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events),
-						perEvent(s.AfterCPU, s.Events), s.After.Round(time.Millisecond))
+					var cs [2]float64
+					for k, n := range nets {
+						p := runner.NewPlan(runner.DriverUDP)
+						p.Spec, p.N, p.Seed = registry.Lookup(a), nodes, uint64(r)
+						p.Workload.Entries, p.Workload.Contention = entries, runner.ContentionHigh
+						p.Workload.Think, p.Workload.Hold = runner.Fixed(0), runner.Fixed(0)
+						p.UDP.Net = n
+						s, err := bench.RunSections(ctx, p, udp.LaunchHooks{Stderr: notes}, dir, noTrace)
+						if err != nil {
+							return &exitError{exitUsage, err}
+						}
+						cs[k] = s.PerSecond()
+						name := a
+						if n == runner.NetNS {
+							name += " netns"
+						} else {
+							bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
+							ratios[a] = append(ratios[a], s.PerSecond()/bound)
+						}
+						bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
+						fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, %.1f datagrams a CS (%d retransmitted), CPU per event: nodes %v (%v with their start-up), runner %v (+%v after the run, in %v)\n",
+							name, s.PerSecond(), 100*s.PerSecond()/bound, plural.Count(hopsPerSection[a], "hop"), s.Events,
+							float64(s.Datagrams)/float64(max(s.Sections, 1)), s.Retransmits,
+							perEvent(s.NodeRunCPU, s.Events), perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events),
+							perEvent(s.AfterCPU, s.Events), s.After.Round(time.Millisecond))
+					}
+					if len(nets) == 2 && cs[0] > 0 {
+						costs[a] = append(costs[a], cs[1]/cs[0])
+					}
 				}
 			}
 			sort.Slice(hops, func(i, j int) bool { return hops[i] < hops[j] })
@@ -121,6 +155,12 @@ settle once the nodes had stopped: its CPU per event and its wall time.`,
 				x := ratios[a]
 				sort.Float64s(x)
 				fmt.Fprintf(out, "; %s %.1f%%", a, 100*x[len(x)/2])
+			}
+			for _, a := range args {
+				if x := costs[a]; len(x) > 0 {
+					sort.Float64s(x)
+					fmt.Fprintf(out, "; %s over netns %.2f of loopback's CS/s", a, x[len(x)/2])
+				}
 			}
 			fmt.Fprintln(out)
 			return nil
@@ -132,6 +172,7 @@ settle once the nodes had stopped: its CPU per event and its wall time.`,
 	cmd.Flags().StringVar(&profile, "profile", "", "write CPU profiles into this directory: runner.pprof (bench itself: runner and trace writer) and node-PID.pprof for each node process (the ring's are not)")
 	cmd.Flags().BoolVar(&noTrace, "no-trace", false, "take the runs' events as dmx run does but write no trace: what the runs reach without the trace writer")
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the runs' traces (one file a run, in a temporary directory it names), to look at a round's timeline with dmx sql")
+	cmd.Flags().Var(&netFlag, "net", "netns (root): run each algorithm over loopback and over network namespaces in turn, and give the ratio of their CS/s")
 	cmd.Flags().IntVar(&laps, "laps", 2000, "laps of the token round the ring, measured (a tenth more to warm up)")
 	cmd.AddCommand(&cobra.Command{
 		Use:    "ring-node",
@@ -154,4 +195,29 @@ func perEvent(d time.Duration, events int64) time.Duration {
 		return 0
 	}
 	return (d / time.Duration(events)).Round(10 * time.Nanosecond)
+}
+
+// netNotes passes on what a run over network namespaces says at its
+// start of where the nodes are ("net: ...") only the first time: every
+// run of the rounds would repeat it.
+func netNotes(w io.Writer) io.Writer { return &onceNet{w: w} }
+
+type onceNet struct {
+	w    io.Writer
+	said bool
+}
+
+func (o *onceNet) Write(b []byte) (int, error) {
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if strings.HasPrefix(line, "net: ") {
+			if o.said {
+				continue
+			}
+			o.said = true
+		}
+		if _, err := io.WriteString(o.w, line); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
 }

@@ -306,15 +306,6 @@ func (nw *network) close() error {
 	return errors.Join(errs...)
 }
 
-// Names returns the names of the run's namespaces, the hub's last.
-func (nw *network) names() []string {
-	var out []string
-	for _, nd := range nw.nodes {
-		out = append(out, nd.name)
-	}
-	return append(out, nsName(nw.id, "hub"))
-}
-
 // Place implements udp.Network.
 func (nw *network) Place(i int) (host, name string) {
 	return nw.nodes[i].ip.String(), nw.nodes[i].name
