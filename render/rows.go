@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,6 +20,16 @@ var RowsFormats = []string{"table", "csv", "json"}
 // memory stays bounded whatever the result's size (a table's column widths
 // depend on all its rows).
 const TablePage = 1000
+
+// TablePageBytes bounds a table's page in bytes as TablePage does in rows:
+// a page ends when its cells hold this much (a table of 426 rows of two
+// 1 MB values took 1.75 GB in one page).
+const TablePageBytes = 4 << 20
+
+// TableCellBytes is the most of a value a table shows: a table is for
+// reading, and the table library lays out a long cell at a cost many times
+// its size (two 1 MB values a row made 3.7 GB of table).
+const TableCellBytes = 4096
 
 // Rows writes a query's result, columns named by header, in format, one
 // of RowsFormats: a table (NULL for a null value), CSV (an empty field), or
@@ -43,6 +54,7 @@ func Rows(w io.Writer, format string, header []string, next func() ([]any, error
 func tableRows(w io.Writer, header []string, next func() ([]any, error)) (int64, error) {
 	var n int64
 	page := make([][]string, 0, 64)
+	size := 0 // bytes in page's cells
 	for {
 		r, err := next()
 		if err != nil && err != io.EOF {
@@ -52,7 +64,7 @@ func tableRows(w io.Writer, header []string, next func() ([]any, error)) (int64,
 			}
 			return n, err
 		}
-		if err == io.EOF || len(page) == TablePage {
+		if err == io.EOF || len(page) == TablePage || size >= TablePageBytes {
 			if len(page) > 0 || (err == io.EOF && n == 0) {
 				if werr := Table(w, header, page); werr != nil {
 					return n, werr
@@ -61,9 +73,17 @@ func tableRows(w io.Writer, header []string, next func() ([]any, error)) (int64,
 			if err == io.EOF {
 				return n, nil
 			}
-			page = page[:0]
+			clear(page) // the cells of a long page go now, not when overwritten
+			page, size = page[:0], 0
 		}
-		page = append(page, cells(r, "NULL"))
+		row := cells(r, "NULL")
+		for i, c := range row {
+			if len(c) > TableCellBytes {
+				row[i] = fmt.Sprintf("%s… (%d bytes: --format csv or json shows it whole)", strings.ToValidUTF8(c[:TableCellBytes], ""), len(c))
+			}
+			size += len(row[i])
+		}
+		page = append(page, row)
 		n++
 	}
 }

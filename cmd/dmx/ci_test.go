@@ -92,7 +92,14 @@ func TestREADMECIFailsOnViolation(t *testing.T) {
 // they record must pass the checks they run, so that the jobs are green
 // until something breaks.
 func TestCIExamples(t *testing.T) {
-	files, _ := filepath.Glob("../../examples/ci/*.yml")
+	all, _ := filepath.Glob("../../examples/ci/*.yml")
+	var files []string
+	for _, f := range all {
+		// The sweeps' jobs run in parts and merge: TestSweepCIExamples.
+		if !strings.HasPrefix(filepath.Base(f), "sweep-") {
+			files = append(files, f)
+		}
+	}
 	if len(files) < 2 {
 		t.Fatalf("CI examples: %v", files)
 	}

@@ -63,7 +63,7 @@ func TestClaimedSizes(t *testing.T) {
 			if code != exitUsage || !strings.Contains(out, "broken trace") || !strings.Contains(out, filepath.Base(path)) {
 				t.Errorf("dmx %s %s: exit %d, want 2 and a broken trace named:\n%s", args[0], filepath.Base(path), code, out)
 			}
-			if mb > 200 {
+			if mb > 400 { // dmx starts in 50 to 150 MB; the claims took gigabytes
 				t.Errorf("dmx %s %s: %d MB resident", args[0], filepath.Base(path), mb)
 			}
 		}

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 
 // dmx runs the command line in-process and returns its exit code, stdout
 // and stderr.
-func dmx(t *testing.T, args ...string) (int, string, string) {
+func dmx(t testing.TB, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Do(args, strings.NewReader(""), &out, &errb)

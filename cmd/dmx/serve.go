@@ -41,8 +41,11 @@ whose result rows light up in the diagram; and a second run below the
 first, with the first event where each process's history differs marked.
 
 It listens on 127.0.0.1 (a free port unless --addr says which) and prints
-the URL to open. It answers only requests addressed to that address or to
-localhost. Ctrl-C stops it.`,
+the URL to open. It listens on a loopback address only (--addr 0.0.0.0 is
+refused: whoever reaches it could read the traces), answers only requests
+addressed to a loopback address or to localhost, and bounds each
+connection in time (10s for the headers, 30s for a whole request, 2m
+idle). Ctrl-C stops it.`,
 		Example: `  dmx serve run.db
   dmx serve fifo.db reorder.db          # compare two runs: pick the second in "compare with"
   dmx serve run.db --addr 127.0.0.1:8080`,
@@ -82,6 +85,9 @@ localhost. Ctrl-C stops it.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
+			if err := viewer.Loopback(addr); err != nil {
+				return &exitError{exitUsage, fmt.Errorf("--addr: %w", err)}
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return &exitError{exitUsage, fmt.Errorf("listen on %s: %w", addr, err)}
@@ -107,7 +113,7 @@ localhost. Ctrl-C stops it.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "address to listen on (port 0: a free one)")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "address to listen on, a loopback one (port 0: a free one)")
 	open.register(cmd)
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/render"
+	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/plural"
 )
 
@@ -21,6 +22,7 @@ func newSQLCmd() *cobra.Command {
 	var format string
 	var limit int64
 	var timeout time.Duration
+	var maxValue int
 	var open openFlags
 	cmd := &cobra.Command{
 		Use:   "sql TRACE QUERY",
@@ -34,8 +36,9 @@ or write another file (INSERT, UPDATE, DELETE, CREATE, DROP, ATTACH,
 VACUUM INTO, PRAGMAs that set a value...) are refused.
 
 Rows are printed as they are read: csv and json stream, a table is printed
-in pages of ` + fmt.Sprint(render.TablePage) + ` rows. --limit stops after so many rows, --timeout
-stops a query that runs too long (exit 2).`,
+in pages of ` + fmt.Sprint(render.TablePage) + ` rows (fewer if they are long). --limit stops after so many rows, --timeout
+stops a query that runs too long, --max-value one that reads or makes a
+value too big to hold (exit 2).`,
 		Example: `  dmx sql run.db "SELECT type, count(*) AS n FROM messages GROUP BY type"
   dmx sql run.db "SELECT proc, avg(wait_ns)/1e6 AS wait_ms FROM cs_intervals GROUP BY proc" --format csv
   dmx sql run.db "SELECT * FROM events" --limit 20
@@ -65,7 +68,10 @@ stops a query that runs too long (exit 2).`,
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			rows, err := st.Query(ctx, args[1])
+			if maxValue < 1 {
+				return &exitError{exitUsage, fmt.Errorf("--max-value %d: want 1 or more bytes", maxValue)}
+			}
+			rows, err := st.QueryWith(ctx, args[1], trace.QueryOptions{MaxValue: maxValue})
 			if err != nil {
 				return &exitError{exitUsage, sqlError(err, ctx, timeout)}
 			}
@@ -96,6 +102,7 @@ stops a query that runs too long (exit 2).`,
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, csv or json")
 	cmd.Flags().Int64Var(&limit, "limit", 0, "print at most this many rows (0: all)")
 	cmd.Flags().DurationVar(&timeout, "timeout", defaultSQLTimeout, "stop the query after this long (0: no limit)")
+	cmd.Flags().IntVar(&maxValue, "max-value", trace.DefaultMaxValue, "stop the query at a value (read or made) of more than this many bytes; a table shows the first "+fmt.Sprint(render.TableCellBytes)+" of each")
 	open.register(cmd)
 	return cmd
 }

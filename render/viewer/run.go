@@ -220,7 +220,8 @@ func (v *runView) readOutline() (*outline, error) {
 		n = max(n, int(maxProc.Int64)+1)
 	}
 	if n > maxLanes {
-		return nil, fmt.Errorf("%s: run %d has %d processes; the viewer draws at most %d", v.st.Path(), run, n, maxLanes)
+		// The run is fine, the viewer cannot draw it: a 4xx that says so.
+		return nil, &apiError{http.StatusUnprocessableEntity, fmt.Sprintf("%s: run %d has %d processes; the viewer draws at most %d (dmx render draws a window of any run: --procs)", v.st.Path(), run, n, maxLanes)}
 	}
 	var roles map[int]string
 	if v.srv.opts.Roles != nil {

@@ -44,6 +44,10 @@ type Options struct {
 	QueryTimeout time.Duration
 	// MaxRows is the most rows of a query the page is sent (default 2000).
 	MaxRows int
+	// ReadTimeout bounds the reading of a whole request, its body
+	// included (default 30s); IdleTimeout a connection kept alive with no
+	// request (default 2m).
+	ReadTimeout, IdleTimeout time.Duration
 	// Log, if set, gets a line per failed request.
 	Log io.Writer
 }
@@ -69,6 +73,12 @@ func New(stores []*trace.Store, opts Options) (*Server, error) {
 	}
 	if opts.MaxRows <= 0 {
 		opts.MaxRows = 2000
+	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = 30 * time.Second
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = 2 * time.Minute
 	}
 	s := &Server{opts: opts, byKey: map[string]*runView{}, diffs: map[string]*diffJob{}}
 	for i, st := range stores {
@@ -116,7 +126,12 @@ func (s *Server) Serve(ln net.Listener) error {
 	if _, port, err := net.SplitHostPort(ln.Addr().String()); err == nil {
 		s.port = port
 	}
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// Every connection is bounded in time: headers, a whole request (the
+	// SQL box's body: 3,000 dripping POSTs stayed open for ever) and an
+	// idle keep-alive. Replies are not: a big window takes its time to
+	// write to a slow browser.
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: min(10*time.Second, s.opts.ReadTimeout),
+		ReadTimeout: s.opts.ReadTimeout, IdleTimeout: s.opts.IdleTimeout}
 	err := hs.Serve(ln)
 	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
 		return nil
@@ -179,7 +194,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	if !s.hostOK(r.Host) {
-		httpError(w, http.StatusForbidden, "refused: Host %q is not this server (it answers to 127.0.0.1:%s or localhost:%s only)", r.Host, s.port, s.port)
+		httpError(w, http.StatusForbidden, "refused: Host %q is not this server (it answers to a loopback address, 127.0.0.1:%s, [::1]:%s, or localhost:%s only)", r.Host, s.port, s.port, s.port)
 		return
 	}
 	if o := r.Header.Get("Origin"); o != "" {
@@ -198,9 +213,11 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// hostOK accepts a Host header that names this server: an IP address or
-// localhost, with the listener's port. A DNS name other than localhost is
-// what a DNS-rebinding attack sends, so it is refused.
+// hostOK accepts a Host header that names this server: a loopback address
+// or localhost, with the listener's port (the server listens on loopback
+// only: Loopback). A DNS name other than localhost is what a
+// DNS-rebinding attack sends, and another address is not this server's:
+// both are refused.
 func (s *Server) hostOK(host string) bool {
 	h, port, err := net.SplitHostPort(host)
 	if err != nil {
@@ -212,7 +229,26 @@ func (s *Server) hostOK(host string) bool {
 	if strings.EqualFold(h, "localhost") {
 		return true
 	}
-	return net.ParseIP(h) != nil
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Loopback returns an error unless addr (host:port, as net.Listen takes
+// it) is a loopback address or localhost: the server answers whoever
+// reaches it with the traces and SQL over them, so it is not offered to
+// the network.
+func Loopback(addr string) error {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	if strings.EqualFold(h, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("address %q is not a loopback address: dmx serve answers whoever reaches it with the traces and SQL over them, so it listens on 127.0.0.1, ::1 or localhost only (to look from another machine: ssh -L 8080:127.0.0.1:8080 HOST, then dmx serve --addr 127.0.0.1:8080 there)", addr)
 }
 
 // apiError is an error with the HTTP status it should be answered with.

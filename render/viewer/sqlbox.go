@@ -31,6 +31,22 @@ type sqlReply struct {
 	How       string     `json:"how"` // which columns named the highlighted events
 }
 
+// A reply of the SQL box is bounded in bytes as in rows: a value shows its
+// first maxCellBytes, and rows stop once their values hold maxReplyBytes
+// (one 50 MB value made a 300 MB reply; six queries at once, 7.7 GB).
+const (
+	maxCellBytes  = 4096
+	maxReplyBytes = 4 << 20
+)
+
+// cell is a text value as the SQL box shows it: its first maxCellBytes.
+func cell(s string) string {
+	if len(s) <= maxCellBytes {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes: dmx sql prints it whole)", strings.ToValidUTF8(s[:maxCellBytes], ""), len(s))
+}
+
 // readsEvents spots a query over the events table, whose id column then
 // names events.
 var readsEvents = regexp.MustCompile(`(?i)\b(from|join)\s+events\b`)
@@ -104,6 +120,7 @@ func (v *runView) query(parent context.Context, q string) (*sqlReply, error) {
 	if useRef {
 		how = append(how, cols[procCol]+", "+cols[seqCol])
 	}
+	size := 0 // bytes of the values in rep.Rows, about
 	ids := map[int64]bool{}
 	type pr struct{ p, s int64 }
 	refs := map[pr]bool{}
@@ -115,7 +132,7 @@ func (v *runView) query(parent context.Context, q string) (*sqlReply, error) {
 		if err != nil {
 			return nil, fail(err)
 		}
-		if len(rep.Rows) >= v.srv.opts.MaxRows {
+		if len(rep.Rows) >= v.srv.opts.MaxRows || size >= maxReplyBytes {
 			rep.More = true
 			break
 		}
@@ -123,13 +140,20 @@ func (v *runView) query(parent context.Context, q string) (*sqlReply, error) {
 		for i, x := range vals {
 			switch x := x.(type) {
 			case []byte:
-				if utf8.Valid(x) {
-					row[i] = string(x)
-				} else {
+				if !utf8.Valid(x) {
 					row[i] = fmt.Sprintf("(%d bytes)", len(x))
+				} else {
+					row[i] = cell(string(x))
 				}
+			case string:
+				row[i] = cell(x)
 			default:
 				row[i] = x
+			}
+			if s, ok := row[i].(string); ok {
+				size += len(s)
+			} else {
+				size += 24
 			}
 		}
 		rep.Rows = append(rep.Rows, row)

@@ -422,6 +422,12 @@ func TestHTTP(t *testing.T) {
 		{name: "rebinding page", path: "/", host: "evil.example:" + port, code: 403},
 		{name: "other port", path: "/api/runs", host: "127.0.0.1:1", code: 403},
 		{name: "no port", path: "/api/runs", host: "127.0.0.1", code: 403},
+		// Issue 22: any IP literal got 200, the server listening on loopback only.
+		{name: "other address", path: "/api/runs", host: "10.0.0.1:" + port, code: 403, contains: "loopback"},
+		{name: "unspecified", path: "/api/runs", host: "0.0.0.0:" + port, code: 403},
+		{name: "ipv6 other", path: "/api/runs", host: "[2001:db8::1]:" + port, code: 403},
+		{name: "loopback", path: "/api/runs", host: "127.0.0.2:" + port, code: 200},
+		{name: "ipv6 loopback", path: "/api/runs", host: "[::1]:" + port, code: 200},
 		{name: "other origin", path: "/api/runs", origin: "http://evil.example", code: 403, contains: "another origin"},
 		{name: "same origin", path: "/api/runs", origin: base, code: 200},
 		{name: "form post", method: "POST", path: "/api/sql", ctype: "text/plain", body: `{"query":"SELECT 1"}`, code: 415},
