@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -242,5 +243,47 @@ func TestBenchNetns(t *testing.T) {
 	code, out, errs := dmx(t, "bench", "--net", "netns", "central", "--rounds", "1", "-n", "3", "--entries", "20", "--laps", "50")
 	if code != exitOK || !strings.Contains(out, "central netns") || !strings.Contains(out, "central over netns") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+}
+
+// TestDocsNetns runs, in order, every command docs/netns.md shows as
+// typed ("    $ dmx ..."), in a scratch directory, as root: each must end
+// with the exit code its line gives ("# exit 1"), 0 if none.
+func TestDocsNetns(t *testing.T) {
+	needNetns(t)
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "netns.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		line, ok := strings.CutPrefix(l, "    $ dmx ")
+		if !ok {
+			continue
+		}
+		n++
+		want := exitOK
+		if cmd, code, ok := strings.Cut(line, "# exit "); ok {
+			line = strings.TrimSpace(cmd)
+			if want, err = strconv.Atoi(strings.TrimSpace(code)); err != nil {
+				t.Fatalf("%q: %v", l, err)
+			}
+		}
+		cmd := exec.Command(os.Args[0], shellWords(line)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != want {
+			t.Errorf("dmx %s: exit %d, want %d\n%s", line, code, want, out)
+		}
+	}
+	if n < 5 {
+		t.Errorf("%d commands in docs/netns.md", n)
 	}
 }
