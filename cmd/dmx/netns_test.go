@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -285,5 +286,38 @@ func TestDocsNetns(t *testing.T) {
 	}
 	if n < 5 {
 		t.Errorf("%d commands in docs/netns.md", n)
+	}
+}
+
+// TestNetnsExec: a program of the user's own (--exec) runs in its node's
+// namespace and is told where it is: it can bind a socket of its own on
+// its address (which exists nowhere else), and what it says on stderr is
+// in the trace.
+func TestNetnsExec(t *testing.T) {
+	needNetns(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	prog, err := filepath.Abs(filepath.Join("..", "..", "examples", "programs", "central.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	where := `python3 -c "import os, socket, sys; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); ` +
+		`s.bind((os.environ['DMX_ADDR'], 0)); print('bound', s.getsockname()[0], 'in', os.environ['DMX_NETNS'], 'peers', os.environ['DMX_PEERS'], file=sys.stderr)"`
+	path := filepath.Join(t.TempDir(), "exec.db")
+	code, out, errs := dmx(t, "run", "--exec", where+" && exec python3 "+prog, "--net", "netns", "-n", "3", "--entries", "2",
+		"--seed", "1", "--no-diagram", "-o", path)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	id, _ := netnsRun(t, errs)
+	code, rows, errs := dmx(t, "sql", path, `SELECT proc, json_extract(detail, '$.note') AS note FROM events WHERE kind = 'internal' AND detail LIKE '%bound%' ORDER BY proc`, "--format", "csv")
+	if code != exitOK {
+		t.Fatalf("sql: exit %d\n%s", code, errs)
+	}
+	peers := "198.18.0.1,198.18.0.2,198.18.0.3"
+	want := fmt.Sprintf("proc,note\n0,\"stderr: bound 198.18.0.1 in dmx-%[1]s-0 peers %[2]s\"\n1,\"stderr: bound 198.18.0.2 in dmx-%[1]s-1 peers %[2]s\"\n2,\"stderr: bound 198.18.0.3 in dmx-%[1]s-2 peers %[2]s\"", id, peers)
+	if strings.TrimSpace(rows) != want {
+		t.Errorf("the programs said:\n%s\nwant:\n%s", rows, want)
 	}
 }
