@@ -94,7 +94,7 @@ must be. Exit code: 0 it conforms, 1 it differs.`,
 					return &exitError{exitUsage, err}
 				}
 				reps, err := checkRuns(st, runs, checkOptions{only: checks, require: required, overtake: overtakes})
-				if err == nil && summary {
+				if err == nil && (summary || report != "") {
 					var more []tally.Run
 					more, err = tallyRuns(st, path, runs, reps)
 					swept = append(swept, more...)
@@ -118,7 +118,7 @@ must be. Exit code: 0 it conforms, 1 it differs.`,
 				all = append(all, reps...)
 			}
 			if report != "" {
-				file, err := writeReport(report, args, all, parts)
+				file, err := writeReport(report, args, all, parts, sweepSection(swept))
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}

@@ -87,7 +87,7 @@ func BenchmarkMessageCost(b *testing.B) {
 			cpu := cpuTime() - cpu0
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(msgs), "cpu-ns/msg")
 			// What a message adds, the start-up taken off.
-			b.ReportMetric(float64((cpu - time.Duration(b.N)*startup).Nanoseconds())/float64(msgs), "msg-cpu-ns/msg")
+			b.ReportMetric(float64((cpu-time.Duration(b.N)*startup).Nanoseconds())/float64(msgs), "msg-cpu-ns/msg")
 			b.ReportMetric(float64(startup.Microseconds())/1000, "startup-cpu-ms")
 			b.ReportMetric(float64(msgs)/float64(b.N), "msgs/op")
 			b.ReportMetric(float64(events)/float64(b.N), "events/op")
@@ -101,6 +101,8 @@ func cpuTime() time.Duration {
 	var self, kids syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
 	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
-	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond }
+	tv := func(t syscall.Timeval) time.Duration {
+		return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
+	}
 	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
 }

@@ -261,7 +261,7 @@ func (m *machine) exchange() {
 			break
 		}
 		m.outNo++
-		m.fail("P%d: output line %d %s: written after done, before input line %d: no input asked for it (ignored)",
+		m.fail("P%d: output line %d %s: written when no input waited for an answer (before input line %d; ignored)",
 			m.id, m.outNo, quote(p.out[:i]), m.inLine+1)
 		p.out = p.out[i+1:]
 	}
@@ -319,6 +319,22 @@ func (m *machine) exchange() {
 	}
 	m.fail("P%d: its program ended (%s) before it answered input line %d %s with done", m.id, p.status, m.inLine, quote(m.input))
 	m.halt("its program ended: " + p.status)
+}
+
+// State implements algo.Inspector (dmx replay --step): what dmx knows of
+// the program, whose own state is its own.
+func (m *machine) State() any {
+	st := struct {
+		Program string `json:"program"`
+		Running bool   `json:"running"`
+		Inputs  int    `json:"input_lines"`
+		Outputs int    `json:"output_lines"`
+		CS      string `json:"cs,omitempty"`
+	}{Program: m.cmdline, Running: m.p != nil && !m.dead, Inputs: m.inLine, Outputs: m.outNo}
+	if m.kind == algo.MutualExclusion {
+		st.CS = [...]string{"idle", "requested", "held"}[m.state]
+	}
+	return st
 }
 
 // fail adds a failure the run survives (algo.Fail).
