@@ -39,23 +39,7 @@ func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench [ALGO...]",
 		Short: "Critical sections per second of dmx run against a ring of processes passing a token (for developers)",
-		Long: `bench measures what recording costs a real run. Each round measures the
-floor, a token passed round a ring of N OS processes over loopback UDP
-(nothing recorded), then runs each algorithm as dmx run does (N processes,
-contention high, no think or hold time, recorded into a trace in a
-temporary directory through a spool, as dmx run records) and gives its
-critical sections per second as a
-share of what the floor's hop allows: 1/(2 hops) for central, 1/(1 hop)
-for ricart-agrawala and token-ring. Rounds pair the two measures, so that
-the ratio holds on a busy machine; the last line gives their medians.
-Each run's line ends with the runner's CPU per event during the run (the
-trace's low-priority converter included) and what the trace took to
-settle once the nodes had stopped: its CPU per event and its wall time.
-
-With --net netns (root), each round runs each algorithm twice, over
-loopback and then with every node in a network namespace of its own on a
-bridge (as dmx run --net netns), and the last line adds the median of
-their ratio: what the namespaces, veth pairs and bridge cost a run.`,
+		Long:  benchLong(),
 		Example: `  dmx bench                         # central and ricart-agrawala, 5 rounds
   dmx bench central --rounds 9
   sudo dmx bench --net netns        # each run over loopback and over network namespaces, paired`,
@@ -130,39 +114,21 @@ their ratio: what the namespaces, veth pairs and bridge cost a run.`,
 							return &exitError{exitUsage, err}
 						}
 						cs[k] = s.PerSecond()
-						name := a
-						if n == runner.NetNS {
-							name += " netns"
-						} else {
-							bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
-							ratios[a] = append(ratios[a], s.PerSecond()/bound)
-						}
 						bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
-						fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, %.1f datagrams a CS (%d retransmitted), CPU per event: nodes %v (%v with their start-up), runner %v (+%v after the run, in %v)\n",
-							name, s.PerSecond(), 100*s.PerSecond()/bound, plural.Count(hopsPerSection[a], "hop"), s.Events,
-							float64(s.Datagrams)/float64(max(s.Sections, 1)), s.Retransmits,
-							perEvent(s.NodeRunCPU, s.Events), perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events),
-							perEvent(s.AfterCPU, s.Events), s.After.Round(time.Millisecond))
+						ratio := s.PerSecond() / bound
+						if n == runner.NetNS {
+							printSections(out, a+" netns", a, s, ratio)
+						} else {
+							ratios[a] = append(ratios[a], ratio)
+							printSections(out, a, a, s, ratio)
+						}
 					}
 					if len(nets) == 2 && cs[0] > 0 {
 						costs[a] = append(costs[a], cs[1]/cs[0])
 					}
 				}
 			}
-			sort.Slice(hops, func(i, j int) bool { return hops[i] < hops[j] })
-			fmt.Fprintf(out, "median of %d rounds: ring hop %v", rounds, hops[len(hops)/2].Round(100*time.Nanosecond))
-			for _, a := range args {
-				x := ratios[a]
-				sort.Float64s(x)
-				fmt.Fprintf(out, "; %s %.1f%%", a, 100*x[len(x)/2])
-			}
-			for _, a := range args {
-				if x := costs[a]; len(x) > 0 {
-					sort.Float64s(x)
-					fmt.Fprintf(out, "; %s over netns %.2f of loopback's CS/s", a, x[len(x)/2])
-				}
-			}
-			fmt.Fprintln(out)
+			printMedians(out, hops, args, ratios, costs)
 			return nil
 		},
 	}
@@ -187,6 +153,57 @@ their ratio: what the namespaces, veth pairs and bridge cost a run.`,
 		},
 	})
 	return cmd
+}
+
+// benchLong is the long help of dmx bench: what it does, in full.
+func benchLong() string {
+	return `bench measures what recording costs a real run. Each round measures the
+floor, a token passed round a ring of N OS processes over loopback UDP
+(nothing recorded), then runs each algorithm as dmx run does (N processes,
+contention high, no think or hold time, recorded into a trace in a
+temporary directory through a spool, as dmx run records) and gives its
+critical sections per second as a
+share of what the floor's hop allows: 1/(2 hops) for central, 1/(1 hop)
+for ricart-agrawala and token-ring. Rounds pair the two measures, so that
+the ratio holds on a busy machine; the last line gives their medians.
+Each run's line ends with the runner's CPU per event during the run (the
+trace's low-priority converter included) and what the trace took to
+settle once the nodes had stopped: its CPU per event and its wall time.
+
+With --net netns (root), each round runs each algorithm twice, over
+loopback and then with every node in a network namespace of its own on a
+bridge (as dmx run --net netns), and the last line adds the median of
+their ratio: what the namespaces, veth pairs and bridge cost a run.`
+}
+
+// printSections prints one run of algorithm a (named name: "central
+// netns" over network namespaces) of a round of dmx bench.
+func printSections(out io.Writer, name, a string, s bench.Sections, ratio float64) {
+	fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, %.1f datagrams a CS (%d retransmitted), CPU per event: nodes %v (%v with their start-up), runner %v (+%v after the run, in %v)\n",
+		name, s.PerSecond(), 100*ratio, plural.Count(hopsPerSection[a], "hop"), s.Events,
+		float64(s.Datagrams)/float64(max(s.Sections, 1)), s.Retransmits,
+		perEvent(s.NodeRunCPU, s.Events), perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events),
+		perEvent(s.AfterCPU, s.Events), s.After.Round(time.Millisecond))
+}
+
+// printMedians prints the medians of dmx bench's rounds: the ring's hop,
+// each algorithm's share of the floor it sets, and with --net netns the
+// ratio of its CS/s over namespaces to its CS/s over loopback (costs).
+func printMedians(out io.Writer, hops []time.Duration, args []string, ratios, costs map[string][]float64) {
+	sort.Slice(hops, func(i, j int) bool { return hops[i] < hops[j] })
+	fmt.Fprintf(out, "median of %d rounds: ring hop %v", len(hops), hops[len(hops)/2].Round(100*time.Nanosecond))
+	for _, a := range args {
+		x := ratios[a]
+		sort.Float64s(x)
+		fmt.Fprintf(out, "; %s %.1f%%", a, 100*x[len(x)/2])
+	}
+	for _, a := range args {
+		if x := costs[a]; len(x) > 0 {
+			sort.Float64s(x)
+			fmt.Fprintf(out, "; %s over netns %.2f of loopback's CS/s", a, x[len(x)/2])
+		}
+	}
+	fmt.Fprintln(out)
 }
 
 // perEvent is d per event, rounded for print.
