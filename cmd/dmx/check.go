@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,12 +16,12 @@ import (
 	"github.com/dmxlab/dmx/render/htmlreport"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
-	"github.com/dmxlab/dmx/runner/sweep"
+	"github.com/dmxlab/dmx/runner/exec"
 	"github.com/dmxlab/dmx/trace"
 )
 
 func newCheckCmd() *cobra.Command {
-	var format, diagrams, report string
+	var format, diagrams, report, conformTo string
 	var only, require []string
 	var runID int64
 	var maxFindings, overtakes int
@@ -31,34 +30,24 @@ func newCheckCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check TRACE...",
 		Short: "Check properties of recorded runs; the exit code is the verdict",
-		Long: `check rebuilds happens-before from each run's program order and
-send/receive pairs (recorded clocks are verified, not trusted) and checks:
-
-` + checkList() + `
-By default each run gets the checks its algorithm claims (dmx list shows
-them) plus clocks; a trace of another program gets every check but those
-only some algorithms promise (` + strings.Join(promised(), ", ") + `).
-Verdicts: ok, violated (a finding names the events), unknown (e.g. the run
-was cut short, so a pending request may still have been granted), skipped
-(the trace lacks what the check needs, such as wall times: that does not
-change the verdict, unless --require names the check).
-What a check reads is verified as it is read: every event of the run is
-read through the events table, whose pages SQLite checks as it goes, and
-the number read must be the number the table's (run, proc, seq) index
-holds. --integrity-check checks the whole file first, every table and
-index (PRAGMA integrity_check, about 0.6s per million events; what
---diagram and --report read too); --no-integrity-check neither. A damaged
-trace is bad input. docs/checks.md says what each verification proves.
-Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
+		Long:  checkLong(),
 		Example: `  dmx check run.db
   dmx check --format json run.db other.db
   dmx check --checks mutex-causal,liveness --run 2 run.db
   dmx check --diagram findings/ run.db   # one SVG per finding, for CI artifacts
   dmx check --report ci-report/ run.db   # one self-contained HTML file, for CI artifacts
   dmx check --require mutex-realtime --checks fairness,starvation --max-overtakes 3 run.db
-  dmx check --summary all.db   # a sweep's table (dmx sweep, dmx merge)`,
+  dmx check --summary all.db   # a sweep's table (dmx sweep, dmx merge)
+  dmx check --conform ricart-agrawala dmx-ricart-1.db   # a program of your own against dmx's machine`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if conformTo != "" {
+				code, err := checkConform(cmd.OutOrStdout(), conformTo, args, runID, open, format)
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				return verdictExit(code)
+			}
 			if err := checkFormat(format, render.ReportFormats...); err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -88,7 +77,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 					return &exitError{exitUsage, err}
 				}
 				reps, err := checkRuns(st, runs, checkOptions{only: checks, require: required, overtake: overtakes, verify: open.verifyRead})
-				if err == nil && summary {
+				if err == nil && (summary || report != "") {
 					var more []tally.Run
 					more, err = tallyRuns(st, path, runs, reps)
 					swept = append(swept, more...)
@@ -112,7 +101,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 				all = append(all, reps...)
 			}
 			if report != "" {
-				file, err := writeReport(report, args, all, parts)
+				file, err := writeReport(report, args, all, parts, sweepSection(swept))
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
@@ -136,12 +125,52 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 	cmd.Flags().Int64Var(&runID, "run", 0, "check only this run of each trace (default: every run)")
 	cmd.Flags().IntVar(&overtakes, "max-overtakes", 0, "check starvation: how many times a waiting request may be overtaken (default: once per other process, N-1)")
 	cmd.Flags().IntVar(&maxFindings, "max-findings", defaultMaxShown, "findings shown per check in table output (json shows all)")
+	cmd.Flags().StringVar(&conformTo, "conform", "", "compare a program of your own with dmx's machine of this algorithm, input by input (in place of the checks)")
 	cmd.Flags().StringVar(&diagrams, "diagram", "", "write a space-time diagram of each finding into this directory (SVG, one per finding)")
 	cmd.Flags().StringVar(&report, "report", "", "write the HTML report of the runs (as dmx report) into this directory: DIR/report.html")
 	cmd.Flags().BoolVar(&fullIntegrity, "integrity-check", false,
 		"check the whole file for damage first, every table and index (PRAGMA integrity_check, about 0.6s per million events); by default what is read is verified as it is read")
 	open.register(cmd)
 	return cmd
+}
+
+// checkLong is the long help of dmx check: what it does, in full.
+func checkLong() string {
+	return `check rebuilds happens-before from each run's program order and
+send/receive pairs (recorded clocks are verified, not trusted) and checks:
+
+` + checkList() + `
+By default each run gets the checks its algorithm claims (dmx list shows
+them) plus clocks; a trace of another program gets every check but those
+only some algorithms promise (` + strings.Join(promised(), ", ") + `).
+Verdicts: ok, violated (a finding names the events), unknown (the trace
+cannot decide: the run was cut short, so a pending request may still have
+been granted; a crash that nothing orders against an entry), not
+applicable (nothing to judge: agreement on a lock log) and skipped (what
+the check needs is missing, such as wall times); neither of the last two
+is ok: --require makes one of them unknown. No check says ok of a run the
+trace does not hold whole (cut short, interrupted, abandoned, still being
+recorded). docs/checks.md says what each verdict rests on.
+What a check reads is verified as it is read: every event of the run is
+read through the events table, whose pages SQLite checks as it goes, and
+the number read must be the number the table's (run, proc, seq) index
+holds. --integrity-check checks the whole file first, every table and
+index (PRAGMA integrity_check, about 0.6s per million events; what
+--diagram and --report read too); --no-integrity-check neither. A damaged
+trace is bad input.
+Exit code: 0 all ok, 1 some property violated, 3 inconclusive (unknown, or
+nothing judged), 2 bad input.
+
+--conform ALGO compares, in place of the checks, a program of your own
+(dmx run/sim --exec) with dmx's machine of ALGO, input by input: each
+process's recorded inputs (start, deliveries, timers, requests, releases,
+crashes and recoveries, with the clocks recorded) are fed to the machine,
+and the first input after which the program's messages (receiver, type and
+the fields stamp, id, term and vals of its bodies), critical sections
+entered or leaders decided differ from the machine's is reported, with
+the course notes' rule that decides it ([RH1], [RA2], ...). dmx list ALGO
+gives the vocabulary to speak; docs/protocol.md says how close a program
+must be. Exit code: 0 it conforms, 1 it differs.`
 }
 
 // tallyRuns returns the runs of the trace st at path with their reports,
@@ -167,8 +196,8 @@ func tallyRuns(st *trace.Store, path string, runs []trace.Run, reps []render.Rep
 	out := make([]tally.Run, len(runs))
 	for i, run := range runs {
 		rerun := ""
-		if p, err := runner.PlanFromRun(run, registry.Lookup); err == nil {
-			rerun = sweep.Rerun(p)
+		if p, err := runner.PlanFromRun(run, lookupFor(run)); err == nil && run.Mode != "import" {
+			rerun = rerunLine(p)
 		}
 		out[i] = tally.Run{Run: run, File: path, Events: counts[run.ID], Rerun: rerun, Results: reps[i].Results}
 	}
@@ -231,27 +260,18 @@ type checkOptions struct {
 // or an algorithm it does not know, every check that holds of any trace
 // (analyze.General). --checks replaces that choice; --require adds to it.
 func checksFor(run trace.Run, o checkOptions) ([]*analyze.Check, []analyze.Option, error) {
-	spec := registry.Lookup(run.Algorithm)
-	if run.Mode == "import" {
-		// A log's runs are another program's, unless they name the
-		// algorithm it runs (dmx import --algorithm, or a log that dmx
-		// export wrote): then they are held to what it promises.
-		spec = registry.Lookup(importedAlgorithm(run))
+	spec := registry.HeldTo(run)
+	checks, opts, err := analyze.Applicable(runner.Claims(spec))
+	if err != nil {
+		return nil, nil, err
 	}
-	var opts []analyze.Option
-	checks := o.only
-	switch {
-	case checks != nil:
-	case spec == nil:
-		checks = analyze.General()
-	default:
-		var err error
-		if checks, err = analyze.For(spec.Properties); err != nil {
-			return nil, nil, fmt.Errorf("%s's properties: %w", spec.Name, err)
-		}
+	if o.only != nil {
+		checks = o.only
 	}
-	if spec != nil && spec.Validity != "" {
-		opts = append(opts, analyze.WithValidity(spec.Validity))
+	if v := runParams(run)[exec.ParamValidity]; spec == nil && v != "" && exec.IsProgram(runParams(run)) {
+		// A program of the user's own promises the rule its run says
+		// (--param validity=RULE).
+		opts = append(opts, analyze.WithValidity(v))
 	}
 	for _, c := range o.require {
 		if !slices.Contains(checks, c) {
@@ -263,18 +283,6 @@ func checksFor(run trace.Run, o checkOptions) ([]*analyze.Check, []analyze.Optio
 		opts = append(opts, analyze.WithMaxOvertakes(o.overtake))
 	}
 	return checks, opts, nil
-}
-
-// importedAlgorithm returns the algorithm an imported run's params name
-// ({"algorithm": NAME}), "" if none.
-func importedAlgorithm(run trace.Run) string {
-	var p struct {
-		Algorithm string `json:"algorithm"`
-	}
-	if json.Unmarshal(run.Params, &p) != nil {
-		return ""
-	}
-	return p.Algorithm
 }
 
 // checkRuns runs the checks o asks for over runs of the open trace st.

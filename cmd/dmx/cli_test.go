@@ -19,12 +19,14 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("DMX_TEST_MAIN", "1") // inherited by the node processes
 	early.Take()                    // the test runner is not dmx: Ctrl-C stops it
-	os.Exit(m.Run())
+	code := m.Run()
+	removePrograms()
+	os.Exit(code)
 }
 
 // dmx runs the command line in-process and returns its exit code, stdout
 // and stderr.
-func dmx(t *testing.T, args ...string) (int, string, string) {
+func dmx(t testing.TB, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Do(args, strings.NewReader(""), &out, &errb)

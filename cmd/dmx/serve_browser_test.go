@@ -549,7 +549,7 @@ func TestServeInBrowserFaults(t *testing.T) {
 // millionTrace returns the path of the million-event trace the
 // DMX_SERVE_MILLION tests measure, recording it the first time, or skips
 // the test when DMX_SERVE_MILLION is not set.
-func millionTrace(t *testing.T) string {
+func millionTrace(t testing.TB) string {
 	t.Helper()
 	which := os.Getenv("DMX_SERVE_MILLION")
 	if which == "" {
@@ -572,14 +572,19 @@ func millionTrace(t *testing.T) string {
 	return path
 }
 
-// TestServeMillion measures dmx serve on a run of a million events, as
-// the README's performance section reports: the time until the page is
-// usable, panning, zooming out, a finding, a query, a click, and the
-// server's memory. It takes a minute or two (most of it recording the
-// run), so it runs only when asked: DMX_SERVE_MILLION=1 records the run
-// into the temporary directory (kept for the next time),
-// DMX_SERVE_MILLION=PATH uses that trace.
-func TestServeMillion(t *testing.T) {
+// BenchmarkServeMillion measures dmx serve on a run of a million events,
+// as docs/performance.md reports: the time until the page is usable,
+// panning, zooming out, a finding, a query, a click, and the server's
+// memory, each reported beside its target (a fraction under 1: met). It
+// is a benchmark, not a test: on a busy machine the figures stretch, and
+// nothing here fails for it. It takes a minute or two (most of it
+// recording the run) and needs DMX_SERVE_MILLION: =1 records the run into
+// the temporary directory (kept for the next time), =PATH uses that
+// trace.
+//
+//	DMX_SERVE_MILLION=1 go test ./cmd/dmx -run XXX -bench ServeMillion -benchtime 1x
+func BenchmarkServeMillion(b *testing.B) {
+	t := b
 	path := millionTrace(t)
 	chrome := chromium(t)
 	// The browser first, so that the page is opened the moment the
@@ -601,9 +606,6 @@ func TestServeMillion(t *testing.T) {
 	usable := time.Since(nav)
 	t.Logf("dmx serve listening %v after start; page usable (diagram drawn, %d events) %v after opening it, %v after starting the server",
 		listening.Round(time.Millisecond), v.Panes[0].Drawn.Events, usable.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-	if usable > 2*time.Second {
-		t.Errorf("the page took %v to be usable; want under 2s", usable)
-	}
 	screenshot(t, tctx, "million-1-open.png")
 
 	// Panning: 5% of the view a frame for 240 frames, as a long drag.
@@ -620,9 +622,6 @@ func TestServeMillion(t *testing.T) {
 	}
 	t.Logf("panning 240 frames: draw p50 %.1f ms, p95 %.1f ms, max %.1f ms; frame interval p95 %.1f ms, max %.1f ms; %d frames with the view not yet read",
 		pb.DrawP50, pb.DrawP95, pb.DrawMax, pb.FrameP95, pb.FrameMax, pb.Uncovered)
-	if pb.DrawP95 > 50 {
-		t.Errorf("panning draws take %.1f ms (p95); want a frame's worth", pb.DrawP95)
-	}
 	screenshot(t, tctx, "million-2-panned.png")
 
 	// The whole run, zoomed out.
@@ -677,9 +676,6 @@ func TestServeMillion(t *testing.T) {
 	p50, p95 := func(a []float64) float64 { return a[len(a)/2] }, func(a []float64) float64 { return a[len(a)*95/100] }
 	t.Logf("20 windows of about 10,000 events at the server: wall p50 %.1f ms, p95 %.1f ms; server CPU p50 %.1f ms, p95 %.1f ms",
 		p50(wall), p95(wall), p50(cpu), p95(cpu))
-	if p95(cpu) > 100 || p50(wall) > 100 {
-		t.Errorf("windows take %.1f ms of CPU at the server (p95), %.1f ms (median); want under 100 ms", p95(cpu), p50(wall))
-	}
 
 	var hwm int
 	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", proc.Process.Pid)); err == nil {
@@ -689,25 +685,23 @@ func TestServeMillion(t *testing.T) {
 			}
 		}
 	}
-	if hwm > 200<<10 {
-		t.Errorf("dmx serve's peak memory %d kB; want under 200 MB", hwm)
-	}
 	// The issue's targets, measured in this one run, as fractions of
 	// them (under 1: met), so that runs on machines of other loads compare.
 	load, _ := os.ReadFile("/proc/loadavg")
 	t.Logf("targets, this run (load average %s):", strings.Join(strings.Fields(string(load))[:3], " "))
 	for _, r := range []struct {
-		what             string
+		what, metric     string
 		measured, target float64
 		unit             string
 	}{
-		{"page usable after opening it", usable.Seconds(), 2, "s"},
-		{"window at the server, median wall time of 20", p50(wall), 100, "ms"},
-		{"window at the server, p95 of CPU time of 20", p95(cpu), 100, "ms"},
-		{"panning: a frame drawn, p95 of 240 (target a 60 Hz frame)", pb.DrawP95, 1000.0 / 60, "ms"},
-		{"server memory, peak resident", float64(hwm) / 1024, 200, "MB"},
+		{"page usable after opening it", "usable-s", usable.Seconds(), 2, "s"},
+		{"window at the server, median wall time of 20", "window-wall-p50-ms", p50(wall), 100, "ms"},
+		{"window at the server, p95 of CPU time of 20", "window-cpu-p95-ms", p95(cpu), 100, "ms"},
+		{"panning: a frame drawn, p95 of 240 (target a 60 Hz frame)", "pan-draw-p95-ms", pb.DrawP95, 1000.0 / 60, "ms"},
+		{"server memory, peak resident", "peak-MB", float64(hwm) / 1024, 200, "MB"},
 	} {
 		t.Logf("  %-58s %8.2f %-2s of %6.1f %-2s = %.2f", r.what, r.measured, r.unit, r.target, r.unit, r.measured/r.target)
+		b.ReportMetric(r.measured, r.metric)
 	}
 }
 
@@ -715,7 +709,7 @@ func TestServeMillion(t *testing.T) {
 // about size events of its first run, spread over the run, and returns
 // how long each took and the CPU time the server spent on it, in
 // milliseconds.
-func serverWindows(t *testing.T, url string, pid, n int, size int64) (wall, cpu []float64) {
+func serverWindows(t testing.TB, url string, pid, n int, size int64) (wall, cpu []float64) {
 	t.Helper()
 	get := func(path string, v any) time.Duration {
 		t.Helper()
@@ -759,7 +753,7 @@ func serverWindows(t *testing.T, url string, pid, n int, size int64) (wall, cpu 
 
 // cpuNs is the CPU time all threads of process pid have run, in ns (the
 // first field of each thread's schedstat).
-func cpuNs(t *testing.T, pid int) int64 {
+func cpuNs(t testing.TB, pid int) int64 {
 	t.Helper()
 	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
 	if err != nil || len(tasks) == 0 {

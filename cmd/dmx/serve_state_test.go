@@ -208,7 +208,7 @@ func TestStateError(t *testing.T) {
 }
 
 // TestServeStateMillion measures /api/state on the million-event run of
-// TestServeMillion (DMX_SERVE_MILLION, as there), as the README reports:
+// BenchmarkServeMillion (DMX_SERVE_MILLION, as there), as docs/performance.md reports:
 // an event late in a process asked about first (its process replayed from
 // the start), then a few events on (the replay goes on), thousands on, an
 // earlier event (another replay from the start, the first one kept), the

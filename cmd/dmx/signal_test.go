@@ -236,7 +236,7 @@ func TestSecondInterrupt(t *testing.T) {
 	if strings.Contains(p.stdout.String(), "verdict") || !strings.Contains(p.stderr.String(), "not checked") {
 		t.Errorf("the trace was checked after a second Ctrl-C, or dmx did not say it was not:\nstdout:\n%s\nstderr:\n%s", p.stdout.String(), p.stderr.String())
 	}
-	if took > 10*time.Second {
+	if took > 30*time.Second { // a hang, not a slow machine: it stops in well under a second
 		t.Errorf("a second Ctrl-C took %v to stop dmx", took)
 	}
 	interruptedTrace(t, path)

@@ -22,7 +22,7 @@ func TestVeryLargeRun(t *testing.T) {
 		!strings.Contains(errs, "give --yes to record it anyway") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
-	if d := time.Since(start); d > 10*time.Second {
+	if d := time.Since(start); d > time.Minute { // recording the run would take hours: a bound far beyond any load
 		t.Errorf("refusing took %v", d)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {

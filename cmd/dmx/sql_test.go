@@ -90,7 +90,7 @@ func TestSQLTimeout(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "--timeout 300ms") {
 		t.Fatalf("exit %d, stderr %q; want exit 2 naming --timeout", code, errs)
 	}
-	if d := time.Since(start); d > 10*time.Second {
+	if d := time.Since(start); d > time.Minute { // the query never ends: a bound far beyond any load
 		t.Fatalf("stopped after %v", d)
 	}
 }

@@ -209,6 +209,9 @@ func newSearch(opt Options) (*search, error) {
 	if p.Spec.Kind == algo.Election {
 		return nil, fmt.Errorf("explore %s: elections run on time-outs, which a search without time fires in any order; explore searches mutual exclusion and multicast", p.Spec.Name)
 	}
+	if opt.Walks == 0 && Opaque(p) {
+		return nil, fmt.Errorf("explore %s: its machines run a program of their own, whose state dmx can neither copy nor hash: search it with random walks (--walks N)", p.Spec.Name)
+	}
 	p.Driver, p.Faults, p.Schedule = runner.DriverSim, nil, nil
 	if opt.Lose {
 		p.Channels = runner.ChannelsRaw
@@ -219,7 +222,9 @@ func newSearch(opt Options) (*search, error) {
 	checks := opt.Checks
 	if checks == nil {
 		var err error
-		if checks, err = analyze.For(p.Spec.Properties); err != nil {
+		// Explore's algorithms decide no leaders: the validity rule does
+		// not come into it.
+		if checks, _, err = analyze.Applicable(runner.Claims(p.Spec)); err != nil {
 			return nil, err
 		}
 	}
@@ -392,60 +397,12 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 	lv.keys = keys
 	todo := lv.todo[:0]
 	defer func() { lv.todo = todo[:0] }()
-	first := true
-	left := int32(s.bound - depth)
-	if s.visited != nil {
-		fp := s.fingerprint(w, m)
-		old, ok := s.visited.get(fp)
-		if ok && old.left >= left {
-			first = false
-			stored := s.sleeps.get(old.sleep)
-			// Explored before with the sleep set stored: what slept
-			// then and is awake now is still to explore.
-			var awake []key
-			for _, k := range stored {
-				if !slices.Contains(sleep, k) {
-					awake = append(awake, k)
-				}
-			}
-			if len(awake) == 0 {
-				s.st.Revisits++
-				return
-			}
-			if err := s.visited.put(fp, seen{s.sleeps.id(intersect(stored, sleep)), old.left}); err != nil {
-				s.fail(err)
-				return
-			}
-			for i, k := range keys {
-				if slices.Contains(awake, k) {
-					todo = append(todo, all[i])
-				}
-			}
-		} else {
-			// New, or met before with fewer steps left in this pass:
-			// explored as if new.
-			if err := s.visited.put(fp, seen{s.sleeps.id(sleep), left}); err != nil {
-				s.fail(err)
-				return
-			}
-			if ok {
-				first = false
-				todo = s.awake(all, keys, sleep, todo)
-			}
-		}
+	todo, first, more := s.revisit(w, m, all, keys, sleep, depth, todo)
+	if !more {
+		return
 	}
 	if first {
-		s.st.States++
-		s.st.Visited++
-		if s.st.Visited >= s.nextShow && s.opt.Progress != nil {
-			s.nextShow += 100000
-			st := s.st
-			st.Elapsed = time.Since(s.start)
-			s.opt.Progress(st)
-		}
-		if s.opt.MaxStates > 0 && s.st.Visited >= s.opt.MaxStates || s.st.Visited%1024 == 0 && s.opt.over() {
-			s.exhausted = false
-			s.stop = true
+		if !s.count() {
 			return
 		}
 		if quiescent(all) {
@@ -465,6 +422,81 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 		}
 		return
 	}
+	s.descend(w, m, todo, sleep, depth)
+}
+
+// revisit looks the state up in the visited table: a state met before
+// with as many steps left explores only the steps that slept then and are
+// awake now (appended to todo). first says that the state is new (or met
+// with fewer steps left: explored as if new); more false, that there is
+// nothing to explore from it (or the search failed).
+func (s *search) revisit(w *runner.World, m *monitor, all []runner.Step, keys, sleep []key, depth int, todo []runner.Step) (_ []runner.Step, first, more bool) {
+	if s.visited == nil {
+		return todo, true, true
+	}
+	left := int32(s.bound - depth)
+	fp := s.fingerprint(w, m)
+	old, ok := s.visited.get(fp)
+	if !ok || old.left < left {
+		// New, or met before with fewer steps left in this pass:
+		// explored as if new.
+		if err := s.visited.put(fp, seen{s.sleeps.id(sleep), left}); err != nil {
+			s.fail(err)
+			return todo, false, false
+		}
+		if ok {
+			return s.awake(all, keys, sleep, todo), false, true
+		}
+		return todo, true, true
+	}
+	stored := s.sleeps.get(old.sleep)
+	// Explored before with the sleep set stored: what slept then and is
+	// awake now is still to explore.
+	var awake []key
+	for _, k := range stored {
+		if !slices.Contains(sleep, k) {
+			awake = append(awake, k)
+		}
+	}
+	if len(awake) == 0 {
+		s.st.Revisits++
+		return todo, false, false
+	}
+	if err := s.visited.put(fp, seen{s.sleeps.id(intersect(stored, sleep)), old.left}); err != nil {
+		s.fail(err)
+		return todo, false, false
+	}
+	for i, k := range keys {
+		if slices.Contains(awake, k) {
+			todo = append(todo, all[i])
+		}
+	}
+	return todo, false, true
+}
+
+// count counts a new state, shows progress, and reports false if a limit
+// (states, time) stops the search.
+func (s *search) count() bool {
+	s.st.States++
+	s.st.Visited++
+	if s.st.Visited >= s.nextShow && s.opt.Progress != nil {
+		s.nextShow += 100000
+		st := s.st
+		st.Elapsed = time.Since(s.start)
+		s.opt.Progress(st)
+	}
+	if s.opt.MaxStates > 0 && s.st.Visited >= s.opt.MaxStates || s.st.Visited%1024 == 0 && s.opt.over() {
+		s.exhausted = false
+		s.stop = true
+		return false
+	}
+	return true
+}
+
+// descend takes each step of todo from w in turn and searches on from
+// where it leads, the steps taken before it asleep where they are
+// independent of it (sleep sets).
+func (s *search) descend(w *runner.World, m *monitor, todo []runner.Step, sleep []key, depth int) {
 	for i, st := range todo {
 		k := keyOf(st)
 		var childSleep []key
@@ -642,6 +674,19 @@ func procs(ps []int) string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
+// Opaque reports whether the machines of p's algorithm hold something
+// outside the runtime (algo.Closer: a foreign program's process,
+// runner/exec), whose state the search can neither copy nor hash: only
+// random walks, each from a fresh start, search them.
+func Opaque(p runner.Plan) bool {
+	m, err := p.Spec.New(algo.Config{ID: 0, N: max(p.N, 1), Resource: runner.DefaultResource, Params: p.Params})
+	if err != nil {
+		return false
+	}
+	_, ok := m.(algo.Closer)
+	return ok
+}
+
 // walks does opt.Walks seeded random walks, each to the end of its run or
 // to MaxDepth, recording as it goes.
 func (s *search) walks() error {
@@ -655,39 +700,11 @@ func (s *search) walks() error {
 		if err != nil {
 			return err
 		}
-		m := s.newMonitor()
-		m.attach(w)
-		s.path = s.path[:0]
-		for len(s.path) < s.maxDepth && !s.stop {
-			buf = s.steps(w, m, buf)
-			if w.Quiescent() {
-				// Nothing but faults: the run is over.
-				s.final(w, m)
-				break
-			}
-			st := buf[r.IntN(len(buf))]
-			s.path = append(s.path, st)
-			s.st.Transitions++
-			s.st.States++
-			s.st.Visited++
-			if err := w.Apply(st); err != nil {
-				return fmt.Errorf("explore: %w", err)
-			}
-			if isFault(st) {
-				m.faults++
-			}
-			if m.suspect != "" {
-				s.suspected(m.suspect)
-				m.suspect = ""
-			}
+		err = s.walk(w, r, &buf)
+		w.Close()
+		if err != nil {
+			return err
 		}
-		if len(s.path) >= s.maxDepth {
-			s.st.Truncated = true
-		}
-		if len(s.path) > s.st.MaxDepth {
-			s.st.MaxDepth = len(s.path)
-		}
-		s.st.Walks++
 		if s.opt.Progress != nil && s.st.Walks%1000 == 0 {
 			s.opt.Progress(s.st)
 		}
@@ -695,6 +712,45 @@ func (s *search) walks() error {
 			break
 		}
 	}
+	return nil
+}
+
+// walk is one random walk from w to the end of its run or to MaxDepth;
+// *buf is the steps' buffer, reused.
+func (s *search) walk(w *runner.World, r *rand.Rand, buf *[]runner.Step) error {
+	m := s.newMonitor()
+	m.attach(w)
+	s.path = s.path[:0]
+	for len(s.path) < s.maxDepth && !s.stop {
+		*buf = s.steps(w, m, *buf)
+		if w.Quiescent() {
+			// Nothing but faults: the run is over.
+			s.final(w, m)
+			break
+		}
+		st := (*buf)[r.IntN(len(*buf))]
+		s.path = append(s.path, st)
+		s.st.Transitions++
+		s.st.States++
+		s.st.Visited++
+		if err := w.Apply(st); err != nil {
+			return fmt.Errorf("explore: %w", err)
+		}
+		if isFault(st) {
+			m.faults++
+		}
+		if m.suspect != "" {
+			s.suspected(m.suspect)
+			m.suspect = ""
+		}
+	}
+	if len(s.path) >= s.maxDepth {
+		s.st.Truncated = true
+	}
+	if len(s.path) > s.st.MaxDepth {
+		s.st.MaxDepth = len(s.path)
+	}
+	s.st.Walks++
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/algotest"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 )
 
@@ -157,8 +158,11 @@ func robustRun(t *testing.T, c robustCase, n, id int, seed uint64, steps int) (o
 
 func TestMachinesRobust(t *testing.T) {
 	steps := 400
-	seeds := 60
-	if testing.Short() {
+	seeds := 15
+	switch {
+	case algotest.Long():
+		seeds = 60
+	case testing.Short():
 		seeds = 10
 	}
 	for _, c := range robustCases() {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,14 +18,24 @@ var (
 	flagSeeds = flag.Int("algotest.seeds", 0, "number of seeds per group size in algotest sweeps (0: the test's own)")
 )
 
-// Seeds is the number of seeds per group size of a long sweep: n, or n/10
-// with go test -short.
+// Seeds is the number of seeds per group size of a long sweep: n with
+// DMX_LONG=1 (CI's long step), a fifth of n by default, so that go test
+// ./... stays within minutes on a busy 2-core machine, and a tenth with
+// go test -short.
 func Seeds(n int) int {
-	if testing.Short() {
+	switch {
+	case Long():
+		return n
+	case testing.Short():
 		return max(1, n/10)
 	}
-	return n
+	return max(1, n/5)
 }
+
+// Long reports whether the long tests were asked for (DMX_LONG=1): whole
+// sweeps and state spaces that take minutes, which go test ./... leaves
+// out (docs/ci.md).
+func Long() bool { return os.Getenv("DMX_LONG") != "" }
 
 // Sweep runs Run for every group size in ns and every seed 1..seeds (flags:
 // -algotest.seeds=K overrides the count, -algotest.seed=S runs only S).
