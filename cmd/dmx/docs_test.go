@@ -43,6 +43,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -387,6 +388,11 @@ func TestDocs(t *testing.T) {
 					}
 				}
 			}
+			for _, name := range testName.FindAllString(string(data), -1) {
+				if !testFuncs()[name] {
+					t.Errorf("%s names %s, which no test file declares", rel, name)
+				}
+			}
 			nums := make([]int, 0, len(prose))
 			for n := range prose {
 				nums = append(nums, n)
@@ -500,6 +506,28 @@ func shellCommands(line string) []string {
 	return append(parts, cur.String())
 }
 
+// testName matches a test, benchmark or fuzz function named in the
+// documentation.
+var testName = regexp.MustCompile(`\b(?:Test|Benchmark|Fuzz)[A-Z]\w*`)
+
+// testFuncs returns the names of every test, benchmark and fuzz function
+// of the repository's test files.
+var testFuncs = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{}
+	filepath.WalkDir(filepath.Join("..", ".."), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		if b, err := os.ReadFile(path); err == nil {
+			for _, m := range goTestFunc.FindAllStringSubmatch(string(b), -1) {
+				names[m[1]] = true
+			}
+		}
+		return nil
+	})
+	return names
+})
+
 var goTestFunc = regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz)\w*)\(`)
 
 // checkGoTest checks a go test command line: its packages exist, its
@@ -522,6 +550,9 @@ func goTestProblems(env, args []string) (problems []string) {
 			k, v, _ := strings.Cut(a[1:], "=")
 			pat[k] = v
 		}
+	}
+	if len(args) == 0 {
+		return nil // the tool named in the prose
 	}
 	if len(pkgs) == 0 {
 		problems = append(problems, fmt.Sprintf("go test %s: no package", strings.Join(args, " ")))
