@@ -177,6 +177,7 @@ var All = []*Check{
 	SplitBrain,
 	Termination,
 	TotalOrder,
+	Protocol,
 }
 
 // Lookup returns the check named name, or nil.

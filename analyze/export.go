@@ -51,7 +51,11 @@ func ExportRun(r trace.Run, evs []trace.Event) (foreign.Exported, error) {
 	var out []foreign.ExportedEvent
 	_, err := Walk(r, &trace.SliceReader{Events: evs}, func(ev *trace.Event, hb *HB) {
 		e := foreign.ExportedEvent{Event: *ev}
-		e.VC = hb.Clock().Clone()
+		// The clock's non-zero entries, not a dense clock per event: 16,384
+		// processes with a message each made dmx export perfetto take 4.4
+		// GB (and write its 544 MB), shiviz 2.2 GB.
+		e.VC = nil
+		hb.Known(func(p int, n uint64) { e.Clock = append(e.Clock, foreign.Count{Proc: p, N: n}) })
 		if ev.Detail != nil {
 			e.Detail = append([]byte(nil), ev.Detail...)
 		}

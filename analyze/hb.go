@@ -234,6 +234,27 @@ func (h *HB) Clock() trace.VC {
 	return h.dense
 }
 
+// Known calls fn for each process some event of which happened before or
+// at the current event, with how many (the non-zero entries of Clock, in
+// process order), without making the dense clock: an exporter keeps them
+// so, in memory that grows with what causality links, not with the
+// processes squared.
+func (h *HB) Known(fn func(p int, n uint64)) {
+	if h.sparse {
+		for _, e := range h.curSVC {
+			if e.n != 0 {
+				fn(e.p, e.n)
+			}
+		}
+		return
+	}
+	for p, n := range h.curVC {
+		if n != 0 {
+			fn(p, n)
+		}
+	}
+}
+
 // Knows returns how many events of process p happened before or at the
 // current event (its computed VC[p]).
 func (h *HB) Knows(p int) int64 {

@@ -337,6 +337,13 @@ var plants = []plant{
 		}
 		w.named = named
 	}},
+	{check: "protocol", now: func(w *world) {
+		// A program's line that is not valid node protocol.
+		p := w.rng.IntN(w.n)
+		ref := w.b.Internal(p)
+		w.b.Event(ref).Detail = trace.EncodeDetail(trace.Failure{Text: fmt.Sprintf(`P%d: output line 3 {"type":"sned"}: unknown type "sned"`, p)})
+		w.named = []trace.Ref{ref}
+	}},
 }
 
 // generated is a run of the generator.

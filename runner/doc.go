@@ -10,6 +10,11 @@
 // NetFaults where it applies network faults itself, and rebuilds a
 // crashed process from its History. runner/link is the reliable in-order
 // link that the UDP transport and the simulator's model of it share.
+// runner/exec is the other way round: a driver of the algorithm, not of
+// the network: its machines run a program of the user's own (the node
+// protocol) under any of the drivers, and tell the runtime through
+// algo.Fail, algo.Halt and algo.Closer when the program breaks the
+// protocol, dies, or must be killed with its node.
 //
 // # A run's description
 //

@@ -130,6 +130,10 @@ type Node struct {
 	OnDone func()
 	// OnLeader, if set, is called when the node decides who leads.
 	OnLeader func(leader int)
+	// OnHalt, if set, is called when a machine halts (algo.Halt) and the
+	// node has gone down for it: a node process ends then, so that the
+	// runner knows it is down (its crash event is recorded already).
+	OnHalt func()
 }
 
 // NewNode builds a node and its machines. It records nothing until Start.
@@ -287,6 +291,19 @@ func (n *Node) Crash(reason string) {
 		t.Stop()
 		delete(n.timers, k)
 	}
+	// A machine that holds a process (a foreign program) loses it: the
+	// crash kills it.
+	n.closeMachines(true)
+}
+
+// closeMachines closes the machines that hold something outside the
+// runtime (algo.Closer); crash says the node crashed.
+func (n *Node) closeMachines(crash bool) {
+	for _, r := range n.resources {
+		if c, ok := n.machines[r].(algo.Closer); ok {
+			c.Close(crash)
+		}
+	}
 }
 
 // Forget loses what the node's machines persisted: a restart after it is
@@ -441,6 +458,7 @@ func (n *Node) Stop() {
 		t.Stop()
 		delete(n.timers, k)
 	}
+	n.closeMachines(false)
 }
 
 // Request asks for the critical section of resource r now (for a multicast
@@ -644,8 +662,8 @@ func (n *Node) step(r string, in algo.Input) {
 	in.Clock = n.lamport
 	outs := n.machines[r].Step(in)
 	for _, o := range outs {
-		if n.stopped {
-			return
+		if n.stopped || n.crashed {
+			return // a Halt went down
 		}
 		n.apply(r, o)
 	}
@@ -734,6 +752,17 @@ func (n *Node) apply(r string, o algo.Output) {
 		n.record(trace.KindInternal, r, func(ev *trace.Event) {
 			ev.Detail = n.detail(trace.Note{Text: o.Text})
 		})
+	case algo.Fail:
+		// A failure the run survives: recorded, not Err (which ends the
+		// run), so that a check names it (analyze.Protocol).
+		n.record(trace.KindInternal, r, func(ev *trace.Event) {
+			ev.Detail = n.detail(trace.Failure{Text: o.Text})
+		})
+	case algo.Halt:
+		n.Crash(o.Text)
+		if n.OnHalt != nil {
+			n.OnHalt()
+		}
 	case algo.StartElection:
 		n.record(trace.KindElectionStart, r, func(ev *trace.Event) {
 			ev.Detail = n.detail(trace.ElectionStart{Term: o.Msg.Term})
@@ -796,7 +825,7 @@ func (n *Node) detail(d trace.Detail) json.RawMessage {
 func (n *Node) clone(env Env) (*Node, error) {
 	c := *n
 	c.env = env
-	c.OnDone, c.OnLeader = nil, nil
+	c.OnDone, c.OnLeader, c.OnHalt = nil, nil, nil
 	c.ev, c.det = trace.Event{}, nil
 	c.vc = n.vc.Clone()
 	c.plan = slices.Clone(n.plan)

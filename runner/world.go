@@ -545,6 +545,16 @@ func (w *World) Finish() (complete bool, err error) {
 	return complete, w.failed()
 }
 
+// Close releases what the world's machines hold outside the runtime (a
+// foreign program's process: runner/exec), as a stop would, recording
+// nothing: a search that drops a world without finishing it closes it.
+// The world takes no steps after it.
+func (w *World) Close() {
+	for _, nd := range w.nodes {
+		nd.closeMachines(false)
+	}
+}
+
 // Clone returns an independent copy of the world, with no Recorder and
 // no Observe: explore branches a run with it.
 func (w *World) Clone() (*World, error) {
@@ -625,6 +635,7 @@ func (w *World) Fingerprint(h *deep.Hasher) {
 			for _, v := range m.Vals {
 				h.Word(v)
 			}
+			h.String(m.Body)
 			// The clock a message carries is read only by its receiver's
 			// max on delivery, with a clock at least the receiver's now
 			// (a clock only rises, and, with shift, no node crashes to

@@ -315,7 +315,7 @@ func (d *Delivery) decode(detail []byte) error {
 // event, and what Persist holds. Its fields are those of runner/algo.Msg, in
 // the same order, so that each converts to the other.
 //
-// In the detail of a send, receive or drop only Stamp, ID, Term and Vals
+// In the detail of a send, receive or drop only Stamp, ID, Term, Vals and Body
 // appear, each only when set: Type and Resource are the event's MsgType and
 // Resource columns, and Event.Message fills them in from there.
 type Message struct {
@@ -325,19 +325,23 @@ type Message struct {
 	ID       int      // a process id it carries
 	Term     uint64   // an epoch, term or round
 	Vals     []uint64 // arrays (ra-token's token[], a ring election's ids)
+	// Body is a foreign program's message as it sent it (the node
+	// protocol, runner/exec): a JSON object, kept raw. Empty for dmx's own
+	// algorithms.
+	Body string
 }
 
 // appendDetail writes the hot path of recording: every send and receive
 // has one, so it is written by hand, without reflection.
 func (m Message) appendDetail(b []byte) []byte {
-	if m.Stamp == 0 && m.ID == 0 && m.Term == 0 && len(m.Vals) == 0 {
+	if m.Stamp == 0 && m.ID == 0 && m.Term == 0 && len(m.Vals) == 0 && m.Body == "" {
 		return b
 	}
 	b = append(b, '{')
 	return append(m.appendFields(b, len(b)), '}')
 }
 
-// appendFields appends m's set fields among Stamp, ID, Term and Vals, each
+// appendFields appends m's set fields among Stamp, ID, Term, Vals and Body, each
 // preceded by a comma unless it is the first one and the object opened at
 // offset open.
 func (m Message) appendFields(b []byte, open int) []byte {
@@ -362,6 +366,12 @@ func (m Message) appendFields(b []byte, open int) []byte {
 	if len(m.Vals) > 0 {
 		b = append(sep(b), `"vals":`...)
 		b = VC(m.Vals).AppendText(b)
+	}
+	if m.Body != "" {
+		// Raw: the runtime takes a body only once it is a valid JSON
+		// object (runner/exec checks every line it reads).
+		b = append(sep(b), `"body":`...)
+		b = append(b, m.Body...)
 	}
 	return b
 }
@@ -396,6 +406,10 @@ func (m *Message) decode(detail []byte, full bool) error {
 			m.Term, err = jsonUint(v)
 		case "vals":
 			m.Vals, err = jsonArray(v, jsonUint)
+		case "body":
+			if !isNull(trimSpace(v)) {
+				m.Body = string(trimSpace(v))
+			}
 		case "type":
 			if full {
 				m.Type, err = jsonString(v)

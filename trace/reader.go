@@ -282,6 +282,7 @@ func (r *EventReader) decode() error {
 	if e.Resource, err = optText(d[10], "resource"); err != nil {
 		return err
 	}
+	e.MsgType, e.Resource = ShortName(e.MsgType), ShortName(e.Resource)
 	switch v := d[11].(type) {
 	case nil:
 		e.Detail = nil

@@ -1184,7 +1184,7 @@ func (s *Store) names(run int64, nodes int) ([]string, error) {
 		for len(names) < p {
 			names = append(names, "")
 		}
-		names = append(names, name)
+		names = append(names, ShortName(name))
 	}
 	return names, s.wrap(rows.Err())
 }

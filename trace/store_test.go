@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // ev makes an event; the helpers below fill in the message fields.
@@ -445,5 +446,21 @@ func TestCSIntervalsAfterCrash(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("cs_intervals:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestShortName: long names are shortened, distinct ones stay distinct,
+// the same one gives the same short name.
+func TestShortName(t *testing.T) {
+	a, b := strings.Repeat("r", 5_000_000), strings.Repeat("r", 4_999_999)+"x"
+	if ShortName("cs") != "cs" || ShortName(strings.Repeat("é", MaxName/2)) != strings.Repeat("é", MaxName/2) {
+		t.Error("a short name was changed")
+	}
+	sa, sb := ShortName(a), ShortName(b)
+	if sa == sb || sa != ShortName(strings.Clone(a)) || len(sa) > MaxName || !strings.HasSuffix(sa, "(5000000 bytes)") {
+		t.Errorf("ShortName: %q and %q", sa, sb)
+	}
+	if s := ShortName(strings.Repeat("é", 1000)); !utf8.ValidString(s) {
+		t.Errorf("not UTF-8: %q", s)
 	}
 }

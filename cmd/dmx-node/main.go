@@ -10,10 +10,21 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/exec"
 	"github.com/dmxlab/dmx/runner/udp"
 )
 
-func main() { os.Exit(udp.NodeProcess(registry.Lookup, os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	// A program of the user's own (dmx run --exec) is named on the
+	// command line (runner/exec.NodeArgs).
+	lookup, err := exec.NodeLookup(os.Args[1:], os.Stderr, registry.Lookup)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dmx-node:", err)
+		os.Exit(2)
+	}
+	os.Exit(udp.NodeProcess(lookup, os.Stdin, os.Stdout, os.Stderr))
+}

@@ -16,12 +16,13 @@ import (
 	"github.com/dmxlab/dmx/render/htmlreport"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/exec"
 	"github.com/dmxlab/dmx/runner/sweep"
 	"github.com/dmxlab/dmx/trace"
 )
 
 func newCheckCmd() *cobra.Command {
-	var format, diagrams, report string
+	var format, diagrams, report, conformTo string
 	var only, require []string
 	var runID int64
 	var maxFindings, overtakes int
@@ -44,16 +45,35 @@ change the verdict, unless --require names the check).
 Each trace is first checked for damage anywhere in its file, indexes
 included (--no-integrity-check skips that: about 0.6s per million events);
 a damaged trace is bad input.
-Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
+Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.
+
+--conform ALGO compares, in place of the checks, a program of your own
+(dmx run/sim --exec) with dmx's machine of ALGO, input by input: each
+process's recorded inputs (start, deliveries, timers, requests, releases,
+crashes and recoveries, with the clocks recorded) are fed to the machine,
+and the first input after which the program's messages (receiver, type and
+the fields stamp, id, term and vals of its bodies), critical sections
+entered or leaders decided differ from the machine's is reported, with
+the course notes' rule that decides it ([RH1], [RA2], ...). dmx list ALGO
+gives the vocabulary to speak; docs/protocol.md says how close a program
+must be. Exit code: 0 it conforms, 1 it differs.`,
 		Example: `  dmx check run.db
   dmx check --format json run.db other.db
   dmx check --checks mutex-causal,liveness --run 2 run.db
   dmx check --diagram findings/ run.db   # one SVG per finding, for CI artifacts
   dmx check --report ci-report/ run.db   # one self-contained HTML file, for CI artifacts
   dmx check --require mutex-realtime --checks fairness,starvation --max-overtakes 3 run.db
-  dmx check --summary all.db   # a sweep's table (dmx sweep, dmx merge)`,
+  dmx check --summary all.db   # a sweep's table (dmx sweep, dmx merge)
+  dmx check --conform ricart-agrawala dmx-ricart-1.db   # a program of your own against dmx's machine`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if conformTo != "" {
+				code, err := checkConform(cmd.OutOrStdout(), conformTo, args, runID, open, format)
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				return verdictExit(code)
+			}
 			if err := checkFormat(format, render.ReportFormats...); err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -74,7 +94,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 					return &exitError{exitUsage, err}
 				}
 				reps, err := checkRuns(st, runs, checkOptions{only: checks, require: required, overtake: overtakes})
-				if err == nil && summary {
+				if err == nil && (summary || report != "") {
 					var more []tally.Run
 					more, err = tallyRuns(st, path, runs, reps)
 					swept = append(swept, more...)
@@ -98,7 +118,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 				all = append(all, reps...)
 			}
 			if report != "" {
-				file, err := writeReport(report, args, all, parts)
+				file, err := writeReport(report, args, all, parts, sweepSection(swept))
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
@@ -122,6 +142,7 @@ Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.`,
 	cmd.Flags().Int64Var(&runID, "run", 0, "check only this run of each trace (default: every run)")
 	cmd.Flags().IntVar(&overtakes, "max-overtakes", 0, "check starvation: how many times a waiting request may be overtaken (default: once per other process, N-1)")
 	cmd.Flags().IntVar(&maxFindings, "max-findings", defaultMaxShown, "findings shown per check in table output (json shows all)")
+	cmd.Flags().StringVar(&conformTo, "conform", "", "compare a program of your own with dmx's machine of this algorithm, input by input (in place of the checks)")
 	cmd.Flags().StringVar(&diagrams, "diagram", "", "write a space-time diagram of each finding into this directory (SVG, one per finding)")
 	cmd.Flags().StringVar(&report, "report", "", "write the HTML report of the runs (as dmx report) into this directory: DIR/report.html")
 	open.register(cmd)
@@ -232,6 +253,11 @@ func checksFor(run trace.Run, o checkOptions) ([]*analyze.Check, []analyze.Optio
 	}
 	if spec != nil && spec.Validity != "" {
 		opts = append(opts, analyze.WithValidity(spec.Validity))
+	}
+	if v := runParams(run)[exec.ParamValidity]; spec == nil && v != "" && exec.IsProgram(runParams(run)) {
+		// A program of the user's own promises the rule its run says
+		// (--param validity=RULE).
+		opts = append(opts, analyze.WithValidity(v))
 	}
 	for _, c := range o.require {
 		if !slices.Contains(checks, c) {

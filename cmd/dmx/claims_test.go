@@ -17,6 +17,13 @@ import (
 func craft(t *testing.T, dir, name string, stmts ...string) string {
 	t.Helper()
 	path := simTrace(t, dir, name)
+	craftOn(t, path, stmts...)
+	return path
+}
+
+// craftOn runs SQL statements on the trace at path.
+func craftOn(t *testing.T, path string, stmts ...string) {
+	t.Helper()
 	db, err := sql.Open("sqlite3", path)
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +34,6 @@ func craft(t *testing.T, dir, name string, stmts ...string) string {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
-	return path
 }
 
 // bounded runs dmx with args as a process of its own, for at most d, and

@@ -19,7 +19,9 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("DMX_TEST_MAIN", "1") // inherited by the node processes
 	early.Take()                    // the test runner is not dmx: Ctrl-C stops it
-	os.Exit(m.Run())
+	code := m.Run()
+	removePrograms()
+	os.Exit(code)
 }
 
 // dmx runs the command line in-process and returns its exit code, stdout

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
@@ -26,6 +27,7 @@ func newExploreCmd() *cobra.Command {
 		format    string
 		timeout   time.Duration
 		noShrink  bool
+		program   runFlags // --exec, --name
 	)
 	plan := runner.NewPlan(runner.DriverSim)
 	plan.N, plan.Workload.Entries, plan.Seed = 3, 2, 1
@@ -56,23 +58,48 @@ shrunk run. It is written as a trace (-o; dmx check, render and replay take
 it) and a scenario with its schedule (dmx sim --scenario records it again).
 
 Exit code: 1 a violation was found; 0 none, and the space was exhausted;
-3 none found, but the search did not visit every state.`,
+3 none found, but the search did not visit every state.
+
+--exec CMD searches a program of your own (docs/protocol.md) in place of
+ALGO: its state is the program's, which dmx can neither copy nor hash, so
+the search is random walks only (--walks, 100 by default), each from a
+fresh start of the programs; a violation is shrunk as for dmx's own
+algorithms, and checked with every check that holds of any trace.`,
 		Example: `  dmx explore maekawa -n 3 --entries 1            # basic Maekawa deadlocks
   dmx explore lamport --reorder                    # Lamport's algorithm needs FIFO channels
   dmx explore majority -n 2 --param forget=true --param coordinators=1 --faults crash,restart
   dmx explore central -n 2 --entries 1 --faults loss  # a lost grant: a process waits for ever
   dmx explore ricart-agrawala -n 3 --entries 2     # exhausts the space: no violation
-  dmx explore tomcast -n 4 --entries 2 --reorder --walks 2000`,
-		Args: cobra.ExactArgs(1),
+  dmx explore tomcast -n 4 --entries 2 --reorder --walks 2000
+  dmx explore --exec 'python3 examples/programs/central-buggy.py' --walks 50`,
+		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if program.exec == "--help" || program.exec == "-h" {
+				return cmd.Help() // dmx explore --exec --help: the flag took --help for its command
+			}
 			if err := checkFormat(format, render.ExploreFormats...); err != nil {
 				return &exitError{exitUsage, err}
 			}
-			if plan.Spec = registry.Lookup(args[0]); plan.Spec == nil {
-				return &exitError{exitUsage, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", args[0], strings.Join(registry.Names(), ", "))}
+			switch {
+			case program.exec != "":
+				if err := program.setupProgram(cmd, &plan, args, ""); err != nil {
+					return &exitError{exitUsage, err}
+				}
+				if !cmd.Flags().Changed("walks") {
+					opt.Walks = 100
+				}
+				if checks == nil {
+					checks = generalChecks()
+				}
+			case len(args) == 0:
+				return &exitError{exitUsage, fmt.Errorf("no algorithm: name one (dmx explore ALGO) or run a program of your own (--exec CMD)")}
+			default:
+				if plan.Spec = registry.Lookup(args[0]); plan.Spec == nil {
+					return &exitError{exitUsage, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", args[0], strings.Join(registry.Names(), ", "))}
+				}
 			}
 			if err := faultKinds(faults, &opt); err != nil {
 				return &exitError{exitUsage, err}
@@ -131,7 +158,19 @@ Exit code: 1 a violation was found; 0 none, and the space was exhausted;
 	fs.StringVarP(&out, "out", "o", "", "trace file to write the violation into (default dmx-explore-ALGO.db; an existing trace gets one more run)")
 	fs.StringVar(&scen, "scenario-out", "", "scenario file to write the violation's schedule into (default: the trace's name with .json)")
 	fs.StringVar(&format, "format", "text", "output: text or json")
+	fs.StringVar(&program.exec, "exec", "", "search a program of your own (docs/protocol.md) in place of ALGO: CMD through /bin/sh -c once per node; random walks only")
+	fs.StringVar(&program.name, "name", "", "--exec: the program's name (default: the command's first word)")
 	return cmd
+}
+
+// generalChecks names the checks that hold of any trace (analyze.General):
+// those of a program of the user's own.
+func generalChecks() []string {
+	var out []string
+	for _, c := range analyze.General() {
+		out = append(out, c.Name)
+	}
+	return out
 }
 
 // faultKinds reads --faults: the kinds of faults the search may inject.
@@ -202,11 +241,16 @@ func runExplore(cmd *cobra.Command, opt explore.Options, shrink bool, out, scen 
 		if v, err = explore.Shrink(v, opt, 0); err != nil {
 			return nil, err
 		}
-		var proof explore.Proof
-		if v, proof, err = explore.Shortest(v, opt, 0); err != nil {
-			return nil, err
+		rep.Shrunk = true
+		if !explore.Opaque(v.Plan) {
+			// A program's state cannot be hashed: no breadth-first
+			// search for a shorter schedule.
+			var proof explore.Proof
+			if v, proof, err = explore.Shortest(v, opt, 0); err != nil {
+				return nil, err
+			}
+			rep.Proof = &proof
 		}
-		rep.Shrunk, rep.Proof = true, &proof
 	}
 	rep.Violation = v
 	run, err := writeViolation(out, v)

@@ -51,6 +51,7 @@ func loadRun(t *testing.T, path string) run {
 	}
 	for _, ev := range x.Events {
 		e := ev.Event
+		e.VC = ev.VCOf(len(x.Hosts))
 		// Clocks by name: the imported run may number its processes
 		// otherwise.
 		r.events[x.Hosts[e.Proc]] = append(r.events[x.Hosts[e.Proc]], e)

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/replay"
 	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/plural"
@@ -111,7 +110,7 @@ type replayFlags struct {
 // code, or an error when the run cannot be replayed.
 func replayRun(out interface{ Write([]byte) (int, error) }, st *trace.Store, run trace.Run, f replayFlags) (int, error) {
 	src := func() (trace.Reader, error) { return st.Events(run.ID) }
-	opt := replay.Options{Lookup: registry.Lookup, Until: f.until}
+	opt := replay.Options{Lookup: lookupFor(run), Until: f.until}
 	var werr error
 	showing := f.at == (trace.Ref{})
 	if f.step {

@@ -58,26 +58,11 @@ Exit code: the verdict, as dmx check's (0 ok, 1 violated, 3 inconclusive);
 			if pictures < 0 {
 				return &exitError{exitUsage, fmt.Errorf("--pictures %d: want 0 or more", pictures)}
 			}
-			var reps []render.Report
-			var runs []htmlreport.Run
-			for _, path := range args {
-				st, rs, err := open.runs(path, runID)
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				rr, err := checkRuns(st, rs, checkOptions{})
-				if err == nil {
-					var parts []htmlreport.Run
-					parts, err = reportRuns(st, rr, pictures)
-					runs = append(runs, parts...)
-				}
-				st.Close()
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				reps = append(reps, rr...)
+			reps, runs, sweep, err := reportParts(&open, args, runID, pictures)
+			if err != nil {
+				return &exitError{exitUsage, err}
 			}
-			file, err := writeReport(out, args, reps, runs)
+			file, err := writeReport(out, args, reps, runs, sweep)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -108,7 +93,7 @@ func reportSummary(reps []render.Report, runs []htmlreport.Run) string {
 
 // writeReport writes the report of runs into dir/report.html, refusing to
 // write over any of the traces read; it returns the file's path.
-func writeReport(dir string, traces []string, reps []render.Report, runs []htmlreport.Run) (string, error) {
+func writeReport(dir string, traces []string, reps []render.Report, runs []htmlreport.Run, sweep *htmlreport.Sweep) (string, error) {
 	path := filepath.Join(dir, "report.html")
 	var inputs []file
 	for _, t := range traces {
@@ -122,7 +107,7 @@ func writeReport(dir string, traces []string, reps []render.Report, runs []htmlr
 	}
 	title := "dmx report: " + strings.Join(traces, ", ")
 	var b bytes.Buffer
-	r := &htmlreport.Report{Title: title, Tool: "dmx " + toolVersion(), Verdict: string(render.Verdict(reps)), Runs: runs}
+	r := &htmlreport.Report{Title: title, Tool: "dmx " + toolVersion(), Verdict: string(render.Verdict(reps)), Runs: runs, Sweep: sweep}
 	if err := htmlreport.Write(&b, r); err != nil {
 		return "", err
 	}
@@ -171,8 +156,9 @@ func reportRun(st *trace.Store, run trace.Run, rep render.Report, pictures int) 
 		}
 	}
 	if run.Mode != "import" {
-		if p, err := runner.PlanFromRun(run, registry.Lookup); err == nil {
+		if p, err := runner.PlanFromRun(run, lookupFor(run)); err == nil {
 			if args, err := p.Args(); err == nil {
+				args = programArgs(p, args)
 				for i, a := range args {
 					args[i] = shellQuote(a)
 				}

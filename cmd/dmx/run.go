@@ -15,6 +15,7 @@ import (
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/exec"
 	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/plural"
@@ -32,6 +33,8 @@ type runFlags struct {
 	diagram  string // --diagram FILE; "" beside the trace
 	noDiag   bool
 	yes      bool
+	exec     string // --exec CMD: a program of the user's own (program.go)
+	name     string // --name: the program's name
 	// maxEvents bounds a simulated run's events (--max-events): 0 for
 	// maxEventsFor's bound, < 0 for none.
 	maxEvents int64
@@ -52,6 +55,8 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	fs.StringVar(&f.diagram, "diagram", "", "write the run's space-time diagram here (.svg, .png, .dot, .md; default: beside the trace, as .svg)")
 	fs.BoolVar(&f.noDiag, "no-diagram", false, "do not draw the run's diagram")
 	fs.BoolVarP(&f.yes, "yes", "y", false, "record a very large run (a trace of over 1 GB, estimated) without asking")
+	fs.StringVar(&f.exec, "exec", "", "run a program of your own, speaking the node protocol on stdin/stdout (docs/protocol.md), in place of ALGO: CMD through /bin/sh -c once per node")
+	fs.StringVar(&f.name, "name", "", "--exec: the program's name in the trace (default: the command's first word)")
 }
 
 // registerPlan registers the flags that describe a run (what run, sim
@@ -155,8 +160,12 @@ func (v *faultsFlag) Type() string { return "faults" }
 // setup returns the plan the flags, the scenario file and the algorithm
 // named on the command line describe, validated. Errors are usage errors.
 func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error) {
+	if f.exec == "--help" || f.exec == "-h" {
+		// dmx run --exec --help: the flag took --help for its command.
+		return f.plan, errHelp
+	}
 	p := f.plan
-	name := ""
+	name, scenarioName := "", ""
 	if len(args) > 0 {
 		name = args[0]
 	}
@@ -169,14 +178,22 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 			return p, err
 		}
 		if name == "" {
-			name = sc.Algorithm
+			name, scenarioName = sc.Algorithm, sc.Algorithm
 		}
 	}
-	if name == "" {
-		return p, fmt.Errorf("no algorithm: name one (dmx %s ALGO) or give a --scenario that does", cmd.Name())
-	}
-	if p.Spec = registry.Lookup(name); p.Spec == nil {
-		return p, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", name, strings.Join(registry.Names(), ", "))
+	switch {
+	case f.exec != "" || len(args) == 0 && exec.IsProgram(p.Params):
+		if err := f.setupProgram(cmd, &p, args, scenarioName); err != nil {
+			return p, f.flagError(cmd, err)
+		}
+	case f.name != "":
+		return p, fmt.Errorf("--name names a program of your own: give its command with --exec")
+	case name == "":
+		return p, fmt.Errorf("no algorithm: name one (dmx %s ALGO), run a program of your own (--exec CMD), or give a --scenario that does", cmd.Name())
+	default:
+		if p.Spec = registry.Lookup(name); p.Spec == nil {
+			return p, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", name, strings.Join(registry.Names(), ", "))
+		}
 	}
 	formats := f.formats
 	if formats == nil {
@@ -278,23 +295,46 @@ as the runner has recorded that event: the process may record a few more
 before it dies. A pause stops the process with SIGSTOP and resumes it with
 SIGCONT; both are fault events in the trace.
 
+--exec CMD runs a program of your own in place of ALGO: dmx starts CMD
+through /bin/sh -c once per node, speaks the node protocol (version 1, one
+JSON object a line: docs/protocol.md) on its stdin and stdout, and does the
+rest: real UDP between the nodes, the faults (a crash is SIGKILL of the
+program, a pause SIGSTOP, a restart starts it again with "restart":true),
+the clocks, the trace and the checks. Its stderr is kept (note events) and
+shown here, each line after its node. --name names it in the trace
+(default: the command's first word); --param KEY=VALUE reaches it in its
+init line, but for dmx's own: kind=election (no workload; the run lasts
+--duration), timeout=10s (how long it may take to answer one input),
+validity=highest-id (the rule check validity holds its leaders to). A line
+that is not valid protocol, a program that dies, hangs or floods is a
+finding of check protocol naming the node and the line.
+
 ` + runner.FaultHelp(),
 		Example: `  dmx run ricart-agrawala
   dmx run central -n 8 --entries 20 --seed 42 -o central.db
   dmx run ricart-agrawala --contention none   # no contention: exactly 2(N-1) messages per CS
   dmx run bully --faults pause:leader@600ms-1.2s   # the paused leader comes back to a new one
-  dmx run ricart-agrawala --faults 'loss:20%' --channels raw   # raw loss: requests never answered`,
+  dmx run ricart-agrawala --faults 'loss:20%' --channels raw   # raw loss: requests never answered
+  dmx run --exec 'python3 examples/programs/central.py' -n 4   # your own program, one per node (docs/protocol.md)
+  dmx run --exec ./ricart --faults crash:1@300ms,recover:1@600ms   # SIGKILL, then a start with "restart":true`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := f.setup(cmd, args)
+			if err == errHelp {
+				return cmd.Help()
+			}
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
 			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
-				res, err := udp.Launch(r.ctx, p, r.rec, udp.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry})
+				hooks := udp.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry}
+				if exec.IsProgram(p.Params) {
+					hooks.NodeArgs = exec.NodeArgs(p.Spec)
+				}
+				res, err := udp.Launch(r.ctx, p, r.rec, hooks)
 				status := res.Status
 				if t := res.Transport; t.Total() > 0 {
 					status += fmt.Sprintf("; transport rejected %s (%d bad key, %d malformed, %d wrong peer)", plural.Count(t.Total(), "datagram"), t.BadMAC, t.Malformed, t.WrongPeer)
@@ -328,6 +368,11 @@ func newSimCmd() *cobra.Command {
 process, on a simulated network with seeded random delays. The same seed
 gives the same trace, event for event; wall_ns in its trace is simulated time.
 
+--exec CMD runs a program of your own (dmx run --help says how): under sim
+it gets its inputs one at a time, its timers fire in simulated time and its
+init carries a seed, so that a program that uses only these gives the same
+trace for the same seed, and dmx replay re-executes it.
+
 Faults are those of dmx run (dmx run --help lists every kind). The simulator
 models the transport: with reliable channels a message a fault drops is sent
 again after the transport's time-out (a drop event per lost copy); with raw
@@ -338,13 +383,17 @@ channels it is lost.`,
   dmx sim --scenario examples/nested-deadlock.json       # nested locks in opposite orders deadlock
   dmx sim ricart-agrawala -n 300 --entries 2 --yes       # a very large run, without asking
   dmx sim bully --faults partition:0+1:2+3+4@500ms-1s    # a partition: split brain
-  dmx sim --scenario examples/majority-amnesia.json      # a restart without stable storage lets two in`,
+  dmx sim --scenario examples/majority-amnesia.json      # a restart without stable storage lets two in
+  dmx sim --exec 'python3 examples/programs/central-buggy.py' --seed 1   # your own program: a grant given twice`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := f.setup(cmd, args)
+			if err == errHelp {
+				return cmd.Help()
+			}
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -457,6 +506,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		fmt.Fprintf(stderr, "params: %s (the defaults of real processes; dmx sim keeps the algorithm's own)\n", d)
 	}
 	if args, err := p.Args(); err == nil {
+		args = programArgs(p, args)
 		for i, a := range args {
 			args[i] = shellQuote(a)
 		}
@@ -598,6 +648,10 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	return verdictExit(code)
 }
 
+// errHelp: the command line asked for help where a value was due (dmx
+// run --exec --help).
+var errHelp = errors.New("help")
+
 // oneLine says what errs say (the nil ones skipped) on one line, each
 // thing once: a line of one that another repeats, or holds, is left out.
 func oneLine(errs ...error) string {
@@ -705,18 +759,26 @@ func checkFormat(f string, valid ...string) error {
 }
 
 func newNodeCmd() *cobra.Command {
-	return &cobra.Command{
+	var program, kind string
+	cmd := &cobra.Command{
 		Use:    "node",
 		Short:  "One node of a run (started by dmx run when dmx-node is not beside dmx; not for direct use)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := udp.NodeProcess(registry.Lookup, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
+			lookup, err := exec.NodeLookup(nodeArgs(program, kind), cmd.ErrOrStderr(), registry.Lookup)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			if code := udp.NodeProcess(lookup, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
 				return &exitError{code: code}
 			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&program, "program", "", "the node runs a program of the user's own, named so (dmx run --exec)")
+	cmd.Flags().StringVar(&kind, "kind", "", "its kind")
+	return cmd
 }
 
 // realDefaults lists, KEY=VALUE in name order, the algorithm parameters

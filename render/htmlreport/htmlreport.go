@@ -15,6 +15,55 @@ type Report struct {
 	Tool    string // the dmx that wrote it
 	Verdict string // the overall verdict: ok, violated, unknown...
 	Runs    []Run
+	// Sweep, if not nil, is the table of the runs' verdicts (a sweep's,
+	// dmx sweep and dmx check --summary print it): it comes first, each
+	// failing seed it names a link to that run's part.
+	Sweep *Sweep
+}
+
+// Sweep is the table of many runs' verdicts.
+type Sweep struct {
+	Runs, Incomplete int
+	Checks           []SweepCheck
+	KindChecks       []string // the checks of the fault kinds' columns
+	Kinds            []SweepKind
+	// Others are the runs the report has no part for (a large sweep shows
+	// the runs its table names, and lists the rest).
+	Others []SweepRun
+}
+
+// SweepCheck is one check's row of a Sweep.
+type SweepCheck struct {
+	Name                      string
+	OK, Violated, Unknown, NA int
+	Rate                      string // "12% (5.5%-26%)"
+	First, Smallest           *SeedLink
+}
+
+// SeedLink names a failing run: its seed, where it is, how to rerun it.
+type SeedLink struct {
+	Seed   uint64
+	File   string
+	Run    int64
+	Events int64
+	Rerun  string
+}
+
+// SweepKind is a fault kind's row: its runs, and per check of
+// KindChecks how many of them violated it ("3/14 (21%)").
+type SweepKind struct {
+	Kind  string
+	Runs  int
+	Cells []string
+}
+
+// SweepRun is a run listed without a part of its own.
+type SweepRun struct {
+	File    string
+	ID      int64
+	Seed    string
+	Verdict string
+	Faults  string
 }
 
 // Run is one run's part of the report.
@@ -87,8 +136,9 @@ func anchor(r Run) string {
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"svg":    func(f *Figure) template.HTML { return template.HTML(f.SVG) }, // written by dmx's SVG writers, which escape all text
-	"anchor": anchor,
+	"svg":       func(f *Figure) template.HTML { return template.HTML(f.SVG) }, // written by dmx's SVG writers, which escape all text
+	"anchor":    anchor,
+	"runAnchor": func(file string, id int64) string { return anchor(Run{File: file, ID: id}) },
 	"verdictClass": func(v string) string {
 		return "v-" + strings.ReplaceAll(v, " ", "-")
 	},
@@ -127,7 +177,27 @@ figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p class="meta">verdict: <span class="{{verdictClass .Verdict}}">{{.Verdict}}</span> · {{len .Runs}} run{{if ne (len .Runs) 1}}s{{end}} · written by {{.Tool}} · one file, nothing fetched: pictures inline (SVG), findings the only red</p>
+<p class="meta">verdict: <span class="{{verdictClass .Verdict}}">{{.Verdict}}</span> · {{with .Sweep}}{{.Runs}} runs, {{end}}{{len .Runs}} run{{if ne (len .Runs) 1}}s{{end}}{{if .Sweep}} in full{{end}} · written by {{.Tool}} · one file, nothing fetched: pictures inline (SVG), findings the only red</p>
+{{with .Sweep}}<h2 id="sweep">{{.Runs}} runs: the verdicts per check</h2>
+{{if .Incomplete}}<p class="small">{{.Incomplete}} of them incomplete (cut short, interrupted)</p>{{end}}
+<table>
+<tr><th>check</th><th>ok</th><th>violated</th><th>inconclusive</th><th>n/a</th><th>violated: rate (95% CI)</th><th>first failing seed</th><th>smallest failing seed</th></tr>
+{{range .Checks}}<tr><td>{{.Name}}</td><td class="num">{{.OK}}</td><td class="num{{if .Violated}} v-violated{{end}}">{{.Violated}}</td><td class="num">{{.Unknown}}</td><td class="num">{{.NA}}</td><td>{{.Rate}}</td>
+<td>{{with .First}}<a href="#{{runAnchor .File .Run}}">seed {{.Seed}}</a>{{else}}-{{end}}</td><td>{{with .Smallest}}<a href="#{{runAnchor .File .Run}}">seed {{.Seed}}</a> ({{.Events}} events){{else}}-{{end}}</td></tr>
+{{end}}</table>
+<p class="small">rate: violated over the runs the check judged (ok, violated, inconclusive), with its 95% Wilson interval; first: the lowest failing seed; smallest: the failing run with the fewest events. Each seed links to its run below, which says how to record it again.</p>
+{{if .Kinds}}<h3>per fault kind</h3>
+<table>
+<tr><th>fault kind</th><th>runs</th>{{range .KindChecks}}<th>{{.}} violated</th>{{end}}</tr>
+{{range .Kinds}}<tr><td>{{.Kind}}</td><td class="num">{{.Runs}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+<p class="small">a run counts once for each kind in its schedule; none: the runs without faults.</p>{{end}}
+{{if .Others}}<h3>the other runs</h3>
+<table>
+<tr><th>trace</th><th>run</th><th>seed</th><th>verdict</th><th>faults</th></tr>
+{{range .Others}}<tr><td>{{.File}}</td><td class="num">{{.ID}}</td><td class="num">{{.Seed}}</td><td class="{{verdictClass .Verdict}}">{{.Verdict}}</td><td><code>{{.Faults}}</code></td></tr>
+{{end}}</table>{{end}}
+{{end}}
 {{if gt (len .Runs) 1}}<ul class="toc">{{range .Runs}}
 <li><a href="#{{anchor .}}">{{.File}} run {{.ID}}</a>: {{.Algorithm}}, <span class="{{verdictClass .Verdict}}">{{.Verdict}}</span></li>{{end}}
 </ul>{{end}}

@@ -51,7 +51,9 @@
 // short stubs for messages from or to outside the window or another row;
 // critical sections as bars coloured by resource, with the wait from
 // request to entry dashed under the lane; reigns as thin gold bars over the
-// lane; partitions and pauses as bands; crashes as black crosses, the lane
+// lane; partitions and pauses as bands (faults of the network, a delay or a
+// loss, named at the head); messages a process sends itself as arcs over
+// its lane; crashes as black crosses, the lane
 // dashed while down, recoveries as green rings; suspicions, elections and
 // leader decisions marked and named; a head that says which window this
 // is, why, and how to draw the rest; a key; and each finding in red, the

@@ -741,6 +741,17 @@ func (d *Diagram) headLines() []string {
 		win += fmt.Sprintf(" (%s not drawn: dmx render --heartbeats draws them)", plural.Count(d.Hidden, "heartbeat event"))
 	}
 	lines := []string{win}
+	// Faults of the network acting in the window: named, not drawn (a
+	// band across every lane would hide the lanes).
+	var other []string
+	for _, f := range d.Faults {
+		if f.Kind != "pause" && f.Kind != "partition" && !slices.Contains(other, f.Spec) {
+			other = append(other, f.Spec)
+		}
+	}
+	if len(other) > 0 {
+		lines = append(lines, "faults acting in this window: "+strings.Join(other, ", "))
+	}
 	if !d.Whole {
 		tr := d.TracePath
 		if tr == "" {
@@ -925,8 +936,7 @@ func (pg *pg) bars() {
 			case "partition":
 				txt = partitionWords(f.Spec)
 			default:
-				col = palette.Partition
-				txt = f.Kind
+				continue // a fault of the network (delay, loss...): named at the head
 			}
 			if f.Start == outside && r == pg.a {
 				txt += " (since before the window)"
@@ -1128,6 +1138,12 @@ func (pg *pg) messages() {
 		toLane, toShown := l.lane(m.To)
 		fromLane, fromShown := l.lane(m.From)
 		if sOn && rOn && sr == rr {
+			if m.From == m.To {
+				// To itself (a multicast's own copy): a loop over the
+				// lane, not an arrow along it.
+				pg.loop(pg.item[m.Send], pg.item[m.Recv], m.Type, col, tip)
+				continue
+			}
 			pg.message(pg.item[m.Send], pg.item[m.Recv], m.Type, col, false, tip)
 			continue
 		}
@@ -1141,6 +1157,9 @@ func (pg *pg) messages() {
 				ty = lerp(sp, Pt{sp.X, pg.laneY(sr, toLane)}, 0.6).Y
 			} else if fromLane == len(d.Lanes)-1 && fromShown {
 				ty = sp.Y - l.gap*0.6
+			}
+			if math.Abs(ty-sp.Y) < 1 { // to itself: above the lane, not along it
+				ty = sp.Y - l.gap*0.4
 			}
 			end := Pt{min(sp.X+stubLen, pg.x1(sr)), ty}
 			switch {
@@ -1175,6 +1194,9 @@ func (pg *pg) messages() {
 			} else if toLane == 0 {
 				fy = rp.Y + l.gap*0.6
 			}
+			if math.Abs(fy-rp.Y) < 1 { // from itself: above the lane
+				fy = rp.Y - l.gap*0.4
+			}
 			start := Pt{max(rp.X-stubLen, pg.x0()), fy}
 			dash := true
 			if m.Send != outside {
@@ -1205,6 +1227,16 @@ func (l *layout) lane(proc int) (int, bool) {
 // message draws an arrow from node a to node b with its label.
 func (pg *pg) message(a, b int, label, col string, dash bool, tip string) {
 	pg.lineTo(a, b, label, col, dash, true, tip)
+}
+
+// loop draws a message a process sent itself: an arc over its lane.
+func (pg *pg) loop(a, b int, text, col, tip string) {
+	na, nb := pg.p.Nodes[a], pg.p.Nodes[b]
+	p0, p3 := Pt{na.X, na.Y}, Pt{nb.X, nb.Y}
+	bow := min(22, 8+math.Abs(p3.X-p0.X)/6)
+	e := pg.curve(a, b, bow, Edge{Color: col, Width: 1, Arrow: true, LabelSize: fontMsg, LabelCol: col, Tip: tip, Class: "message self"})
+	top := lerp(p0, p3, 0.5).add(Pt{0, -bow*0.75 - 7})
+	pg.want = append(pg.want, label{text: text, size: fontMsg, col: col, prio: 6, edge: e + 1, cands: []Pt{top, top.add(Pt{0, -9})}})
 }
 
 // lineTo draws a message's line and asks for its label along it: where the
@@ -1451,9 +1483,8 @@ func (l *layout) legendItems() []legendItem {
 			pg.seg(Pt{x - 6, y}, Pt{x + 8, y}, Edge{Color: palette.Pause + "c0", Width: 10, Class: "legend"})
 		})
 	}
-	delete(kinds, "pause")
-	if len(kinds) > 0 {
-		add("fault acting (partition...)", func(pg *pg, x, y float64) {
+	if kinds["partition"] {
+		add("partitioned", func(pg *pg, x, y float64) {
 			pg.seg(Pt{x - 6, y}, Pt{x + 8, y}, Edge{Color: palette.Partition, Width: 10, Class: "legend"})
 		})
 	}

@@ -148,7 +148,9 @@ func (h *history) next() error {
 		return h.rows.Err()
 	}
 	e := &h.ev
-	return h.rows.Scan(&e.id, &e.seq, &e.kind, &e.msgType, &e.peer, &e.res, &e.lamport, &e.wall, &e.detail)
+	err := h.rows.Scan(&e.id, &e.seq, &e.kind, &e.msgType, &e.peer, &e.res, &e.lamport, &e.wall, &e.detail)
+	e.msgType.String, e.res.String = trace.ShortName(e.msgType.String), trace.ShortName(e.res.String)
+	return err
 }
 
 // compare walks each process's two histories side by side up to their

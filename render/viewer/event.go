@@ -96,6 +96,9 @@ func (v *runView) event(o *outline, ref trace.Ref) (*eventInfo, error) {
 	if peer.Valid {
 		e.Peer = &peer.Int64
 	}
+	// Names as every reader gives them (trace.ShortName): a 5 MB
+	// resource name is not sent whole to the page.
+	msgType.String, res.String = trace.ShortName(msgType.String), trace.ShortName(res.String)
 	if res.Valid {
 		e.Resource = &res.String
 	}

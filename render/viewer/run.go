@@ -307,7 +307,7 @@ func (v *runView) readSections(o *outline) error {
 			if err := rows.Scan(&e.pt.ID, &e.proc, &e.pt.Seq, &e.kind, &res, &e.pt.Lamport, &e.pt.Wall); err != nil {
 				return err
 			}
-			e.res = res.String
+			e.res = trace.ShortName(res.String)
 			e.pt.Wall -= o.Origin
 			evs = append(evs, e)
 		}

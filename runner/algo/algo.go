@@ -53,6 +53,10 @@ type Msg struct {
 	ID       int      `json:"id,omitempty"`       // a process id carried by the message (election id, requester)
 	Term     uint64   `json:"term,omitempty"`     // an epoch/term/round number
 	Vals     []uint64 `json:"vals,omitempty"`     // arrays (ra-token's token[], ids collected by a ring election)
+	// Body is a foreign program's message (runner/exec): the JSON object
+	// it sent, byte for byte, which its receiver gets as it was sent
+	// (Type is the object's "type"). dmx's own algorithms leave it empty.
+	Body string `json:"body,omitempty"`
 }
 
 // Input is one thing that happens to a machine.
@@ -83,6 +87,8 @@ const (
 	Persist                                  // keep Msg in stable storage: it survives a crash and comes back with Recover
 	Suspect                                  // the failure detector now suspects To has crashed
 	Trust                                    // the failure detector no longer suspects To
+	Fail                                     // the machine broke the runtime's contract in a way the run survives (a foreign program's bad line): Text says how; recorded as a failure event
+	Halt                                     // the machine can take no more input (a foreign program died or was stopped): the node goes down as in a crash; Text says why
 )
 
 // Output is one effect a machine asks the runtime to carry out.
@@ -128,6 +134,15 @@ func NoteOut(format string, args ...any) Output {
 type Machine interface {
 	// Step applies in and returns what the runtime must do, in order.
 	Step(in Input) []Output
+}
+
+// Closer is implemented by machines that hold something outside the
+// runtime, such as a foreign program's process (runner/exec): the node
+// closes its machines when it crashes (crash true: a crash kills the
+// program at once) and when it stops (the program is let go in order).
+// Close must be safe to call more than once.
+type Closer interface {
+	Close(crash bool)
 }
 
 // Inspector is implemented by machines that show their state. dmx replay

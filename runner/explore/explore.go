@@ -209,6 +209,9 @@ func newSearch(opt Options) (*search, error) {
 	if p.Spec.Kind == algo.Election {
 		return nil, fmt.Errorf("explore %s: elections run on time-outs, which a search without time fires in any order; explore searches mutual exclusion and multicast", p.Spec.Name)
 	}
+	if opt.Walks == 0 && Opaque(p) {
+		return nil, fmt.Errorf("explore %s: its machines run a program of their own, whose state dmx can neither copy nor hash: search it with random walks (--walks N)", p.Spec.Name)
+	}
 	p.Driver, p.Faults, p.Schedule = runner.DriverSim, nil, nil
 	if opt.Lose {
 		p.Channels = runner.ChannelsRaw
@@ -642,6 +645,19 @@ func procs(ps []int) string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
+// Opaque reports whether the machines of p's algorithm hold something
+// outside the runtime (algo.Closer: a foreign program's process,
+// runner/exec), whose state the search can neither copy nor hash: only
+// random walks, each from a fresh start, search them.
+func Opaque(p runner.Plan) bool {
+	m, err := p.Spec.New(algo.Config{ID: 0, N: max(p.N, 1), Resource: runner.DefaultResource, Params: p.Params})
+	if err != nil {
+		return false
+	}
+	_, ok := m.(algo.Closer)
+	return ok
+}
+
 // walks does opt.Walks seeded random walks, each to the end of its run or
 // to MaxDepth, recording as it goes.
 func (s *search) walks() error {
@@ -655,39 +671,11 @@ func (s *search) walks() error {
 		if err != nil {
 			return err
 		}
-		m := s.newMonitor()
-		m.attach(w)
-		s.path = s.path[:0]
-		for len(s.path) < s.maxDepth && !s.stop {
-			buf = s.steps(w, m, buf)
-			if w.Quiescent() {
-				// Nothing but faults: the run is over.
-				s.final(w, m)
-				break
-			}
-			st := buf[r.IntN(len(buf))]
-			s.path = append(s.path, st)
-			s.st.Transitions++
-			s.st.States++
-			s.st.Visited++
-			if err := w.Apply(st); err != nil {
-				return fmt.Errorf("explore: %w", err)
-			}
-			if isFault(st) {
-				m.faults++
-			}
-			if m.suspect != "" {
-				s.suspected(m.suspect)
-				m.suspect = ""
-			}
+		err = s.walk(w, r, &buf)
+		w.Close()
+		if err != nil {
+			return err
 		}
-		if len(s.path) >= s.maxDepth {
-			s.st.Truncated = true
-		}
-		if len(s.path) > s.st.MaxDepth {
-			s.st.MaxDepth = len(s.path)
-		}
-		s.st.Walks++
 		if s.opt.Progress != nil && s.st.Walks%1000 == 0 {
 			s.opt.Progress(s.st)
 		}
@@ -695,6 +683,45 @@ func (s *search) walks() error {
 			break
 		}
 	}
+	return nil
+}
+
+// walk is one random walk from w to the end of its run or to MaxDepth;
+// *buf is the steps' buffer, reused.
+func (s *search) walk(w *runner.World, r *rand.Rand, buf *[]runner.Step) error {
+	m := s.newMonitor()
+	m.attach(w)
+	s.path = s.path[:0]
+	for len(s.path) < s.maxDepth && !s.stop {
+		*buf = s.steps(w, m, *buf)
+		if w.Quiescent() {
+			// Nothing but faults: the run is over.
+			s.final(w, m)
+			break
+		}
+		st := (*buf)[r.IntN(len(*buf))]
+		s.path = append(s.path, st)
+		s.st.Transitions++
+		s.st.States++
+		s.st.Visited++
+		if err := w.Apply(st); err != nil {
+			return fmt.Errorf("explore: %w", err)
+		}
+		if isFault(st) {
+			m.faults++
+		}
+		if m.suspect != "" {
+			s.suspected(m.suspect)
+			m.suspect = ""
+		}
+	}
+	if len(s.path) >= s.maxDepth {
+		s.st.Truncated = true
+	}
+	if len(s.path) > s.st.MaxDepth {
+		s.st.MaxDepth = len(s.path)
+	}
+	s.st.Walks++
 	return nil
 }
 

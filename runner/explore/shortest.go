@@ -26,6 +26,10 @@ type Proof struct {
 // none shorter) and whether the search went through every shorter
 // schedule, within budget states (0: DefaultShortestBudget).
 func Shortest(v *Violation, opt Options, budget int64) (*Violation, Proof, error) {
+	if Opaque(v.Plan) {
+		// No state to hash: the violation found is the one reported.
+		return v, Proof{}, nil
+	}
 	if budget <= 0 {
 		budget = DefaultShortestBudget
 	}

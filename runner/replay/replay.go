@@ -177,6 +177,15 @@ func Run(run trace.Run, src Source, opt Options) (*Result, error) {
 	if c, ok := r.(io.Closer); ok {
 		defer c.Close()
 	}
+	// The nodes still up at the end stop: a machine that runs a program
+	// (runner/exec) lets it go. What they record then is not compared.
+	defer func() {
+		for _, p := range rp.procs {
+			if p.node != nil {
+				p.node.Stop()
+			}
+		}
+	}()
 	_, werr := analyze.Walk(run, r, rp.visit)
 	if rp.err != nil {
 		return nil, rp.err
@@ -552,8 +561,20 @@ func (rp *replayer) crash(p *proc, ev *trace.Event) error {
 	if why := differ(ev, &want); why != "" {
 		return errors.New(why)
 	}
+	if p.node != nil {
+		// Its machines go as a crash takes them (a program is killed);
+		// the crash it records is the one the trace has.
+		p.node.Crash(crashReason(ev))
+		p.pending = nil
+	}
 	p.node, p.down = nil, true
 	return nil
+}
+
+// crashReason is the reason a crash event gives, for the replayed node's own.
+func crashReason(ev *trace.Event) string {
+	c, _ := ev.Crash()
+	return c.Reason
 }
 
 // restart brings a crashed process back as a new incarnation that resumes

@@ -46,6 +46,9 @@ type LaunchHooks struct {
 	// link.MaxRTO): a test sees in seconds what a minute of
 	// retransmissions does.
 	MaxRTO time.Duration
+	// NodeArgs are added to each node process's command line: the name
+	// and kind of a program of the user's own (runner/exec.NodeArgs).
+	NodeArgs []string
 }
 
 // LaunchResult says how a run of processes ended.
@@ -101,6 +104,15 @@ type nodeProc struct {
 	paused       bool          // its pause event came: it is stopped (SIGSTOP) until resumed
 }
 
+// signal sends sig to the node's process group, which it leads (spawn
+// sets Setpgid): a foreign program the node runs (runner/exec) is in it,
+// so that a crash kills the program too and a pause stops it.
+func (p *nodeProc) signal(sig syscall.Signal) {
+	if pid := p.cmd.Process.Pid; pid <= 1 || syscall.Kill(-pid, sig) != nil {
+		p.cmd.Process.Signal(sig)
+	}
+}
+
 // procState is what the runner knows of a process across its incarnations:
 // its History, read from its events, to record its crash and to restart it,
 // its address and whether its workload is done.
@@ -153,6 +165,15 @@ func Launch(ctx context.Context, p runner.Plan, rec runner.Recorder, hooks Launc
 		return LaunchResult{Status: "failed: " + err.Error()}, err
 	}
 	l.watch(ctx)
+	if l.res.Status == "" && l.failure == nil {
+		// Every process ended of its own, each recording its crash (its
+		// program died: runner/exec), before anything stopped the run.
+		l.res.Status, l.res.Complete = l.endStatus(), true
+		if !l.finished {
+			l.finished = true
+			l.inj.Finish()
+		}
+	}
 	return l.res, l.failure
 }
 
@@ -205,6 +226,14 @@ func newLauncher(p runner.Plan, rec runner.Recorder, hooks LaunchHooks) (*launch
 			return nil, err
 		}
 		hooks.Command = cmd
+	}
+	if args := hooks.NodeArgs; len(args) > 0 {
+		command := hooks.Command
+		hooks.Command = func() *exec.Cmd {
+			c := command()
+			c.Args = append(c.Args, args...)
+			return c
+		}
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
@@ -542,10 +571,18 @@ func (l *launcher) died(p *nodeProc) {
 	if p.killedAt != 0 {
 		wall = p.killedAt
 	}
-	crash := st.Crash(wall, l.plan.N, trace.Crash{Reason: exitReason(p), Fault: p.fault})
-	l.record(&crash)
-	st.Add(&crash, false)
-	l.inj.Observe(&crash)
+	halted := false
+	if last := st.Last(); last.Kind == trace.KindCrash && p.fault == "" && last.Seq > 0 {
+		// It recorded its own crash and ended (a foreign program died:
+		// runner/exec, Node.OnHalt): the crash is in the trace already,
+		// and the run goes on as after a crash fault.
+		halted = true
+	} else {
+		crash := st.Crash(wall, l.plan.N, trace.Crash{Reason: exitReason(p), Fault: p.fault})
+		l.record(&crash)
+		st.Add(&crash, false)
+		l.inj.Observe(&crash)
+	}
 	// Only now may the others give up on what they sent it: it is down,
 	// not just silent (see transport.go).
 	for _, q := range l.procs {
@@ -558,7 +595,7 @@ func (l *launcher) died(p *nodeProc) {
 		l.recovering--
 		l.Recover(p.id, f)
 	}
-	if p.fault == "" && l.res.Status == "" {
+	if p.fault == "" && !halted && l.res.Status == "" {
 		l.res.Status = fmt.Sprintf("node P%d died: %s", p.id, exitReason(p))
 	}
 }
@@ -714,7 +751,7 @@ func (l *launcher) Crash(i int, f *runner.Fault) {
 	if !p.exited && p.fault == "" {
 		p.fault = f.String()
 		p.killedAt = time.Now().UnixNano()
-		p.cmd.Process.Kill()
+		p.signal(syscall.SIGKILL)
 		p.pausing, p.paused = nil, false // SIGKILL ends a stopped process too
 	}
 }
@@ -806,7 +843,7 @@ func (l *launcher) pauseEvent(p *nodeProc, ev *trace.Event) {
 			return
 		}
 		p.paused = true
-		p.cmd.Process.Signal(syscall.SIGSTOP)
+		p.signal(syscall.SIGSTOP)
 		f := p.pausing
 		l.After(f.End-f.At, func() { l.resume(p) })
 	case trace.FaultEnd:
@@ -819,7 +856,7 @@ func (l *launcher) resume(p *nodeProc) {
 	if p.exited || !p.paused || p.fault != "" {
 		return
 	}
-	p.cmd.Process.Signal(syscall.SIGCONT)
+	p.signal(syscall.SIGCONT)
 	l.send(p, toNode{Fault: &faultCmd{Op: "resume"}})
 }
 
@@ -876,7 +913,7 @@ func (l *launcher) stopAll(status string, complete bool) {
 			l.send(p, toNode{Stop: true})
 			if p.paused {
 				// A stopped process cannot read its stop line.
-				p.cmd.Process.Signal(syscall.SIGCONT)
+				p.signal(syscall.SIGCONT)
 				p.paused = false
 			}
 		}
@@ -912,8 +949,8 @@ func (l *launcher) killAll() {
 		if p != nil && p.cmd.Process != nil && !p.exited {
 			// SIGKILL ends a stopped process too; SIGCONT first all the
 			// same, so that nothing is left stopped whatever comes.
-			p.cmd.Process.Signal(syscall.SIGCONT)
-			p.cmd.Process.Kill()
+			p.signal(syscall.SIGCONT)
+			p.signal(syscall.SIGKILL)
 		}
 	}
 }

@@ -217,6 +217,11 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	env.tr = tr
 	env.node = node
 	node.OnDone = func() { out.send(fromNode{Done: true}) }
+	// A machine that halts (a foreign program died: runner/exec) has put
+	// the node down and recorded its crash; the process then ends, so
+	// that the runner knows it is down and can restart it.
+	halted := false
+	node.OnHalt = func() { halted = true }
 
 	sk, err := newSock(conn)
 	if err != nil {
@@ -340,6 +345,10 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 		}
 		if out.err != nil {
 			return out.err // the runner is gone
+		}
+		if halted {
+			env.settle()
+			return out.err
 		}
 		// The next input: a message to oneself first, then what has
 		// arrived, then timers. After a stall a timer and a datagram are

@@ -22,7 +22,7 @@ import (
 // data, 'a' ack), then its fields in a fixed order, integers as varints
 // (unsigned ones as uvarints), and for data the envelope: its id, ends and
 // clocks, then the message's fields, strings and arrays as a uvarint
-// length and their contents.
+// length and their contents (a foreign program's body last).
 var packetMagic = []byte("DMX2")
 
 const macLen = sha256.Size
@@ -137,6 +137,7 @@ func appendPacket(b []byte, p *packet) []byte {
 		b = binary.AppendVarint(b, int64(m.ID))
 		b = binary.AppendUvarint(b, m.Term)
 		b = appendUvarints(b, m.Vals)
+		b = appendBytes(b, m.Body)
 	}
 	return b
 }
@@ -190,7 +191,7 @@ func (d *packetDecoder) packet() *packet {
 		if vc := d.uvarints(); vc != nil {
 			e.VC = trace.VC(vc)
 		}
-		e.Msg = algo.Msg{Type: d.name(), Resource: d.name(), Stamp: d.uvarint(), ID: d.int(), Term: d.uvarint(), Vals: d.uvarints()}
+		e.Msg = algo.Msg{Type: d.name(), Resource: d.name(), Stamp: d.uvarint(), ID: d.int(), Term: d.uvarint(), Vals: d.uvarints(), Body: d.text()}
 		p.Env = e
 	}
 	return p
@@ -248,6 +249,19 @@ func (d *packetDecoder) name() string {
 	if len(d.names) < 1024 {
 		d.names[s] = s
 	}
+	return s
+}
+
+// text reads a string that is not a name (a foreign program's message
+// body: runner/exec), not interned.
+func (d *packetDecoder) text() string {
+	n := d.uvarint()
+	if !d.ok || n > uint64(len(d.b)-d.i) {
+		d.ok = false
+		return ""
+	}
+	s := string(d.b[d.i : d.i+int(n)])
+	d.i += int(n)
 	return s
 }
 

