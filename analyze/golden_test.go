@@ -18,7 +18,7 @@ import (
 // with the finding written there; CHECK.unknown-WHAT.txtar, a trace that
 // cannot decide (its note says why), and CHECK.na-WHAT.txtar, one with
 // nothing the check judges. Each file is made by a generator below
-// (goldenCases) whose doc heads the file; go test ./analyze -update-golden
+// (goldenCases) whose doc heads the file; go test ./analyze -update
 // rewrites them. The test reads the files, not the generators, so that a
 // change to the builder cannot change what is tested without showing in
 // the files.
@@ -29,7 +29,7 @@ import (
 // for a verdict of unknown or not applicable and, for each finding,
 // "finding: MESSAGE" and "events: P0#1 P1#2...".
 
-var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden/*.txtar from their generators")
+var updateGolden = flag.Bool("update", false, "rewrite testdata/golden/*.txtar from their generators")
 
 type goldenCase struct {
 	check      *Check
@@ -358,7 +358,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("%s: %v", path, err)
 			}
 			if got := expectation(res[0]); got != want {
-				t.Errorf("%s (go test ./analyze -update-golden rewrites it):\ngot:\n%swant:\n%s", path, got, want)
+				t.Errorf("%s (go test ./analyze -update rewrites it):\ngot:\n%swant:\n%s", path, got, want)
 			}
 			verdict := map[Verdict]string{OK: "pass", Violated: "fail", Unknown: "unknown", NotApplicable: "na", Skipped: "skipped"}[res[0].Verdict]
 			if !strings.HasPrefix(strings.TrimPrefix(name, check.Name+"."), verdict+"-") {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/analyze/theory"
+	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
@@ -183,9 +184,9 @@ func algorithmText(w io.Writer, s *algo.Spec) error {
 	b.WriteString("\n" + wrap(strings.Join(s.MsgTypes, ", "), "messages: ", "  "))
 
 	b.WriteString("\nchecked by dmx check:\n")
-	checks, err := analyze.For(s.Properties)
+	checks, _, err := analyze.Applicable(runner.Claims(s))
 	if err != nil {
-		return fmt.Errorf("%s: properties: %w", s.Name, err)
+		return err
 	}
 	for _, c := range checks {
 		doc, _, _ := strings.Cut(c.Doc, "\n")

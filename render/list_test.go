@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 )
@@ -50,7 +51,7 @@ func TestAlgorithm(t *testing.T) {
 		want := rule.FindAllString(s.Doc, -1)
 		want = append(want, s.Seeds...)
 		want = append(want, s.MsgTypes...)
-		checks, err := analyze.For(s.Properties)
+		checks, _, err := analyze.Applicable(runner.Claims(s))
 		if err != nil {
 			t.Fatal(err)
 		}

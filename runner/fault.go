@@ -508,9 +508,9 @@ func rateField(f *Fault, args []string, need func(string) error, _ string) ([]st
 	if err := need("a probability such as 20% or 0.2"); err != nil {
 		return args, err
 	}
-	r, err := parseRate(args[0])
+	r, err := ParseRate(args[0])
 	if err != nil {
-		return args, err
+		return args, fmt.Errorf("rate %q: %w", args[0], err)
 	}
 	f.Rate = r
 	return args[1:], nil
@@ -781,7 +781,9 @@ func parseSet(s string) ([]int, error) {
 	return set, nil
 }
 
-func parseRate(s string) (float64, error) {
+// ParseRate reads a probability above 0 and at most 1, as 20% or 0.2;
+// its error says what is wanted, for the caller to name the field.
+func ParseRate(s string) (float64, error) {
 	var r float64
 	var err error
 	if pct, ok := strings.CutSuffix(s, "%"); ok {
@@ -791,7 +793,7 @@ func parseRate(s string) (float64, error) {
 		r, err = strconv.ParseFloat(s, 64)
 	}
 	if err != nil || !(r > 0 && r <= 1) {
-		return 0, fmt.Errorf("rate %q: want a probability above 0 and at most 1, such as 20%% or 0.2", s)
+		return 0, errors.New("want a probability above 0 and at most 1, such as 20% or 0.2")
 	}
 	return r, nil
 }

@@ -597,37 +597,70 @@ func (p Plan) Args() ([]string, error) {
 	p.Driver = p.driver()
 	base := NewPlan(p.Driver)
 	base.Spec = p.Spec
-	args := []string{p.Driver.Command(), p.Spec.Name}
+	a := argList{p.Driver.Command(), p.Spec.Name}
 	if p.Scenario != nil && p.Scenario.Path != "" {
 		if err := p.Scenario.Apply(&base, nil); err != nil {
 			return nil, err
 		}
-		args = append(args, "--scenario", p.Scenario.Path)
+		a = append(a, "--scenario", p.Scenario.Path)
 	}
 	raw := p
 	p, base = p.WithDefaults(), base.WithDefaults()
-	flag := func(name string, differs bool, value string) {
-		if differs {
-			args = append(args, name, value)
-		}
+	a.flag("--seed", true, strconv.FormatUint(p.Seed, 10))
+	a.flag("-n", p.N != base.N, strconv.Itoa(p.N))
+	a.workload(p.Workload, base.Workload)
+	a.params(p.Params, base.Params, raw.DefaultParams())
+	var fs, bfs []string
+	for _, f := range p.Faults {
+		fs = append(fs, f.String())
 	}
-	// A bool flag takes no separate value: --nested, or --nested=false
-	// against a scenario that sets it.
-	boolFlag := func(name string, v, base bool) {
-		switch {
-		case v && !base:
-			args = append(args, "--"+name)
-		case !v && base:
-			args = append(args, "--"+name+"=false")
-		}
+	for _, f := range base.Faults {
+		bfs = append(bfs, f.String())
 	}
-	w, bw := p.Workload, base.Workload
-	flag("--seed", true, strconv.FormatUint(p.Seed, 10))
-	flag("-n", p.N != base.N, strconv.Itoa(p.N))
-	flag("--entries", w.Entries != bw.Entries, strconv.Itoa(w.Entries))
-	flag("--think", w.Think != bw.Think, w.Think.String())
-	flag("--hold", w.Hold != bw.Hold, w.Hold.String())
-	flag("--contention", w.Contention != bw.Contention, w.Contention.String())
+	a.flag("--faults", !slices.Equal(fs, bfs), strings.Join(fs, ","))
+	a.flag("--duration", p.Duration != base.Duration, p.Duration.String())
+	a.flag("--channels", p.Raw() != base.Raw(), p.Channels.String())
+	if p.Driver == DriverSim {
+		a.flag("--delay", p.Sim.Delay != base.Sim.Delay, p.Sim.Delay.String())
+		a.boolFlag("reorder", p.Sim.Reorder, base.Sim.Reorder)
+		a.flag("--limit", p.Sim.Limit != base.Sim.Limit, p.Sim.Limit.String())
+	} else {
+		a.flag("--port", p.UDP.BasePort != base.UDP.BasePort, strconv.Itoa(p.UDP.BasePort))
+		a.flag("--stall", p.UDP.Stall != base.UDP.Stall, p.UDP.Stall.String())
+	}
+	if unsaid := unsaid(raw, p, base); len(unsaid) > 0 {
+		return a, fmt.Errorf("no flag says the plan's %s", strings.Join(unsaid, ", "))
+	}
+	return a, nil
+}
+
+// argList is a command line that Args builds.
+type argList []string
+
+// flag adds name and value if differs.
+func (a *argList) flag(name string, differs bool, value string) {
+	if differs {
+		*a = append(*a, name, value)
+	}
+}
+
+// boolFlag adds a bool flag, which takes no separate value: --nested, or
+// --nested=false against a scenario that sets it.
+func (a *argList) boolFlag(name string, v, base bool) {
+	switch {
+	case v && !base:
+		*a = append(*a, "--"+name)
+	case !v && base:
+		*a = append(*a, "--"+name+"=false")
+	}
+}
+
+// workload adds the flags that say w where it differs from bw.
+func (a *argList) workload(w, bw Workload) {
+	a.flag("--entries", w.Entries != bw.Entries, strconv.Itoa(w.Entries))
+	a.flag("--think", w.Think != bw.Think, w.Think.String())
+	a.flag("--hold", w.Hold != bw.Hold, w.Hold.String())
+	a.flag("--contention", w.Contention != bw.Contention, w.Contention.String())
 	// No resources means the default one, no order the same order.
 	resources := func(w Workload) []string {
 		if len(w.Resources) == 0 {
@@ -641,61 +674,48 @@ func (p Plan) Args() ([]string, error) {
 		}
 		return w.Order
 	}
-	flag("--resources", !slices.Equal(resources(w), resources(bw)), strings.Join(resources(w), ","))
-	boolFlag("nested", w.Nested, bw.Nested)
-	flag("--order", order(w) != order(bw), order(w))
-	keys := make([]string, 0, len(p.Params))
-	for k := range p.Params {
+	a.flag("--resources", !slices.Equal(resources(w), resources(bw)), strings.Join(resources(w), ","))
+	a.boolFlag("nested", w.Nested, bw.Nested)
+	a.flag("--order", order(w) != order(bw), order(w))
+}
+
+// params adds a --param for each parameter of params that neither base
+// nor the driver's defaults give the same value.
+func (a *argList) params(params, base, defaults map[string]string) {
+	keys := make([]string, 0, len(params))
+	for k := range params {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	defaults := raw.DefaultParams()
 	for _, k := range keys {
-		bv, ok := base.Params[k]
+		bv, ok := base[k]
 		if !ok {
 			bv, ok = defaults[k]
 		}
-		flag("--param", !ok || bv != p.Params[k], k+"="+p.Params[k])
+		a.flag("--param", !ok || bv != params[k], k+"="+params[k])
 	}
-	var fs, bfs []string
-	for _, f := range p.Faults {
-		fs = append(fs, f.String())
-	}
-	for _, f := range base.Faults {
-		bfs = append(bfs, f.String())
-	}
-	flag("--faults", !slices.Equal(fs, bfs), strings.Join(fs, ","))
-	flag("--duration", p.Duration != base.Duration, p.Duration.String())
-	flag("--channels", p.Raw() != base.Raw(), p.Channels.String())
-	if p.Driver == DriverSim {
-		flag("--delay", p.Sim.Delay != base.Sim.Delay, p.Sim.Delay.String())
-		boolFlag("reorder", p.Sim.Reorder, base.Sim.Reorder)
-		flag("--limit", p.Sim.Limit != base.Sim.Limit, p.Sim.Limit.String())
-	} else {
-		flag("--port", p.UDP.BasePort != base.UDP.BasePort, strconv.Itoa(p.UDP.BasePort))
-		flag("--stall", p.UDP.Stall != base.UDP.Stall, p.UDP.Stall.String())
-	}
-	// Linger and slot have no flag: they must be what the rest of the plan
-	// makes them by default.
-	var unsaid []string
+}
+
+// unsaid names what of p (raw: as given; p and base: with their defaults)
+// no flag can say: linger and slot unless they are what the rest of the
+// plan makes them, per-process workloads, a schedule.
+func unsaid(raw, p, base Plan) []string {
+	var out []string
 	d := raw
 	d.Sim.Linger, d.UDP.Linger, d.Workload.Slot = 0, 0, 0
 	if d = d.WithDefaults(); d.Sim.Linger != p.Sim.Linger || d.UDP.Linger != p.UDP.Linger {
-		unsaid = append(unsaid, "linger")
+		out = append(out, "linger")
 	}
-	if d.Workload.Slot != w.Slot {
-		unsaid = append(unsaid, "slot")
+	if d.Workload.Slot != p.Workload.Slot {
+		out = append(out, "slot")
 	}
-	if !reflect.DeepEqual(w.Procs, bw.Procs) {
-		unsaid = append(unsaid, "per-process workloads (a scenario file's procs)")
+	if !reflect.DeepEqual(p.Workload.Procs, base.Workload.Procs) {
+		out = append(out, "per-process workloads (a scenario file's procs)")
 	}
 	if !slices.Equal(p.Schedule, base.Schedule) {
-		unsaid = append(unsaid, "schedule (a scenario file's schedule)")
+		out = append(out, "schedule (a scenario file's schedule)")
 	}
-	if len(unsaid) > 0 {
-		return args, fmt.Errorf("no flag says the plan's %s", strings.Join(unsaid, ", "))
-	}
-	return args, nil
+	return out
 }
 
 func (p Plan) driver() Driver {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -72,7 +73,6 @@ func Simulate(p Plan, rec Recorder, stop <-chan struct{}) (SimResult, error) {
 
 // SimulateWith is Simulate with hooks.
 func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
-	stop := h.Stop
 	if p.driver() != DriverSim {
 		return SimResult{}, fmt.Errorf("simulate a %s plan: the simulator carries out %s plans", p.Driver, DriverSim)
 	}
@@ -85,7 +85,31 @@ func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 	if len(p.Schedule) > 0 {
 		return simulateSchedule(p, rec)
 	}
-	p = p.WithDefaults()
+	s, err := newSim(p.WithDefaults(), rec, h)
+	if err != nil {
+		return SimResult{}, err
+	}
+	res, err := s.run(h)
+	if err != nil || s.err != nil {
+		return res, cmp.Or(err, s.err)
+	}
+	s.inj.Finish()
+	for _, nd := range s.nodes {
+		nd.Stop()
+	}
+	if s.err != nil {
+		return res, s.err
+	}
+	if res.Status == "" {
+		res.Status = s.endStatus()
+	}
+	res.Events, res.End, res.Notes = s.events, time.Duration(s.now), s.notes
+	return res, nil
+}
+
+// newSim builds the simulation of p (with its defaults): its network, its
+// nodes, its fault schedule and, for an election, its end.
+func newSim(p Plan, rec Recorder, h SimHooks) (*sim, error) {
 	s := &sim{plan: p, rec: rec, net: rand.New(rand.NewPCG(p.Seed, streamNet))}
 	s.lastArrival = make([]int64, p.N*p.N)
 	s.paused, s.held, s.inc = make([]bool, p.N), make([][]*simItem, p.N), make([]int, p.N)
@@ -107,7 +131,7 @@ func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 		env := &simEnv{s: s, id: i}
 		nd, err := NewNode(NodeSetup{ID: i, N: p.N, Spec: p.Spec, Params: p.Params, Seed: p.Seed, Workload: p.Workload}, env)
 		if err != nil {
-			return SimResult{}, err
+			return nil, err
 		}
 		nd.OnDone = s.progress
 		s.nodes = append(s.nodes, nd)
@@ -120,20 +144,25 @@ func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 	if p.Spec.Kind == algo.Election {
 		s.push(&simItem{at: int64(p.Duration), node: -1, stop: true})
 	}
+	return s, nil
+}
+
+// run starts the nodes and carries out what comes due, in time order,
+// until the queue is empty, the run's end comes, a limit cuts it short or
+// h.Stop interrupts it.
+func (s *sim) run(h SimHooks) (SimResult, error) {
+	p := s.plan
 	for _, nd := range s.nodes {
 		nd.Start()
 	}
 	res := SimResult{Complete: true}
 	for steps := 0; s.q.Len() > 0 && s.err == nil; steps++ {
-		if stop != nil && steps%256 == 0 {
+		if h.Stop != nil && steps%256 == 0 {
 			select {
-			case <-stop:
-				res.Complete = false
-				res.Status = "interrupted"
+			case <-h.Stop:
+				res.Complete, res.Status = false, "interrupted"
+				return res, nil
 			default:
-			}
-			if !res.Complete {
-				break
 			}
 		}
 		it := heap.Pop(&s.q).(*simItem)
@@ -149,13 +178,13 @@ func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 		if h.MaxEvents > 0 && s.events >= h.MaxEvents {
 			res.Complete = false
 			res.Status = fmt.Sprintf("cut short: the most events allowed (%d) reached", h.MaxEvents)
-			break
+			return res, nil
 		}
 		if it.at > int64(p.Sim.Limit) {
 			res.Complete = false
 			res.Status = fmt.Sprintf("cut short: simulated time limit %v reached", p.Sim.Limit)
 			s.now = int64(p.Sim.Limit)
-			break
+			return res, nil
 		}
 		s.now = it.at
 		if it.stop && s.netf != nil && s.stopping && s.quietAt() > s.now {
@@ -169,7 +198,7 @@ func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 			continue
 		}
 		if it.stop {
-			break
+			return res, nil
 		}
 		it.f()
 		for _, nd := range s.nodes {
@@ -178,31 +207,22 @@ func SimulateWith(p Plan, rec Recorder, h SimHooks) (SimResult, error) {
 			}
 		}
 	}
-	if s.err != nil {
-		return res, s.err
-	}
-	s.inj.Finish()
-	for _, nd := range s.nodes {
-		nd.Stop()
-	}
-	if s.err != nil {
-		return res, s.err
-	}
-	if res.Status == "" {
-		unfinished, down := 0, []string{}
-		for _, nd := range s.nodes {
-			switch {
-			case nd.Done():
-			case nd.Crashed():
-				down = append(down, fmt.Sprintf("P%d", nd.ID))
-			default:
-				unfinished++
-			}
-		}
-		res.Status = EndStatus(p.Spec.Kind, time.Duration(s.now), unfinished, len(s.nodes), down)
-	}
-	res.Events, res.End, res.Notes = s.events, time.Duration(s.now), s.notes
 	return res, nil
+}
+
+// endStatus is the status of a run that ended by itself.
+func (s *sim) endStatus() string {
+	unfinished, down := 0, []string{}
+	for _, nd := range s.nodes {
+		switch {
+		case nd.Done():
+		case nd.Crashed():
+			down = append(down, fmt.Sprintf("P%d", nd.ID))
+		default:
+			unfinished++
+		}
+	}
+	return EndStatus(s.plan.Spec.Kind, time.Duration(s.now), unfinished, len(s.nodes), down)
 }
 
 type sim struct {
@@ -280,7 +300,7 @@ func (s *sim) quietAt() int64 {
 	return min(at, s.doneAt+20*linger)
 }
 
-// The simulator's side of the faults (faultDriver): the injector decides
+// The simulator's side of the faults (FaultDriver): the injector decides
 // what happens when, these carry it out on the simulated processes.
 
 func (s *sim) Elapsed() time.Duration { return time.Duration(s.now) }

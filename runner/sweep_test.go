@@ -111,8 +111,13 @@ func mustChecks(t *testing.T, properties []string) []*analyze.Check {
 // check does.
 func evaluateSpec(t *testing.T, spec *algo.Spec, n int, evs []trace.Event, extra ...string) ([]analyze.Result, error) {
 	t.Helper()
-	checks := mustChecks(t, append(extra, spec.Properties...))
-	return analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: evs}, checks, analyze.WithValidity(spec.Validity))
+	claims := runner.Claims(spec)
+	claims.Properties = append(extra, spec.Properties...)
+	checks, opts, err := analyze.Applicable(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: evs}, checks, opts...)
 }
 
 // repro is the command line that reproduces p.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,18 +36,7 @@ func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench [ALGO...]",
 		Short: "Critical sections per second of dmx run against a ring of processes passing a token (for developers)",
-		Long: `bench measures what recording costs a real run. Each round measures the
-floor, a token passed round a ring of N OS processes over loopback UDP
-(nothing recorded), then runs each algorithm as dmx run does (N processes,
-contention high, no think or hold time, recorded into a trace in a
-temporary directory through a spool, as dmx run records) and gives its
-critical sections per second as a
-share of what the floor's hop allows: 1/(2 hops) for central, 1/(1 hop)
-for ricart-agrawala and token-ring. Rounds pair the two measures, so that
-the ratio holds on a busy machine; the last line gives their medians.
-Each run's line ends with the runner's CPU per event during the run (the
-trace's low-priority converter included) and what the trace took to
-settle once the nodes had stopped: its CPU per event and its wall time.`,
+		Long:  benchLong(),
 		Example: `  dmx bench                         # central and ricart-agrawala, 5 rounds
   dmx bench central --rounds 9`,
 		Hidden: true,
@@ -108,21 +98,10 @@ settle once the nodes had stopped: its CPU per event and its wall time.`,
 					bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
 					ratio := s.PerSecond() / bound
 					ratios[a] = append(ratios[a], ratio)
-					fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, %.1f datagrams a CS (%d retransmitted), CPU per event: nodes %v (%v with their start-up), runner %v (+%v after the run, in %v)\n",
-						a, s.PerSecond(), 100*ratio, plural.Count(hopsPerSection[a], "hop"), s.Events,
-						float64(s.Datagrams)/float64(max(s.Sections, 1)), s.Retransmits,
-						perEvent(s.NodeRunCPU, s.Events), perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events),
-						perEvent(s.AfterCPU, s.Events), s.After.Round(time.Millisecond))
+					printSections(out, a, s, ratio)
 				}
 			}
-			sort.Slice(hops, func(i, j int) bool { return hops[i] < hops[j] })
-			fmt.Fprintf(out, "median of %d rounds: ring hop %v", rounds, hops[len(hops)/2].Round(100*time.Nanosecond))
-			for _, a := range args {
-				x := ratios[a]
-				sort.Float64s(x)
-				fmt.Fprintf(out, "; %s %.1f%%", a, 100*x[len(x)/2])
-			}
-			fmt.Fprintln(out)
+			printMedians(out, hops, args, ratios)
 			return nil
 		},
 	}
@@ -146,6 +125,44 @@ settle once the nodes had stopped: its CPU per event and its wall time.`,
 		},
 	})
 	return cmd
+}
+
+// benchLong is the long help of dmx bench: what it does, in full.
+func benchLong() string {
+	return `bench measures what recording costs a real run. Each round measures the
+floor, a token passed round a ring of N OS processes over loopback UDP
+(nothing recorded), then runs each algorithm as dmx run does (N processes,
+contention high, no think or hold time, recorded into a trace in a
+temporary directory through a spool, as dmx run records) and gives its
+critical sections per second as a
+share of what the floor's hop allows: 1/(2 hops) for central, 1/(1 hop)
+for ricart-agrawala and token-ring. Rounds pair the two measures, so that
+the ratio holds on a busy machine; the last line gives their medians.
+Each run's line ends with the runner's CPU per event during the run (the
+trace's low-priority converter included) and what the trace took to
+settle once the nodes had stopped: its CPU per event and its wall time.`
+}
+
+// printSections prints one algorithm's run of a round of dmx bench.
+func printSections(out io.Writer, a string, s bench.Sections, ratio float64) {
+	fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, %.1f datagrams a CS (%d retransmitted), CPU per event: nodes %v (%v with their start-up), runner %v (+%v after the run, in %v)\n",
+		a, s.PerSecond(), 100*ratio, plural.Count(hopsPerSection[a], "hop"), s.Events,
+		float64(s.Datagrams)/float64(max(s.Sections, 1)), s.Retransmits,
+		perEvent(s.NodeRunCPU, s.Events), perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events),
+		perEvent(s.AfterCPU, s.Events), s.After.Round(time.Millisecond))
+}
+
+// printMedians prints the medians of dmx bench's rounds: the ring's hop,
+// and each algorithm's share of the floor it sets.
+func printMedians(out io.Writer, hops []time.Duration, args []string, ratios map[string][]float64) {
+	sort.Slice(hops, func(i, j int) bool { return hops[i] < hops[j] })
+	fmt.Fprintf(out, "median of %d rounds: ring hop %v", len(hops), hops[len(hops)/2].Round(100*time.Nanosecond))
+	for _, a := range args {
+		x := ratios[a]
+		sort.Float64s(x)
+		fmt.Fprintf(out, "; %s %.1f%%", a, 100*x[len(x)/2])
+	}
+	fmt.Fprintln(out)
 }
 
 // perEvent is d per event, rounded for print.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +16,6 @@ import (
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/exec"
-	"github.com/dmxlab/dmx/runner/sweep"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -31,32 +29,7 @@ func newCheckCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check TRACE...",
 		Short: "Check properties of recorded runs; the exit code is the verdict",
-		Long: `check rebuilds happens-before from each run's program order and
-send/receive pairs (recorded clocks are verified, not trusted) and checks:
-
-` + checkList() + `
-By default each run gets the checks its algorithm claims (dmx list shows
-them) plus clocks; a trace of another program gets every check but those
-only some algorithms promise (` + strings.Join(promised(), ", ") + `).
-Verdicts: ok, violated (a finding names the events), unknown (e.g. the run
-was cut short, so a pending request may still have been granted), skipped
-(the trace lacks what the check needs, such as wall times: that does not
-change the verdict, unless --require names the check).
-Each trace is first checked for damage anywhere in its file, indexes
-included (--no-integrity-check skips that: about 0.6s per million events);
-a damaged trace is bad input.
-Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.
-
---conform ALGO compares, in place of the checks, a program of your own
-(dmx run/sim --exec) with dmx's machine of ALGO, input by input: each
-process's recorded inputs (start, deliveries, timers, requests, releases,
-crashes and recoveries, with the clocks recorded) are fed to the machine,
-and the first input after which the program's messages (receiver, type and
-the fields stamp, id, term and vals of its bodies), critical sections
-entered or leaders decided differ from the machine's is reported, with
-the course notes' rule that decides it ([RH1], [RA2], ...). dmx list ALGO
-gives the vocabulary to speak; docs/protocol.md says how close a program
-must be. Exit code: 0 it conforms, 1 it differs.`,
+		Long:  checkLong(),
 		Example: `  dmx check run.db
   dmx check --format json run.db other.db
   dmx check --checks mutex-causal,liveness --run 2 run.db
@@ -149,6 +122,36 @@ must be. Exit code: 0 it conforms, 1 it differs.`,
 	return cmd
 }
 
+// checkLong is the long help of dmx check: what it does, in full.
+func checkLong() string {
+	return `check rebuilds happens-before from each run's program order and
+send/receive pairs (recorded clocks are verified, not trusted) and checks:
+
+` + checkList() + `
+By default each run gets the checks its algorithm claims (dmx list shows
+them) plus clocks; a trace of another program gets every check but those
+only some algorithms promise (` + strings.Join(promised(), ", ") + `).
+Verdicts: ok, violated (a finding names the events), unknown (e.g. the run
+was cut short, so a pending request may still have been granted), skipped
+(the trace lacks what the check needs, such as wall times: that does not
+change the verdict, unless --require names the check).
+Each trace is first checked for damage anywhere in its file, indexes
+included (--no-integrity-check skips that: about 0.6s per million events);
+a damaged trace is bad input.
+Exit code: 0 all ok, 1 some property violated, 3 inconclusive, 2 bad input.
+
+--conform ALGO compares, in place of the checks, a program of your own
+(dmx run/sim --exec) with dmx's machine of ALGO, input by input: each
+process's recorded inputs (start, deliveries, timers, requests, releases,
+crashes and recoveries, with the clocks recorded) are fed to the machine,
+and the first input after which the program's messages (receiver, type and
+the fields stamp, id, term and vals of its bodies), critical sections
+entered or leaders decided differ from the machine's is reported, with
+the course notes' rule that decides it ([RH1], [RA2], ...). dmx list ALGO
+gives the vocabulary to speak; docs/protocol.md says how close a program
+must be. Exit code: 0 it conforms, 1 it differs.`
+}
+
 // tallyRuns returns the runs of the trace st at path with their reports,
 // for a tally: their events counted, each with the command line that
 // records it again (none for an import).
@@ -172,8 +175,8 @@ func tallyRuns(st *trace.Store, path string, runs []trace.Run, reps []render.Rep
 	out := make([]tally.Run, len(runs))
 	for i, run := range runs {
 		rerun := ""
-		if p, err := runner.PlanFromRun(run, registry.Lookup); err == nil {
-			rerun = sweep.Rerun(p)
+		if p, err := runner.PlanFromRun(run, lookupFor(run)); err == nil && run.Mode != "import" {
+			rerun = rerunLine(p)
 		}
 		out[i] = tally.Run{Run: run, File: path, Events: counts[run.ID], Rerun: rerun, Results: reps[i].Results}
 	}
@@ -232,27 +235,13 @@ type checkOptions struct {
 // or an algorithm it does not know, every check that holds of any trace
 // (analyze.General). --checks replaces that choice; --require adds to it.
 func checksFor(run trace.Run, o checkOptions) ([]*analyze.Check, []analyze.Option, error) {
-	spec := registry.Lookup(run.Algorithm)
-	if run.Mode == "import" {
-		// A log's runs are another program's, unless they name the
-		// algorithm it runs (dmx import --algorithm, or a log that dmx
-		// export wrote): then they are held to what it promises.
-		spec = registry.Lookup(importedAlgorithm(run))
+	spec := registry.HeldTo(run)
+	checks, opts, err := analyze.Applicable(runner.Claims(spec))
+	if err != nil {
+		return nil, nil, err
 	}
-	var opts []analyze.Option
-	checks := o.only
-	switch {
-	case checks != nil:
-	case spec == nil:
-		checks = analyze.General()
-	default:
-		var err error
-		if checks, err = analyze.For(spec.Properties); err != nil {
-			return nil, nil, fmt.Errorf("%s's properties: %w", spec.Name, err)
-		}
-	}
-	if spec != nil && spec.Validity != "" {
-		opts = append(opts, analyze.WithValidity(spec.Validity))
+	if o.only != nil {
+		checks = o.only
 	}
 	if v := runParams(run)[exec.ParamValidity]; spec == nil && v != "" && exec.IsProgram(runParams(run)) {
 		// A program of the user's own promises the rule its run says
@@ -269,18 +258,6 @@ func checksFor(run trace.Run, o checkOptions) ([]*analyze.Check, []analyze.Optio
 		opts = append(opts, analyze.WithMaxOvertakes(o.overtake))
 	}
 	return checks, opts, nil
-}
-
-// importedAlgorithm returns the algorithm an imported run's params name
-// ({"algorithm": NAME}), "" if none.
-func importedAlgorithm(run trace.Run) string {
-	var p struct {
-		Algorithm string `json:"algorithm"`
-	}
-	if json.Unmarshal(run.Params, &p) != nil {
-		return ""
-	}
-	return p.Algorithm
 }
 
 // checkRuns runs the checks o asks for over runs of the open trace st.

@@ -34,37 +34,7 @@ func newExploreCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explore ALGO [flags]",
 		Short: "Search schedules for a violation, shrink it, write it as a trace and a scenario",
-		Long: `explore searches the schedules of a small run of ALGO: which message arrives
-next, when a timer fires, when a process asks for or leaves the critical
-section, and, with --faults, where processes crash or restart and which
-messages are lost (the channels are then raw: a reliable channel would
-send a lost message again, which is only a delay). The machines
-are the algorithm's own, in the node runtime; time is left out (any step
-that can happen may come next; channels deliver in order unless --reorder).
-
-By default the search is exhaustive: depth first, with state hashing (a
-state met again is not explored again) and sleep sets, a partial-order
-reduction that is sound here (steps at different processes commute, and
-every reachable state is still visited). It says how many states it
-visited and whether it exhausted them. --walks N makes N seeded random
-walks instead, for runs too large to exhaust.
-
-Mutual exclusion, total order and final states where a process waits for
-ever are watched on every state; a suspected violation is confirmed by the
-checks the algorithm claims (--checks to choose), on the trace its schedule
-records. The first one found is shrunk (fewer processes, entries, steps and
-faults), then a breadth-first search looks for a shorter schedule of the
-shrunk run. It is written as a trace (-o; dmx check, render and replay take
-it) and a scenario with its schedule (dmx sim --scenario records it again).
-
-Exit code: 1 a violation was found; 0 none, and the space was exhausted;
-3 none found, but the search did not visit every state.
-
---exec CMD searches a program of your own (docs/protocol.md) in place of
-ALGO: its state is the program's, which dmx can neither copy nor hash, so
-the search is random walks only (--walks, 100 by default), each from a
-fresh start of the programs; a violation is shrunk as for dmx's own
-algorithms, and checked with every check that holds of any trace.`,
+		Long:  exploreLong(),
 		Example: `  dmx explore maekawa -n 3 --entries 1            # basic Maekawa deadlocks
   dmx explore lamport --reorder                    # Lamport's algorithm needs FIFO channels
   dmx explore majority -n 2 --param forget=true --param coordinators=1 --faults crash,restart
@@ -161,6 +131,41 @@ algorithms, and checked with every check that holds of any trace.`,
 	fs.StringVar(&program.exec, "exec", "", "search a program of your own (docs/protocol.md) in place of ALGO: CMD through /bin/sh -c once per node; random walks only")
 	fs.StringVar(&program.name, "name", "", "--exec: the program's name (default: the command's first word)")
 	return cmd
+}
+
+// exploreLong is the long help of dmx explore: what it does, in full.
+func exploreLong() string {
+	return `explore searches the schedules of a small run of ALGO: which message arrives
+next, when a timer fires, when a process asks for or leaves the critical
+section, and, with --faults, where processes crash or restart and which
+messages are lost (the channels are then raw: a reliable channel would
+send a lost message again, which is only a delay). The machines
+are the algorithm's own, in the node runtime; time is left out (any step
+that can happen may come next; channels deliver in order unless --reorder).
+
+By default the search is exhaustive: depth first, with state hashing (a
+state met again is not explored again) and sleep sets, a partial-order
+reduction that is sound here (steps at different processes commute, and
+every reachable state is still visited). It says how many states it
+visited and whether it exhausted them. --walks N makes N seeded random
+walks instead, for runs too large to exhaust.
+
+Mutual exclusion, total order and final states where a process waits for
+ever are watched on every state; a suspected violation is confirmed by the
+checks the algorithm claims (--checks to choose), on the trace its schedule
+records. The first one found is shrunk (fewer processes, entries, steps and
+faults), then a breadth-first search looks for a shorter schedule of the
+shrunk run. It is written as a trace (-o; dmx check, render and replay take
+it) and a scenario with its schedule (dmx sim --scenario records it again).
+
+Exit code: 1 a violation was found; 0 none, and the space was exhausted;
+3 none found, but the search did not visit every state.
+
+--exec CMD searches a program of your own (docs/protocol.md) in place of
+ALGO: its state is the program's, which dmx can neither copy nor hash, so
+the search is random walks only (--walks, 100 by default), each from a
+fresh start of the programs; a violation is shrunk as for dmx's own
+algorithms, and checked with every check that holds of any trace.`
 }
 
 // generalChecks names the checks that hold of any trace (analyze.General):

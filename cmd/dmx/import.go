@@ -20,83 +20,7 @@ func newImportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import FORMAT FILE... -o TRACE",
 		Short: "Turn logs of other programs (GoVector, ShiViz) into a trace dmx checks",
-		Long: `import reads the logs of a program dmx did not run and adds one run per
-execution of the log to TRACE (created if missing), so that check, stats
-and sql work on them. Formats:
-
-` + importerList() + `
-Hosts become processes (numbered in the order they first appear, their
-names kept in the procs table) and vector clocks are kept. Messages are
-rebuilt from the clocks: an event whose clock shows host X at t, more than
-the event before it did, merged X's event t; of those it merged, the ones
-another merged event already knew came along with it, and each other one is
-a message to it. So a receive is matched with the send whose clock it
-merged (the last of several sends of the same host: each send's clock holds
-the ones before), one send merged by several hosts is a message to each, and
-an event that merged several clocks at once receives several messages.
-Lamport clocks are derived from happens-before.
-
-ShiViz's validity rules are checked, each problem named by file and line: a
-host's own clock entry starts at 1 and rises by exactly 1 (events are
-ordered by it), no entry goes back, clocks name only hosts of the log and
-events they logged, an event's clock dominates the clock of every event it
-merged. Any problem fails the import (exit 2); --lenient imports what can
-be read and counts what it skipped and why.
-
-Events are internal, send or receive by their clocks, unless a rule maps
-their text to a kind. A rule is KIND=REGEX (Go syntax, (?<name>...) for a
-named group), the first that matches wins, and named groups give what the
-kind needs: resource (cs_request, cs_enter, cs_exit, wait; default "cs"),
-leader (a host name) and term (leader, election_start), waiting_for (hosts,
-for wait), type and msg (send and receive: a message id pairs a send with its
-receive when the clocks cannot, e.g. a send nobody received).
-Kinds: ` + strings.Join(foreign.RuleKinds(), ", ") + `.
-
-A lock log:
-
-  --rule 'cs_request=^want lock (?<resource>\w+)'
-  --rule 'cs_enter=^got lock (?<resource>\w+)'
-  --rule 'cs_exit=^released lock (?<resource>\w+)'
-
-an election log:
-
-  --rule 'election_start=^starting election (?<term>\d+)'
-  --rule 'leader=^(?<leader>\S+) is the leader of term (?<term>\d+)'
-
-or the same rules one a line in a file given with --rules (# comments).
-A Raft-like log: step_down (a leader event naming no leader: the process
-stops leading) and the term a message carries (the term group of a send or
-receive rule), with step_down=<higher-term> to say that a leader steps down
-on receiving a message of a higher term, as Raft's do, whether or not the
-log says so:
-
-  --rule 'leader=^became leader of term (?<term>\d+)(?<leader>)'
-  --rule 'step_down=^stepping down in term (?<term>\d+)'
-  --rule 'receive=^got (?<type>\w+) term=(?<term>\d+)'
-  --rule 'step_down=<higher-term>'
-
---dmx applies the rules that read back what dmx export writes; a log that
-is plainly dmx's (every host's first event is its start line) gets them
-without it, and its runs are checked as the algorithm it names (the same
-checks and validity rule as the run it was exported from). --algorithm
-names the algorithm of another program's log.
-
-Wall times: GoVector's clock lines may start with one (ns). A ShiViz
-regex's group named timestamp, date or time (or --time-field NAME) gives
-each event its wall time, read with --time-format (a Go layout such as
-"01/02/2006 15:04:05.000", or unix, unix-ms, unix-us, unix-ns) or a layout
-inferred from the values (the import says which; a time without a zone is
-UTC). A log without wall times is checked causally: what only wall time
-can order (a crash against another's entry) is unknown.
-
---cut says the log is an excerpt of a longer one: its runs are incomplete,
-so no check says ok of them, and a request or an election still open at
-its end is unknown rather than violated.
-
-A ShiViz regex is JavaScript's, read by Go's regexp: named groups, classes
-and escapes carry over; lookaround and back-references are refused with
-the reason. A finding of dmx check on an imported trace names the log's
-own lines.`,
+		Long:  importLong(),
 		Example: `  dmx import govector p1-Log.txt p2-Log.txt -o run.db
   dmx import shiviz chord.log --regex '(?<host>\S*) (?<clock>{.*})\n(?<event>.*)' -o chord.db
   dmx import shiviz shiviz.log --rules lock.rules -o lock.db && dmx check lock.db
@@ -188,6 +112,87 @@ own lines.`,
 	cmd.Flags().StringVar(&algorithm, "algorithm", "", "the algorithm the logged program runs, as dmx list names it: its runs are checked as that algorithm's")
 	cmd.Flags().BoolVar(&lenient, "lenient", false, "import what can be read, skip what breaks the rules and count it")
 	return cmd
+}
+
+// importLong is the long help of dmx import: what it does, in full.
+func importLong() string {
+	return `import reads the logs of a program dmx did not run and adds one run per
+execution of the log to TRACE (created if missing), so that check, stats
+and sql work on them. Formats:
+
+` + importerList() + `
+Hosts become processes (numbered in the order they first appear, their
+names kept in the procs table) and vector clocks are kept. Messages are
+rebuilt from the clocks: an event whose clock shows host X at t, more than
+the event before it did, merged X's event t; of those it merged, the ones
+another merged event already knew came along with it, and each other one is
+a message to it. So a receive is matched with the send whose clock it
+merged (the last of several sends of the same host: each send's clock holds
+the ones before), one send merged by several hosts is a message to each, and
+an event that merged several clocks at once receives several messages.
+Lamport clocks are derived from happens-before.
+
+ShiViz's validity rules are checked, each problem named by file and line: a
+host's own clock entry starts at 1 and rises by exactly 1 (events are
+ordered by it), no entry goes back, clocks name only hosts of the log and
+events they logged, an event's clock dominates the clock of every event it
+merged. Any problem fails the import (exit 2); --lenient imports what can
+be read and counts what it skipped and why.
+
+Events are internal, send or receive by their clocks, unless a rule maps
+their text to a kind. A rule is KIND=REGEX (Go syntax, (?<name>...) for a
+named group), the first that matches wins, and named groups give what the
+kind needs: resource (cs_request, cs_enter, cs_exit, wait; default "cs"),
+leader (a host name) and term (leader, election_start), waiting_for (hosts,
+for wait), type and msg (send and receive: a message id pairs a send with its
+receive when the clocks cannot, e.g. a send nobody received).
+Kinds: ` + strings.Join(foreign.RuleKinds(), ", ") + `.
+
+A lock log:
+
+  --rule 'cs_request=^want lock (?<resource>\w+)'
+  --rule 'cs_enter=^got lock (?<resource>\w+)'
+  --rule 'cs_exit=^released lock (?<resource>\w+)'
+
+an election log:
+
+  --rule 'election_start=^starting election (?<term>\d+)'
+  --rule 'leader=^(?<leader>\S+) is the leader of term (?<term>\d+)'
+
+or the same rules one a line in a file given with --rules (# comments).
+A Raft-like log: step_down (a leader event naming no leader: the process
+stops leading) and the term a message carries (the term group of a send or
+receive rule), with step_down=<higher-term> to say that a leader steps down
+on receiving a message of a higher term, as Raft's do, whether or not the
+log says so:
+
+  --rule 'leader=^became leader of term (?<term>\d+)(?<leader>)'
+  --rule 'step_down=^stepping down in term (?<term>\d+)'
+  --rule 'receive=^got (?<type>\w+) term=(?<term>\d+)'
+  --rule 'step_down=<higher-term>'
+
+--dmx applies the rules that read back what dmx export writes; a log that
+is plainly dmx's (every host's first event is its start line) gets them
+without it, and its runs are checked as the algorithm it names (the same
+checks and validity rule as the run it was exported from). --algorithm
+names the algorithm of another program's log.
+
+Wall times: GoVector's clock lines may start with one (ns). A ShiViz
+regex's group named timestamp, date or time (or --time-field NAME) gives
+each event its wall time, read with --time-format (a Go layout such as
+"01/02/2006 15:04:05.000", or unix, unix-ms, unix-us, unix-ns) or a layout
+inferred from the values (the import says which; a time without a zone is
+UTC). A log without wall times is checked causally: what only wall time
+can order (a crash against another's entry) is unknown.
+
+--cut says the log is an excerpt of a longer one: its runs are incomplete,
+so no check says ok of them, and a request or an election still open at
+its end is unknown rather than violated.
+
+A ShiViz regex is JavaScript's, read by Go's regexp: named groups, classes
+and escapes carry over; lookaround and back-references are refused with
+the reason. A finding of dmx check on an imported trace names the log's
+own lines.`
 }
 
 // counted formats n things: "1 event", "2 events", "3 processes".

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dmxlab/dmx/render/viewer"
+	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -29,7 +30,7 @@ func TestOnePalette(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	srv, err := viewer.New([]*trace.Store{st}, viewer.Options{Roles: roles, MsgTypes: msgTypes})
+	srv, err := viewer.New([]*trace.Store{st}, viewer.Options{Roles: registry.Roles, MsgTypes: msgTypes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/render"
 	"github.com/dmxlab/dmx/render/spacetime"
-	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/plural"
@@ -72,110 +72,7 @@ heartbeats are left out (--heartbeats draws them). A window of more than
   dmx render run.db -o pause.png --from 480ms --to 1.2s
   dmx render run.db -o window.md --around P2#40 --radius 10`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.out == "" {
-				return &exitError{exitUsage, errors.New("no output file: give -o FILE (.svg, .png, .dot or .md)")}
-			}
-			format := f.format
-			if format == "" {
-				var err error
-				if format, err = spacetime.FormatOf(f.out); err != nil {
-					return &exitError{exitUsage, err}
-				}
-			} else if err := checkFormat(format, spacetime.Formats...); err != nil {
-				return &exitError{exitUsage, err}
-			}
-			opts, err := f.options()
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			opts.Trace = args[0]
-			if err := checkOutput(file{"the picture (-o)", f.out}, file{"the input trace", args[0]}); err != nil {
-				return &exitError{exitUsage, err}
-			}
-			st, runs, err := f.open.runs(args[0], f.runID)
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			defer st.Close()
-			if len(runs) > 1 {
-				return &exitError{exitUsage, fmt.Errorf("%s holds %d runs; choose one with --run (1..%d)", args[0], len(runs), runs[len(runs)-1].ID)}
-			}
-			run := runs[0]
-			if !f.noFindings || opts.Finding > 0 {
-				results, err := evaluate(st, run, nil)
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				opts.Findings = findingsOf(results)
-			}
-			if format == "md" {
-				d, err := buildDiagram(st, run, opts)
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				if err := writeDiagram(f.out, format, d, opts); err != nil {
-					return &exitError{exitUsage, err}
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", f.out, describeDiagram(d))
-				return nil
-			}
-			// A window chosen by what matters is fitted to one page; one
-			// the user gave is drawn page by page (never all of a long
-			// one in memory at once).
-			var d *spacetime.Diagram
-			var fitted []*spacetime.Picture
-			if opts.Auto > 0 {
-				d, fitted, err = drawDiagram(st, run, opts)
-			} else {
-				d, err = buildDiagram(st, run, opts)
-			}
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			each := func(fn func(n, total int, p *spacetime.Picture) error) error {
-				if fitted == nil {
-					return spacetime.EachPage(d, !opts.NoCollapse, fn)
-				}
-				for i, p := range fitted {
-					if err := fn(i+1, len(fitted), p); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			err = each(func(n, total int, p *spacetime.Picture) error {
-				if f.page > total {
-					return fmt.Errorf("--page %d: the window is drawn on %s", f.page, plural.Count(total, "page"))
-				}
-				if !f.allPages && n != f.page {
-					return nil
-				}
-				path := f.out
-				if f.allPages && total > 1 {
-					path = pagePath(f.out, n)
-					if err := checkOutput(file{"the picture", path}, file{"the trace", args[0]}); err != nil {
-						return err
-					}
-				}
-				if err := writePicture(path, format, p); err != nil {
-					return err
-				}
-				line := describeDiagram(d)
-				if total > 1 {
-					line += fmt.Sprintf(", page %d of %d", n, total)
-					if !f.allPages {
-						line += " (--page N draws another, --pages all of them)"
-					}
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, line)
-				return nil
-			})
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			return nil
-		},
+		RunE: f.run,
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&f.out, "out", "o", "", "the picture to write: .svg, .png, .dot or .md")
@@ -196,6 +93,117 @@ heartbeats are left out (--heartbeats draws them). A window of more than
 	fs.BoolVar(&f.allPages, "pages", false, "draw every page of a long window, as FILE-p2.svg... after FILE")
 	f.open.register(cmd)
 	return cmd
+}
+
+// run draws the picture render's flags ask for of the trace args[0].
+func (f *renderFlags) run(cmd *cobra.Command, args []string) error {
+	if f.out == "" {
+		return &exitError{exitUsage, errors.New("no output file: give -o FILE (.svg, .png, .dot or .md)")}
+	}
+	format := f.format
+	if format == "" {
+		var err error
+		if format, err = spacetime.FormatOf(f.out); err != nil {
+			return &exitError{exitUsage, err}
+		}
+	} else if err := checkFormat(format, spacetime.Formats...); err != nil {
+		return &exitError{exitUsage, err}
+	}
+	opts, err := f.options()
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	opts.Trace = args[0]
+	if err := checkOutput(file{"the picture (-o)", f.out}, file{"the input trace", args[0]}); err != nil {
+		return &exitError{exitUsage, err}
+	}
+	st, runs, err := f.open.runs(args[0], f.runID)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	defer st.Close()
+	if len(runs) > 1 {
+		return &exitError{exitUsage, fmt.Errorf("%s holds %d runs; choose one with --run (1..%d)", args[0], len(runs), runs[len(runs)-1].ID)}
+	}
+	run := runs[0]
+	if !f.noFindings || opts.Finding > 0 {
+		results, err := evaluate(st, run, nil)
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		opts.Findings = findingsOf(results)
+	}
+	if format == "md" {
+		d, err := buildDiagram(st, run, opts)
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		if err := writeDiagram(f.out, format, d, opts); err != nil {
+			return &exitError{exitUsage, err}
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", f.out, describeDiagram(d))
+		return nil
+	}
+	return f.drawPages(cmd.OutOrStdout(), st, run, format, args[0], opts)
+}
+
+// drawPages draws the window opts chooses of run, fitted to one page if
+// it was chosen by what matters, else page by page (never all of a long
+// one in memory at once), and writes the pages the flags ask for.
+func (f *renderFlags) drawPages(stdout io.Writer, st *trace.Store, run trace.Run, format, tracePath string, opts spacetime.Options) error {
+	var d *spacetime.Diagram
+	var fitted []*spacetime.Picture
+	var err error
+	if opts.Auto > 0 {
+		d, fitted, err = drawDiagram(st, run, opts)
+	} else {
+		d, err = buildDiagram(st, run, opts)
+	}
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	each := func(fn func(n, total int, p *spacetime.Picture) error) error {
+		if fitted == nil {
+			return spacetime.EachPage(d, !opts.NoCollapse, fn)
+		}
+		for i, p := range fitted {
+			if err := fn(i+1, len(fitted), p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err = each(func(n, total int, p *spacetime.Picture) error {
+		if f.page > total {
+			return fmt.Errorf("--page %d: the window is drawn on %s", f.page, plural.Count(total, "page"))
+		}
+		if !f.allPages && n != f.page {
+			return nil
+		}
+		path := f.out
+		if f.allPages && total > 1 {
+			path = pagePath(f.out, n)
+			if err := checkOutput(file{"the picture", path}, file{"the trace", tracePath}); err != nil {
+				return err
+			}
+		}
+		if err := writePicture(path, format, p); err != nil {
+			return err
+		}
+		line := describeDiagram(d)
+		if total > 1 {
+			line += fmt.Sprintf(", page %d of %d", n, total)
+			if !f.allPages {
+				line += " (--page N draws another, --pages all of them)"
+			}
+		}
+		fmt.Fprintf(stdout, "%s: %s\n", path, line)
+		return nil
+	})
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	return nil
 }
 
 // options maps the flags to spacetime.Options.
@@ -322,33 +330,18 @@ func diagramOptions(st *trace.Store, run trace.Run, opts *spacetime.Options) err
 		return err
 	}
 	opts.Fates = fates
-	opts.Roles = roles(run)
+	opts.Roles = registry.Roles(run)
 	opts.MsgTypes = msgTypes(run)
 	return nil
-}
-
-// roles are the processes' roles at the start of run, as its algorithm
-// names them (none for a trace of another program).
-func roles(run trace.Run) map[int]string {
-	spec := registry.Lookup(run.Algorithm)
-	if spec == nil || spec.Roles == nil || run.Mode == "import" {
-		return nil
-	}
-	p, err := runner.PlanFromRun(run, registry.Lookup)
-	if err != nil {
-		return nil
-	}
-	return spec.Roles(p.N, p.Params)
 }
 
 // msgTypes are the message types run's algorithm declares, in order
 // (none for a trace of another program): they give the types their colours.
 func msgTypes(run trace.Run) []string {
-	spec := registry.Lookup(run.Algorithm)
-	if spec == nil || run.Mode == "import" {
-		return nil
+	if spec := registry.ForRun(run); spec != nil {
+		return spec.MsgTypes
 	}
-	return spec.MsgTypes
+	return nil
 }
 
 // pagePath is where --pages writes page n of a picture: FILE-pN.ext.

@@ -254,7 +254,7 @@ func measureRun(st *trace.Store, run trace.Run) (*stats.Stats, error) {
 	}
 	defer r.Close()
 	var costs []theory.Cost // none for a trace of another program
-	if spec := registry.Lookup(run.Algorithm); spec != nil {
+	if spec := registry.ForRun(run); spec != nil {
 		costs = spec.Costs
 	}
 	return stats.Compute(run, r, costs)

@@ -55,6 +55,12 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	fs.StringVar(&f.diagram, "diagram", "", "write the run's space-time diagram here (.svg, .png, .dot, .md; default: beside the trace, as .svg)")
 	fs.BoolVar(&f.noDiag, "no-diagram", false, "do not draw the run's diagram")
 	fs.BoolVarP(&f.yes, "yes", "y", false, "record a very large run (a trace of over 1 GB, estimated) without asking")
+	f.registerExec(cmd)
+}
+
+// registerExec registers --exec and --name (run, sim, sweep).
+func (f *runFlags) registerExec(cmd *cobra.Command) {
+	fs := cmd.Flags()
 	fs.StringVar(&f.exec, "exec", "", "run a program of your own, speaking the node protocol on stdin/stdout (docs/protocol.md), in place of ALGO: CMD through /bin/sh -c once per node")
 	fs.StringVar(&f.name, "name", "", "--exec: the program's name in the trace (default: the command's first word)")
 }
@@ -183,6 +189,11 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 	}
 	switch {
 	case f.exec != "" || len(args) == 0 && exec.IsProgram(p.Params):
+		if f.exec != "" {
+			// A scenario of one of dmx's algorithms run by a program of
+			// the user's own: the scenario's name is the algorithm's.
+			scenarioName = ""
+		}
 		if err := f.setupProgram(cmd, &p, args, scenarioName); err != nil {
 			return p, f.flagError(cmd, err)
 		}
@@ -317,46 +328,62 @@ finding of check protocol naming the node and the line.
   dmx run ricart-agrawala --faults 'loss:20%' --channels raw   # raw loss: requests never answered
   dmx run --exec 'python3 examples/programs/central.py' -n 4   # your own program, one per node (docs/protocol.md)
   dmx run --exec ./ricart --faults crash:1@300ms,recover:1@600ms   # SIGKILL, then a start with "restart":true`,
-		Args: cobra.MaximumNArgs(1),
-		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := f.setup(cmd, args)
-			if err == errHelp {
-				return cmd.Help()
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: algorithmNames,
+		RunE: f.runE(func(cmd *cobra.Command, p runner.Plan, r recording) (bool, string, []string, error) {
+			hooks := udp.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry}
+			if exec.IsProgram(p.Params) {
+				hooks.NodeArgs = exec.NodeArgs(p.Spec)
 			}
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
-				hooks := udp.LaunchHooks{Stderr: cmd.ErrOrStderr(), Hurry: r.hurry}
-				if exec.IsProgram(p.Params) {
-					hooks.NodeArgs = exec.NodeArgs(p.Spec)
-				}
-				res, err := udp.Launch(r.ctx, p, r.rec, hooks)
-				status := res.Status
-				if t := res.Transport; t.Total() > 0 {
-					status += fmt.Sprintf("; transport rejected %s (%d bad key, %d malformed, %d wrong peer)", plural.Count(t.Total(), "datagram"), t.BadMAC, t.Malformed, t.WrongPeer)
-				}
-				if t := res.Transport; t.Retransmits > 0 {
-					status += fmt.Sprintf("; %s retransmitted", plural.Count(t.Retransmits, "datagram"))
-					if t.Abandoned > 0 {
-						status += fmt.Sprintf(", %d abandoned to processes that were down", t.Abandoned)
-					}
-					if t.GivenUp > 0 {
-						status += fmt.Sprintf(", %d given up after the faults dropped every copy (recorded as drops)", t.GivenUp)
-					}
-				}
-				if t := res.Transport; t.FaultDrops > 0 {
-					status += fmt.Sprintf("; faults dropped %d datagrams", t.FaultDrops)
-				}
-				return res.Complete, status, res.Notes, err
-			})
-		},
+			res, err := udp.Launch(r.ctx, p, r.rec, hooks)
+			return res.Complete, res.Status + transportNote(res.Transport), res.Notes, err
+		}),
 	}
 	f.register(cmd, runner.DriverUDP)
 	return cmd
+}
+
+// runE is the RunE of dmx run and dmx sim: the plan their flags say, then
+// carry records it, checked and reported by recordAndCheck.
+func (f *runFlags) runE(carry func(cmd *cobra.Command, p runner.Plan, r recording) (bool, string, []string, error)) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		p, err := f.setup(cmd, args)
+		if err == errHelp {
+			return cmd.Help()
+		}
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) { return carry(cmd, p, r) })
+	}
+}
+
+// algorithmNames completes a command's ALGO argument.
+func algorithmNames(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return registry.Names(), cobra.ShellCompDirectiveNoFileComp
+}
+
+// transportNote is what a run's status adds of what the nodes' transports
+// counted: datagrams rejected, retransmitted, abandoned, given up, dropped
+// by faults ("" for none).
+func transportNote(t udp.Rejections) string {
+	var status string
+	if t.Total() > 0 {
+		status += fmt.Sprintf("; transport rejected %s (%d bad key, %d malformed, %d wrong peer)", plural.Count(t.Total(), "datagram"), t.BadMAC, t.Malformed, t.WrongPeer)
+	}
+	if t.Retransmits > 0 {
+		status += fmt.Sprintf("; %s retransmitted", plural.Count(t.Retransmits, "datagram"))
+		if t.Abandoned > 0 {
+			status += fmt.Sprintf(", %d abandoned to processes that were down", t.Abandoned)
+		}
+		if t.GivenUp > 0 {
+			status += fmt.Sprintf(", %d given up after the faults dropped every copy (recorded as drops)", t.GivenUp)
+		}
+	}
+	if t.FaultDrops > 0 {
+		status += fmt.Sprintf("; faults dropped %d datagrams", t.FaultDrops)
+	}
+	return status
 }
 
 func newSimCmd() *cobra.Command {
@@ -385,28 +412,17 @@ channels it is lost.`,
   dmx sim bully --faults partition:0+1:2+3+4@500ms-1s    # a partition: split brain
   dmx sim --scenario examples/majority-amnesia.json      # a restart without stable storage lets two in
   dmx sim --exec 'python3 examples/programs/central-buggy.py' --seed 1   # your own program: a grant given twice`,
-		Args: cobra.MaximumNArgs(1),
-		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := f.setup(cmd, args)
-			if err == errHelp {
-				return cmd.Help()
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: algorithmNames,
+		RunE: f.runE(func(cmd *cobra.Command, p runner.Plan, r recording) (bool, string, []string, error) {
+			limit := maxEventsFor(p.Estimate(), f.maxEvents)
+			res, err := runner.SimulateWith(p, r.rec, runner.SimHooks{Stop: r.ctx.Done(), MaxEvents: limit})
+			if res.Events >= limit && limit > 0 && !res.Complete && f.maxEvents == 0 {
+				res.Status = fmt.Sprintf("cut short: it grew to %s events where about %s were expected: a livelock? (--max-events N allows more, --limit bounds its simulated time)",
+					humanCount(res.Events), humanCount(p.Estimate().Events))
 			}
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			return recordAndCheck(cmd, f, p, func(r recording) (bool, string, []string, error) {
-				limit := maxEventsFor(p.Estimate(), f.maxEvents)
-				res, err := runner.SimulateWith(p, r.rec, runner.SimHooks{Stop: r.ctx.Done(), MaxEvents: limit})
-				if res.Events >= limit && limit > 0 && !res.Complete && f.maxEvents == 0 {
-					res.Status = fmt.Sprintf("cut short: it grew to %s events where about %s were expected: a livelock? (--max-events N allows more, --limit bounds its simulated time)",
-						humanCount(res.Events), humanCount(p.Estimate().Events))
-				}
-				return res.Complete, res.Status, res.Notes, err
-			})
-		},
+			return res.Complete, res.Status, res.Notes, err
+		}),
 	}
 	f.register(cmd, runner.DriverSim)
 	return cmd
@@ -458,7 +474,7 @@ type recording struct {
 // cannot kill dmx with the trace half-settled; the check then reads the
 // closed trace like any reader.
 func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(recording) (complete bool, status string, notes []string, err error)) error {
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	stderr := cmd.ErrOrStderr()
 	est := p.Estimate()
 	if err := sizeOK(cmd.InOrStdin(), stderr, cmd.Name()+" "+p.Spec.Name, p, est, f.yes); err != nil {
 		return &exitError{exitUsage, err}
@@ -474,47 +490,14 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	closeStore := func() error {
-		err := st.Close()
-		var side *trace.SideFilesError
-		if errors.As(err, &side) {
-			fmt.Fprintf(stderr, "dmx: note: %v\n", err)
-			return nil
-		}
-		return err
-	}
 	row := p.RunRow()
 	row.ToolVersion, row.Started = toolVersion(), time.Now().UnixNano()
 	runID, err := st.BeginRun(row)
 	if err != nil {
-		closeStore()
+		closeStore(st, stderr)
 		return &exitError{exitUsage, err}
 	}
-	what := plural.Count(p.Workload.Entries, "entry") + " each"
-	if p.Spec.Kind == algo.Election {
-		what = fmt.Sprintf("for %v", p.WithDefaults().Duration)
-	}
-	if len(p.Faults) > 0 {
-		var fs []string
-		for _, x := range p.Faults {
-			fs = append(fs, x.String())
-		}
-		what += ", faults " + strings.Join(fs, ",")
-	}
-	fmt.Fprintf(stderr, "dmx %s %s: %s, %s, seed %d\n", cmd.Name(), p.Spec.Name, plural.Count(p.N, "node"), what, p.Seed)
-	if d := realDefaults(p); d != "" {
-		fmt.Fprintf(stderr, "params: %s (the defaults of real processes; dmx sim keeps the algorithm's own)\n", d)
-	}
-	if args, err := p.Args(); err == nil {
-		args = programArgs(p, args)
-		for i, a := range args {
-			args[i] = shellQuote(a)
-		}
-		fmt.Fprintf(stderr, "rerun: dmx %s\n", strings.Join(args, " "))
-	}
-	if what := expect(p, est); what != "" {
-		fmt.Fprintf(stderr, "expect %s\n", what)
-	}
+	announce(stderr, cmd.Name(), p, est)
 
 	w := newSink(st, runID, p, stderr)
 	m := &meter{rec: recorderFunc(w.Add)}
@@ -534,12 +517,85 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	if it.interrupted() && complete {
 		complete, status = false, "interrupted"
 	}
+	status, failure, cause := endRecording(st, w, runID, complete, status, runErr, stderr)
+	if p.WithDefaults().Driver == runner.DriverSim {
+		// What a simulated run took to compute is not how long it lasted:
+		// say both, the second as dmx stats does.
+		took += " of real time, " + m.span().String() + " of " + render.Clock("sim")
+	}
+	shown := status
+	if failure != "" {
+		// The failure itself is the last line.
+		shown = "failed" + strings.TrimPrefix(status, "failed: "+cause)
+	}
+	fmt.Fprintf(stderr, "recorded run %d: %s in %s (%s)\n", runID, plural.Count(w.Count(), "event"), took, shown)
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "dmx: %s\n", n)
+	}
+	if failure != "" {
+		return &exitError{exitUsage, fmt.Errorf("%s: %s (what was recorded is in %s, run %d)", cmd.Name(), failure, f.out, runID)}
+	}
+	if it.hurried() {
+		return &exitError{exitInconclusive, fmt.Errorf("stopped at once (second interrupt): run %d of %s is marked interrupted; not checked", runID, f.out)}
+	}
+	return checkRecording(cmd, f, p, runID, w.Count(), it)
+}
+
+// closeStore closes a trace just written; what it leaves beside the trace
+// is a note, not a failure.
+func closeStore(st *trace.Store, stderr io.Writer) error {
+	err := st.Close()
+	var side *trace.SideFilesError
+	if errors.As(err, &side) {
+		fmt.Fprintf(stderr, "dmx: note: %v\n", err)
+		return nil
+	}
+	return err
+}
+
+// announce says on stderr what run is about to start: the algorithm, the
+// nodes, the workload or duration, the faults, the seed, the parameters
+// real processes start from, the command line that reruns it and what to
+// expect of its size.
+func announce(stderr io.Writer, name string, p runner.Plan, est runner.Size) {
+	what := plural.Count(p.Workload.Entries, "entry") + " each"
+	if p.Spec.Kind == algo.Election {
+		what = fmt.Sprintf("for %v", p.WithDefaults().Duration)
+	}
+	if len(p.Faults) > 0 {
+		var fs []string
+		for _, x := range p.Faults {
+			fs = append(fs, x.String())
+		}
+		what += ", faults " + strings.Join(fs, ",")
+	}
+	fmt.Fprintf(stderr, "dmx %s %s: %s, %s, seed %d\n", name, p.Spec.Name, plural.Count(p.N, "node"), what, p.Seed)
+	if d := realDefaults(p); d != "" {
+		fmt.Fprintf(stderr, "params: %s (the defaults of real processes; dmx sim keeps the algorithm's own)\n", d)
+	}
+	if args, err := p.Args(); err == nil {
+		args = programArgs(p, args)
+		for i, a := range args {
+			args[i] = shellQuote(a)
+		}
+		fmt.Fprintf(stderr, "rerun: dmx %s\n", strings.Join(args, " "))
+	}
+	if what := expect(p, est); what != "" {
+		fmt.Fprintf(stderr, "expect %s\n", what)
+	}
+}
+
+// endRecording settles the recording of run runID: the sink is closed,
+// the run ended with its status and the trace closed. It returns the
+// run's status, what failed ("" if nothing), said once (a full disk fails
+// the recorder, the spool and the writer alike, each saying "database or
+// disk is full"), and what of it failed the run itself, the cause its
+// status gives.
+func endRecording(st *trace.Store, w sink, runID int64, complete bool, status string, runErr error, stderr io.Writer) (runStatus, failure, cause string) {
 	werr := w.Close()
-	// What went wrong, said once: a full disk fails the recorder, the
-	// spool and the writer alike, each saying "database or disk is full".
-	failure := ""
 	if runErr != nil || werr != nil {
-		failure = oneLine(runErr, werr)
+		cause = oneLine(runErr, werr)
+		failure = cause
 		status = "failed: " + failure
 		complete = false
 	}
@@ -552,7 +608,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		}
 	}
 	endErr := st.EndRun(runID, time.Now().UnixNano(), complete, status)
-	closeErr := closeStore()
+	closeErr := closeStore(st, stderr)
 	if failure == "" && (endErr != nil || closeErr != nil) {
 		failure = oneLine(endErr, closeErr)
 	} else if failure != "" {
@@ -561,27 +617,14 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		// without its -wal, is said; what it repeats is not.
 		failure = oneLine(errors.New(failure), endErr, closeErr)
 	}
-	if p.WithDefaults().Driver == runner.DriverSim {
-		// What a simulated run took to compute is not how long it lasted:
-		// say both, the second as dmx stats does.
-		took += " of real time, " + m.span().String() + " of " + render.Clock("sim")
-	}
-	shown := status
-	if failure != "" {
-		// The failure itself is the last line.
-		shown = "failed" + strings.TrimPrefix(status, "failed: "+oneLine(runErr, werr))
-	}
-	fmt.Fprintf(stderr, "recorded run %d: %s in %s (%s)\n", runID, plural.Count(w.Count(), "event"), took, shown)
-	for _, n := range notes {
-		fmt.Fprintf(stderr, "dmx: %s\n", n)
-	}
-	if failure != "" {
-		return &exitError{exitUsage, fmt.Errorf("%s: %s (what was recorded is in %s, run %d)", cmd.Name(), failure, f.out, runID)}
-	}
-	if it.hurried() {
-		return &exitError{exitInconclusive, fmt.Errorf("stopped at once (second interrupt): run %d of %s is marked interrupted; not checked", runID, f.out)}
-	}
-	// From here on the trace is read like any reader reads it.
+	return status, failure, cause
+}
+
+// checkRecording reads run runID back from the trace as any reader does,
+// checks it (unless --no-check), prints the verdict, draws the diagram
+// and says where to look further.
+func checkRecording(cmd *cobra.Command, f *runFlags, p runner.Plan, runID, events int64, it *interrupts) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	rd, err := trace.OpenWith(f.out, trace.OpenOptions{NoIntegrityCheck: true}) // just written: no need
 	if err != nil {
 		return &exitError{exitUsage, err}
@@ -594,7 +637,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	if f.noCheck {
 		defer rd.Close()
 		fmt.Fprintf(stdout, "trace: %s\n", f.out)
-		if line := f.drawRun(rd, run, nil, w.Count()); line != "" {
+		if line := f.drawRun(rd, run, nil, events); line != "" {
 			fmt.Fprintln(stdout, line)
 		}
 		if !run.Complete {
@@ -625,27 +668,33 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	if !it.interrupted() {
 		// Drawing reads the trace again: after Ctrl-C, which asks dmx
 		// to stop, the verdict is enough.
-		diag = f.drawRun(rd, run, reports[0].Results, w.Count())
+		diag = f.drawRun(rd, run, reports[0].Results, events)
 	}
 	if diag != "" && f.format != "table" {
 		fmt.Fprintln(stderr, diag) // stdout holds the JSON report
 	}
 	if f.format == "table" {
-		q := fmt.Sprintf("SELECT proc, resource, wait_ns, hold_ns FROM cs_intervals WHERE run = %d", runID)
-		switch p.Spec.Kind {
-		case algo.Election:
-			q = fmt.Sprintf("SELECT proc, kind, leader, term, wall_ns FROM elections WHERE run = %d", runID)
-		case algo.Multicast:
-			q = fmt.Sprintf("SELECT proc, seq, detail FROM events WHERE run = %d AND kind = 'deliver'", runID)
-		}
-		p := shellQuote(f.out)
-		fmt.Fprintf(stdout, "\ntrace: %s (run %d)\n", f.out, runID)
-		if diag != "" {
-			fmt.Fprintln(stdout, diag)
-		}
-		fmt.Fprintf(stdout, "look further:\n  dmx check %s\n  dmx stats %s\n  dmx sql %s \"%s\"\n", p, p, p, q)
+		lookFurther(stdout, f.out, runID, p.Spec.Kind, diag)
 	}
 	return verdictExit(code)
+}
+
+// lookFurther prints, after a run's verdict, where its trace is, its
+// diagram, and the commands that look further into it.
+func lookFurther(stdout io.Writer, out string, runID int64, kind algo.Kind, diag string) {
+	q := fmt.Sprintf("SELECT proc, resource, wait_ns, hold_ns FROM cs_intervals WHERE run = %d", runID)
+	switch kind {
+	case algo.Election:
+		q = fmt.Sprintf("SELECT proc, kind, leader, term, wall_ns FROM elections WHERE run = %d", runID)
+	case algo.Multicast:
+		q = fmt.Sprintf("SELECT proc, seq, detail FROM events WHERE run = %d AND kind = 'deliver'", runID)
+	}
+	p := shellQuote(out)
+	fmt.Fprintf(stdout, "\ntrace: %s (run %d)\n", out, runID)
+	if diag != "" {
+		fmt.Fprintln(stdout, diag)
+	}
+	fmt.Fprintf(stdout, "look further:\n  dmx check %s\n  dmx stats %s\n  dmx sql %s \"%s\"\n", p, p, p, q)
 }
 
 // errHelp: the command line asked for help where a value was due (dmx

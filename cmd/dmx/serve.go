@@ -77,7 +77,7 @@ idle). Ctrl-C stops it.`,
 			defer states.Close()
 			srv, err := viewer.New(stores, viewer.Options{
 				Check:    func(st *trace.Store, run trace.Run) ([]analyze.Result, error) { return evaluate(st, run, nil) },
-				Roles:    roles,
+				Roles:    registry.Roles,
 				MsgTypes: msgTypes,
 				State:    states.after,
 				Log:      cmd.ErrOrStderr(),

@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/sha256"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,10 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dmxlab/dmx/runner/algo/algotest"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 )
 
-var updateSimSums = flag.Bool("update-simsums", false, "rewrite testdata/simsums.txt with the checksums of this build's simulated traces")
+var updateSimSums = algotest.UpdateFlag("rewrite the golden files (testdata/simsums.txt: the checksums of this build's simulated traces)")
 
 // simSumCases are simulated runs whose traces must not change unless a
 // change means them to: every algorithm with its defaults, with crashes,
@@ -56,7 +56,7 @@ func simSum(t *testing.T, path string) string {
 // TestSimTraceChecksums: the simulated traces of a fixed set of runs are
 // the same, row for row, as the checksums in testdata/simsums.txt. A
 // refactoring must leave them alone; a change that means to alter traces
-// says so and refreshes them with -update-simsums.
+// says so and refreshes them with -update.
 func TestSimTraceChecksums(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
@@ -78,7 +78,7 @@ func TestSimTraceChecksums(t *testing.T) {
 		fmt.Fprintf(&got, "%s %s\n", name, simSum(t, path))
 	}
 	golden := filepath.Join("testdata", "simsums.txt")
-	if *updateSimSums {
+	if updateSimSums() {
 		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestSimTraceChecksums(t *testing.T) {
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
-		t.Fatalf("%v (make it with go test ./cmd/dmx -run SimTraceChecksums -update-simsums)", err)
+		t.Fatalf("%v (make it with go test ./cmd/dmx -run SimTraceChecksums -update)", err)
 	}
 	if got.String() != string(want) {
 		wl := strings.Split(string(want), "\n")

@@ -84,7 +84,7 @@ func measure(open *openFlags, path string, runID int64) ([]*stats.Stats, error) 
 			return nil, fmt.Errorf("%s: run %d: %w", path, run.ID, err)
 		}
 		var costs []theory.Cost // none for a trace of another program
-		if spec := registry.Lookup(run.Algorithm); spec != nil {
+		if spec := registry.ForRun(run); spec != nil {
 			costs = spec.Costs
 		}
 		s, err := stats.Compute(run, r, costs)

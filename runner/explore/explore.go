@@ -222,7 +222,9 @@ func newSearch(opt Options) (*search, error) {
 	checks := opt.Checks
 	if checks == nil {
 		var err error
-		if checks, err = analyze.For(p.Spec.Properties); err != nil {
+		// Explore's algorithms decide no leaders: the validity rule does
+		// not come into it.
+		if checks, _, err = analyze.Applicable(runner.Claims(p.Spec)); err != nil {
 			return nil, err
 		}
 	}
@@ -395,60 +397,12 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 	lv.keys = keys
 	todo := lv.todo[:0]
 	defer func() { lv.todo = todo[:0] }()
-	first := true
-	left := int32(s.bound - depth)
-	if s.visited != nil {
-		fp := s.fingerprint(w, m)
-		old, ok := s.visited.get(fp)
-		if ok && old.left >= left {
-			first = false
-			stored := s.sleeps.get(old.sleep)
-			// Explored before with the sleep set stored: what slept
-			// then and is awake now is still to explore.
-			var awake []key
-			for _, k := range stored {
-				if !slices.Contains(sleep, k) {
-					awake = append(awake, k)
-				}
-			}
-			if len(awake) == 0 {
-				s.st.Revisits++
-				return
-			}
-			if err := s.visited.put(fp, seen{s.sleeps.id(intersect(stored, sleep)), old.left}); err != nil {
-				s.fail(err)
-				return
-			}
-			for i, k := range keys {
-				if slices.Contains(awake, k) {
-					todo = append(todo, all[i])
-				}
-			}
-		} else {
-			// New, or met before with fewer steps left in this pass:
-			// explored as if new.
-			if err := s.visited.put(fp, seen{s.sleeps.id(sleep), left}); err != nil {
-				s.fail(err)
-				return
-			}
-			if ok {
-				first = false
-				todo = s.awake(all, keys, sleep, todo)
-			}
-		}
+	todo, first, more := s.revisit(w, m, all, keys, sleep, depth, todo)
+	if !more {
+		return
 	}
 	if first {
-		s.st.States++
-		s.st.Visited++
-		if s.st.Visited >= s.nextShow && s.opt.Progress != nil {
-			s.nextShow += 100000
-			st := s.st
-			st.Elapsed = time.Since(s.start)
-			s.opt.Progress(st)
-		}
-		if s.opt.MaxStates > 0 && s.st.Visited >= s.opt.MaxStates || s.st.Visited%1024 == 0 && s.opt.over() {
-			s.exhausted = false
-			s.stop = true
+		if !s.count() {
 			return
 		}
 		if quiescent(all) {
@@ -468,6 +422,81 @@ func (s *search) dfs(w *runner.World, m *monitor, sleep []key, depth int) {
 		}
 		return
 	}
+	s.descend(w, m, todo, sleep, depth)
+}
+
+// revisit looks the state up in the visited table: a state met before
+// with as many steps left explores only the steps that slept then and are
+// awake now (appended to todo). first says that the state is new (or met
+// with fewer steps left: explored as if new); more false, that there is
+// nothing to explore from it (or the search failed).
+func (s *search) revisit(w *runner.World, m *monitor, all []runner.Step, keys, sleep []key, depth int, todo []runner.Step) (_ []runner.Step, first, more bool) {
+	if s.visited == nil {
+		return todo, true, true
+	}
+	left := int32(s.bound - depth)
+	fp := s.fingerprint(w, m)
+	old, ok := s.visited.get(fp)
+	if !ok || old.left < left {
+		// New, or met before with fewer steps left in this pass:
+		// explored as if new.
+		if err := s.visited.put(fp, seen{s.sleeps.id(sleep), left}); err != nil {
+			s.fail(err)
+			return todo, false, false
+		}
+		if ok {
+			return s.awake(all, keys, sleep, todo), false, true
+		}
+		return todo, true, true
+	}
+	stored := s.sleeps.get(old.sleep)
+	// Explored before with the sleep set stored: what slept then and is
+	// awake now is still to explore.
+	var awake []key
+	for _, k := range stored {
+		if !slices.Contains(sleep, k) {
+			awake = append(awake, k)
+		}
+	}
+	if len(awake) == 0 {
+		s.st.Revisits++
+		return todo, false, false
+	}
+	if err := s.visited.put(fp, seen{s.sleeps.id(intersect(stored, sleep)), old.left}); err != nil {
+		s.fail(err)
+		return todo, false, false
+	}
+	for i, k := range keys {
+		if slices.Contains(awake, k) {
+			todo = append(todo, all[i])
+		}
+	}
+	return todo, false, true
+}
+
+// count counts a new state, shows progress, and reports false if a limit
+// (states, time) stops the search.
+func (s *search) count() bool {
+	s.st.States++
+	s.st.Visited++
+	if s.st.Visited >= s.nextShow && s.opt.Progress != nil {
+		s.nextShow += 100000
+		st := s.st
+		st.Elapsed = time.Since(s.start)
+		s.opt.Progress(st)
+	}
+	if s.opt.MaxStates > 0 && s.st.Visited >= s.opt.MaxStates || s.st.Visited%1024 == 0 && s.opt.over() {
+		s.exhausted = false
+		s.stop = true
+		return false
+	}
+	return true
+}
+
+// descend takes each step of todo from w in turn and searches on from
+// where it leads, the steps taken before it asleep where they are
+// independent of it (sleep sets).
+func (s *search) descend(w *runner.World, m *monitor, todo []runner.Step, sleep []key, depth int) {
 	for i, st := range todo {
 		k := keyOf(st)
 		var childSleep []key

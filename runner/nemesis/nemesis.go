@@ -163,8 +163,8 @@ func parseItem(s string) (Item, error) {
 			if k.Rate == 0 {
 				return it, refuse("probability (rate=)")
 			}
-			if it.Rate, err = parseRate(v); err != nil {
-				return it, err
+			if it.Rate, err = runner.ParseRate(v); err != nil {
+				return it, fmt.Errorf("rate=%s: %w", v, err)
 			}
 		case "by":
 			if !k.By {
@@ -205,21 +205,6 @@ func checkWho(v string, k *Kind) error {
 		return fmt.Errorf("who=%s: want any, a process (2 or P2) or a part (leader, coordinator, token, cs)", v)
 	}
 	return nil
-}
-
-func parseRate(s string) (float64, error) {
-	var r float64
-	var err error
-	if pct, ok := strings.CutSuffix(s, "%"); ok {
-		r, err = strconv.ParseFloat(pct, 64)
-		r /= 100
-	} else {
-		r, err = strconv.ParseFloat(s, 64)
-	}
-	if err != nil || !(r > 0 && r <= 1) {
-		return 0, fmt.Errorf("rate=%s: want a probability above 0 and at most 1, such as 20%% or 0.2", s)
-	}
-	return r, nil
 }
 
 // String prints the spec as Parse reads it, options in a fixed order and

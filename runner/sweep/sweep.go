@@ -95,6 +95,9 @@ type Options struct {
 	// wrote, with the runs written and violated so far.
 	Progress    func(written, violated int)
 	ToolVersion string
+	// Rerun, if not nil, says the command line that records a seed's run
+	// again (default: Rerun).
+	Rerun func(runner.Plan) string
 }
 
 // Result is what a sweep did.
@@ -151,12 +154,55 @@ func Run(st *trace.Store, file string, o Options) (Result, error) {
 	}
 	total := o.Seeds.Len()
 	workers = int(min(uint64(workers), total))
+	ps := o.start(total, workers)
+	var res Result
+	restore, err := st.DeferTimeIndexes()
+	var rw *trace.RunWriter
+	if err == nil {
+		rw, err = st.NewRunWriter()
+	}
+	if err != nil {
+		ps.stopAll()
+		for range ps.results {
+		}
+		return res, errors.Join(err, restore())
+	}
+	defer rw.Close()
+	next, firstErr := o.collect(ps, rw, file, &res)
+	for i := next; i < total; i++ {
+		res.NotRun = append(res.NotRun, o.Seeds.From+i)
+	}
+	slices.Sort(res.NotRun)
+	if err := restore(); err != nil && firstErr == nil {
+		firstErr = err
+	}
+	select {
+	case <-o.Stop:
+		res.Stopped = true
+	default:
+	}
+	ps.stopAll()
+	return res, firstErr
+}
+
+// pipes are a sweep's workers at work: the runs they finish, in any
+// order, and what stops them.
+type pipes struct {
+	results <-chan done
 	// window bounds the runs between dispatch and write: the writer
 	// takes them in seed order, so a slow seed holds the later ones back.
+	window  chan struct{}
+	stopAll func() // the writer failed: stop
+}
+
+// start dispatches the total seeds to workers, each carrying out and
+// checking runs until the seeds are done or o.Stop (or stopAll) cuts the
+// runs short.
+func (o Options) start(total uint64, workers int) pipes {
 	window := make(chan struct{}, 4*workers)
 	jobs := make(chan uint64)
 	results := make(chan done, 4*workers)
-	quit := make(chan struct{}) // the writer failed: stop
+	quit := make(chan struct{})
 	var quitOnce sync.Once
 	stopAll := func() { quitOnce.Do(func() { close(quit) }) }
 	stop := make(chan struct{}) // o.Stop or quit: cut runs short
@@ -167,7 +213,6 @@ func Run(st *trace.Store, file string, o Options) (Result, error) {
 		}
 		close(stop)
 	}()
-
 	go func() {
 		defer close(jobs)
 		for i := uint64(0); i < total; i++ {
@@ -194,25 +239,19 @@ func Run(st *trace.Store, file string, o Options) (Result, error) {
 		}()
 	}
 	go func() { wg.Wait(); close(results) }()
+	return pipes{results: results, window: window, stopAll: stopAll}
+}
 
-	var res Result
-	restore, err := st.DeferTimeIndexes()
-	var rw *trace.RunWriter
-	if err == nil {
-		rw, err = st.NewRunWriter()
-	}
-	if err != nil {
-		stopAll()
-		for range results {
-		}
-		return res, errors.Join(err, restore())
-	}
-	defer rw.Close()
+// collect writes the runs the workers finish in seed order, counting
+// them into res, until the workers are done. It returns the index of the
+// first seed not written and the first error (after which it writes
+// nothing more and stops the workers).
+func (o Options) collect(ps pipes, rw *trace.RunWriter, file string, res *Result) (uint64, error) {
 	pending := map[uint64]done{}
 	next := uint64(0)
 	violated := 0
 	var firstErr error
-	for d := range results {
+	for d := range ps.results {
 		pending[d.i] = d
 		for {
 			d, ok := pending[next]
@@ -221,13 +260,13 @@ func Run(st *trace.Store, file string, o Options) (Result, error) {
 			}
 			delete(pending, next)
 			next++
-			<-window
+			<-ps.window
 			if firstErr != nil {
 				continue
 			}
 			if d.err != nil {
 				firstErr = d.err
-				stopAll()
+				ps.stopAll()
 				continue
 			}
 			if d.cut {
@@ -237,7 +276,7 @@ func Run(st *trace.Store, file string, o Options) (Result, error) {
 			tr, err := write(rw, file, d)
 			if err != nil {
 				firstErr = err
-				stopAll()
+				ps.stopAll()
 				continue
 			}
 			res.Runs = append(res.Runs, tr)
@@ -250,20 +289,7 @@ func Run(st *trace.Store, file string, o Options) (Result, error) {
 			}
 		}
 	}
-	for i := next; i < total; i++ {
-		res.NotRun = append(res.NotRun, o.Seeds.From+i)
-	}
-	slices.Sort(res.NotRun)
-	if err := restore(); err != nil && firstErr == nil {
-		firstErr = err
-	}
-	select {
-	case <-o.Stop:
-		res.Stopped = true
-	default:
-	}
-	stopAll()
-	return res, firstErr
+	return next, firstErr
 }
 
 // one carries out and checks the run of the i-th seed.
@@ -279,7 +305,11 @@ func (o Options) one(i uint64, stop <-chan struct{}) done {
 		d.err = fmt.Errorf("seed %d: %w", seed, err)
 		return d
 	}
-	d.rerun = Rerun(p)
+	if o.Rerun != nil {
+		d.rerun = o.Rerun(p)
+	} else {
+		d.rerun = Rerun(p)
+	}
 	row := p.RunRow()
 	row.ToolVersion, row.Started = o.ToolVersion, time.Now().UnixNano()
 	col := &runner.Collector{}

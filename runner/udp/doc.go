@@ -15,7 +15,7 @@
 // read), the hello phase that exchanges addresses (hello), watch the run
 // (watch, with handle and event for what the nodes send, and tick for
 // when the run is over), record (record), faults (scheduleFaults fires
-// the injector's steps; Crash, Recover, Pause, Skew, NetStart, NetEnd and
+// the injector's steps; Crash, Recover, Process, NetStart, NetEnd and
 // NotApplied carry them out), crash accounting (died records a killed
 // node's crash on its behalf), and stop (stopAll, fail, killAll, abort).
 //

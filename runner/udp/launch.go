@@ -720,7 +720,7 @@ func (l *launcher) endStatus() string {
 	return runner.EndStatus(l.plan.Spec.Kind, time.Since(l.t0), 0, l.plan.N, down)
 }
 
-// The launcher's side of the faults (faultDriver): the injector decides
+// The launcher's side of the faults (runner.FaultDriver): the injector decides
 // what happens when, these carry it out on the processes.
 
 func (l *launcher) Elapsed() time.Duration { return time.Since(l.t0) }

@@ -104,10 +104,11 @@ type fromNode struct {
 	Error string        `json:"error,omitempty"`
 }
 
-// NodeMain is the body of the hidden `dmx node` command: one node of a run,
-// driven by the runner over stdin/stdout. It returns when the runner says
-// stop or closes stdin. lookup finds the algorithm the runner names (the
-// runtime imports no algorithm: cmd/dmx hands it the registry's Lookup).
+// NodeMain is the body of a node process (dmx-node, or the hidden `dmx
+// node`): one node of a run, driven by the runner over stdin/stdout. It
+// returns when the runner says stop or closes stdin. lookup finds the
+// algorithm the runner names (the runtime imports no algorithm: the
+// command hands it the registry's Lookup).
 func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Writer) error {
 	// The runner handles Ctrl-C for the whole run and tells nodes to stop;
 	// a node must not die half-way through writing an event.
@@ -116,51 +117,110 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	// it wake and spin a second thread when a timer or the control reader
 	// readies a goroutine (a tenth of a busy node's CPU).
 	runtime.GOMAXPROCS(1)
-	in := bufio.NewReader(polled(stdin))
-	out := &pipeWriter{w: stdout}
-	defer out.flush()
+	np := &nodeProcess{in: bufio.NewReader(polled(stdin)), out: &pipeWriter{w: stdout}}
+	defer np.out.flush()
+	spec, err := np.configure(lookup)
+	if np.conn != nil {
+		defer np.conn.Close()
+	}
+	if err != nil {
+		return err
+	}
+	if run, err := np.meet(); !run {
+		return err
+	}
+	if err := np.build(spec); err != nil {
+		return err
+	}
+	go np.control()
+	tickStop := np.ticker()
+	defer close(tickStop)
+	np.begin()
+	return np.loop()
+}
 
+// nodeProcess is one node process: its control pipe, its socket, its node
+// and transport, and the loop that feeds the node its inputs. NodeMain
+// goes through its phases in order: configure (the configuration line,
+// the socket, the hello), meet (the peers line), build (the node, its
+// transport and fault layer), then the loop, with the control reader and
+// the retransmission tick beside it.
+type nodeProcess struct {
+	in    *bufio.Reader
+	out   *pipeWriter
+	cfg   *nodeConfig
+	conn  *net.UDPConn
+	peers toNode // the peers line: addresses, the run's start and end
+	addrs []*net.UDPAddr
+	cpu0  time.Duration // the CPU used before the run began
+
+	env  *udpEnv
+	node *runner.Node
+	tr   *transport
+	sk   *sock
+
+	stop    chan struct{} // closed when the runner says stop or is gone
+	resumed chan struct{} // the runner's resume line, for a paused loop
+	tickDue atomic.Bool   // the retransmission tick is due
+	halted  bool          // the machine halted (its foreign program died): the process ends
+}
+
+// configure reads the configuration line, opens the node's socket and
+// tells the runner its address. It returns the algorithm to run.
+func (np *nodeProcess) configure(lookup func(name string) *algo.Spec) (*algo.Spec, error) {
 	var first toNode
-	if err := readLine(in, &first); err != nil || first.Config == nil {
-		return fmt.Errorf("node: want a configuration line on stdin: %v", err)
+	if err := readLine(np.in, &first); err != nil || first.Config == nil {
+		return nil, fmt.Errorf("node: want a configuration line on stdin: %v", err)
 	}
 	cfg := first.Config
+	np.cfg = cfg
 	spec := lookup(cfg.Algo)
 	if spec == nil {
-		return fmt.Errorf("node: unknown algorithm %q", cfg.Algo)
+		return nil, fmt.Errorf("node: unknown algorithm %q", cfg.Algo)
 	}
 	if err := cfg.Workload.FromWire(); err != nil {
-		return fmt.Errorf("node: %w", err)
+		return nil, fmt.Errorf("node: %w", err)
 	}
 	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: cfg.Port})
 	if err != nil {
-		out.send(fromNode{Error: fmt.Sprintf("P%d: %v", cfg.ID, err)})
-		return err
+		np.out.send(fromNode{Error: fmt.Sprintf("P%d: %v", cfg.ID, err)})
+		return nil, err
 	}
-	defer conn.Close()
+	np.conn = conn
 	conn.SetReadBuffer(4 << 20)
-	out.send(fromNode{Hello: conn.LocalAddr().String()})
-	out.flush()
+	np.out.send(fromNode{Hello: conn.LocalAddr().String()})
+	np.out.flush()
+	return spec, nil
+}
 
-	var second toNode
-	if err := readLine(in, &second); err != nil {
-		return fmt.Errorf("node P%d: want the peers line: %v", cfg.ID, err)
+// meet reads the peers line: everyone's address, the run's start and, for
+// an election run, its end. It reports false if the run is not to begin
+// (the runner said stop first, or the line is wrong: err says why).
+func (np *nodeProcess) meet() (bool, error) {
+	cfg := np.cfg
+	if err := readLine(np.in, &np.peers); err != nil {
+		return false, fmt.Errorf("node P%d: want the peers line: %v", cfg.ID, err)
 	}
-	if second.Stop {
-		return nil
+	if np.peers.Stop {
+		return false, nil
 	}
-	cpu0 := ProcessCPU()
-	if len(second.Peers) != cfg.N {
-		return fmt.Errorf("node P%d: got %d peer addresses, want %d", cfg.ID, len(second.Peers), cfg.N)
+	np.cpu0 = ProcessCPU()
+	if len(np.peers.Peers) != cfg.N {
+		return false, fmt.Errorf("node P%d: got %d peer addresses, want %d", cfg.ID, len(np.peers.Peers), cfg.N)
 	}
-	peers := make([]*net.UDPAddr, cfg.N)
-	for i, a := range second.Peers {
-		if peers[i], err = net.ResolveUDPAddr("udp4", a); err != nil {
-			return fmt.Errorf("node P%d: peer %d address %q: %v", cfg.ID, i, a, err)
+	np.addrs = make([]*net.UDPAddr, cfg.N)
+	for i, a := range np.peers.Peers {
+		var err error
+		if np.addrs[i], err = net.ResolveUDPAddr("udp4", a); err != nil {
+			return false, fmt.Errorf("node P%d: peer %d address %q: %v", cfg.ID, i, a, err)
 		}
 	}
+	return true, nil
+}
 
-	loop := make(chan func(), 1024)
+// build makes the node, its transport and its fault layer, and its Env.
+func (np *nodeProcess) build(spec *algo.Spec) error {
+	cfg, second := np.cfg, np.peers
 	start := time.Now()
 	if second.T0 != 0 {
 		// All processes of a run, restarted ones too, count time from the
@@ -176,7 +236,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	// right before each input, since a process can be descheduled between
 	// any two instructions.
 	over := func() bool { return second.End != 0 && time.Now().UnixNano() >= second.End }
-	env := &udpEnv{start: start, loop: loop, out: out, over: over}
+	env := &udpEnv{start: start, loop: make(chan func(), 1024), out: np.out, over: over}
 	// The machines' Input.Now counts from the run's start in wall time,
 	// which the start event records (Node.Origin): a replay gives them the
 	// same Now.
@@ -186,10 +246,10 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	}
 	node, err := runner.NewNode(runner.NodeSetup{ID: cfg.ID, N: cfg.N, Spec: spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload, Resume: cfg.Resume, Origin: origin}, env)
 	if err != nil {
-		out.send(fromNode{Error: err.Error()})
+		np.out.send(fromNode{Error: err.Error()})
 		return err
 	}
-	tr := newTransport(cfg.ID, cfg.N, cfg.Key, conn, peers, node.Receive)
+	tr := newTransport(cfg.ID, cfg.N, cfg.Key, np.conn, np.addrs, node.Receive)
 	tr.inc = cfg.Inc
 	if cfg.MaxRTO > 0 {
 		tr.maxRTO = cfg.MaxRTO
@@ -216,148 +276,164 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 	tr.ackDelay = ackDelay
 	env.tr = tr
 	env.node = node
-	node.OnDone = func() { out.send(fromNode{Done: true}) }
+	node.OnDone = func() { np.out.send(fromNode{Done: true}) }
 	// A machine that halts (a foreign program died: runner/exec) has put
 	// the node down and recorded its crash; the process then ends, so
 	// that the runner knows it is down and can restart it.
-	halted := false
-	node.OnHalt = func() { halted = true }
+	node.OnHalt = func() { np.halted = true }
 
-	sk, err := newSock(conn)
+	sk, err := newSock(np.conn)
 	if err != nil {
 		return fmt.Errorf("node P%d: %w", cfg.ID, err)
 	}
 	tr.sock = sk
 	env.wake = sk.wake
-	// Catching up after a pause: the datagrams that arrive within
-	// catchUpQuiet of each other, for at most catchUpMax.
-	env.catchUp = func() {
-		const catchUpQuiet, catchUpMax = 5 * time.Millisecond, 100 * time.Millisecond
-		end := time.Now().Add(catchUpMax)
-		quiet := time.Now().Add(catchUpQuiet)
-		for now := time.Now(); now.Before(end) && !env.over(); now = time.Now() {
-			if !sk.pending() {
-				n, err := sk.read(false)
-				if err != nil {
-					return
-				}
-				if n == 0 {
-					if !now.Before(quiet) {
-						return
-					}
-					time.Sleep(time.Millisecond)
-					continue
-				}
-			}
-			b, addr, _ := sk.datagram()
-			tr.handle(b, addr)
-			// What it led to (acknowledgements, replies) goes at
-			// once, as it would outside a catch-up.
-			env.settle()
-			quiet = time.Now().Add(catchUpQuiet)
-		}
-	}
-	// Control reader: news of peers that went down or came back, faults;
-	// stop, or EOF when the runner is gone.
-	stop := make(chan struct{})
-	resumed := make(chan struct{}, 1)
-	go func() {
-		defer func() { close(stop); sk.wake() }()
-		for {
-			var m toNode
-			if err := readLine(in, &m); err != nil || m.Stop {
+	env.catchUp = np.catchUp
+	np.env, np.node, np.tr, np.sk = env, node, tr, sk
+	np.stop, np.resumed = make(chan struct{}), make(chan struct{}, 1)
+	return nil
+}
+
+// catchUp handles the datagrams that came while the process did not run
+// (after a pause): those that arrive within catchUpQuiet of each other,
+// for at most catchUpMax.
+func (np *nodeProcess) catchUp() {
+	const catchUpQuiet, catchUpMax = 5 * time.Millisecond, 100 * time.Millisecond
+	env, sk := np.env, np.sk
+	end := time.Now().Add(catchUpMax)
+	quiet := time.Now().Add(catchUpQuiet)
+	for now := time.Now(); now.Before(end) && !env.over(); now = time.Now() {
+		if !sk.pending() {
+			n, err := sk.read(false)
+			if err != nil {
 				return
 			}
-			if r := m.Restarted; r != nil {
-				env.post(func() { tr.peerRestarted(r.Proc, r.Inc) })
-			}
-			if d := m.Down; d != nil {
-				env.post(func() { tr.peerDown(d.Proc, d.Inc) })
-			}
-			switch c := m.Fault; {
-			case c == nil:
-			case c.Op == "resume":
-				// The loop is waiting in its pause, not reading loop.
-				select {
-				case resumed <- struct{}{}:
-				default:
+			if n == 0 {
+				if !now.Before(quiet) {
+					return
 				}
-			default:
-				env.post(func() { nodeFault(c, node, tr, env.settle, resumed, stop) })
+				time.Sleep(time.Millisecond)
+				continue
 			}
 		}
-	}()
-	// The retransmission tick: a flag the loop looks at when it wakes.
-	var tickDue atomic.Bool
+		b, addr, _ := sk.datagram()
+		np.tr.handle(b, addr)
+		// What it led to (acknowledgements, replies) goes at once, as it
+		// would outside a catch-up.
+		env.settle()
+		quiet = time.Now().Add(catchUpQuiet)
+	}
+}
+
+// control reads the control pipe (on its own goroutine): news of peers
+// that went down or came back, and faults, each posted to the loop; stop,
+// or EOF when the runner is gone, closes np.stop.
+func (np *nodeProcess) control() {
+	env, tr := np.env, np.tr
+	defer func() { close(np.stop); np.sk.wake() }()
+	for {
+		var m toNode
+		if err := readLine(np.in, &m); err != nil || m.Stop {
+			return
+		}
+		if r := m.Restarted; r != nil {
+			env.post(func() { tr.peerRestarted(r.Proc, r.Inc) })
+		}
+		if d := m.Down; d != nil {
+			env.post(func() { tr.peerDown(d.Proc, d.Inc) })
+		}
+		switch c := m.Fault; {
+		case c == nil:
+		case c.Op == "resume":
+			// The loop is waiting in its pause, not reading loop.
+			select {
+			case np.resumed <- struct{}{}:
+			default:
+			}
+		default:
+			env.post(func() { nodeFault(c, np.node, tr, env.settle, np.resumed, np.stop) })
+		}
+	}
+}
+
+// ticker starts the retransmission tick: a flag the loop looks at when it
+// wakes. Closing the channel it returns stops it.
+func (np *nodeProcess) ticker() chan struct{} {
 	tickStop := make(chan struct{})
-	defer close(tickStop)
 	go func() {
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {
 			case <-tick.C:
-				tickDue.Store(true)
-				sk.wake()
+				np.tickDue.Store(true)
+				np.sk.wake()
 			case <-tickStop:
 				return
 			}
 		}
 	}()
+	return tickStop
+}
 
-	// finish records the stop, reports the transport's statistics and
-	// sends what is still held (the safe point of the last step).
-	finish := func() error {
-		node.Stop()
-		st := tr.stats
-		out.send(fromNode{Stats: &st, CPU: ProcessCPU() - cpu0})
-		env.settle()
-		return out.err
-	}
-	// ended waits, once the run is over, for the runner's stop, with what
-	// the last steps recorded and sent out first.
-	ended := func() error {
-		env.settle()
-		<-stop
-		return finish()
-	}
-	node.Start()
+// begin starts the node; a restarted process records the network faults
+// in force that it starts under.
+func (np *nodeProcess) begin() {
+	cfg, tr := np.cfg, np.tr
+	np.node.Start()
 	if tr.net != nil {
-		// A restarted process is under the network faults in force.
 		for _, a := range cfg.Active {
 			if tr.net.Affects(a.Index, a.Proc, cfg.ID, cfg.N) {
-				node.FaultEvent(tr.net.Faults[a.Index].String(), trace.FaultStart, "")
+				np.node.FaultEvent(tr.net.Faults[a.Index].String(), trace.FaultStart, "")
 			}
 		}
 	}
-	// What is ready is handled first; what it recorded and sent goes out
-	// (env.settle) before the loop waits, and after maxUnsettled inputs
-	// if it never has to: a busy node must not hold its sends back.
+}
+
+// finish records the stop, reports the transport's statistics and sends
+// what is still held (the safe point of the last step).
+func (np *nodeProcess) finish() error {
+	np.node.Stop()
+	st := np.tr.stats
+	np.out.send(fromNode{Stats: &st, CPU: ProcessCPU() - np.cpu0})
+	np.env.settle()
+	return np.out.err
+}
+
+// loop feeds the node its inputs until the run is over. What is ready is
+// handled first; what it recorded and sent goes out (env.settle) before
+// the loop waits, and after maxUnsettled inputs if it never has to: a busy
+// node must not hold its sends back.
+func (np *nodeProcess) loop() error {
 	const maxUnsettled = 32
+	env, node, tr, sk := np.env, np.node, np.tr, np.sk
 	unsettled := 0
 	// read says that something was handled since the socket was last
 	// read: what came meanwhile must be read before a timer is taken.
 	read := true
 	for {
 		if err := node.Err(); err != nil {
-			out.send(fromNode{Error: err.Error()})
+			np.out.send(fromNode{Error: err.Error()})
 			return err
 		}
-		if out.err != nil {
-			return out.err // the runner is gone
+		if np.out.err != nil {
+			return np.out.err // the runner is gone
 		}
-		if halted {
+		if np.halted {
 			env.settle()
-			return out.err
+			return np.out.err
 		}
 		// The next input: a message to oneself first, then what has
 		// arrived, then timers. After a stall a timer and a datagram are
 		// both ready, and a timer taken first could act on a silence that
 		// the waiting message ends (an answer that cancels a time-out); in
 		// the simulator each input comes at its own time. Nothing is taken
-		// after the run's end (over).
-		if over() {
-			return ended()
+		// after the run's end (over): the loop waits, with what the last
+		// steps recorded and sent out first, for the runner's stop.
+		if env.over() {
+			env.settle()
+			<-np.stop
+			return np.finish()
 		}
 		if len(env.self) > 0 {
 			e := env.self[0]
@@ -375,7 +451,7 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			read = true
 			continue
 		}
-		if len(loop) > 0 || tickDue.Load() {
+		if len(env.loop) > 0 || np.tickDue.Load() {
 			if read {
 				// Arrivals first.
 				if _, err := sk.read(false); err != nil {
@@ -384,11 +460,11 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 				read = false
 				continue
 			}
-			if tickDue.Swap(false) {
+			if np.tickDue.Swap(false) {
 				tr.retransmit(time.Now())
 			}
 			select {
-			case f := <-loop: // a timer, news of a peer, a fault
+			case f := <-env.loop: // a timer, news of a peer, a fault
 				f()
 			default:
 			}
@@ -396,8 +472,8 @@ func NodeMain(lookup func(name string) *algo.Spec, stdin io.Reader, stdout io.Wr
 			continue
 		}
 		select {
-		case <-stop:
-			return finish()
+		case <-np.stop:
+			return np.finish()
 		default:
 		}
 		if len(env.soon) > 0 {

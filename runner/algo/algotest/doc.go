@@ -36,7 +36,7 @@
 // machines' steps are printed, input and outputs, with the node's Lamport
 // clock as the runtime keeps it. RunScripts runs testdata/*.txt scripts in
 // the style of etcd-io/raft's (a command, "----", the expected output),
-// rewritten with go test -rewrite; each command is one entry of Commands,
+// rewritten with go test -update; each command is one entry of Commands,
 // a small function over the Bench. Tests that count the messages of an
 // exactly staged run use the Bench directly (NewBench, Elect).
 package algotest

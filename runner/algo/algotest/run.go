@@ -394,8 +394,13 @@ func (r *run) exec() (*Result, error) {
 	if err != nil {
 		return res, err
 	}
-	// The validity rule the algorithm promises, as dmx check gives it.
-	res.Checks, err = analyze.Evaluate(run, &trace.SliceReader{Events: res.Events}, checks, analyze.WithValidity(r.spec.Validity))
+	// Held as dmx check holds them (the validity rule the algorithm
+	// promises).
+	_, opts, err := analyze.Applicable(runner.Claims(&r.spec))
+	if err != nil {
+		return res, err
+	}
+	res.Checks, err = analyze.Evaluate(run, &trace.SliceReader{Events: res.Events}, checks, opts...)
 	if err != nil {
 		return res, fmt.Errorf("%s seed %d: the runtime recorded a broken trace: %w", r.spec.Name, r.opt.Seed, err)
 	}
@@ -411,9 +416,9 @@ func (r *run) exec() (*Result, error) {
 // algorithm, and runner's tests check those: it runs only where the
 // algorithm names it (without it the recorder keeps no vector clocks).
 func (r *run) checks() ([]*analyze.Check, error) {
-	cs, err := analyze.For(r.spec.Properties)
+	cs, _, err := analyze.Applicable(runner.Claims(&r.spec))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.spec.Name, err)
+		return nil, err
 	}
 	return slices.DeleteFunc(cs, func(c *analyze.Check) bool {
 		return c == analyze.Clocks && !r.clocks

@@ -17,11 +17,26 @@ import (
 	"github.com/dmxlab/dmx/runner/algo"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of algotest scripts (testdata/*.txt) with the actual output")
+// rewrite is the test binary's -update flag, which refreshes every golden
+// file: here the expected output of the scripts (testdata/*.txt).
+var rewrite = UpdateFlag("rewrite the golden files (the scripts' testdata/*.txt: their expected output) with this build's output")
+
+// UpdateFlag returns a test binary's -update flag (go test -update
+// refreshes every golden file), defining it with doc unless a package
+// initialized before did: algotest defines it for the tests that import
+// it, and their package's own golden files go by the same flag.
+func UpdateFlag(doc string) func() bool {
+	f := flag.Lookup("update")
+	if f == nil {
+		flag.Bool("update", false, doc)
+		f = flag.Lookup("update")
+	}
+	return func() bool { return f.Value.String() == "true" }
+}
 
 // RunScripts runs every dir/*.txt interaction script against spec's
 // machines on a Bench, one subtest per file, and compares each command's
-// output with the text recorded under it. With go test -rewrite the files
+// output with the text recorded under it. With go test -update the files
 // are rewritten with the actual output instead (review the diff before
 // committing it).
 //
@@ -462,7 +477,7 @@ func parseScript(text string) ([]block, []string, error) {
 }
 
 // runScript runs the script at path with s and compares (or, with
-// -rewrite, replaces) the output recorded under each command.
+// -update, replaces) the output recorded under each command.
 func runScript(t *testing.T, path string, s *script) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -475,7 +490,7 @@ func runScript(t *testing.T, path string, s *script) {
 	var out strings.Builder
 	for _, b := range blocks {
 		got := s.exec(b.cmd)
-		if *rewrite {
+		if rewrite() {
 			for _, l := range b.pre {
 				out.WriteString(l + "\n")
 			}
@@ -490,7 +505,7 @@ func runScript(t *testing.T, path string, s *script) {
 				strings.Join(b.want, "\n"), strings.Join(got, "\n"))
 		}
 	}
-	if *rewrite {
+	if rewrite() {
 		for _, l := range trailer {
 			out.WriteString(l + "\n")
 		}

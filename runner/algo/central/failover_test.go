@@ -15,7 +15,7 @@ import (
 // each staging one step of the failover (doc.go "Failover"): the election
 // of the first coordinator, a coordinator crash with the state transfer and
 // the resumed grants, a refused grant of a deposed coordinator, a holder
-// crash with revoke=false and revoke=true. Rewrite with go test -rewrite.
+// crash with revoke=false and revoke=true. Rewrite with go test -update.
 func TestFailoverScripts(t *testing.T) {
 	algotest.RunScripts(t, Spec, "testdata/failover")
 }

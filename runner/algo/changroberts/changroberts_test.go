@@ -11,7 +11,7 @@ import (
 )
 
 // TestScripts runs the interaction scripts in testdata; each block cites the
-// rule it exercises. Rewrite with go test -rewrite.
+// rule it exercises. Rewrite with go test -update.
 func TestScripts(t *testing.T) {
 	algotest.RunScripts(t, Spec, "testdata")
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // TestScripts runs the interaction scripts in testdata; each block cites the
-// note it exercises. Rewrite with go test -rewrite.
+// note it exercises. Rewrite with go test -update.
 func TestScripts(t *testing.T) {
 	algotest.RunScripts(t, Spec, "testdata")
 }

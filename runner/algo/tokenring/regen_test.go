@@ -16,7 +16,7 @@ import (
 // staging a step of token regeneration (doc.go "Regeneration"): the loss of
 // the token with its holder, detection, election, single regeneration;
 // an old-generation token discarded; a token in use found by the probe.
-// Rewrite with go test -rewrite.
+// Rewrite with go test -update.
 func TestRegenScripts(t *testing.T) {
 	algotest.RunScripts(t, Spec, "testdata/regen")
 }
