@@ -86,7 +86,6 @@ func detailed(runs []tally.Run, s *htmlreport.Sweep) map[runKey]bool {
 	return keep
 }
 
-
 // reportParts checks every run of the traces at paths and makes the
 // report's parts: for more than one run, the sweep's table first; past
 // maxDetailed runs, a part of their own only for the runs it names.
@@ -135,4 +134,26 @@ func reportParts(open *openFlags, paths []string, runID int64, pictures int) ([]
 		parts = append(parts, p...)
 	}
 	return reps, parts, sw, nil
+}
+
+// serveSweep is the table of every run of the traces dmx serve shows
+// (its /sweep page); nil for one run.
+func serveSweep(stores []*trace.Store) (*htmlreport.Sweep, error) {
+	var all []tally.Run
+	for _, st := range stores {
+		runs, err := st.Runs()
+		if err != nil {
+			return nil, err
+		}
+		reps, err := checkRuns(st, runs, checkOptions{})
+		if err != nil {
+			return nil, err
+		}
+		more, err := tallyRuns(st, st.Path(), runs, reps)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, more...)
+	}
+	return sweepSection(all), nil
 }

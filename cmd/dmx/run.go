@@ -16,6 +16,7 @@ import (
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/exec"
+	"github.com/dmxlab/dmx/runner/netns"
 	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/plural"
@@ -55,6 +56,12 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	fs.StringVar(&f.diagram, "diagram", "", "write the run's space-time diagram here (.svg, .png, .dot, .md; default: beside the trace, as .svg)")
 	fs.BoolVar(&f.noDiag, "no-diagram", false, "do not draw the run's diagram")
 	fs.BoolVarP(&f.yes, "yes", "y", false, "record a very large run (a trace of over 1 GB, estimated) without asking")
+	f.registerExec(cmd)
+}
+
+// registerExec registers --exec and --name (run, sim, sweep).
+func (f *runFlags) registerExec(cmd *cobra.Command) {
+	fs := cmd.Flags()
 	fs.StringVar(&f.exec, "exec", "", "run a program of your own, speaking the node protocol on stdin/stdout (docs/protocol.md), in place of ALGO: CMD through /bin/sh -c once per node")
 	fs.StringVar(&f.name, "name", "", "--exec: the program's name in the trace (default: the command's first word)")
 }
@@ -94,6 +101,7 @@ func (f *runFlags) registerPlan(cmd *cobra.Command, d runner.Driver) {
 		fs.IntVar(&p.UDP.BasePort, "port", 0, "node i listens on UDP port PORT+i on 127.0.0.1 (0: free ports)")
 		fs.DurationVar(&p.Duration, "duration", 0, "mutual exclusion: cut the run short after this long (default 2m); elections: how long the run lasts (default 2s)")
 		fs.DurationVar(&p.UDP.Stall, "stall", p.UDP.Stall, "end the run when no event happened for this long (a deadlock or starvation); a node stopped by SIGSTOP is waited for, not a stall")
+		fs.Var(&p.UDP.Net, "net", "loopback: every node on 127.0.0.1; netns (root): each node in a network namespace of its own, at 198.18.0.N on a bridge with no route out, partitions and loss made by the kernel (nftables), delay by netem where the kernel has it")
 	}
 }
 
@@ -183,6 +191,11 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 	}
 	switch {
 	case f.exec != "" || len(args) == 0 && exec.IsProgram(p.Params):
+		if f.exec != "" {
+			// A scenario of one of dmx's algorithms run by a program of
+			// the user's own: the scenario's name is the algorithm's.
+			scenarioName = ""
+		}
 		if err := f.setupProgram(cmd, &p, args, scenarioName); err != nil {
 			return p, f.flagError(cmd, err)
 		}
@@ -208,7 +221,14 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 	// What the plan's driver cannot carry out is refused now, before the
 	// trace exists.
 	applies := runner.SimApplies
-	if p.Driver == runner.DriverUDP {
+	switch {
+	case p.UDP.Net == runner.NetNS:
+		applies = netns.Applies
+		// Refused now, before the trace exists, with what it needs.
+		if err := netns.Check(); err != nil {
+			return p, err
+		}
+	case p.Driver == runner.DriverUDP:
 		applies = udp.Applies
 	}
 	if err := p.CheckFaults(applies); err != nil {
@@ -324,7 +344,7 @@ finding of check protocol naming the node and the line.
 			if exec.IsProgram(p.Params) {
 				hooks.NodeArgs = exec.NodeArgs(p.Spec)
 			}
-			res, err := udp.Launch(r.ctx, p, r.rec, hooks)
+			res, err := netns.LaunchPlan(r.ctx, p, r.rec, hooks)
 			return res.Complete, res.Status + transportNote(res.Transport), res.Notes, err
 		}),
 	}
@@ -502,6 +522,9 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	start := time.Now()
 	complete, status, notes, runErr := do(recording{ctx: it.ctx, hurry: it.hurry, rec: m})
 	took := time.Since(start).Round(time.Millisecond).String()
+	if took == "0s" {
+		took = "<1ms" // a small simulated run: "in 0s" read as nothing done
+	}
 	stopProgress()
 	// An interrupt that came while the run was stopping on its own still
 	// marks it.
