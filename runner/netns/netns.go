@@ -61,6 +61,11 @@ func Check() error {
 	if err != nil {
 		return fmt.Errorf("--net netns: read this process's capabilities: %w", err)
 	}
+	return checkCaps(eff)
+}
+
+// checkCaps is Check's verdict on the effective capabilities eff.
+func checkCaps(eff uint64) error {
 	var missing []string
 	for _, c := range []struct {
 		bit  uint
