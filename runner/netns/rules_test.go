@@ -2,7 +2,13 @@ package netns
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dmxlab/dmx/runner"
 )
@@ -111,5 +117,45 @@ func TestRunID(t *testing.T) {
 		if id != want || ok != (want != "") {
 			t.Errorf("%s: %q %v, want %q", name, id, ok, want)
 		}
+	}
+}
+
+// TestSweepSparesLiveRuns: a sweep leaves the namespaces of a run whose
+// runner is alive (it holds its hub's lock) and removes those of a run
+// whose lock is free.
+func TestSweepSparesLiveRuns(t *testing.T) {
+	if err := Probe(); err != nil {
+		t.Skipf("skipped: runs over network namespaces need root (CI runs as root): %v", err)
+	}
+	live, err := open(2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.close()
+	dead, err := open(2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As if its runner died: the lock goes with the descriptor, the names
+	// stay.
+	unix.Close(dead.hub)
+	dead.hub = -1
+	for _, nd := range dead.nodes {
+		unix.Close(nd.fd)
+	}
+	left := Sweep()
+	if !slices.Contains(left.Runs, dead.id) || slices.Contains(left.Runs, live.id) {
+		t.Errorf("swept %v; want %s's and not %s's", left.Runs, dead.id, live.id)
+	}
+	for _, what := range []string{"hub", "0", "1"} {
+		if _, err := os.Stat(filepath.Join(nsDir, nsName(live.id, what))); err != nil {
+			t.Errorf("the live run's %s: %v", what, err)
+		}
+		if _, err := os.Stat(filepath.Join(nsDir, nsName(dead.id, what))); err == nil {
+			t.Errorf("the dead run's %s is still there", what)
+		}
+	}
+	if s := left.String(); !strings.Contains(s, "removed what an earlier run left") || !strings.Contains(s, dead.id) {
+		t.Errorf("the sweep says %q", s)
 	}
 }
