@@ -242,8 +242,10 @@ func TestLossByKernel(t *testing.T) {
 	needNetns(t)
 	p := runner.NewPlan(runner.DriverUDP)
 	p.Spec, p.N = registry.Lookup("ricart-agrawala"), 4
-	p.Workload.Entries = 400
-	p.Workload.Think, p.Workload.Hold = runner.Fixed(0), runner.Fixed(0)
+	// At least 1500 x 1ms of thinking: the run outlasts the loss's window,
+	// whose end event says what the rules dropped.
+	p.Workload.Entries = 1500
+	p.Workload.Think, p.Workload.Hold = runner.Fixed(time.Millisecond), runner.Fixed(0)
 	const spec = "loss:30%@100ms-1.1s"
 	var err error
 	if p.Faults, err = runner.ParseFaults(spec); err != nil {
