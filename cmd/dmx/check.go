@@ -99,12 +99,7 @@ func newCheckCmd() *cobra.Command {
 				fmt.Fprintf(cmd.ErrOrStderr(), "report: %s (%s)\n", file, reportSummary(all, parts))
 			}
 			if summary {
-				s := render.Sweep{Title: strings.Join(args, " "), Traces: args, Tally: tally.Of(swept)}
-				if err := render.Tally(cmd.OutOrStdout(), format, s); err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "dmx: write the table: %v\n", err)
-					return &exitError{code: exitUsage}
-				}
-				return verdictExit(exitCode(s.Verdict))
+				return printSummary(cmd, format, args, swept)
 			}
 			return verdictExit(printReports(cmd.OutOrStdout(), cmd.ErrOrStderr(), format, all, maxFindings))
 		},
@@ -121,6 +116,17 @@ func newCheckCmd() *cobra.Command {
 	cmd.Flags().StringVar(&report, "report", "", "write the HTML report of the runs (as dmx report) into this directory: DIR/report.html")
 	open.register(cmd)
 	return cmd
+}
+
+// printSummary prints dmx check --summary: the table of dmx sweep over
+// the runs swept of the traces args.
+func printSummary(cmd *cobra.Command, format string, args []string, swept []tally.Run) error {
+	s := render.Sweep{Title: strings.Join(args, " "), Traces: args, Tally: tally.Of(swept)}
+	if err := render.Tally(cmd.OutOrStdout(), format, s); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "dmx: write the table: %v\n", err)
+		return &exitError{code: exitUsage}
+	}
+	return verdictExit(exitCode(s.Verdict))
 }
 
 // checkLong is the long help of dmx check: what it does, in full.
