@@ -16,7 +16,6 @@ import (
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/exec"
-	"github.com/dmxlab/dmx/runner/sweep"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -182,8 +181,8 @@ func tallyRuns(st *trace.Store, path string, runs []trace.Run, reps []render.Rep
 	out := make([]tally.Run, len(runs))
 	for i, run := range runs {
 		rerun := ""
-		if p, err := runner.PlanFromRun(run, registry.Lookup); err == nil {
-			rerun = sweep.Rerun(p)
+		if p, err := runner.PlanFromRun(run, lookupFor(run)); err == nil && run.Mode != "import" {
+			rerun = rerunLine(p)
 		}
 		out[i] = tally.Run{Run: run, File: path, Events: counts[run.ID], Rerun: rerun, Results: reps[i].Results}
 	}

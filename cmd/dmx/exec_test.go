@@ -340,3 +340,18 @@ func TestExecConform(t *testing.T) {
 		t.Errorf("--conform paxos: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestExecScenario: a scenario of the catalogue runs against a program as
+// against dmx's algorithm: its workload and faults, the program's name.
+func TestExecScenario(t *testing.T) {
+	for _, c := range []struct{ file, cmd string }{
+		{"crash-idle-client.json", python(t, "central.py")},
+		{"lossy-network.json", goProgram(t, "examples/programs/ricart")},
+	} {
+		out := filepath.Join(t.TempDir(), "s.db")
+		code, stdout, stderr := dmx(t, "sim", "--scenario", filepath.Join("..", "..", "examples", c.file), "--exec", c.cmd, "-o", out)
+		if code != 0 || !strings.Contains(stderr, "rerun: dmx sim --exec ") {
+			t.Errorf("%s: exit %d, want 0\n%s%s", c.file, code, stdout, stderr)
+		}
+	}
+}

@@ -86,7 +86,6 @@ func detailed(runs []tally.Run, s *htmlreport.Sweep) map[runKey]bool {
 	return keep
 }
 
-
 // reportParts checks every run of the traces at paths and makes the
 // report's parts: for more than one run, the sweep's table first; past
 // maxDetailed runs, a part of their own only for the runs it names.

@@ -55,6 +55,12 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	fs.StringVar(&f.diagram, "diagram", "", "write the run's space-time diagram here (.svg, .png, .dot, .md; default: beside the trace, as .svg)")
 	fs.BoolVar(&f.noDiag, "no-diagram", false, "do not draw the run's diagram")
 	fs.BoolVarP(&f.yes, "yes", "y", false, "record a very large run (a trace of over 1 GB, estimated) without asking")
+	f.registerExec(cmd)
+}
+
+// registerExec registers --exec and --name (run, sim, sweep).
+func (f *runFlags) registerExec(cmd *cobra.Command) {
+	fs := cmd.Flags()
 	fs.StringVar(&f.exec, "exec", "", "run a program of your own, speaking the node protocol on stdin/stdout (docs/protocol.md), in place of ALGO: CMD through /bin/sh -c once per node")
 	fs.StringVar(&f.name, "name", "", "--exec: the program's name in the trace (default: the command's first word)")
 }
@@ -183,6 +189,11 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 	}
 	switch {
 	case f.exec != "" || len(args) == 0 && exec.IsProgram(p.Params):
+		if f.exec != "" {
+			// A scenario of one of dmx's algorithms run by a program of
+			// the user's own: the scenario's name is the algorithm's.
+			scenarioName = ""
+		}
 		if err := f.setupProgram(cmd, &p, args, scenarioName); err != nil {
 			return p, f.flagError(cmd, err)
 		}

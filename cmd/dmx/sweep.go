@@ -18,6 +18,7 @@ import (
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/exec"
 	"github.com/dmxlab/dmx/runner/nemesis"
 	"github.com/dmxlab/dmx/runner/sweep"
 	"github.com/dmxlab/dmx/runner/udp"
@@ -44,7 +45,7 @@ func newSweepCmd() *cobra.Command {
 	f.randomFaults = true
 	f.formats = render.TallyFormats
 	cmd := &cobra.Command{
-		Use:   "sweep ALGO [flags]",
+		Use:   "sweep ALGO [flags] | sweep --exec CMD [flags]",
 		Short: "Run many seeds into one trace, check each, tally the verdicts",
 		Long: `sweep runs the same run over many seeds (--seeds A..B, or --runs N for
 1..N) in the simulator, or as real processes with --real, each seed a run
@@ -82,7 +83,8 @@ Exit code: as dmx check's: 0 every run ok, 1 some run violated a property,
   dmx sweep bully --faults random --runs 500                       # every kind of fault, one per run on average
   dmx sweep bully --nemesis pause:who=leader:for=100ms-600ms --runs 300
   dmx sweep ricart-agrawala --faults random --seeds 1..1000 --shard 2/4 -o part2.db
-  dmx sweep --scenario examples/bully-paused-leader.json --real --runs 5`,
+  dmx sweep --scenario examples/bully-paused-leader.json --real --runs 5
+  dmx sweep --exec ./my-lock --faults random --runs 50   # a program of your own (docs/protocol.md)`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
@@ -90,6 +92,7 @@ Exit code: as dmx check's: 0 every run ok, 1 some run violated a property,
 		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd, args) },
 	}
 	f.registerPlan(cmd, runner.DriverSim)
+	f.registerExec(cmd)
 	fs := cmd.Flags()
 	fs.StringVar(&f.seeds, "seeds", "", "the seeds to run, A..B (default 1..N of --runs)")
 	fs.Uint64Var(&f.runs, "runs", 100, "run seeds 1..N (--seeds chooses others)")
@@ -123,7 +126,8 @@ func (f *sweepFlags) setupSweep(cmd *cobra.Command, args []string) (sweep.Option
 	if err != nil {
 		return sweep.Options{}, err
 	}
-	o := sweep.Options{Plan: p, Workers: f.workers, Horizon: f.horizon, ToolVersion: toolVersion()}
+	applies := runner.SimApplies
+	o := sweep.Options{Plan: p, Workers: f.workers, Horizon: f.horizon, ToolVersion: toolVersion(), Rerun: rerunLine}
 	if f.real {
 		for _, name := range []string{"delay", "reorder", "limit", "max-events"} {
 			if fs.Changed(name) {
@@ -135,7 +139,10 @@ func (f *sweepFlags) setupSweep(cmd *cobra.Command, args []string) (sweep.Option
 		if err := q.Validate(); err != nil {
 			return o, f.flagError(cmd, err)
 		}
-		o.Plan = q
+		if err := q.CheckFaults(udp.Applies); err != nil {
+			return o, f.flagError(cmd, err)
+		}
+		o.Plan, applies = q, udp.Applies
 		if o.Workers == 0 {
 			o.Workers = 1
 		}
@@ -180,6 +187,18 @@ func (f *sweepFlags) setupSweep(cmd *cobra.Command, args []string) (sweep.Option
 			return o, fmt.Errorf("--nemesis %s: %w", spec, err)
 		}
 		o.Nemesis = &spec
+		// What the driver cannot carry out is refused now (a kind of
+		// fault a program of one's own cannot take, say), not at the
+		// seed that first draws it.
+		for seed := uint64(1); seed <= 16; seed++ {
+			q, err := o.PlanOf(seed)
+			if err == nil {
+				err = q.CheckFaults(applies)
+			}
+			if err != nil {
+				return o, fmt.Errorf("--nemesis %s: %w", spec, err)
+			}
+		}
 	}
 	checks, err := selectChecks("--checks", f.only)
 	if err != nil {
@@ -322,7 +341,11 @@ func (f *sweepFlags) driver(o sweep.Options, stderr io.Writer) sweep.Driver {
 				case <-ctx.Done():
 				}
 			}()
-			res, err := udp.Launch(ctx, p, rec, udp.LaunchHooks{Stderr: stderr})
+			hooks := udp.LaunchHooks{Stderr: stderr}
+			if exec.IsProgram(p.Params) {
+				hooks.NodeArgs = exec.NodeArgs(p.Spec)
+			}
+			res, err := udp.Launch(ctx, p, rec, hooks)
 			return res.Complete, res.Status, err
 		}
 	}
@@ -331,6 +354,23 @@ func (f *sweepFlags) driver(o sweep.Options, stderr io.Writer) sweep.Driver {
 		res, err := runner.SimulateWith(p, rec, runner.SimHooks{Stop: stop, MaxEvents: limit})
 		return res.Complete, res.Status, err
 	}
+}
+
+// rerunLine is the command line that records p's run again, as run and
+// sim print it (a program of one's own by --exec); a plan that no command
+// line says whole gets the line that says the most, with what it leaves
+// out.
+func rerunLine(p runner.Plan) string {
+	args, err := p.Args()
+	args = programArgs(p, args)
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	line := "dmx " + strings.Join(args, " ")
+	if err != nil {
+		line += " (" + err.Error() + ")"
+	}
+	return line
 }
 
 // seedList prints seeds compactly: 3, 7..12, 20.

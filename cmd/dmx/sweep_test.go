@@ -239,3 +239,26 @@ func TestSweepBadInput(t *testing.T) {
 		t.Errorf("a refused sweep made %s", out)
 	}
 }
+
+// TestSweepExec: a sweep of a program of one's own (--exec, the node
+// protocol): each seed runs the program under its random faults, the
+// table names the failing seeds with rerun lines that start the program
+// again, and dmx check --summary of the trace gives the same table.
+func TestSweepExec(t *testing.T) {
+	prog := awk(t, "lock.awk")
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "x.db")
+	code, out, errs := dmx(t, "sweep", "--exec", prog, "-n", "3", "--entries", "3", "--faults", "random", "--seeds", "1..6", "-o", tr)
+	if code == exitUsage || !strings.Contains(out, "sweep: awk, seeds 1..6") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	if code == exitViolated && !strings.Contains(out, "dmx sim --exec '"+prog+"' --seed ") {
+		t.Errorf("the rerun lines do not start the program:\n%s", out)
+	}
+	_, again, _ := dmx(t, "check", "--summary", tr)
+	_, a, _ := strings.Cut(out, "\n")
+	_, b, _ := strings.Cut(again, "\n")
+	if a != b {
+		t.Errorf("dmx check --summary:\n%s\nthe sweep:\n%s", b, a)
+	}
+}

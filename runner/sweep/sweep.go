@@ -95,6 +95,9 @@ type Options struct {
 	// wrote, with the runs written and violated so far.
 	Progress    func(written, violated int)
 	ToolVersion string
+	// Rerun, if not nil, says the command line that records a seed's run
+	// again (default: Rerun).
+	Rerun func(runner.Plan) string
 }
 
 // Result is what a sweep did.
@@ -302,7 +305,11 @@ func (o Options) one(i uint64, stop <-chan struct{}) done {
 		d.err = fmt.Errorf("seed %d: %w", seed, err)
 		return d
 	}
-	d.rerun = Rerun(p)
+	if o.Rerun != nil {
+		d.rerun = o.Rerun(p)
+	} else {
+		d.rerun = Rerun(p)
+	}
 	row := p.RunRow()
 	row.ToolVersion, row.Started = o.ToolVersion, time.Now().UnixNano()
 	col := &runner.Collector{}
