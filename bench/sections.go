@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/runner/netns"
 	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
 )
@@ -40,7 +41,7 @@ func (s Sections) PerSecond() float64 {
 	return float64(s.Sections) / s.Span.Seconds()
 }
 
-// RunSections carries out p with Launch, recording into a new trace in
+// RunSections carries out p (over the network its UDP.Net names), recording into a new trace in
 // dir as dmx run does, and measures its critical sections. With noTrace
 // the runner takes every event as dmx run does but does not write it:
 // what is left of the run's cost without the trace writer.
@@ -74,7 +75,7 @@ func RunSections(ctx context.Context, p runner.Plan, hooks udp.LaunchHooks, dir 
 // measure carries out p with Launch, the events going through c.
 func (c *counter) measure(ctx context.Context, p runner.Plan, hooks udp.LaunchHooks) (Sections, error) {
 	cpu0 := udp.ProcessCPU()
-	res, err := udp.Launch(ctx, p, c, hooks)
+	res, err := netns.LaunchPlan(ctx, p, c, hooks)
 	cpu1, end := udp.ProcessCPU(), time.Now()
 	if c.w != nil {
 		if cerr := c.w.Close(); err == nil {

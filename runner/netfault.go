@@ -29,6 +29,11 @@ type NetFaults struct {
 type ActiveNet struct {
 	Index int `json:"i"`
 	Proc  int `json:"p"`
+	// By and How say what made it (trace.Fault.By and How): a fault the
+	// kernel makes (By trace.FaultByKernel) is not the NetFaults' to
+	// judge, only to record.
+	By  string `json:"by,omitempty"`
+	How string `json:"how,omitempty"`
 }
 
 // NewNetFaults returns the fault layer of a plan's faults, none in force
@@ -91,6 +96,20 @@ func (f *Fault) cuts(proc, from, to int) bool {
 	}
 	return false
 }
+
+// Cuts reports whether f cuts the link from -> to (isolating proc): a
+// fault that severs links (partition, isolate, cut; Severs) and, in
+// force, drops everything on it. A driver that has the kernel make the
+// fault reads its links from here.
+func (f *Fault) Cuts(proc, from, to int) bool { return f.severs() && f.cuts(proc, from, to) }
+
+// Severs reports whether f cuts links (partition, isolate, cut), which
+// heal ends.
+func (f *Fault) Severs() bool { return f.severs() }
+
+// OnLink reports whether the link from -> to is one of f's LINK
+// (from=SET, to=SET; none: every link), whatever the message type.
+func (f *Fault) OnLink(from, to int) bool { return inSet(f.From, from) && inSet(f.To, to) }
 
 // matches reports whether the non-severing fault f acts on a message of
 // type typ (data: an algorithm message, else a transport ack) from -> to.

@@ -65,6 +65,10 @@ type NodeSetup struct {
 	// feeds the machines the same Now); the simulator, whose wall times are
 	// simulated time, leaves it 0.
 	Origin int64
+	// Addr and Netns say where a real run placed the node: the address
+	// it listens on and its network namespace, if it has one of its own
+	// (dmx run --net netns). The start event records them.
+	Addr, Netns string
 }
 
 // Resume is what a restarted process takes over from its crashed
@@ -228,7 +232,7 @@ func (n *Node) Start() {
 		return
 	}
 	n.recordInput(trace.KindStart, "", func(ev *trace.Event) {
-		ev.Detail = n.detail(trace.Start{Algorithm: n.spec.Name, N: n.N, Resources: n.wl.Resources, Origin: n.setup.Origin})
+		ev.Detail = n.detail(trace.Start{Algorithm: n.spec.Name, N: n.N, Resources: n.wl.Resources, Origin: n.setup.Origin, Addr: n.setup.Addr, Netns: n.setup.Netns})
 	})
 	for _, r := range n.resources {
 		n.step(r, algo.Input{Kind: algo.Start})
@@ -323,11 +327,17 @@ func (n *Node) SetSkew(d time.Duration) { n.skew = d }
 // applied (trace.FaultNotApplied, recorded here for the injector). A node
 // that is down or stopped records nothing.
 func (n *Node) FaultEvent(fault, phase, reason string) {
+	n.RecordFault(trace.Fault{Fault: fault, Phase: phase, Reason: reason})
+}
+
+// RecordFault records a fault event with detail d: FaultEvent with what
+// made a network fault of a real run (d.By, d.How).
+func (n *Node) RecordFault(d trace.Fault) {
 	if !n.started || n.stopped || n.crashed {
 		return
 	}
 	n.record(trace.KindFault, "", func(ev *trace.Event) {
-		ev.Detail = n.detail(trace.Fault{Fault: fault, Phase: phase, Reason: reason})
+		ev.Detail = n.detail(d)
 	})
 }
 

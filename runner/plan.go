@@ -140,7 +140,44 @@ type UDPOptions struct {
 	// Linger is how long the runner waits, after every workload is done and
 	// the events have stopped, before it stops the nodes.
 	Linger time.Duration
+	// Net is the network the nodes talk over: loopback (NetLoopback), or
+	// one network namespace per node on a bridge of its own, network
+	// faults made by the kernel where it can (NetNS: runner/netns).
+	Net Net
 }
+
+// Net is the network of real processes (dmx run --net).
+type Net string
+
+// The networks.
+const (
+	NetLoopback Net = ""      // every node on 127.0.0.1 ("loopback" on the command line)
+	NetNS       Net = "netns" // a network namespace per node, on a bridge (runner/netns)
+)
+
+// Set implements pflag.Value.
+func (n *Net) Set(s string) error {
+	switch s {
+	case "loopback", "":
+		*n = NetLoopback
+	case string(NetNS):
+		*n = NetNS
+	default:
+		return fmt.Errorf("net %q: want loopback or netns", s)
+	}
+	return nil
+}
+
+// String implements pflag.Value.
+func (n *Net) String() string {
+	if *n == NetLoopback {
+		return "loopback"
+	}
+	return string(*n)
+}
+
+// Type implements pflag.Value.
+func (n *Net) Type() string { return "loopback|netns" }
 
 // Defaults. Where the two drivers differ they are side by side: simulated
 // time is exact and cheap, real time is neither.
@@ -422,6 +459,12 @@ func (p Plan) Validate() error {
 			}
 		}
 	}
+	switch {
+	case p.UDP.Net != NetLoopback && p.UDP.Net != NetNS:
+		return planErr("net", p.UDP.Net, "want loopback or netns")
+	case p.UDP.Net != NetLoopback && p.driver() != DriverUDP:
+		return planErr("net", p.UDP.Net, "real processes only (dmx run)")
+	}
 	if p.Driver == DriverUDP && (p.UDP.BasePort < 0 || p.UDP.BasePort+p.N-1 > 65535) {
 		return planErr("base port", p.UDP.BasePort, "nodes would listen on ports %d..%d, outside 1..65535", p.UDP.BasePort, p.UDP.BasePort+p.N-1)
 	}
@@ -457,6 +500,7 @@ type runParams struct {
 	Entries    int                  `json:"entries"`
 	Hold       string               `json:"hold"`
 	Nested     bool                 `json:"nested,omitempty"`
+	Net        Net                  `json:"net,omitempty"`   // udp: "netns", or left out (loopback)
 	Order      *string              `json:"order,omitempty"` // nested only
 	Port       *int                 `json:"port,omitempty"`  // udp
 	Procs      map[int]ProcWorkload `json:"procs"`
@@ -491,6 +535,7 @@ func (p Plan) RunRow() trace.Run {
 		rp.Delay, rp.Reorder = &delay, &p.Sim.Reorder
 	} else {
 		rp.Port = &p.UDP.BasePort
+		rp.Net = p.UDP.Net
 	}
 	params, _ := json.Marshal(rp)
 	fl := []string{}
@@ -552,6 +597,9 @@ func PlanFromRun(run trace.Run, lookup func(name string) *algo.Spec) (Plan, erro
 	}
 	if rp.Port != nil {
 		p.UDP.BasePort = *rp.Port
+	}
+	if err := p.UDP.Net.Set(string(rp.Net)); err != nil {
+		return Plan{}, fmt.Errorf("run %d: params: %w", run.ID, err)
 	}
 	if p.Schedule, err = ParseSteps(rp.Schedule); err != nil {
 		return Plan{}, fmt.Errorf("run %d: params: %w", run.ID, err)
@@ -627,6 +675,7 @@ func (p Plan) Args() ([]string, error) {
 	} else {
 		a.flag("--port", p.UDP.BasePort != base.UDP.BasePort, strconv.Itoa(p.UDP.BasePort))
 		a.flag("--stall", p.UDP.Stall != base.UDP.Stall, p.UDP.Stall.String())
+		a.flag("--net", p.UDP.Net != base.UDP.Net, p.UDP.Net.String())
 	}
 	if unsaid := unsaid(raw, p, base); len(unsaid) > 0 {
 		return a, fmt.Errorf("no flag says the plan's %s", strings.Join(unsaid, ", "))

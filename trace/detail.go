@@ -66,6 +66,13 @@ type Start struct {
 	// them the same values. 0 (and left out, "t0") in simulated runs,
 	// whose wall times are the simulated time itself.
 	Origin int64
+	// Addr is the address the process's node listened on in a real run
+	// ("198.18.0.3:41235" under dmx run --net netns, "127.0.0.1:41235"
+	// over loopback); "" (left out) in simulated runs.
+	Addr string
+	// Netns names the network namespace the process ran in (dmx run --net
+	// netns: "dmx-k3f9q2-3"); "" (left out) when it shared the host's.
+	Netns string
 }
 
 func (d Start) appendDetail(b []byte) []byte {
@@ -90,6 +97,14 @@ func (d Start) appendDetail(b []byte) []byte {
 		b = append(b, `,"t0":`...)
 		b = strconv.AppendInt(b, d.Origin, 10)
 	}
+	if d.Addr != "" {
+		b = append(b, `,"addr":`...)
+		b = appendString(b, d.Addr)
+	}
+	if d.Netns != "" {
+		b = append(b, `,"netns":`...)
+		b = appendString(b, d.Netns)
+	}
 	return append(b, '}')
 }
 
@@ -104,6 +119,10 @@ func (d *Start) decode(detail []byte) error {
 			d.Resources, err = jsonArray(v, jsonString)
 		case "t0":
 			d.Origin, err = jsonInt(v)
+		case "addr":
+			d.Addr, err = jsonString(v)
+		case "netns":
+			d.Netns, err = jsonString(v)
 		}
 		return err
 	})
@@ -482,7 +501,20 @@ type Fault struct {
 	Fault  string // e.g. "partition:0+1@1s-2s"
 	Phase  string // FaultStart, FaultEnd or FaultNotApplied
 	Reason string // why it was not applied; "" otherwise
+	// By says what made a network fault of a real run: FaultByKernel
+	// (nftables rules, netem) or FaultByTransport (dmx's transport judged
+	// each datagram); "" (left out) for other faults and in simulated
+	// runs. How says it in words: the kernel's means, or why the
+	// transport made it; at the end of a kernel fault, what it dropped.
+	By  string
+	How string
 }
+
+// What made a network fault (Fault.By).
+const (
+	FaultByKernel    = "kernel"
+	FaultByTransport = "transport"
+)
 
 func (d Fault) appendDetail(b []byte) []byte {
 	b = append(b, `{"fault":`...)
@@ -492,6 +524,14 @@ func (d Fault) appendDetail(b []byte) []byte {
 	if d.Reason != "" {
 		b = append(b, `,"reason":`...)
 		b = appendString(b, d.Reason)
+	}
+	if d.By != "" {
+		b = append(b, `,"by":`...)
+		b = appendString(b, d.By)
+	}
+	if d.How != "" {
+		b = append(b, `,"how":`...)
+		b = appendString(b, d.How)
 	}
 	return append(b, '}')
 }
@@ -505,6 +545,10 @@ func (d *Fault) decode(detail []byte) error {
 			d.Phase, err = jsonString(v)
 		case "reason":
 			d.Reason, err = jsonString(v)
+		case "by":
+			d.By, err = jsonString(v)
+		case "how":
+			d.How, err = jsonString(v)
 		}
 		return err
 	})

@@ -31,18 +31,28 @@ var detailCases = []struct {
 	want   string
 	legacy any
 }{
-	{"start", Event{Kind: KindStart}, Start{"ricart-agrawala", 3, []string{"cs", "db"}, 0},
+	{"start", Event{Kind: KindStart}, Start{"ricart-agrawala", 3, []string{"cs", "db"}, 0, "", ""},
 		`{"algorithm":"ricart-agrawala","n":3,"resources":["cs","db"]}`,
 		map[string]any{"algorithm": "ricart-agrawala", "n": 3, "resources": []string{"cs", "db"}}},
-	{"start without resources", Event{Kind: KindStart}, Start{"bully", 5, nil, 0},
+	{"start without resources", Event{Kind: KindStart}, Start{"bully", 5, nil, 0, "", ""},
 		`{"algorithm":"bully","n":5,"resources":null}`,
 		map[string]any{"algorithm": "bully", "n": 5, "resources": []string(nil)}},
-	{"start with no resources", Event{Kind: KindStart}, Start{"bully", 5, []string{}, 0},
+	{"start with no resources", Event{Kind: KindStart}, Start{"bully", 5, []string{}, 0, "", ""},
 		`{"algorithm":"bully","n":5,"resources":[]}`,
 		map[string]any{"algorithm": "bully", "n": 5, "resources": []string{}}},
-	{"start of a real run", Event{Kind: KindStart}, Start{"lease", 3, nil, 1700000000123456789},
+	{"start of a real run", Event{Kind: KindStart}, Start{"lease", 3, nil, 1700000000123456789, "", ""},
 		`{"algorithm":"lease","n":3,"resources":null,"t0":1700000000123456789}`,
 		map[string]any{"algorithm": "lease", "n": 3, "resources": []string(nil), "t0": int64(1700000000123456789)}},
+	{"start in a network namespace", Event{Kind: KindStart}, Start{"lease", 3, nil, 1700000000123456789, "198.18.0.2:40123", "dmx-abcdef-1"},
+		`{"algorithm":"lease","n":3,"resources":null,"t0":1700000000123456789,"addr":"198.18.0.2:40123","netns":"dmx-abcdef-1"}`,
+		struct {
+			A  string   `json:"algorithm"`
+			N  int      `json:"n"`
+			R  []string `json:"resources"`
+			T0 int64    `json:"t0"`
+			Ad string   `json:"addr"`
+			NS string   `json:"netns"`
+		}{"lease", 3, nil, 1700000000123456789, "198.18.0.2:40123", "dmx-abcdef-1"}},
 	{"crash in the simulator", Event{Kind: KindCrash}, Crash{Reason: "fault crash(P1@2s)"},
 		`{"reason":"fault crash(P1@2s)"}`, map[string]any{"reason": "fault crash(P1@2s)"}},
 	{"crash by the launcher", Event{Kind: KindCrash}, Crash{Reason: "killed by SIGKILL", Fault: "crash(P1@2s)"},
@@ -88,6 +98,14 @@ var detailCases = []struct {
 		`{"fault":"partition:0:1@1s-2s"}`, map[string]string{"fault": "partition:0:1@1s-2s"}},
 	{"fault start", Event{Kind: KindFault}, Fault{Fault: "pause:4@600ms-1s", Phase: FaultStart},
 		`{"fault":"pause:4@600ms-1s","phase":"start"}`, map[string]string{"fault": "pause:4@600ms-1s", "phase": "start"}},
+	{"fault made by the kernel", Event{Kind: KindFault}, Fault{Fault: "loss:30%@1s-2s", Phase: FaultEnd, By: FaultByKernel, How: "nftables dropped 3 of 10 datagrams (30.0%)"},
+		`{"fault":"loss:30%@1s-2s","phase":"end","by":"kernel","how":"nftables dropped 3 of 10 datagrams (30.0%)"}`,
+		struct {
+			F string `json:"fault"`
+			P string `json:"phase"`
+			B string `json:"by"`
+			H string `json:"how"`
+		}{"loss:30%@1s-2s", "end", "kernel", "nftables dropped 3 of 10 datagrams (30.0%)"}},
 	{"fault not applied", Event{Kind: KindFault}, Fault{Fault: "crash:leader@610ms", Phase: FaultNotApplied, Reason: "no leader alive"},
 		`{"fault":"crash:leader@610ms","phase":"not applied","reason":"no leader alive"}`,
 		map[string]string{"fault": "crash:leader@610ms", "phase": "not applied", "reason": "no leader alive"}},
@@ -235,8 +253,8 @@ func TestDecodeForeign(t *testing.T) {
 		{of(KindTimeout), `{"timer":5}`, Timeout{"5"}, ""},
 		{of(KindTimeout), `{}`, Timeout{}, ""},
 		{of(KindTimeout), `{"timer":{"a":1}}`, Timeout{}, `timer: want a string, got object {"a":1}`},
-		{of(KindStart), `{"algorithm":"x","n":"3","resources":["a",1]}`, Start{"x", 3, []string{"a", "1"}, 0}, ""},
-		{of(KindStart), `{"algorithm":"x","n":3,"t0":"12"}`, Start{"x", 3, nil, 12}, ""},
+		{of(KindStart), `{"algorithm":"x","n":"3","resources":["a",1]}`, Start{"x", 3, []string{"a", "1"}, 0, "", ""}, ""},
+		{of(KindStart), `{"algorithm":"x","n":3,"t0":"12"}`, Start{"x", 3, nil, 12, "", ""}, ""},
 		{of(KindStart), `{"n":3.5}`, Start{}, `n: want an integer, got number 3.5`},
 		{of(KindCrash), `{"reason":"power","node":"a"}`, Crash{Reason: "power"}, ""},
 		{of(KindCrash), `{"fault":[]}`, Crash{}, `fault: want a string, got array []`},

@@ -64,7 +64,12 @@ const SchemaVersion = 1
 //	              acting at (detail {"fault": "partition:0+1@1s-2s",
 //	              "phase": "start"} or "end"), or by the lowest live process
 //	              for a fault that could not be applied ("phase": "not
-//	              applied", "reason": why)
+//	              applied", "reason": why); a network fault of a real
+//	              run also says what made it: "by" "kernel" (nftables
+//	              rules, netem: dmx run --net netns) or "transport" (dmx's
+//	              transport judged each datagram), and "how" in words. A
+//	              start event of a real run gives the node's address
+//	              ("addr") and, under --net netns, its namespace ("netns")
 //	lamport       Lamport clock stamped on the event; 0 if not recorded
 //	vc            vector clock as a JSON array of N integers ("[1,0,2]"),
 //	              entry p counting p's events known at this event; NULL if

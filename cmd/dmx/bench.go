@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"github.com/dmxlab/dmx/bench"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/netns"
 	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace/plural"
 )
@@ -33,12 +35,14 @@ func newBenchCmd() *cobra.Command {
 	var rounds, nodes, entries, laps int
 	var profile string
 	var noTrace, keep bool
+	var netFlag runner.Net
 	cmd := &cobra.Command{
 		Use:   "bench [ALGO...]",
 		Short: "Critical sections per second of dmx run against a ring of processes passing a token (for developers)",
 		Long:  benchLong(),
 		Example: `  dmx bench                         # central and ricart-agrawala, 5 rounds
-  dmx bench central --rounds 9`,
+  dmx bench central --rounds 9
+  sudo dmx bench --net netns        # each run over loopback and over network namespaces, paired`,
 		Hidden: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -47,6 +51,11 @@ func newBenchCmd() *cobra.Command {
 			for _, a := range args {
 				if _, ok := hopsPerSection[a]; !ok || registry.Lookup(a) == nil {
 					return &exitError{exitUsage, fmt.Errorf("bench %s: measures only central, ricart-agrawala and token-ring", a)}
+				}
+			}
+			if netFlag == runner.NetNS {
+				if err := netns.Check(); err != nil {
+					return &exitError{exitUsage, err}
 				}
 			}
 			exe, err := os.Executable()
@@ -78,6 +87,8 @@ func newBenchCmd() *cobra.Command {
 			}
 			ringCmd := func() *exec.Cmd { return exec.Command(exe, "bench", "ring-node") }
 			ratios := map[string][]float64{}
+			costs := map[string][]float64{} // --net netns: CS/s over namespaces / over loopback, per round
+			notes := netNotes(cmd.ErrOrStderr())
 			var hops []time.Duration
 			for r := 1; r <= rounds; r++ {
 				hop, err := bench.Ring(ctx, ringCmd, nodes, laps/10, laps)
@@ -87,21 +98,37 @@ func newBenchCmd() *cobra.Command {
 				hops = append(hops, hop)
 				fmt.Fprintf(out, "round %d: ring hop %v\n", r, hop.Round(100*time.Nanosecond))
 				for _, a := range args {
-					p := runner.NewPlan(runner.DriverUDP)
-					p.Spec, p.N, p.Seed = registry.Lookup(a), nodes, uint64(r)
-					p.Workload.Entries, p.Workload.Contention = entries, runner.ContentionHigh
-					p.Workload.Think, p.Workload.Hold = runner.Fixed(0), runner.Fixed(0)
-					s, err := bench.RunSections(ctx, p, udp.LaunchHooks{Stderr: cmd.ErrOrStderr()}, dir, noTrace)
-					if err != nil {
-						return &exitError{exitUsage, err}
+					nets := []runner.Net{runner.NetLoopback}
+					if netFlag == runner.NetNS {
+						nets = append(nets, runner.NetNS)
 					}
-					bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
-					ratio := s.PerSecond() / bound
-					ratios[a] = append(ratios[a], ratio)
-					printSections(out, a, s, ratio)
+					var cs [2]float64
+					for k, n := range nets {
+						p := runner.NewPlan(runner.DriverUDP)
+						p.Spec, p.N, p.Seed = registry.Lookup(a), nodes, uint64(r)
+						p.Workload.Entries, p.Workload.Contention = entries, runner.ContentionHigh
+						p.Workload.Think, p.Workload.Hold = runner.Fixed(0), runner.Fixed(0)
+						p.UDP.Net = n
+						s, err := bench.RunSections(ctx, p, udp.LaunchHooks{Stderr: notes}, dir, noTrace)
+						if err != nil {
+							return &exitError{exitUsage, err}
+						}
+						cs[k] = s.PerSecond()
+						bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
+						ratio := s.PerSecond() / bound
+						if n == runner.NetNS {
+							printSections(out, a+" netns", a, s, ratio)
+						} else {
+							ratios[a] = append(ratios[a], ratio)
+							printSections(out, a, a, s, ratio)
+						}
+					}
+					if len(nets) == 2 && cs[0] > 0 {
+						costs[a] = append(costs[a], cs[1]/cs[0])
+					}
 				}
 			}
-			printMedians(out, hops, args, ratios)
+			printMedians(out, hops, args, ratios, costs)
 			return nil
 		},
 	}
@@ -111,6 +138,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().StringVar(&profile, "profile", "", "write CPU profiles into this directory: runner.pprof (bench itself: runner and trace writer) and node-PID.pprof for each node process (the ring's are not)")
 	cmd.Flags().BoolVar(&noTrace, "no-trace", false, "take the runs' events as dmx run does but write no trace: what the runs reach without the trace writer")
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the runs' traces (one file a run, in a temporary directory it names), to look at a round's timeline with dmx sql")
+	cmd.Flags().Var(&netFlag, "net", "netns (root): run each algorithm over loopback and over network namespaces in turn, and give the ratio of their CS/s")
 	cmd.Flags().IntVar(&laps, "laps", 2000, "laps of the token round the ring, measured (a tenth more to warm up)")
 	cmd.AddCommand(&cobra.Command{
 		Use:    "ring-node",
@@ -140,27 +168,40 @@ for ricart-agrawala and token-ring. Rounds pair the two measures, so that
 the ratio holds on a busy machine; the last line gives their medians.
 Each run's line ends with the runner's CPU per event during the run (the
 trace's low-priority converter included) and what the trace took to
-settle once the nodes had stopped: its CPU per event and its wall time.`
+settle once the nodes had stopped: its CPU per event and its wall time.
+
+With --net netns (root), each round runs each algorithm twice, over
+loopback and then with every node in a network namespace of its own on a
+bridge (as dmx run --net netns), and the last line adds the median of
+their ratio: what the namespaces, veth pairs and bridge cost a run.`
 }
 
-// printSections prints one algorithm's run of a round of dmx bench.
-func printSections(out io.Writer, a string, s bench.Sections, ratio float64) {
+// printSections prints one run of algorithm a (named name: "central
+// netns" over network namespaces) of a round of dmx bench.
+func printSections(out io.Writer, name, a string, s bench.Sections, ratio float64) {
 	fmt.Fprintf(out, "  %-16s %6.0f CS/s = %5.1f%% of 1/(%s); %d events, %.1f datagrams a CS (%d retransmitted), CPU per event: nodes %v (%v with their start-up), runner %v (+%v after the run, in %v)\n",
-		a, s.PerSecond(), 100*ratio, plural.Count(hopsPerSection[a], "hop"), s.Events,
+		name, s.PerSecond(), 100*ratio, plural.Count(hopsPerSection[a], "hop"), s.Events,
 		float64(s.Datagrams)/float64(max(s.Sections, 1)), s.Retransmits,
 		perEvent(s.NodeRunCPU, s.Events), perEvent(s.NodeCPU, s.Events), perEvent(s.RunnerCPU, s.Events),
 		perEvent(s.AfterCPU, s.Events), s.After.Round(time.Millisecond))
 }
 
 // printMedians prints the medians of dmx bench's rounds: the ring's hop,
-// and each algorithm's share of the floor it sets.
-func printMedians(out io.Writer, hops []time.Duration, args []string, ratios map[string][]float64) {
+// each algorithm's share of the floor it sets, and with --net netns the
+// ratio of its CS/s over namespaces to its CS/s over loopback (costs).
+func printMedians(out io.Writer, hops []time.Duration, args []string, ratios, costs map[string][]float64) {
 	sort.Slice(hops, func(i, j int) bool { return hops[i] < hops[j] })
 	fmt.Fprintf(out, "median of %d rounds: ring hop %v", len(hops), hops[len(hops)/2].Round(100*time.Nanosecond))
 	for _, a := range args {
 		x := ratios[a]
 		sort.Float64s(x)
 		fmt.Fprintf(out, "; %s %.1f%%", a, 100*x[len(x)/2])
+	}
+	for _, a := range args {
+		if x := costs[a]; len(x) > 0 {
+			sort.Float64s(x)
+			fmt.Fprintf(out, "; %s over netns %.2f of loopback's CS/s", a, x[len(x)/2])
+		}
 	}
 	fmt.Fprintln(out)
 }
@@ -171,4 +212,29 @@ func perEvent(d time.Duration, events int64) time.Duration {
 		return 0
 	}
 	return (d / time.Duration(events)).Round(10 * time.Nanosecond)
+}
+
+// netNotes passes on what a run over network namespaces says at its
+// start of where the nodes are ("net: ...") only the first time: every
+// run of the rounds would repeat it.
+func netNotes(w io.Writer) io.Writer { return &onceNet{w: w} }
+
+type onceNet struct {
+	w    io.Writer
+	said bool
+}
+
+func (o *onceNet) Write(b []byte) (int, error) {
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if strings.HasPrefix(line, "net: ") {
+			if o.said {
+				continue
+			}
+			o.said = true
+		}
+		if _, err := io.WriteString(o.w, line); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
 }

@@ -135,3 +135,25 @@ func reportParts(open *openFlags, paths []string, runID int64, pictures int) ([]
 	}
 	return reps, parts, sw, nil
 }
+
+// serveSweep is the table of every run of the traces dmx serve shows
+// (its /sweep page); nil for one run.
+func serveSweep(stores []*trace.Store) (*htmlreport.Sweep, error) {
+	var all []tally.Run
+	for _, st := range stores {
+		runs, err := st.Runs()
+		if err != nil {
+			return nil, err
+		}
+		reps, err := checkRuns(st, runs, checkOptions{})
+		if err != nil {
+			return nil, err
+		}
+		more, err := tallyRuns(st, st.Path(), runs, reps)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, more...)
+	}
+	return sweepSection(all), nil
+}

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dmxlab/dmx/render/htmlreport"
+	"github.com/dmxlab/dmx/render/viewer"
+	"github.com/dmxlab/dmx/trace"
 )
 
 // TestReportSweep: the report of a swept trace starts with the sweep's
@@ -47,5 +52,41 @@ func TestReportSweep(t *testing.T) {
 	}
 	if n := strings.Count(page, "<tr><td>"+tr+"</td>"); n+parts != 24 {
 		t.Errorf("%d runs listed and %d in full, want 24 in all", n, parts)
+	}
+}
+
+// TestServeSweep: dmx serve of a swept trace shows the sweep's table at
+// /sweep, each failing seed a link that opens its run in the viewer.
+func TestServeSweep(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "s.db")
+	dmx(t, "sweep", "bully", "--nemesis", "pause:who=leader", "--seeds", "1..6", "-o", tr)
+	st, err := trace.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	stores := []*trace.Store{st}
+	srv, err := viewer.New(stores, viewer.Options{Sweep: func() (*htmlreport.Sweep, error) { return serveSweep(stores) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/sweep", nil)
+	req.Host = "127.0.0.1:80"
+	srv.Handler().ServeHTTP(rec, req)
+	page := rec.Body.String()
+	if rec.Code != 200 || !strings.Contains(page, "6 runs: the verdicts per check") || !strings.Contains(page, "split-brain") {
+		t.Fatalf("/sweep: %d\n%s", rec.Code, page)
+	}
+	links := regexp.MustCompile(`href="/#run=([^"]+)"[^>]*>seed (\d+)</a>`).FindAllStringSubmatch(page, -1)
+	if len(links) == 0 {
+		t.Fatalf("no failing seed links to its run:\n%s", page)
+	}
+	for _, l := range links {
+		// The key is the store's index and the run id; run k is seed k.
+		if l[1] != "0%3A"+l[2] {
+			t.Errorf("seed %s links to run %s", l[2], l[1])
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/exec"
+	"github.com/dmxlab/dmx/runner/netns"
 	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/plural"
@@ -100,6 +101,7 @@ func (f *runFlags) registerPlan(cmd *cobra.Command, d runner.Driver) {
 		fs.IntVar(&p.UDP.BasePort, "port", 0, "node i listens on UDP port PORT+i on 127.0.0.1 (0: free ports)")
 		fs.DurationVar(&p.Duration, "duration", 0, "mutual exclusion: cut the run short after this long (default 2m); elections: how long the run lasts (default 2s)")
 		fs.DurationVar(&p.UDP.Stall, "stall", p.UDP.Stall, "end the run when no event happened for this long (a deadlock or starvation); a node stopped by SIGSTOP is waited for, not a stall")
+		fs.Var(&p.UDP.Net, "net", "loopback: every node on 127.0.0.1; netns (root): each node in a network namespace of its own, at 198.18.0.N on a bridge with no route out, partitions and loss made by the kernel (nftables), delay by netem where the kernel has it")
 	}
 }
 
@@ -219,7 +221,14 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 	// What the plan's driver cannot carry out is refused now, before the
 	// trace exists.
 	applies := runner.SimApplies
-	if p.Driver == runner.DriverUDP {
+	switch {
+	case p.UDP.Net == runner.NetNS:
+		applies = netns.Applies
+		// Refused now, before the trace exists, with what it needs.
+		if err := netns.Check(); err != nil {
+			return p, err
+		}
+	case p.Driver == runner.DriverUDP:
 		applies = udp.Applies
 	}
 	if err := p.CheckFaults(applies); err != nil {
@@ -335,7 +344,7 @@ finding of check protocol naming the node and the line.
 			if exec.IsProgram(p.Params) {
 				hooks.NodeArgs = exec.NodeArgs(p.Spec)
 			}
-			res, err := udp.Launch(r.ctx, p, r.rec, hooks)
+			res, err := netns.LaunchPlan(r.ctx, p, r.rec, hooks)
 			return res.Complete, res.Status + transportNote(res.Transport), res.Notes, err
 		}),
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dmxlab/dmx/render/htmlreport"
 	"net"
 	"os/signal"
 	"strings"
@@ -81,6 +82,7 @@ idle). Ctrl-C stops it.`,
 				MsgTypes: msgTypes,
 				State:    states.after,
 				Log:      cmd.ErrOrStderr(),
+				Sweep:    func() (*htmlreport.Sweep, error) { return serveSweep(stores) },
 			})
 			if err != nil {
 				return &exitError{exitUsage, err}

@@ -20,6 +20,7 @@ import (
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/exec"
 	"github.com/dmxlab/dmx/runner/nemesis"
+	"github.com/dmxlab/dmx/runner/netns"
 	"github.com/dmxlab/dmx/runner/sweep"
 	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
@@ -356,7 +357,7 @@ func (f *sweepFlags) driver(o sweep.Options, stderr io.Writer) sweep.Driver {
 			if exec.IsProgram(p.Params) {
 				hooks.NodeArgs = exec.NodeArgs(p.Spec)
 			}
-			res, err := udp.Launch(ctx, p, rec, hooks)
+			res, err := netns.LaunchPlan(ctx, p, rec, hooks)
 			return res.Complete, res.Status, err
 		}
 	}

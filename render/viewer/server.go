@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/render/htmlreport"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -50,6 +51,9 @@ type Options struct {
 	ReadTimeout, IdleTimeout time.Duration
 	// Log, if set, gets a line per failed request.
 	Log io.Writer
+	// Sweep, if not nil, makes the table of every run's verdicts (dmx
+	// sweep's) that /sweep shows; nil when there is one run.
+	Sweep func() (*htmlreport.Sweep, error)
 }
 
 // Server serves the page and its API over a set of open traces.
@@ -62,6 +66,8 @@ type Server struct {
 
 	diffMu sync.Mutex
 	diffs  map[string]*diffJob
+
+	sweep sweepCache
 }
 
 // New makes a server over the runs of stores (opened with trace.Open;
@@ -156,6 +162,7 @@ func (s *Server) routes() {
 		io.WriteString(w, palette.JS())
 	})
 	m.HandleFunc("GET /api/runs", s.handleRuns)
+	m.HandleFunc("GET /sweep", s.handleSweep)
 	m.HandleFunc("GET /api/outline", s.withRun(s.handleOutline))
 	m.HandleFunc("GET /api/overview", s.withRun(s.handleOverview))
 	m.HandleFunc("GET /api/window", s.withRun(s.handleWindow))

@@ -296,6 +296,7 @@ type proc struct {
 	stale   bool // before, after and changed are not those of input (quiet)
 	down    bool
 	origin  int64         // the run's origin of Input.Now, from the start event
+	place   trace.Start   // where the node ran (its address and namespace), from the start event
 	skew    time.Duration // the wall clock's offset (a skew fault), kept by restarts
 }
 
@@ -515,7 +516,7 @@ func (rp *replayer) drive(p *proc, ev *trace.Event) (ok bool) {
 
 func (rp *replayer) setup(p *proc) runner.NodeSetup {
 	pl := rp.plan
-	return runner.NodeSetup{ID: p.id, N: pl.N, Spec: pl.Spec, Params: pl.Params, Seed: pl.Seed, Workload: pl.Workload, Origin: p.origin}
+	return runner.NodeSetup{ID: p.id, N: pl.N, Spec: pl.Spec, Params: pl.Params, Seed: pl.Seed, Workload: pl.Workload, Origin: p.origin, Addr: p.place.Addr, Netns: p.place.Netns}
 }
 
 func (rp *replayer) start(p *proc, ev *trace.Event) error {
@@ -536,6 +537,7 @@ func (rp *replayer) start(p *proc, ev *trace.Event) error {
 		return nil
 	}
 	p.origin = d.Origin
+	p.place = d
 	p.env = &env{p: p, wall: ev.Wall}
 	nd, err := runner.NewNode(rp.setup(p), p.env)
 	if err != nil {
@@ -658,7 +660,7 @@ func (rp *replayer) input(p *proc, ev *trace.Event) error {
 				nd.SetSkew(p.skew)
 			}
 		}
-		nd.FaultEvent(d.Fault, d.Phase, d.Reason)
+		nd.RecordFault(d)
 		return nil
 	case trace.KindDrop:
 		d, err := ev.Drop()

@@ -46,9 +46,39 @@ type LaunchHooks struct {
 	// link.MaxRTO): a test sees in seconds what a minute of
 	// retransmissions does.
 	MaxRTO time.Duration
+	// Net, if set, places the nodes somewhere else than on loopback and
+	// has the kernel make the network faults it can (runner/netns); the
+	// plan's UDP.Net names it. Nil: every node on 127.0.0.1, every
+	// network fault made by the nodes' transport.
+	Net Network
 	// NodeArgs are added to each node process's command line: the name
 	// and kind of a program of the user's own (runner/exec.NodeArgs).
 	NodeArgs []string
+}
+
+// Network is where a driver places the nodes of a run instead of on
+// loopback, and how it has network faults made: runner/netns gives each
+// node a network namespace of its own and has nftables drop what
+// partitions and loss drop. The launcher calls it from its loop (its
+// methods need no lock against each other), for every incarnation of a
+// node: a restarted node goes back to its place.
+type Network interface {
+	// Place says where node i runs: the IP address it listens on, and the
+	// name of its place (a namespace), which its start event records.
+	Place(i int) (host, name string)
+	// Start starts the process of node i in its place, as cmd.Start
+	// does.
+	Start(i int, cmd *exec.Cmd) error
+	// Applies is the network's word on a fault (runner.Plan.CheckFaults),
+	// in place of Applies.
+	Applies(f *runner.Fault) error
+	// NetStart puts network fault i of the plan (isolating proc) in force
+	// if the kernel can make it, and says so (kernel); how says by what
+	// means, or why the nodes' transport makes it instead.
+	NetStart(i, proc int) (kernel bool, how string)
+	// NetEnd takes kernel fault i out of force; how says what it did
+	// (what it dropped).
+	NetEnd(i int) (how string)
 }
 
 // LaunchResult says how a run of processes ended.
@@ -147,7 +177,14 @@ func Launch(ctx context.Context, p runner.Plan, rec runner.Recorder, hooks Launc
 	if err := p.Validate(); err != nil {
 		return LaunchResult{}, err
 	}
-	if err := p.CheckFaults(Applies); err != nil {
+	applies := Applies
+	switch {
+	case hooks.Net != nil:
+		applies = hooks.Net.Applies
+	case p.UDP.Net != runner.NetLoopback:
+		return LaunchResult{}, fmt.Errorf("launch a plan over %s: its driver (runner/netns) places the nodes", p.UDP.Net.String())
+	}
+	if err := p.CheckFaults(applies); err != nil {
 		return LaunchResult{}, err
 	}
 	l, err := newLauncher(p.WithDefaults(), rec, hooks)
@@ -277,6 +314,9 @@ func (l *launcher) config(i int) *nodeConfig {
 	}
 	c := &nodeConfig{ID: i, N: l.plan.N, Algo: l.plan.Spec.Name, Params: l.plan.Params, Seed: l.plan.Seed, Workload: l.wl, Key: l.key, Port: port,
 		Raw: l.plan.Raw(), Skew: l.state[i].skew, Active: slices.Clone(l.netActive), MaxRTO: l.hooks.MaxRTO}
+	if l.hooks.Net != nil {
+		c.Host, c.Netns = l.hooks.Net.Place(i)
+	}
 	for _, f := range l.plan.Faults {
 		if f.Network() {
 			// The node's fault layer judges by the plan's faults, named
@@ -306,7 +346,11 @@ func (l *launcher) spawn(i, inc int, c *nodeConfig) error {
 		return err
 	}
 	cmd.Stdout = w
-	err = cmd.Start()
+	if l.hooks.Net != nil {
+		err = l.hooks.Net.Start(i, cmd)
+	} else {
+		err = cmd.Start()
+	}
 	w.Close()
 	if err != nil {
 		stdout.Close()
@@ -860,15 +904,30 @@ func (l *launcher) resume(p *nodeProc) {
 	l.send(p, toNode{Fault: &faultCmd{Op: "resume"}})
 }
 
+// NetStart puts network fault i in force: by the kernel if the run's
+// Network can make it, else by every node's transport. Either way the
+// nodes it acts on record its start, saying which made it.
 func (l *launcher) NetStart(i, proc int) {
-	l.netActive = append(l.netActive, runner.ActiveNet{Index: i, Proc: proc})
-	l.tellAll(&faultCmd{Op: "net-start", Index: i, Proc: proc})
+	a := runner.ActiveNet{Index: i, Proc: proc, By: trace.FaultByTransport}
+	if l.hooks.Net != nil {
+		kernel, how := l.hooks.Net.NetStart(i, proc)
+		a.How = how
+		if kernel {
+			a.By = trace.FaultByKernel
+		}
+	}
+	l.netActive = append(l.netActive, a)
+	l.tellAll(&faultCmd{Op: "net-start", Index: i, Proc: proc, By: a.By, How: a.How})
 }
 
 func (l *launcher) NetEnd(i int) {
 	for k, a := range l.netActive {
 		if a.Index == i {
-			l.tellAll(&faultCmd{Op: "net-end", Index: i, Proc: a.Proc})
+			how := ""
+			if a.By == trace.FaultByKernel {
+				how = l.hooks.Net.NetEnd(i)
+			}
+			l.tellAll(&faultCmd{Op: "net-end", Index: i, Proc: a.Proc, By: a.By, How: how})
 			l.netActive = slices.Delete(l.netActive, k, k+1)
 			return
 		}

@@ -50,6 +50,11 @@ type nodeConfig struct {
 	Workload runner.Workload   `json:"workload"`
 	Key      []byte            `json:"key"`
 	Port     int               `json:"port"` // 0: any free port
+	// Host is the address to listen on ("": 127.0.0.1); Netns names the
+	// network namespace the node was started in, if it has one of its
+	// own (runner/netns). Its start event records both.
+	Host  string `json:"host,omitempty"`
+	Netns string `json:"netns,omitempty"`
 	// A restarted process: its incarnation (0 first), everyone's current
 	// incarnations, and what it resumes from.
 	Inc    int            `json:"inc,omitempty"`
@@ -75,6 +80,11 @@ type faultCmd struct {
 	Proc   int    `json:"p,omitempty"`
 	Spec   string `json:"spec,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// By and How, with net-start and net-end: what makes the fault
+	// (trace.FaultByKernel: the node only records it; else its
+	// transport judges every datagram by it) and how.
+	By  string `json:"by,omitempty"`
+	How string `json:"how,omitempty"`
 }
 
 type toNode struct {
@@ -181,7 +191,13 @@ func (np *nodeProcess) configure(lookup func(name string) *algo.Spec) (*algo.Spe
 	if err := cfg.Workload.FromWire(); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: cfg.Port})
+	host := net.IPv4(127, 0, 0, 1)
+	if cfg.Host != "" {
+		if host = net.ParseIP(cfg.Host); host == nil {
+			return nil, fmt.Errorf("node P%d: host %q: not an IP address", cfg.ID, cfg.Host)
+		}
+	}
+	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: host, Port: cfg.Port})
 	if err != nil {
 		np.out.send(fromNode{Error: fmt.Sprintf("P%d: %v", cfg.ID, err)})
 		return nil, err
@@ -244,7 +260,8 @@ func (np *nodeProcess) build(spec *algo.Spec) error {
 	if origin == 0 {
 		origin = start.UnixNano()
 	}
-	node, err := runner.NewNode(runner.NodeSetup{ID: cfg.ID, N: cfg.N, Spec: spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload, Resume: cfg.Resume, Origin: origin}, env)
+	node, err := runner.NewNode(runner.NodeSetup{ID: cfg.ID, N: cfg.N, Spec: spec, Params: cfg.Params, Seed: cfg.Seed, Workload: cfg.Workload, Resume: cfg.Resume, Origin: origin,
+		Addr: np.conn.LocalAddr().String(), Netns: cfg.Netns}, env)
 	if err != nil {
 		np.out.send(fromNode{Error: err.Error()})
 		return err
@@ -269,7 +286,9 @@ func (np *nodeProcess) build(spec *algo.Spec) error {
 		tr.dropped = node.Dropped
 		tr.later = func(d time.Duration, f func()) { env.After(d, f) }
 		for _, a := range cfg.Active {
-			tr.net.Start(a.Index, a.Proc)
+			if a.By != trace.FaultByKernel {
+				tr.net.Start(a.Index, a.Proc)
+			}
 		}
 	}
 	tr.hold = true
@@ -384,7 +403,7 @@ func (np *nodeProcess) begin() {
 	if tr.net != nil {
 		for _, a := range cfg.Active {
 			if tr.net.Affects(a.Index, a.Proc, cfg.ID, cfg.N) {
-				np.node.FaultEvent(tr.net.Faults[a.Index].String(), trace.FaultStart, "")
+				np.node.RecordFault(trace.Fault{Fault: tr.net.Faults[a.Index].String(), Phase: trace.FaultStart, By: a.By, How: a.How})
 			}
 		}
 	}
@@ -500,14 +519,19 @@ func nodeFault(c *faultCmd, node *runner.Node, tr *transport, settle func(), res
 		if tr.net == nil || c.Index < 0 || c.Index >= len(tr.net.Faults) {
 			return
 		}
+		// A fault the kernel makes is only recorded: the transport
+		// does not judge by it.
+		kernel := c.By == trace.FaultByKernel
 		phase := trace.FaultStart
 		if c.Op == "net-start" {
-			tr.net.Start(c.Index, c.Proc)
+			if !kernel {
+				tr.net.Start(c.Index, c.Proc)
+			}
 		} else {
 			phase = trace.FaultEnd
 		}
 		if tr.net.Affects(c.Index, c.Proc, node.ID, node.N) {
-			node.FaultEvent(tr.net.Faults[c.Index].String(), phase, "")
+			node.RecordFault(trace.Fault{Fault: tr.net.Faults[c.Index].String(), Phase: phase, By: c.By, How: c.How})
 		}
 		if c.Op == "net-end" {
 			tr.net.End(c.Index)

@@ -1341,6 +1341,7 @@ async function main() {
   try {
     const runs = await api('/api/runs');
     S.runs = runs.runs; S.replay = runs.replay;
+    $('sweepLink').hidden = S.runs.length < 2;
     const opt = (r) => `<option value="${esc(r.key)}">${esc(r.algorithm)} · run ${r.id} of ${esc(r.file.split('/').pop())}${r.seed ? ' · seed ' + esc(r.seed) : ''}</option>`;
     $('runA').innerHTML = S.runs.map(opt).join('');
     $('runB').innerHTML = '<option value="">(none)</option>' + S.runs.map(opt).join('');

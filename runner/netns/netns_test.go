@@ -1,0 +1,359 @@
+package netns_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/netns"
+	"github.com/dmxlab/dmx/runner/udp"
+	"github.com/dmxlab/dmx/trace"
+)
+
+// TestMain lets the test binary play a node process, as dmx-node does.
+func TestMain(m *testing.M) {
+	if os.Getenv("DMX_TEST_NODE") == "1" {
+		if err := udp.NodeMain(registry.Lookup, os.Stdin, os.Stdout); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func nodeCommand() *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "DMX_TEST_NODE=1")
+	return cmd
+}
+
+// needNetns skips a test that needs network namespaces where they
+// cannot be made (not root, a container without the capabilities).
+func needNetns(t *testing.T) {
+	t.Helper()
+	if err := netns.Probe(); err != nil {
+		t.Skipf("skipped: runs over network namespaces need root (CI runs as root): %v", err)
+	}
+}
+
+type collector struct {
+	mu  sync.Mutex
+	evs []trace.Event
+}
+
+func (c *collector) Record(ev *trace.Event) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.evs = append(c.evs, *ev)
+	return nil
+}
+
+// run carries out p over network namespaces with the test binary as the
+// node program.
+func run(t *testing.T, ctx context.Context, p runner.Plan) (udp.LaunchResult, []trace.Event, string) {
+	t.Helper()
+	p.Driver = runner.DriverUDP
+	p.UDP.Net = runner.NetNS
+	if p.Seed == 0 {
+		p.Seed = 1
+	}
+	if p.UDP.Stall == 0 {
+		p.UDP.Stall = 5 * time.Second
+	}
+	var stderr lockedBuilder
+	c := &collector{}
+	res, err := netns.Launch(ctx, p, c, udp.LaunchHooks{Command: nodeCommand, Stderr: &stderr})
+	if err != nil {
+		t.Fatalf("launch: %v\nstderr:\n%s", err, stderr.String())
+	}
+	return res, c.evs, stderr.String()
+}
+
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// dmxNamespaces lists the names of network namespaces dmx made that are
+// still there.
+func dmxNamespaces(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/run/netns")
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "dmx-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func TestCentralOverNetns(t *testing.T) {
+	needNetns(t)
+	before := dmxNamespaces(t)
+	p := runner.NewPlan(runner.DriverUDP)
+	p.Spec, p.N = registry.Lookup("central"), 3
+	p.Workload.Entries = 3
+	res, evs, stderr := run(t, context.Background(), p)
+	if !res.Complete {
+		t.Fatalf("run did not complete: %s\n%s", res.Status, stderr)
+	}
+	addrs := map[int]string{}
+	for _, ev := range evs {
+		if ev.Kind == trace.KindStart {
+			d, err := ev.Start()
+			if err != nil {
+				t.Fatal(err)
+			}
+			addrs[ev.Proc] = d.Addr
+			if !strings.HasPrefix(d.Netns, "dmx-") {
+				t.Errorf("P%d's start event names no namespace: %+v", ev.Proc, d)
+			}
+		}
+	}
+	for i, want := range []string{"198.18.0.1:", "198.18.0.2:", "198.18.0.3:"} {
+		if !strings.HasPrefix(addrs[i], want) {
+			t.Errorf("P%d's address %q, want %s...", i, addrs[i], want)
+		}
+	}
+	if after := dmxNamespaces(t); len(after) != len(before) {
+		t.Errorf("namespaces left behind: before %v, after %v", before, after)
+	}
+	t.Log(stderr)
+}
+
+// runID returns the run id the launch's stderr names ("in namespaces
+// dmx-RUN-0..").
+func runID(t *testing.T, stderr string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(stderr, "in namespaces dmx-")
+	if !ok || len(rest) < 7 {
+		t.Fatalf("stderr names no namespaces:\n%s", stderr)
+	}
+	return rest[:6]
+}
+
+// leftOf lists the namespaces of run id still named.
+func leftOf(t *testing.T, id string) []string {
+	t.Helper()
+	var out []string
+	for _, n := range dmxNamespaces(t) {
+		if strings.HasPrefix(n, "dmx-"+id+"-") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// faultDetails returns the details of the fault events of spec, by
+// process and phase.
+func faultDetails(evs []trace.Event, spec string) []trace.Fault {
+	var out []trace.Fault
+	for _, ev := range evs {
+		if ev.Kind != trace.KindFault {
+			continue
+		}
+		if d, err := ev.Fault(); err == nil && d.Fault == spec {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// TestEveryAlgorithm runs each algorithm over network namespaces: it
+// starts at its address, its messages cross the bridge, and the run ends
+// and leaves nothing behind.
+func TestEveryAlgorithm(t *testing.T) {
+	needNetns(t)
+	for _, spec := range registry.All() {
+		t.Run(spec.Name, func(t *testing.T) {
+			p := runner.NewPlan(runner.DriverUDP)
+			p.Spec, p.N = spec, 4
+			p.Workload.Entries = 2
+			if spec.Kind == algo.Election {
+				p.Duration = time.Second
+			}
+			if spec.Name == "maekawa" {
+				p.Params = map[string]string{"variant": "inquire"}
+			}
+			res, evs, stderr := run(t, context.Background(), p)
+			if res.Status == "" || strings.HasPrefix(res.Status, "failed") {
+				t.Fatalf("status %q\n%s", res.Status, stderr)
+			}
+			starts, sends, exits := 0, 0, 0
+			for _, ev := range evs {
+				switch ev.Kind {
+				case trace.KindStart:
+					d, _ := ev.Start()
+					if !strings.HasPrefix(d.Addr, "198.18.0.") || !strings.HasPrefix(d.Netns, "dmx-") {
+						t.Errorf("P%d started at %q in %q", ev.Proc, d.Addr, d.Netns)
+					}
+					starts++
+				case trace.KindSend:
+					sends++
+				case trace.KindCSExit:
+					exits++
+				}
+			}
+			if starts != p.N || sends == 0 {
+				t.Errorf("%d starts, %d sends (status %s)", starts, sends, res.Status)
+			}
+			// Every entry made needs messages across the bridge; an
+			// election run's messages may all come late on a loaded
+			// machine, and its length is its duration.
+			if spec.Kind == algo.MutualExclusion && (!res.Complete || exits != p.N*p.Workload.Entries) {
+				t.Errorf("%d critical sections of %d (status %s)", exits, p.N*p.Workload.Entries, res.Status)
+			}
+			if left := leftOf(t, runID(t, stderr)); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+		})
+	}
+}
+
+// TestLossByKernel: loss made by nftables drops about its rate of the
+// datagrams it sees (the kernel's draw, not dmx's seed), and the fault's
+// end event says how many.
+func TestLossByKernel(t *testing.T) {
+	needNetns(t)
+	p := runner.NewPlan(runner.DriverUDP)
+	p.Spec, p.N = registry.Lookup("ricart-agrawala"), 4
+	p.Workload.Entries = 400
+	p.Workload.Think, p.Workload.Hold = runner.Fixed(0), runner.Fixed(0)
+	const spec = "loss:30%@100ms-1.1s"
+	var err error
+	if p.Faults, err = runner.ParseFaults(spec); err != nil {
+		t.Fatal(err)
+	}
+	res, evs, stderr := run(t, context.Background(), p)
+	if !strings.Contains(stderr, "fault "+spec+": by the kernel") {
+		t.Errorf("stderr does not say the kernel makes it:\n%s", stderr)
+	}
+	ds := faultDetails(evs, spec)
+	if len(ds) != 2*p.N {
+		t.Fatalf("%d fault events, want a start and an end at each of %d processes (status %s)", len(ds), p.N, res.Status)
+	}
+	for _, d := range ds {
+		if d.By != trace.FaultByKernel {
+			t.Errorf("%+v: not by the kernel", d)
+		}
+		if d.Phase != trace.FaultEnd {
+			continue
+		}
+		var dropped, seen int
+		var pct float64
+		if _, err := fmt.Sscanf(d.How, "nftables dropped %d of %d datagrams (%f%%)", &dropped, &seen, &pct); err != nil {
+			t.Fatalf("end %q: %v", d.How, err)
+		}
+		// The rate within wide bounds: the draw is the kernel's, and a
+		// loaded machine sends fewer datagrams in the window.
+		t.Logf("%s: %s", spec, d.How)
+		if seen < 100 || pct < 15 || pct > 45 {
+			t.Errorf("dropped %d of %d (%.1f%%), want about 30%% of at least 100", dropped, seen, pct)
+		}
+	}
+	if !res.Complete {
+		t.Errorf("run did not complete: %s", res.Status)
+	}
+}
+
+// TestDelayFallback: without sch_netem (this kernel), a delay is made by
+// the nodes' transport, and dmx says so at the start and in the fault's
+// events; with it, by netem. Either way no message in the window arrives
+// sooner than the delay.
+func TestDelayFallback(t *testing.T) {
+	needNetns(t)
+	p := runner.NewPlan(runner.DriverUDP)
+	p.Spec, p.N = registry.Lookup("central"), 3
+	p.Workload.Entries = 6
+	p.Workload.Think = runner.Fixed(20 * time.Millisecond)
+	const spec = "delay:30ms"
+	var err error
+	if p.Faults, err = runner.ParseFaults(spec); err != nil {
+		t.Fatal(err)
+	}
+	res, evs, stderr := run(t, context.Background(), p)
+	if !res.Complete {
+		t.Fatalf("run did not complete: %s\n%s", res.Status, stderr)
+	}
+	ds := faultDetails(evs, spec)
+	if len(ds) != p.N {
+		t.Fatalf("fault events %+v, want a start at each process", ds)
+	}
+	by := ds[0].By
+	switch by {
+	case trace.FaultByTransport:
+		if !strings.Contains(ds[0].How, "sch_netem") || !strings.Contains(stderr, "fault "+spec+": by the transport (this kernel has no sch_netem") {
+			t.Errorf("the fallback is not said: event %+v\nstderr:\n%s", ds[0], stderr)
+		}
+	case trace.FaultByKernel:
+		if !strings.HasPrefix(ds[0].How, "netem delay 30ms") {
+			t.Errorf("by the kernel, how %q", ds[0].How)
+		}
+	default:
+		t.Fatalf("by %q", by)
+	}
+	t.Logf("made by the %s: %s", by, ds[0].How)
+	sent := map[int64]int64{}
+	late, total := 0, 0
+	for _, ev := range evs {
+		switch ev.Kind {
+		case trace.KindSend:
+			sent[ev.Msg] = ev.Wall
+		case trace.KindReceive:
+			if s, ok := sent[ev.Msg]; ok {
+				total++
+				if time.Duration(ev.Wall-s) >= 29*time.Millisecond {
+					late++
+				}
+			}
+		}
+	}
+	// Load can make a message later, never sooner.
+	if total == 0 || late != total {
+		t.Errorf("%d of %d messages took the delay", late, total)
+	}
+}
+
+// TestInterruptedLeavesNothing: a run stopped by its context (Ctrl-C)
+// removes its namespaces all the same.
+func TestInterruptedLeavesNothing(t *testing.T) {
+	needNetns(t)
+	p := runner.NewPlan(runner.DriverUDP)
+	p.Spec, p.N = registry.Lookup("token-ring"), 3
+	p.Workload.Entries = 1_000_000
+	p.Workload.Think = runner.Fixed(10 * time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	res, _, stderr := run(t, ctx, p)
+	if res.Complete || !strings.Contains(res.Status, "interrupted") {
+		t.Errorf("status %q, complete %v", res.Status, res.Complete)
+	}
+	if left := leftOf(t, runID(t, stderr)); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
