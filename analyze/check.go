@@ -220,7 +220,7 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([
 		if unreadable != nil {
 			return
 		}
-		if unreadable = readable(ev); unreadable != nil {
+		if unreadable = readable(ev, hb); unreadable != nil {
 			return
 		}
 		if imported {
@@ -276,6 +276,16 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([
 		}
 		results[i] = res
 	}
+	// A run the trace does not hold whole, of which no check judged
+	// anything (interrupted before it started), is not one with nothing to
+	// judge: what it would have shown is not in the trace.
+	if why != "" && !slices.ContainsFunc(results, func(r Result) bool { return r.Verdict.Judged() }) {
+		for i := range results {
+			if results[i].Verdict == NotApplicable {
+				results[i].Verdict = Unknown
+			}
+		}
+	}
 	return results, nil
 }
 
@@ -317,6 +327,29 @@ func joinNote(a, b string) string {
 		return a
 	}
 	return a + "; " + b
+}
+
+// ReadsMessages reports whether checks, run over run, read the resource or
+// the detail of its sends and receives, which a lean reader leaves out
+// (trace.ReadOptions.Lean): in an imported run they hold the messages an
+// event sends and receives beyond its msg column and where it came from;
+// total-order reads the multicast a send belongs to; the election checks
+// read the terms messages carry when the run declares Raft's step-down
+// rule.
+func ReadsMessages(run trace.Run, checks []*Check) bool {
+	if run.Mode == "import" {
+		return true
+	}
+	higher := stepDownRule(Config{Run: run}) == StepDownHigherTerm
+	for _, c := range checks {
+		switch {
+		case c == TotalOrder:
+			return true
+		case higher && (c == SplitBrain || c == Agreement || c == Termination):
+			return true
+		}
+	}
+	return false
 }
 
 // findSources returns the sources of events, nil if none has one.

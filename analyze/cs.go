@@ -16,10 +16,6 @@ type csSpan struct {
 	enter, exit trace.Ref // exit.Seq 0: not exited
 	crashed     bool      // exit is the process's crash event
 	t0, t1      int64     // wall times of enter and exit (t1: end of run if not exited)
-	// after is the section whose exit this one's entry knew of (the latest
-	// of its resource's recent exits that happened before it), for
-	// mutex-realtime: following it gives sections that causally precede.
-	after *csSpan
 	// For mutex-causal: the provisional violations to settle at the
 	// section's end, and how many of its resource's crash-ended sections
 	// (the first ones) its entry knew the crash of.

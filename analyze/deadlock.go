@@ -135,7 +135,7 @@ func (c *deadlock) proc(p int) *dlProc {
 	return c.procs[p]
 }
 
-func (c *deadlock) Event(ev *trace.Event, _ *HB) {
+func (c *deadlock) Event(ev *trace.Event, hb *HB) {
 	c.pos++
 	mark := dlMark{ev.Ref(), c.pos}
 	switch ev.Kind {
@@ -177,7 +177,7 @@ func (c *deadlock) Event(ev *trace.Event, _ *HB) {
 	case trace.KindWait:
 		// "waiting_for", or Peer in a trace that names one target there.
 		// Walk refused a trace whose wait details cannot be read.
-		w, _ := ev.Wait()
+		w, _ := hb.Wait()
 		p := c.proc(ev.Proc)
 		if len(w.WaitingFor) == 0 {
 			delete(p.waits, ev.Resource) // it no longer waits

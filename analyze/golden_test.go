@@ -175,6 +175,21 @@ var goldenCases = []goldenCase{
 		noWall(b)
 	}},
 	{SplitBrain, "pass-fail-over", "The same fail-over with wall times: P2 crashed 10ms before P1 was elected.", 3, false, "", leaderCrashThenElected},
+	{Deadlock, "pass-blocked-waiting-for-a-crash", "P1 and P2 wait for P0, which crashed: blocked, but in no cycle; the note says whom each waits for and in what state.", 3, false, "", func(b *builder) {
+		b.Request(0, "cs")
+		b.Enter(0, "cs")
+		b.Request(1, "cs")
+		b.Wait(1, "cs", 0)
+		b.Request(2, "cs")
+		b.Wait(2, "cs", 0)
+		b.Crash(0)
+	}},
+	{Validity, "unknown-crash-concurrent-no-wall", "Bully's rule without wall times: P1 declares itself; P2's crash is concurrent with it, so whether P2 was alive then is not known.", 3, false, `{"validity":"highest-id"}`, func(b *builder) {
+		b.Leader(1, 2, 1)
+		b.Crash(2)
+		b.Leader(1, 1, 2)
+		noWall(b)
+	}},
 	{Agreement, "na-lock-only", "A lock log: no election events.", 2, false, "", func(b *builder) {
 		b.Request(0, "cs")
 		b.Enter(0, "cs")

@@ -108,8 +108,13 @@ type HB struct {
 	lamBound  bound[uint64] // of the current event
 	wallBound bound[int64]
 
-	minWall, maxWall   int64
-	delivered          int64
+	minWall, maxWall int64
+	delivered        int64
+	// The current wait event's detail, read once for all the checks that
+	// read it (see Wait): waitAt is the position it was read at.
+	wait               trace.Wait
+	waitErr            error
+	waitAt             int64
 	cut                int64
 	hasWall, hasClocks bool
 
@@ -321,6 +326,19 @@ func (h *HB) Send() (m Message, ok bool) {
 	return Message{ID: h.cur.Msg, Send: s.ref, To: s.to, Type: s.typ, Wall: s.wall, Pos: s.pos}, true
 }
 
+// Wait returns the detail of the current event, a wait event, reading it
+// only once however many checks ask.
+func (h *HB) Wait() (trace.Wait, error) {
+	if h.cur == nil {
+		return trace.Wait{}, errors.New("no current event")
+	}
+	if h.waitAt != h.delivered {
+		h.wait, h.waitErr = h.cur.Wait()
+		h.waitAt = h.delivered
+	}
+	return h.wait, h.waitErr
+}
+
 // Duplicate reports whether the current event receives a message id that
 // was received before: a duplicated delivery. Its send was already merged
 // into the causal past of the first receive.
@@ -512,11 +530,11 @@ func (h *HB) take(p *proc, ev *trace.Event) error {
 // different run from the one recorded (deadlock without a wait edge, say)
 // and could say ok: the trace is bad input, and the error names the event.
 // Only these kinds are read (they are few beside sends and receives).
-func readable(ev *trace.Event) error {
+func readable(ev *trace.Event, hb *HB) error {
 	var err error
 	switch ev.Kind {
 	case trace.KindWait:
-		_, err = ev.Wait()
+		_, err = hb.Wait()
 	case trace.KindLeader:
 		_, err = ev.Leader()
 	case trace.KindElectionStart:
@@ -597,6 +615,9 @@ func (h *HB) deliver(p *proc, ev *trace.Event, links *trace.Links) error {
 	dup := false
 	if ev.Kind == trace.KindReceive {
 		if s = h.pending[ev.Msg]; s != nil {
+			if ev.MsgType == "" {
+				ev.MsgType = s.typ // a lean reader leaves it to the send (trace.ReadOptions)
+			}
 			delete(h.pending, ev.Msg)
 			h.recvd.add(ev.Msg, ev.Proc)
 			h.merge(p, s)

@@ -50,8 +50,8 @@ type liveness struct {
 	g                 progress
 }
 
-func (c *liveness) Event(ev *trace.Event, _ *HB) {
-	c.g.event(ev)
+func (c *liveness) Event(ev *trace.Event, hb *HB) {
+	c.g.event(ev, hb)
 	switch ev.Kind {
 	case trace.KindCSRequest:
 		k := csKey{ev.Proc, ev.Resource}

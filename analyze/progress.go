@@ -35,7 +35,7 @@ type progress struct {
 	drops map[int64]trace.Ref // message id -> a drop event of it
 }
 
-func (g *progress) event(ev *trace.Event) {
+func (g *progress) event(ev *trace.Event, hb *HB) {
 	g.pos++
 	switch ev.Kind {
 	case trace.KindCrash:
@@ -53,7 +53,7 @@ func (g *progress) event(ev *trace.Event) {
 	case trace.KindRecover:
 		delete(g.down, ev.Proc)
 	case trace.KindWait:
-		w, _ := ev.Wait() // Walk refused an unreadable one
+		w, _ := hb.Wait() // Evaluate refused an unreadable one
 		k := csKey{ev.Proc, ev.Resource}
 		if len(w.WaitingFor) == 0 {
 			delete(g.waits, k)

@@ -85,7 +85,7 @@ func declaredTimeout(run trace.Run) int64 {
 
 func (c *termination) Event(ev *trace.Event, hb *HB) {
 	c.el.event(ev, hb)
-	c.g.event(ev)
+	c.g.event(ev, hb)
 }
 
 func (c *termination) Finish(end End) Result {

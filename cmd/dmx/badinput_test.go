@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,7 +205,13 @@ func TestDamagedIndex(t *testing.T) {
 		t.Fatal("no entry of events_cs found")
 	}
 	os.WriteFile(path, b, 0o644)
-	for _, args := range [][]string{{"check", path}, {"stats", path}, {"sql", path, "SELECT 1"}, {"replay", path}} {
+	// dmx check reads no index but the (run, proc, seq) one it counts
+	// with: its verdict does not rest on events_cs, and it finds the
+	// damage when asked to check the whole file.
+	if code, _, errs := dmx(t, "check", path); code != 0 {
+		t.Errorf("check: exit %d: %s", code, errs)
+	}
+	for _, args := range [][]string{{"check", path, "--integrity-check"}, {"stats", path}, {"sql", path, "SELECT 1"}, {"replay", path}} {
 		code, _, errs := dmx(t, args...)
 		if code != 2 || !strings.Contains(errs, "trace is damaged") || !strings.Contains(errs, "events_cs") {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2, damaged, naming the index", args[0], code, errs)
@@ -212,5 +219,44 @@ func TestDamagedIndex(t *testing.T) {
 		if code, _, errs := dmx(t, append(args, "--no-integrity-check")...); code != 0 {
 			t.Errorf("%s --no-integrity-check: exit %d: %s", args[0], code, errs)
 		}
+	}
+}
+
+// TestCheckCountsWhatItReads: dmx check reads every event through the
+// events table and counts them against the (run, proc, seq) index; a file
+// whose index has lost an entry (a leaf page's cell count made one less)
+// is damaged, exit 2, though every row reads.
+func TestCheckCountsWhatItReads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	if code, _, errs := dmx(t, "sim", "central", "-n", "2", "--entries", "2", "--seed", "2", "-o", path, "--no-check", "--no-diagram"); code != 0 {
+		t.Fatalf("sim: %s", errs)
+	}
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root, n int
+	err = db.QueryRow(`SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_autoindex_events_1'`).Scan(&root)
+	if err == nil {
+		err = db.QueryRow(`SELECT count(*) FROM events`).Scan(&n)
+	}
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	pg := (root - 1) * 4096
+	if b[pg] != 10 { // a leaf index page: the index of a small run fits one
+		t.Skipf("the index's root page %d is of type %d, not a leaf", root, b[pg])
+	}
+	cells := binary.BigEndian.Uint16(b[pg+3:])
+	if int(cells) != n {
+		t.Skipf("the index's root page has %d cells for %d events", cells, n)
+	}
+	binary.BigEndian.PutUint16(b[pg+3:], cells-1)
+	os.WriteFile(path, b, 0o644)
+	code, _, errs := dmx(t, "check", path)
+	if code != exitUsage || !strings.Contains(errs, fmt.Sprintf("trace is damaged: run 1: %d events read from the events table, but its (run, proc, seq) index holds %d", n, n-1)) {
+		t.Errorf("check: exit %d, stderr %q", code, errs)
 	}
 }

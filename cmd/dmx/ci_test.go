@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestREADMECIFailsOnViolation: the README's CI lines that pipe dmx's JSON
+// TestREADMECIFailsOnViolation: the CI lines of docs/ci.md that pipe dmx's JSON
 // report into jq fail the job when a property is violated. Without
 // pipefail the pipe's status is jq's, 0, and the violation passed: the
 // test shows that too. It runs the lines under bash, dmx being this test
@@ -22,7 +22,7 @@ func TestREADMECIFailsOnViolation(t *testing.T) {
 	if err != nil {
 		t.Skip("bash is not installed")
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "ci.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestREADMECIFailsOnViolation(t *testing.T) {
 		switch {
 		case strings.HasPrefix(l, "dmx check --format json run.db | jq"):
 			if i == 0 || !strings.HasPrefix(strings.TrimSpace(lines[i-1]), "set -o pipefail") {
-				t.Errorf("the README's jq pipe is not preceded by set -o pipefail: %s", l)
+				t.Errorf("docs/ci.md's jq pipe is not preceded by set -o pipefail: %s", l)
 			}
 			pipe = l
 		case strings.HasPrefix(l, "jq -e "):
@@ -41,7 +41,7 @@ func TestREADMECIFailsOnViolation(t *testing.T) {
 		}
 	}
 	if pipe == "" || saved == "" {
-		t.Fatalf("the README's CI section has no jq pipe or jq -e line")
+		t.Fatalf("docs/ci.md has no jq pipe or jq -e line")
 	}
 
 	dir := t.TempDir()

@@ -517,6 +517,9 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	start := time.Now()
 	complete, status, notes, runErr := do(recording{ctx: it.ctx, hurry: it.hurry, rec: m})
 	took := time.Since(start).Round(time.Millisecond).String()
+	if took == "0s" {
+		took = "<1ms" // a small simulated run: "in 0s" read as nothing done
+	}
 	stopProgress()
 	// An interrupt that came while the run was stopping on its own still
 	// marks it.
