@@ -242,8 +242,10 @@ func TestLossByKernel(t *testing.T) {
 	needNetns(t)
 	p := runner.NewPlan(runner.DriverUDP)
 	p.Spec, p.N = registry.Lookup("ricart-agrawala"), 4
-	p.Workload.Entries = 400
-	p.Workload.Think, p.Workload.Hold = runner.Fixed(0), runner.Fixed(0)
+	// At least 1500 x 1ms of thinking: the run outlasts the loss's window,
+	// whose end event says what the rules dropped.
+	p.Workload.Entries = 1500
+	p.Workload.Think, p.Workload.Hold = runner.Fixed(time.Millisecond), runner.Fixed(0)
 	const spec = "loss:30%@100ms-1.1s"
 	var err error
 	if p.Faults, err = runner.ParseFaults(spec); err != nil {
@@ -352,6 +354,66 @@ func TestInterruptedLeavesNothing(t *testing.T) {
 	res, _, stderr := run(t, ctx, p)
 	if res.Complete || !strings.Contains(res.Status, "interrupted") {
 		t.Errorf("status %q, complete %v", res.Status, res.Complete)
+	}
+	if left := leftOf(t, runID(t, stderr)); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestIsolateHealRestart: an isolation of the coordinator made by the
+// kernel and ended by heal, and a process restarted meanwhile: the new
+// incarnation starts in its namespace at its address, under the kernel
+// fault in force, which it records; the run completes once healed.
+func TestIsolateHealRestart(t *testing.T) {
+	needNetns(t)
+	p := runner.NewPlan(runner.DriverUDP)
+	p.Spec, p.N = registry.Lookup("central"), 3
+	p.Workload.Entries = 6
+	p.Workload.Think = runner.Fixed(30 * time.Millisecond)
+	var err error
+	if p.Faults, err = runner.ParseFaults("isolate:coordinator@100ms,crash:2@150ms,recover:2@250ms,heal@500ms"); err != nil {
+		t.Fatal(err)
+	}
+	res, evs, stderr := run(t, context.Background(), p)
+	if !res.Complete {
+		t.Fatalf("run did not complete: %s\n%s", res.Status, stderr)
+	}
+	const spec = "isolate:coordinator@100ms"
+	var phases []string
+	addrs := map[string]bool{}
+	for _, ev := range evs {
+		switch ev.Kind {
+		case trace.KindFault:
+			d, _ := ev.Fault()
+			if d.Fault != spec {
+				continue
+			}
+			if d.By != trace.FaultByKernel {
+				t.Errorf("P%d %s: by %q", ev.Proc, d.Phase, d.By)
+			}
+			phases = append(phases, fmt.Sprintf("P%d %s", ev.Proc, d.Phase))
+		case trace.KindRecover:
+			if ev.Proc != 2 {
+				t.Errorf("P%d recovered", ev.Proc)
+			}
+		case trace.KindStart:
+			d, _ := ev.Start()
+			addrs[d.Addr] = true
+		}
+	}
+	// Each process starts it, the restarted one twice (once per
+	// incarnation); each ends it at heal.
+	got := strings.Join(phases, ",")
+	for _, want := range []string{"P0 start", "P1 start", "P2 start", "P0 end", "P1 end", "P2 end"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("isolation events %s: no %s", got, want)
+		}
+	}
+	if strings.Count(got, "P2 start") != 2 {
+		t.Errorf("isolation events %s: want P2's start in both its incarnations", got)
+	}
+	if len(addrs) != 3 {
+		t.Errorf("start addresses %v", addrs)
 	}
 	if left := leftOf(t, runID(t, stderr)); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
