@@ -42,16 +42,14 @@ func init() {
 	go watch()
 }
 
-// watch ends dmx at the first signal caught before Take. One caught as
-// Take is called is left to the caller, who registered its own handling
-// first and has it too.
+// watch ends dmx at the first signal caught before Take returned: one
+// caught as Take is called came before the caller was ready, or as it
+// got ready, and it is dealt with alike (leaving it to the caller, whose
+// handling may have begun a moment later, lost it: a dmx render that
+// finished with exit 0 after a SIGHUP, found by the adversarial pass).
+// signal.Stop guarantees that none comes after Take.
 func watch() {
 	s := <-ch
-	mu.Lock()
-	defer mu.Unlock()
-	if taken {
-		return
-	}
 	fmt.Fprintf(os.Stderr, "dmx: interrupted (%v) before it began\n", s)
 	os.Exit(ExitCode)
 }
