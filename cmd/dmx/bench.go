@@ -92,16 +92,21 @@ func newBenchCmd() *cobra.Command {
 				for _, a := range args {
 					nets := []runner.Net{runner.NetLoopback}
 					if netFlag == runner.NetNS {
+						// Paired, in turn A B then B A, so that a drift of
+						// the machine's load favours neither.
 						nets = append(nets, runner.NetNS)
+						if r%2 == 0 {
+							nets[0], nets[1] = nets[1], nets[0]
+						}
 					}
-					var cs [2]float64
-					for k, n := range nets {
+					cs := map[runner.Net]float64{}
+					for _, n := range nets {
 						p := benchPlan(a, nodes, entries, uint64(r), n)
 						s, err := bench.RunSections(ctx, p, udp.LaunchHooks{Stderr: notes}, dir, noTrace)
 						if err != nil {
 							return &exitError{exitUsage, err}
 						}
-						cs[k] = s.PerSecond()
+						cs[n] = s.PerSecond()
 						bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
 						ratio := s.PerSecond() / bound
 						if n == runner.NetNS {
@@ -111,8 +116,8 @@ func newBenchCmd() *cobra.Command {
 							printSections(out, a, a, s, ratio)
 						}
 					}
-					if len(nets) == 2 && cs[0] > 0 {
-						costs[a] = append(costs[a], cs[1]/cs[0])
+					if len(nets) == 2 && cs[runner.NetLoopback] > 0 {
+						costs[a] = append(costs[a], cs[runner.NetNS]/cs[runner.NetLoopback])
 					}
 				}
 			}
@@ -164,8 +169,9 @@ trace's low-priority converter included) and what the trace took to
 settle once the nodes had stopped: its CPU per event and its wall time.
 
 With --net netns (root), each round runs each algorithm twice, over
-loopback and then with every node in a network namespace of its own on a
-bridge (as dmx run --net netns), and the last line adds the median of
+loopback and with every node in a network namespace of its own on a
+bridge (as dmx run --net netns), in turn (loopback first in odd rounds,
+namespaces first in even ones), and the last line adds the median of
 their ratio: what the namespaces, veth pairs and bridge cost a run.`
 }
 
