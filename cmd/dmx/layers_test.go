@@ -13,7 +13,11 @@ import (
 // to rebuild happens-before, analyze importing runner for a cost type:
 // both were so once). Nothing of runner, and so no node process
 // (cmd/dmx-node), links go-graphviz: its initialisation costs every
-// process that links it.
+// process that links it. dmx itself links neither html/template nor
+// protobuf (which parquet-go brought): both call methods by reflection
+// with names the linker cannot know, and then it keeps every exported
+// method of every type, which made the binary 50 MB instead of 33 and
+// every dmx process 13 MB larger (docs/performance.md).
 func TestLayers(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -29,6 +33,7 @@ func TestLayers(t *testing.T) {
 		{"./runner/...", []string{dmx + "render", dmx + "cmd", "github.com/goccy/go-graphviz"}},
 		{"./render/...", []string{dmx + "cmd"}},
 		{"./cmd/dmx-node", []string{dmx + "render", "github.com/goccy/go-graphviz"}},
+		{"./cmd/dmx", []string{"html/template", "google.golang.org/protobuf", "github.com/parquet-go/parquet-go"}},
 	} {
 		cmd := exec.Command(goTool, "list", "-deps", c.pkgs)
 		cmd.Dir = "../.."

@@ -12,6 +12,9 @@
 // palette, render/palette), the style is inline, there is no script, and
 // nothing is fetched (the only URL is SVG's namespace). The caller
 // computes the parts (cmd/dmx, which has the trace, the checks and the
-// registry); Write lays them out with html/template, which escapes every
-// text of the run.
+// registry); Write lays them out, escaping every text of the run as
+// html/template would (Page: markup written as it is, text escaped).
+// It does not use html/template itself: its templates call methods by
+// reflection, which makes the linker keep every exported method of every
+// type in dmx's binary (cmd/dmx's TestLayers keeps it out).
 package htmlreport

@@ -1,8 +1,6 @@
 package viewer
 
 import (
-	"bytes"
-	"html/template"
 	"net/http"
 	"net/url"
 	"sync"
@@ -40,13 +38,7 @@ func (s *Server) handleSweep(w http.ResponseWriter, r *http.Request) {
 			}
 			return "/"
 		}
-		var b bytes.Buffer
-		s.sweep.err = sweepPage.Execute(&b, struct {
-			Runs  int
-			Sweep *htmlreport.Sweep
-			Link  func(string, int64) string
-		}{len(s.runs), sw, link})
-		s.sweep.page = b.Bytes()
+		s.sweep.page = sweepPage(len(s.runs), sw, link)
 	})
 	if s.sweep.err != nil {
 		http.Error(w, s.sweep.err.Error(), http.StatusInternalServerError)
@@ -56,27 +48,36 @@ func (s *Server) handleSweep(w http.ResponseWriter, r *http.Request) {
 	w.Write(s.sweep.page)
 }
 
-var sweepPage = template.Must(template.New("sweep").Funcs(template.FuncMap{
-	"red": func() string { return palette.Finding }, // findings the only red, as everywhere
-}).Parse(`<!doctype html>
+// sweepPage is the page of the table of runs runs' verdicts (sw nil:
+// none to show), each failing seed a link made by link.
+func sweepPage(runs int, sw *htmlreport.Sweep, link func(file string, id int64) string) []byte {
+	var p htmlreport.Page
+	p.Raw(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>dmx serve: the runs' verdicts</title>
 <link rel="stylesheet" href="/style.css">
 <style>body { font: 14px/1.45 Helvetica, Arial, sans-serif; margin: 16px 24px; overflow: auto; height: auto; }
 table { border-collapse: collapse; margin: 6px 0 12px; } th, td { border: 1px solid #e0e0e0; padding: 3px 8px; text-align: left; }
-th { background: #f5f5f5; } .v { color: {{red}}; font-weight: 700; } .small { color: #666; font-size: 13px; }</style></head>
+th { background: #f5f5f5; } .v { color: `, palette.Finding, `; font-weight: 700; } .small { color: #666; font-size: 13px; }</style></head>
 <body>
 <p><a href="/">← the viewer</a></p>
-{{with .Sweep}}<h1>{{.Runs}} runs: the verdicts per check</h1>
+`)
+	if sw == nil {
+		p.Raw("<p>").Text(runs).Raw(" run: no table of one run.</p>\n</body></html>\n")
+		return p.Bytes()
+	}
+	p.Raw("<h1>").Text(sw.Runs).Raw(` runs: the verdicts per check</h1>
 <table>
 <tr><th>check</th><th>ok</th><th>violated</th><th>inconclusive</th><th>n/a</th><th>violated: rate (95% CI)</th><th>first failing seed</th><th>smallest failing seed</th></tr>
-{{range .Checks}}<tr><td>{{.Name}}</td><td>{{.OK}}</td><td{{if .Violated}} class="v"{{end}}>{{.Violated}}</td><td>{{.Unknown}}</td><td>{{.NA}}</td><td>{{.Rate}}</td>
-<td>{{with .First}}<a href="{{call $.Link .File .Run}}" title="{{.Rerun}}">seed {{.Seed}}</a>{{else}}-{{end}}</td>
-<td>{{with .Smallest}}<a href="{{call $.Link .File .Run}}" title="{{.Rerun}}">seed {{.Seed}}</a> ({{.Events}} events){{else}}-{{end}}</td></tr>
-{{end}}</table>
+`)
+	p.SweepChecks(sw, "", link, true)
+	p.Raw(`</table>
 <p class="small">rate: violated over the runs the check judged, with its 95% Wilson interval; first: the lowest failing seed; smallest: the failing run with the fewest events. A seed opens its run in the viewer.</p>
-{{if .Kinds}}<h2>per fault kind</h2>
-<table><tr><th>fault kind</th><th>runs</th>{{range .KindChecks}}<th>{{.}} violated</th>{{end}}</tr>
-{{range .Kinds}}<tr><td>{{.Kind}}</td><td>{{.Runs}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}
-{{else}}<p>{{.Runs}} run: no table of one run.</p>{{end}}
-</body></html>
-`))
+`)
+	if len(sw.Kinds) > 0 {
+		p.Raw("<h2>per fault kind</h2>\n<table>")
+		p.SweepKinds(sw, "")
+		p.Raw("</table>")
+	}
+	p.Raw("\n\n</body></html>\n")
+	return p.Bytes()
+}

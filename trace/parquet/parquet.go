@@ -2,7 +2,8 @@
 // that read thousands of runs at once (DuckDB, Spark, a warehouse): the
 // runs, their verdicts, and each run's events and messages, partitioned
 // by run in the Hive layout (events/run=7/events.parquet), compressed
-// with zstd. It uses github.com/parquet-go/parquet-go.
+// with zstd. It writes Parquet itself (write.go): the subset of the
+// format these files need.
 //
 // The runs of several traces are numbered 1, 2, ... in the order of the
 // traces and of their runs, as dmx merge numbers them; runs.parquet keeps
@@ -23,7 +24,7 @@ import (
 	"slices"
 	"strings"
 
-	pq "github.com/parquet-go/parquet-go"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/dmxlab/dmx/trace"
 )
@@ -31,29 +32,29 @@ import (
 // Run is a row of runs.parquet.
 type Run struct {
 	Run         int64    `parquet:"run"`
-	Trace       string   `parquet:"trace,dict"`
+	Trace       string   `parquet:"trace"`
 	TraceRun    int64    `parquet:"trace_run"`
-	Algorithm   string   `parquet:"algorithm,dict"`
+	Algorithm   string   `parquet:"algorithm"`
 	Nodes       int64    `parquet:"nodes"`
 	Seed        string   `parquet:"seed"`
-	Mode        string   `parquet:"mode,dict"`
+	Mode        string   `parquet:"mode"`
 	Params      string   `parquet:"params"`
 	Faults      string   `parquet:"faults"`
 	FaultKinds  []string `parquet:"fault_kinds,list"`
-	ToolVersion string   `parquet:"tool_version,dict"`
+	ToolVersion string   `parquet:"tool_version"`
 	StartedNs   int64    `parquet:"started_ns"`
 	EndedNs     *int64   `parquet:"ended_ns,optional"`
 	Complete    bool     `parquet:"complete"`
-	Status      string   `parquet:"status,dict"`
+	Status      string   `parquet:"status"`
 	Events      int64    `parquet:"events"`
-	Verdict     string   `parquet:"verdict,dict"` // "" when the run was not checked
+	Verdict     string   `parquet:"verdict"` // "" when the run was not checked
 }
 
 // Verdict is a row of verdicts.parquet: one check of one run.
 type Verdict struct {
 	Run      int64  `parquet:"run"`
-	Check    string `parquet:"check,dict"`
-	Verdict  string `parquet:"verdict,dict"`
+	Check    string `parquet:"check"`
+	Verdict  string `parquet:"verdict"`
 	Findings int64  `parquet:"findings"`
 	Note     string `parquet:"note"`
 	Finding  string `parquet:"finding"` // the first finding's text, "" if none
@@ -64,26 +65,26 @@ type Event struct {
 	ID       int64   `parquet:"id"`
 	Proc     int64   `parquet:"proc"`
 	Seq      int64   `parquet:"seq"`
-	Kind     string  `parquet:"kind,dict"`
+	Kind     string  `parquet:"kind"`
 	Lamport  int64   `parquet:"lamport"`
 	VC       *string `parquet:"vc,optional"`
 	WallNs   int64   `parquet:"wall_ns"`
 	Msg      *int64  `parquet:"msg,optional"`
-	MsgType  *string `parquet:"msg_type,optional,dict"`
+	MsgType  *string `parquet:"msg_type,optional"`
 	Peer     *int64  `parquet:"peer,optional"`
-	Resource *string `parquet:"resource,optional,dict"`
+	Resource *string `parquet:"resource,optional"`
 	Detail   *string `parquet:"detail,optional"`
 }
 
 // Message is a row of messages/run=K/messages.parquet.
 type Message struct {
 	ID        int64   `parquet:"id"`
-	Type      *string `parquet:"type,optional,dict"`
+	Type      *string `parquet:"type,optional"`
 	Sender    *int64  `parquet:"sender,optional"`
 	Receiver  *int64  `parquet:"receiver,optional"`
 	SendEvent *int64  `parquet:"send_event,optional"`
 	RecvEvent *int64  `parquet:"recv_event,optional"`
-	Fate      string  `parquet:"fate,dict"`
+	Fate      string  `parquet:"fate"`
 }
 
 // Source is one trace to export: its runs, and the verdicts of their
@@ -101,11 +102,6 @@ type Counts struct {
 	Bytes                                   int64
 }
 
-// options are the writers': zstd for every column.
-func options() []pq.WriterOption {
-	return []pq.WriterOption{pq.Compression(&pq.Zstd)}
-}
-
 // Export writes sources into dir, which must not exist or be empty.
 func Export(dir string, sources []Source) (Counts, error) {
 	var c Counts
@@ -117,6 +113,11 @@ func Export(dir string, sources []Source) (Counts, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return c, err
 	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return c, err
+	}
+	defer enc.Close()
 	var runs []Run
 	var verdicts []Verdict
 	next := int64(1)
@@ -146,11 +147,11 @@ func Export(dir string, sources []Source) (Counts, error) {
 				verdicts = append(verdicts, v)
 			}
 			runs = append(runs, row)
-			ne, err := writeEvents(filepath.Join(dir, "events", fmt.Sprintf("run=%d", id), "events.parquet"), src.Store.DB(), r.ID)
+			ne, err := writeEvents(filepath.Join(dir, "events", fmt.Sprintf("run=%d", id), "events.parquet"), src.Store.DB(), r.ID, enc)
 			if err != nil {
 				return c, fmt.Errorf("%s: run %d: events: %w", src.Path, r.ID, err)
 			}
-			nm, err := writeMessages(filepath.Join(dir, "messages", fmt.Sprintf("run=%d", id), "messages.parquet"), src.Store.DB(), r.ID)
+			nm, err := writeMessages(filepath.Join(dir, "messages", fmt.Sprintf("run=%d", id), "messages.parquet"), src.Store.DB(), r.ID, enc)
 			if err != nil {
 				return c, fmt.Errorf("%s: run %d: messages: %w", src.Path, r.ID, err)
 			}
@@ -159,14 +160,14 @@ func Export(dir string, sources []Source) (Counts, error) {
 			c.Files += 2
 		}
 	}
-	if err := pq.WriteFile(filepath.Join(dir, "runs.parquet"), runs, options()...); err != nil {
+	if err := writeFile(filepath.Join(dir, "runs.parquet"), runs, enc); err != nil {
 		return c, err
 	}
-	if err := pq.WriteFile(filepath.Join(dir, "verdicts.parquet"), verdicts, options()...); err != nil {
+	if err := writeFile(filepath.Join(dir, "verdicts.parquet"), verdicts, enc); err != nil {
 		return c, err
 	}
 	c.Runs, c.Verdicts, c.Files = int64(len(runs)), int64(len(verdicts)), c.Files+2
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if fi, err := d.Info(); err == nil {
 				c.Bytes += fi.Size()
@@ -248,32 +249,28 @@ func num(v sql.NullInt64) *int64 {
 const batch = 4096
 
 // create makes path's directory and a writer of T into path.
-func create[T any](path string) (*os.File, *pq.GenericWriter[T], error) {
+func create[T any](path string, enc *zstd.Encoder) (*writer[T], error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, pq.NewGenericWriter[T](f, options()...), nil
+	return newWriter[T](path, enc)
 }
 
-func writeEvents(path string, db *sql.DB, run int64) (int64, error) {
+func writeEvents(path string, db *sql.DB, run int64, enc *zstd.Encoder) (int64, error) {
 	rows, err := db.Query(`SELECT id, proc, seq, kind, lamport, vc, wall_ns, msg, msg_type, peer, resource, detail
 		FROM events WHERE run = ? ORDER BY id`, run)
 	if err != nil {
 		return 0, err
 	}
 	defer rows.Close()
-	f, w, err := create[Event](path)
+	w, err := create[Event](path, enc)
 	if err != nil {
 		return 0, err
 	}
 	buf := make([]Event, 0, batch)
 	var n int64
 	flush := func() error {
-		_, err := w.Write(buf)
+		err := w.Write(buf)
 		n += int64(len(buf))
 		buf = buf[:0]
 		return err
@@ -283,37 +280,40 @@ func writeEvents(path string, db *sql.DB, run int64) (int64, error) {
 		var vc, msgType, resource, detail sql.NullString
 		var msg, peer sql.NullInt64
 		if err := rows.Scan(&e.ID, &e.Proc, &e.Seq, &e.Kind, &e.Lamport, &vc, &e.WallNs, &msg, &msgType, &peer, &resource, &detail); err != nil {
-			f.Close()
+			w.f.Close()
 			return n, err
 		}
 		e.VC, e.MsgType, e.Resource, e.Detail, e.Msg, e.Peer = str(vc), str(msgType), str(resource), str(detail), num(msg), num(peer)
 		buf = append(buf, e)
 		if len(buf) == batch {
 			if err := flush(); err != nil {
-				f.Close()
+				w.f.Close()
 				return n, err
 			}
 		}
 	}
-	err = errors.Join(rows.Err(), flush(), w.Close())
-	return n, errors.Join(err, f.Close())
+	if err := errors.Join(rows.Err(), flush()); err != nil {
+		w.f.Close()
+		return n, err
+	}
+	return n, w.Close()
 }
 
-func writeMessages(path string, db *sql.DB, run int64) (int64, error) {
+func writeMessages(path string, db *sql.DB, run int64, enc *zstd.Encoder) (int64, error) {
 	rows, err := db.Query(`SELECT id, type, sender, receiver, send_event, recv_event, fate
 		FROM messages WHERE run = ? ORDER BY id`, run)
 	if err != nil {
 		return 0, err
 	}
 	defer rows.Close()
-	f, w, err := create[Message](path)
+	w, err := create[Message](path, enc)
 	if err != nil {
 		return 0, err
 	}
 	buf := make([]Message, 0, batch)
 	var n int64
 	flush := func() error {
-		_, err := w.Write(buf)
+		err := w.Write(buf)
 		n += int64(len(buf))
 		buf = buf[:0]
 		return err
@@ -323,18 +323,21 @@ func writeMessages(path string, db *sql.DB, run int64) (int64, error) {
 		var typ sql.NullString
 		var sender, receiver, send, recv sql.NullInt64
 		if err := rows.Scan(&m.ID, &typ, &sender, &receiver, &send, &recv, &m.Fate); err != nil {
-			f.Close()
+			w.f.Close()
 			return n, err
 		}
 		m.Type, m.Sender, m.Receiver, m.SendEvent, m.RecvEvent = str(typ), num(sender), num(receiver), num(send), num(recv)
 		buf = append(buf, m)
 		if len(buf) == batch {
 			if err := flush(); err != nil {
-				f.Close()
+				w.f.Close()
 				return n, err
 			}
 		}
 	}
-	err = errors.Join(rows.Err(), flush(), w.Close())
-	return n, errors.Join(err, f.Close())
+	if err := errors.Join(rows.Err(), flush()); err != nil {
+		w.f.Close()
+		return n, err
+	}
+	return n, w.Close()
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/dmxlab/dmx/trace"
@@ -171,4 +172,70 @@ func TestExportReadsBack(t *testing.T) {
 		t.Errorf("an export into a directory that is not empty was not refused")
 	}
 	os.RemoveAll(out)
+}
+
+// TestWriterRowGroups: a file of more rows than a row group holds reads
+// back whole, row for row, NULLs and lists included (parquet-go's reader).
+func TestWriterRowGroups(t *testing.T) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	type row struct {
+		N    int64    `parquet:"n"`
+		S    *string  `parquet:"s,optional"`
+		I    *int64   `parquet:"i,optional"`
+		B    bool     `parquet:"b"`
+		L    []string `parquet:"l,list"`
+		Text string   `parquet:"text"`
+	}
+	var rows []row
+	for n := range int64(2*rowGroupRows + 123) {
+		r := row{N: n, B: n%3 == 0, Text: fmt.Sprint("row ", n)}
+		if n%5 != 0 {
+			s := fmt.Sprint(n * 7)
+			r.S = &s
+		}
+		if n%7 == 0 {
+			i := -n
+			r.I = &i
+		}
+		for k := range n % 4 {
+			r.L = append(r.L, fmt.Sprint("k", k))
+		}
+		rows = append(rows, r)
+	}
+	path := filepath.Join(t.TempDir(), "rows.parquet")
+	if err := writeFile(path, rows, enc); err != nil {
+		t.Fatal(err)
+	}
+	got, err := pq.ReadFile[row](path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rows) {
+		t.Fatalf("%d rows read back, want %d", len(got), len(rows))
+	}
+	for i := range rows {
+		if len(rows[i].L) == 0 {
+			rows[i].L = got[i].L // nil and empty read back alike
+		}
+		if !reflect.DeepEqual(got[i], rows[i]) {
+			t.Fatalf("row %d reads back as %+v, want %+v", i, got[i], rows[i])
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	pf, err := pq.OpenFile(f, fi.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(pf.RowGroups()); n != 3 {
+		t.Errorf("%d row groups, want 3", n)
+	}
 }
