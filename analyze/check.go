@@ -276,6 +276,16 @@ func Evaluate(run trace.Run, r trace.Reader, checks []*Check, opts ...Option) ([
 		}
 		results[i] = res
 	}
+	// A run the trace does not hold whole, of which no check judged
+	// anything (interrupted before it started), is not one with nothing to
+	// judge: what it would have shown is not in the trace.
+	if why != "" && !slices.ContainsFunc(results, func(r Result) bool { return r.Verdict.Judged() }) {
+		for i := range results {
+			if results[i].Verdict == NotApplicable {
+				results[i].Verdict = Unknown
+			}
+		}
+	}
 	return results, nil
 }
 

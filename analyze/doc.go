@@ -17,19 +17,26 @@
 // (a Config) say what the trace cannot: the validity rule the run's
 // algorithm promises, the bound on overtaking, the checks whose data is
 // required. A violation is a Finding that names the events involved (and,
-// for a trace imported from a log, the file and line each came from); a
-// Result's Verdict is ok, violated, unknown when the trace cannot decide (a
-// run cut short), or skipped when it lacks what the check needs (no wall
-// times), which does not make the run's verdict inconclusive unless the
-// check is required. Evaluate returns an error only when the trace could
-// not be read or breaks the event model's rules (a BrokenError names the
-// event).
+// for a trace imported from a log, the file and line each came from, and
+// its processes by the names the log gives them); a Result's Verdict is ok,
+// violated, unknown when the trace cannot decide (a run cut short, a crash
+// that nothing orders against another's entry, a request still in progress
+// at the run's end), not applicable when the run has nothing the check
+// judges, or skipped when it lacks the data the check needs (no wall
+// times). Neither of the last two counts as ok (Summarize), and no check
+// says ok of a run the trace does not hold whole (Incomplete says why).
+// Evaluate returns an error only when the trace could not be read or breaks
+// the event model's rules, or has a detail a check must read and cannot (a
+// BrokenError names the event). docs/checks.md says what each verdict rests
+// on.
 //
 // Every check holds on traces of other programs that have the events it
 // needs: each resource's election is judged on its own, a multicast's
 // group is who it was sent to, a foreign trace's leaders are held to the
-// weak validity rule, and findings that need wall times are only made with
-// them. The checks only some algorithms promise (fairness, starvation:
+// weak validity rule unless its run names its algorithm, what only wall
+// times can order is unknown without them, and a run may declare Raft's
+// step-down rule ({"step_down": "higher-term"}: a leader stops leading on
+// hearing a higher term). The checks only some algorithms promise (fairness, starvation:
 // Check.Promise) are left out of General, what such a trace gets.
 //
 // A trace that breaks the event model is an error, not a finding: a gap or

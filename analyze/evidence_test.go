@@ -180,7 +180,8 @@ func TestNoEvidenceNoOK(t *testing.T) {
 		want   Verdict
 		saying string
 	}{
-		{"no events", func(*builder) {}, func(r *trace.Run) {}, NotApplicable, "the trace holds no events of this run"},
+		{"no events", func(*builder) {}, func(r *trace.Run) {}, Unknown, "the trace holds no events of this run"},
+		{"interrupted before it started", func(*builder) {}, func(r *trace.Run) { r.Complete, r.Status = false, "interrupted before the run started" }, Unknown, "interrupted before the run started"},
 		{"interrupted", clean, func(r *trace.Run) { r.Complete, r.Status = false, "interrupted" }, Unknown, "the run is incomplete (interrupted)"},
 		{"abandoned", clean, func(r *trace.Run) { r.Complete, r.Status = false, trace.StatusAbandoned }, Unknown, "its recorder died before ending it"},
 		{"still recording", clean, func(r *trace.Run) { r.Complete, r.Status = false, trace.StatusRunning }, Unknown, "it is still being recorded"},
@@ -330,5 +331,26 @@ func TestValidityWithoutWallTimes(t *testing.T) {
 		if res[0].Verdict != tc.want {
 			t.Errorf("%s: %s, want %s: %v %s", tc.name, res[0].Verdict, tc.want, res[0].Findings, res[0].Note)
 		}
+	}
+}
+
+// TestDeadlockSaysWhomTheyWaitFor: blocked processes in no cycle are not
+// a deadlock, and the note says whom each waits for and in what state.
+func TestDeadlockSaysWhomTheyWaitFor(t *testing.T) {
+	b := newBuilder(3)
+	b.Request(0, "cs")
+	b.Enter(0, "cs")
+	b.Request(1, "cs")
+	b.Wait(1, "cs", 0)
+	b.Request(2, "cs")
+	b.Wait(2, "cs", 1)
+	b.Crash(0)
+	res, err := Evaluate(b.Run(true), b.Reader(), []*Check{Deadlock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "2 processes blocked at the end of the run, in no cycle: P1 waits for P0 (crashed at P0#3); P2 waits for P1 (blocked) (not a deadlock; liveness judges whether requests were granted)"
+	if res[0].Verdict != OK || res[0].Note != want {
+		t.Errorf("deadlock: %s: %q\nwant ok: %q", res[0].Verdict, res[0].Note, want)
 	}
 }

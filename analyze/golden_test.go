@@ -175,6 +175,21 @@ var goldenCases = []goldenCase{
 		noWall(b)
 	}},
 	{SplitBrain, "pass-fail-over", "The same fail-over with wall times: P2 crashed 10ms before P1 was elected.", 3, false, "", leaderCrashThenElected},
+	{Deadlock, "pass-blocked-waiting-for-a-crash", "P1 and P2 wait for P0, which crashed: blocked, but in no cycle; the note says whom each waits for and in what state.", 3, false, "", func(b *builder) {
+		b.Request(0, "cs")
+		b.Enter(0, "cs")
+		b.Request(1, "cs")
+		b.Wait(1, "cs", 0)
+		b.Request(2, "cs")
+		b.Wait(2, "cs", 0)
+		b.Crash(0)
+	}},
+	{Validity, "unknown-crash-concurrent-no-wall", "Bully's rule without wall times: P1 declares itself; P2's crash is concurrent with it, so whether P2 was alive then is not known.", 3, false, `{"validity":"highest-id"}`, func(b *builder) {
+		b.Leader(1, 2, 1)
+		b.Crash(2)
+		b.Leader(1, 1, 2)
+		noWall(b)
+	}},
 	{Agreement, "na-lock-only", "A lock log: no election events.", 2, false, "", func(b *builder) {
 		b.Request(0, "cs")
 		b.Enter(0, "cs")
@@ -321,9 +336,19 @@ func readGolden(data []byte) (check *Check, run trace.Run, events []trace.Event,
 
 func TestGolden(t *testing.T) {
 	if *updateGolden {
-		os.RemoveAll(filepath.Join("testdata", "golden"))
-		if err := os.MkdirAll(filepath.Join("testdata", "golden"), 0o755); err != nil {
-			t.Fatal(err)
+		// Only the generated files are rewritten: some golden traces are
+		// written by hand (protocol.*, a program's lines), and -update
+		// once wiped them with the directory. A file no generator makes
+		// any more is named, for its author to remove.
+		made := map[string]bool{}
+		for _, c := range goldenCases {
+			made[c.file()] = true
+		}
+		old, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
+		for _, f := range old {
+			if !made[f] {
+				t.Logf("%s: no generator in goldenCases (kept: written by hand, or stale)", f)
+			}
 		}
 		for _, c := range goldenCases {
 			data, err := c.write()

@@ -12,8 +12,9 @@ import (
 //	{"run":1,"check":"mutex-causal","verdict":"violated",
 //	 "findings":[{"message":"concurrent critical sections on cs: ...","events":["P0#3","P0#4","P1#2","P1#3"]}]}
 //
-// verdict is "ok", "violated", "unknown" or "skipped" (the trace lacks what
-// the check needs; see Skipped); findings is always an array ([] when
+// verdict is "ok", "violated", "unknown", "not applicable" (nothing to
+// judge; see NotApplicable) or "skipped" (the trace lacks what the check
+// needs; see Skipped); findings is always an array ([] when
 // there are none); note and error appear only when set. Fields are only
 // ever added.
 type JSONResult struct {

@@ -683,19 +683,7 @@ func (n *Node) step(r string, in algo.Input) {
 func (n *Node) apply(r string, o algo.Output) {
 	switch o.Kind {
 	case algo.Send:
-		if o.To < 0 || o.To >= n.N {
-			n.fail(fmt.Errorf("%s at P%d sent %q to P%d, which does not exist (N=%d)", n.spec.Name, n.ID, o.Msg.Type, o.To, n.N))
-			return
-		}
-		n.sent++
-		m := o.Msg
-		m.Resource = r
-		id := trace.MsgID(n.ID, n.sent)
-		ev := n.record(trace.KindSend, r, func(ev *trace.Event) {
-			ev.Msg, ev.MsgType, ev.Peer = id, m.Type, o.To
-			ev.Detail = n.detail(trace.Message(m))
-		})
-		n.env.Transmit(&Envelope{ID: id, From: n.ID, To: o.To, Lamport: ev.Lamport, VC: n.vc.Clone(), Msg: m})
+		n.send(r, o)
 	case algo.SetTimer:
 		key := r + "\x00" + o.TimerName
 		if t, ok := n.timers[key]; ok {
@@ -713,19 +701,7 @@ func (n *Node) apply(r string, o algo.Output) {
 			delete(n.timers, key)
 		}
 	case algo.Enter:
-		n.record(trace.KindCSEnter, r, nil)
-		if n.wl.Nested {
-			if n.planIdx < len(n.plan)-1 {
-				n.planIdx++
-				next := n.plan[n.planIdx]
-				n.after(0, func() { n.request(next) })
-				return
-			}
-			plan := n.plan
-			n.after(n.wl.Hold.Draw(n.wrand), func() { n.releaseNested(plan) })
-			return
-		}
-		n.after(n.wl.Hold.Draw(n.wrand), func() { n.release(r) })
+		n.entered(r)
 	case algo.Leader:
 		n.record(trace.KindLeader, r, func(ev *trace.Event) {
 			ev.Peer = o.Leader
@@ -781,6 +757,43 @@ func (n *Node) apply(r string, o algo.Output) {
 	default:
 		n.fail(fmt.Errorf("%s at P%d returned an output of unknown kind %d", n.spec.Name, n.ID, o.Kind))
 	}
+}
+
+// send records the send of o's message on resource r and hands it,
+// stamped, to the network.
+func (n *Node) send(r string, o algo.Output) {
+	if o.To < 0 || o.To >= n.N {
+		n.fail(fmt.Errorf("%s at P%d sent %q to P%d, which does not exist (N=%d)", n.spec.Name, n.ID, o.Msg.Type, o.To, n.N))
+		return
+	}
+	n.sent++
+	m := o.Msg
+	m.Resource = r
+	id := trace.MsgID(n.ID, n.sent)
+	ev := n.record(trace.KindSend, r, func(ev *trace.Event) {
+		ev.Msg, ev.MsgType, ev.Peer = id, m.Type, o.To
+		ev.Detail = n.detail(trace.Message(m))
+	})
+	n.env.Transmit(&Envelope{ID: id, From: n.ID, To: o.To, Lamport: ev.Lamport, VC: n.vc.Clone(), Msg: m})
+}
+
+// entered records the entry into r's critical section, and has the
+// workload ask for the next resource of a nested entry, or leave after
+// the hold time.
+func (n *Node) entered(r string) {
+	n.record(trace.KindCSEnter, r, nil)
+	if n.wl.Nested {
+		if n.planIdx < len(n.plan)-1 {
+			n.planIdx++
+			next := n.plan[n.planIdx]
+			n.after(0, func() { n.request(next) })
+			return
+		}
+		plan := n.plan
+		n.after(n.wl.Hold.Draw(n.wrand), func() { n.releaseNested(plan) })
+		return
+	}
+	n.after(n.wl.Hold.Draw(n.wrand), func() { n.release(r) })
 }
 
 func (n *Node) fail(err error) {

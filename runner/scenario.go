@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dmxlab/dmx/trace"
 )
 
 // Scenario is a run described in a file (dmx run/sim --scenario FILE), so
@@ -74,7 +75,7 @@ type Expectation struct {
 // LoadScenario reads a scenario file. Errors name the file and, for JSON
 // errors, the line.
 func LoadScenario(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := trace.ReadInput(path, trace.MaxScenarioBytes)
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}

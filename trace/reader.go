@@ -322,7 +322,7 @@ func (r *EventReader) decode() error {
 		}
 		e.Kind = knownKinds[k-1]
 	case string:
-		e.Kind = Kind(k)
+		e.Kind = Kind(ShortName(k)) // a kind of another tool's, or a hostile one
 	default:
 		return fmt.Errorf("kind: want text, got %T", d[3])
 	}

@@ -63,6 +63,14 @@ func Create(path string) (*Store, error) {
 	if err := staleSideFiles(path); err != nil {
 		return nil, err
 	}
+	// A trace named like the -wal (or -shm, -journal) of another would be
+	// read by SQLite as that one's, and reset by it.
+	if err := Overwrites(path); err != nil {
+		var ce *ClobberError
+		if errors.As(err, &ce) && ce.Side {
+			return nil, fmt.Errorf("%s: the name of the %s file of the trace %s: a trace there would be read as part of that one, and reset by SQLite; choose another name", path, strings.TrimPrefix(path, ce.Trace), ce.Trace)
+		}
+	}
 	truncated, err := inspect(path, true)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,9 @@
 // algorithms and the UDP driver, and not go-graphviz, whose package
 // initialisation would cost every node about 26 ms of CPU and 17 MB of
 // memory at start. Install it with dmx (go install ./cmd/...); where it
-// is missing, dmx plays the node itself (the hidden `dmx node`).
+// is missing, or comes from another build than dmx (dmx-node --identity
+// prints what it is made of, udp.BuildIdentity), dmx plays the node
+// itself (the hidden `dmx node`) and says so.
 package main
 
 import (
@@ -19,6 +21,14 @@ import (
 )
 
 func main() {
+	// dmx asks who we are before it starts us as its nodes
+	// (udp.BuildIdentity): a dmx-node of another build is not used.
+	if len(os.Args) == 2 && os.Args[1] == udp.IdentityArg {
+		if err := udp.PrintIdentity(os.Stdout); err != nil {
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	// A program of the user's own (dmx run --exec) is named on the
 	// command line (runner/exec.NodeArgs).
 	lookup, err := exec.NodeLookup(os.Args[1:], os.Stderr, registry.Lookup)

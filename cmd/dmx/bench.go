@@ -53,10 +53,8 @@ func newBenchCmd() *cobra.Command {
 					return &exitError{exitUsage, fmt.Errorf("bench %s: measures only central, ricart-agrawala and token-ring", a)}
 				}
 			}
-			if netFlag == runner.NetNS {
-				if err := netns.Check(); err != nil {
-					return &exitError{exitUsage, err}
-				}
+			if err := checkNet(netFlag); err != nil {
+				return &exitError{exitUsage, err}
 			}
 			exe, err := os.Executable()
 			if err != nil {
@@ -74,17 +72,11 @@ func newBenchCmd() *cobra.Command {
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
 			defer cancel()
 			out := cmd.OutOrStdout()
-			if profile != "" {
-				// The nodes inherit the variable and profile themselves.
-				if err := os.Setenv(udp.ProfileEnv, profile); err != nil {
-					return &exitError{exitUsage, err}
-				}
-				stop, err := udp.StartCPUProfile(filepath.Join(profile, "runner.pprof"))
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				defer stop()
+			stop, err := profileBench(profile)
+			if err != nil {
+				return &exitError{exitUsage, err}
 			}
+			defer stop()
 			ringCmd := func() *exec.Cmd { return exec.Command(exe, "bench", "ring-node") }
 			ratios := map[string][]float64{}
 			costs := map[string][]float64{} // --net netns: CS/s over namespaces / over loopback, per round
@@ -100,20 +92,21 @@ func newBenchCmd() *cobra.Command {
 				for _, a := range args {
 					nets := []runner.Net{runner.NetLoopback}
 					if netFlag == runner.NetNS {
+						// Paired, in turn A B then B A, so that a drift of
+						// the machine's load favours neither.
 						nets = append(nets, runner.NetNS)
+						if r%2 == 0 {
+							nets[0], nets[1] = nets[1], nets[0]
+						}
 					}
-					var cs [2]float64
-					for k, n := range nets {
-						p := runner.NewPlan(runner.DriverUDP)
-						p.Spec, p.N, p.Seed = registry.Lookup(a), nodes, uint64(r)
-						p.Workload.Entries, p.Workload.Contention = entries, runner.ContentionHigh
-						p.Workload.Think, p.Workload.Hold = runner.Fixed(0), runner.Fixed(0)
-						p.UDP.Net = n
+					cs := map[runner.Net]float64{}
+					for _, n := range nets {
+						p := benchPlan(a, nodes, entries, uint64(r), n)
 						s, err := bench.RunSections(ctx, p, udp.LaunchHooks{Stderr: notes}, dir, noTrace)
 						if err != nil {
 							return &exitError{exitUsage, err}
 						}
-						cs[k] = s.PerSecond()
+						cs[n] = s.PerSecond()
 						bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
 						ratio := s.PerSecond() / bound
 						if n == runner.NetNS {
@@ -123,8 +116,8 @@ func newBenchCmd() *cobra.Command {
 							printSections(out, a, a, s, ratio)
 						}
 					}
-					if len(nets) == 2 && cs[0] > 0 {
-						costs[a] = append(costs[a], cs[1]/cs[0])
+					if len(nets) == 2 && cs[runner.NetLoopback] > 0 {
+						costs[a] = append(costs[a], cs[runner.NetNS]/cs[runner.NetLoopback])
 					}
 				}
 			}
@@ -140,7 +133,13 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the runs' traces (one file a run, in a temporary directory it names), to look at a round's timeline with dmx sql")
 	cmd.Flags().Var(&netFlag, "net", "netns (root): run each algorithm over loopback and over network namespaces in turn, and give the ratio of their CS/s")
 	cmd.Flags().IntVar(&laps, "laps", 2000, "laps of the token round the ring, measured (a tenth more to warm up)")
-	cmd.AddCommand(&cobra.Command{
+	cmd.AddCommand(newRingNodeCmd())
+	return cmd
+}
+
+// newRingNodeCmd is one process of bench's ring.
+func newRingNodeCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:    "ring-node",
 		Short:  "One process of bench's ring (started by dmx bench; not for direct use)",
 		Hidden: true,
@@ -151,8 +150,7 @@ func newBenchCmd() *cobra.Command {
 			}
 			return nil
 		},
-	})
-	return cmd
+	}
 }
 
 // benchLong is the long help of dmx bench: what it does, in full.
@@ -171,9 +169,44 @@ trace's low-priority converter included) and what the trace took to
 settle once the nodes had stopped: its CPU per event and its wall time.
 
 With --net netns (root), each round runs each algorithm twice, over
-loopback and then with every node in a network namespace of its own on a
-bridge (as dmx run --net netns), and the last line adds the median of
+loopback and with every node in a network namespace of its own on a
+bridge (as dmx run --net netns), in turn (loopback first in odd rounds,
+namespaces first in even ones), and the last line adds the median of
 their ratio: what the namespaces, veth pairs and bridge cost a run.`
+}
+
+// benchPlan is the run of algorithm a that a round of dmx bench measures:
+// n processes under high contention, neither thinking nor holding, over
+// the network net.
+func benchPlan(a string, n, entries int, seed uint64, net runner.Net) runner.Plan {
+	p := runner.NewPlan(runner.DriverUDP)
+	p.Spec, p.N, p.Seed = registry.Lookup(a), n, seed
+	p.Workload.Entries, p.Workload.Contention = entries, runner.ContentionHigh
+	p.Workload.Think, p.Workload.Hold = runner.Fixed(0), runner.Fixed(0)
+	p.UDP.Net = net
+	return p
+}
+
+// checkNet says why --net cannot be had here (network namespaces need
+// privileges), nil if it can.
+func checkNet(net runner.Net) error {
+	if net == runner.NetNS {
+		return netns.Check()
+	}
+	return nil
+}
+
+// profileBench starts dmx bench --profile's CPU profiles, if dir is set:
+// the runner's, and the nodes', which inherit the variable and profile
+// themselves. stop ends the runner's.
+func profileBench(dir string) (stop func(), err error) {
+	if dir == "" {
+		return func() {}, nil
+	}
+	if err := os.Setenv(udp.ProfileEnv, dir); err != nil {
+		return nil, err
+	}
+	return udp.StartCPUProfile(filepath.Join(dir, "runner.pprof"))
 }
 
 // printSections prints one run of algorithm a (named name: "central

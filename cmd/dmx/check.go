@@ -77,22 +77,11 @@ func newCheckCmd() *cobra.Command {
 					return &exitError{exitUsage, err}
 				}
 				reps, err := checkRuns(st, runs, checkOptions{only: checks, require: required, overtake: overtakes, verify: open.verifyRead})
-				if err == nil && (summary || report != "") {
+				if err == nil {
 					var more []tally.Run
-					more, err = tallyRuns(st, path, runs, reps)
-					swept = append(swept, more...)
-				}
-				if err == nil && diagrams != "" {
-					var paths []string
-					paths, err = drawFindings(st, reps, diagrams)
-					if len(paths) > 0 {
-						fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d diagrams of findings in %s\n", path, len(paths), diagrams)
-					}
-				}
-				if err == nil && report != "" {
 					var p []htmlreport.Run
-					p, err = reportRuns(st, reps, defaultReportPictures)
-					parts = append(parts, p...)
+					more, p, err = checkExtras(cmd.ErrOrStderr(), st, path, runs, reps, summary || report != "", diagrams, report != "")
+					swept, parts = append(swept, more...), append(parts, p...)
 				}
 				st.Close()
 				if err != nil {
@@ -108,12 +97,7 @@ func newCheckCmd() *cobra.Command {
 				fmt.Fprintf(cmd.ErrOrStderr(), "report: %s (%s)\n", file, reportSummary(all, parts))
 			}
 			if summary {
-				s := render.Sweep{Title: strings.Join(args, " "), Traces: args, Tally: tally.Of(swept)}
-				if err := render.Tally(cmd.OutOrStdout(), format, s); err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "dmx: write the table: %v\n", err)
-					return &exitError{code: exitUsage}
-				}
-				return verdictExit(exitCode(s.Verdict))
+				return printSummary(cmd, format, args, swept)
 			}
 			return verdictExit(printReports(cmd.OutOrStdout(), cmd.ErrOrStderr(), format, all, maxFindings))
 		},
@@ -132,6 +116,46 @@ func newCheckCmd() *cobra.Command {
 		"check the whole file for damage first, every table and index (PRAGMA integrity_check, about 0.6s per million events); by default what is read is verified as it is read")
 	open.register(cmd)
 	return cmd
+}
+
+// checkExtras does what check's flags ask beyond the verdicts of the runs
+// of the trace st (at path): their tally (for --summary and --report),
+// the diagrams of their findings (--diagram DIR), their report's parts.
+func checkExtras(stderr io.Writer, st *trace.Store, path string, runs []trace.Run, reps []render.Report, tallied bool, diagrams string, report bool) ([]tally.Run, []htmlreport.Run, error) {
+	var swept []tally.Run
+	var parts []htmlreport.Run
+	var err error
+	if tallied {
+		if swept, err = tallyRuns(st, path, runs, reps); err != nil {
+			return nil, nil, err
+		}
+	}
+	if diagrams != "" {
+		paths, err := drawFindings(st, reps, diagrams)
+		if len(paths) > 0 {
+			fmt.Fprintf(stderr, "%s: %d diagrams of findings in %s\n", path, len(paths), diagrams)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if report {
+		if parts, err = reportRuns(st, reps, defaultReportPictures); err != nil {
+			return nil, nil, err
+		}
+	}
+	return swept, parts, nil
+}
+
+// printSummary prints dmx check --summary: the table of dmx sweep over
+// the runs swept of the traces args.
+func printSummary(cmd *cobra.Command, format string, args []string, swept []tally.Run) error {
+	s := render.Sweep{Title: strings.Join(args, " "), Traces: args, Tally: tally.Of(swept)}
+	if err := render.Tally(cmd.OutOrStdout(), format, s); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "dmx: write the table: %v\n", err)
+		return &exitError{code: exitUsage}
+	}
+	return verdictExit(exitCode(s.Verdict))
 }
 
 // checkLong is the long help of dmx check: what it does, in full.

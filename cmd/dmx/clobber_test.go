@@ -69,6 +69,11 @@ func TestOutputsNeverOverwriteATrace(t *testing.T) {
 		{[]string{"explore", "central", "-n", "2", "--entries", "1", "--faults", "loss", "-o", r, "--scenario-out", r}, []string{"the scenario (--scenario-out) " + r, "the trace (-o)"}},
 		{[]string{"explore", "central", "-n", "2", "--entries", "1", "--faults", "loss", "-o", filepath.Join(dir, "e.db"), "--scenario-out", other}, []string{other, "is a trace"}},
 		{[]string{"import", "shiviz", r, "-o", hard}, []string{hard, r}},
+		// A trace named like another's -wal (found by the adversarial
+		// pass: explore -o t.db-wal made one, which SQLite would read as
+		// t.db's WAL and reset).
+		{[]string{"explore", "central", "-n", "2", "--entries", "1", "--faults", "loss", "-o", r + "-wal", "--scenario-out", filepath.Join(dir, "w.json")}, []string{r + "-wal", "the -wal file of the trace " + r}},
+		{[]string{"sim", "central", "-n", "2", "--entries", "1", "-o", r + "-journal"}, []string{r + "-journal", "the -journal file of the trace " + r}},
 	} {
 		t.Run(strings.Join(c.args[:2], " "), func(t *testing.T) {
 			code, _, errs := dmx(t, c.args...)

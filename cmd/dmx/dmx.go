@@ -125,10 +125,7 @@ func takeInterrupts(name string, stderr io.Writer) (release func(), err error) {
 	}
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, early.Signals...)
-	if s := early.Take(); s != nil {
-		signal.Stop(ch)
-		return nil, &exitError{exitInconclusive, fmt.Errorf("%s: interrupted (%v) before it began", name, s)}
-	}
+	early.Take()
 	done := make(chan struct{})
 	go func() {
 		select {

@@ -43,10 +43,8 @@ func newExploreCmd() *cobra.Command {
   dmx explore ricart-agrawala -n 3 --entries 1     # exhausts the space: no violation
   dmx explore tomcast -n 4 --entries 2 --reorder --walks 2000
   dmx explore --exec 'python3 examples/programs/central-buggy.py' --walks 50`,
-		Args: cobra.MaximumNArgs(1),
-		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-			return registry.Names(), cobra.ShellCompDirectiveNoFileComp
-		},
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: algorithmNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if program.exec == "--help" || program.exec == "-h" {
 				return cmd.Help() // dmx explore --exec --help: the flag took --help for its command
@@ -54,23 +52,8 @@ func newExploreCmd() *cobra.Command {
 			if err := checkFormat(format, render.ExploreFormats...); err != nil {
 				return &exitError{exitUsage, err}
 			}
-			switch {
-			case program.exec != "":
-				if err := program.setupProgram(cmd, &plan, args, ""); err != nil {
-					return &exitError{exitUsage, err}
-				}
-				if !cmd.Flags().Changed("walks") {
-					opt.Walks = 100
-				}
-				if checks == nil {
-					checks = generalChecks()
-				}
-			case len(args) == 0:
-				return &exitError{exitUsage, fmt.Errorf("no algorithm: name one (dmx explore ALGO) or run a program of your own (--exec CMD)")}
-			default:
-				if plan.Spec = registry.Lookup(args[0]); plan.Spec == nil {
-					return &exitError{exitUsage, fmt.Errorf("unknown algorithm %q; the algorithms are: %s", args[0], strings.Join(registry.Names(), ", "))}
-				}
+			if err := exploreTarget(cmd, &program, &plan, &opt, &checks, args); err != nil {
+				return &exitError{exitUsage, err}
 			}
 			if err := faultKinds(faults, &opt); err != nil {
 				return &exitError{exitUsage, err}
@@ -104,13 +87,7 @@ func newExploreCmd() *cobra.Command {
 			if err := render.Explore(cmd.OutOrStdout(), format, rep); err != nil {
 				return &exitError{exitUsage, err}
 			}
-			switch render.ExploreVerdict(rep) {
-			case "violated":
-				return verdictExit(exitViolated)
-			case "inconclusive":
-				return verdictExit(exitInconclusive)
-			}
-			return nil
+			return verdictExit(map[string]int{"violated": exitViolated, "inconclusive": exitInconclusive}[render.ExploreVerdict(rep)])
 		},
 	}
 	fs := cmd.Flags()
@@ -138,6 +115,31 @@ func newExploreCmd() *cobra.Command {
 	fs.StringVar(&program.exec, "exec", "", "search a program of your own (docs/protocol.md) in place of ALGO: CMD through /bin/sh -c once per node; random walks only")
 	fs.StringVar(&program.name, "name", "", "--exec: the program's name (default: the command's first word)")
 	return cmd
+}
+
+// exploreTarget sets what plan explores: ALGO (args[0]), or the program
+// of --exec, which is searched by random walks (100 unless --walks says)
+// and held to the checks that hold of any trace (unless --checks).
+func exploreTarget(cmd *cobra.Command, program *runFlags, plan *runner.Plan, opt *explore.Options, checks *[]string, args []string) error {
+	switch {
+	case program.exec != "":
+		if err := program.setupProgram(cmd, plan, args, ""); err != nil {
+			return err
+		}
+		if !cmd.Flags().Changed("walks") {
+			opt.Walks = 100
+		}
+		if *checks == nil {
+			*checks = generalChecks()
+		}
+	case len(args) == 0:
+		return fmt.Errorf("no algorithm: name one (dmx explore ALGO) or run a program of your own (--exec CMD)")
+	default:
+		if plan.Spec = registry.Lookup(args[0]); plan.Spec == nil {
+			return fmt.Errorf("unknown algorithm %q; the algorithms are: %s", args[0], strings.Join(registry.Names(), ", "))
+		}
+	}
+	return nil
 }
 
 // exploreLong is the long help of dmx explore: what it does, in full.

@@ -48,6 +48,15 @@ func TestHugeNames(t *testing.T) {
 	if len(b) > 4<<20 || !strings.Contains(string(b), "(1000001 bytes)") {
 		t.Errorf("the picture: %d bytes, names shortened: %v", len(b), strings.Contains(string(b), "(1000001 bytes)"))
 	}
+	// A kind of 2 MB (found by the adversarial pass: dmx render and dmx
+	// report ran for more than 10 minutes) is shortened as the names are.
+	kinds := craft(t, dir, "kinds.db", `UPDATE events SET kind = printf('%.*c', 2000000, 'k') WHERE id IN (4, 9, 20)`)
+	for _, args := range [][]string{{"render", kinds, "-o", filepath.Join(dir, "kinds.svg")}, {"report", kinds, "-o", filepath.Join(dir, "rep")}} {
+		code, out, mb := bounded(t, time.Minute, args...)
+		if code < 0 || code > 3 || mb > base+200 || len(out) > 1<<20 {
+			t.Errorf("dmx %s of 2 MB kinds: exit %d, %d MB\n%.2000s", args[0], code, mb, out)
+		}
+	}
 	// The two resources are still two: each process's sections are on its own.
 	code, out, _ := dmx(t, "sql", path, "SELECT count(DISTINCT resource) AS n FROM events WHERE resource <> ''", "--format", "csv", "--max-value", "2000000")
 	if code != 0 || out != "n\n2\n" {

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/foreign"
 	"github.com/dmxlab/dmx/trace/format"
 )
@@ -60,7 +60,7 @@ func newImportCmd() *cobra.Command {
 				opt.Rules = append(opt.Rules, rule)
 			}
 			if rulesFile != "" {
-				data, err := os.ReadFile(rulesFile)
+				data, err := trace.ReadInput(rulesFile, trace.MaxScenarioBytes)
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}

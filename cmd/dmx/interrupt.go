@@ -40,20 +40,15 @@ func catchInterruptsSaying(stderr io.Writer, first string) *interrupts {
 	it := &interrupts{ch: make(chan os.Signal, 3), hurry: make(chan struct{}), quit: make(chan struct{}), say: stderr, first: first}
 	it.ctx, it.cancel = context.WithCancelCause(context.Background())
 	signal.Notify(it.ch, interruptSignals...)
-	// A signal caught before now (package early) is the first interrupt:
-	// the command sees it at once, as interrupted().
-	n := 0
-	if s := early.Take(); s != nil {
-		n = 1
-		it.cancel(nil)
-	}
-	go it.loop(n)
+	// Until now a signal ended dmx with exit 3 (package early): nothing
+	// was made yet.
+	early.Take()
+	go it.loop()
 	return it
 }
 
-// loop counts the interrupts after the first seen interrupts.
-func (it *interrupts) loop(seen int) {
-	for n := seen + 1; ; n++ {
+func (it *interrupts) loop() {
+	for n := 1; ; n++ {
 		select {
 		case <-it.ch:
 		case <-it.quit:

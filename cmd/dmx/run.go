@@ -517,7 +517,12 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		closeStore(st, stderr)
 		return &exitError{exitUsage, err}
 	}
-	announce(stderr, cmd.Name(), p, est)
+	var extra []string // flags of the command that are no part of the plan
+	if f.maxEvents != 0 && p.WithDefaults().Driver == runner.DriverSim {
+		// Where a run is cut is part of it.
+		extra = append(extra, "--max-events", fmt.Sprint(f.maxEvents))
+	}
+	announce(stderr, cmd.Name(), p, est, extra...)
 
 	w := newSink(st, runID, p, stderr)
 	m := &meter{rec: recorderFunc(w.Add)}
@@ -576,8 +581,8 @@ func closeStore(st *trace.Store, stderr io.Writer) error {
 // announce says on stderr what run is about to start: the algorithm, the
 // nodes, the workload or duration, the faults, the seed, the parameters
 // real processes start from, the command line that reruns it and what to
-// expect of its size.
-func announce(stderr io.Writer, name string, p runner.Plan, est runner.Size) {
+// expect of its size. extra are flags the rerun line adds.
+func announce(stderr io.Writer, name string, p runner.Plan, est runner.Size, extra ...string) {
 	what := plural.Count(p.Workload.Entries, "entry") + " each"
 	if p.Spec.Kind == algo.Election {
 		what = fmt.Sprintf("for %v", p.WithDefaults().Duration)
@@ -598,6 +603,7 @@ func announce(stderr io.Writer, name string, p runner.Plan, est runner.Size) {
 		for i, a := range args {
 			args[i] = shellQuote(a)
 		}
+		args = append(args, extra...)
 		fmt.Fprintf(stderr, "rerun: dmx %s\n", strings.Join(args, " "))
 	}
 	if what := expect(p, est); what != "" {

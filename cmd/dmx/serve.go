@@ -100,9 +100,7 @@ idle). Ctrl-C stops it.`,
 			}
 			ctx, stop := signal.NotifyContext(ctx, early.Signals...)
 			defer stop()
-			if s := early.Take(); s != nil {
-				return &exitError{exitInconclusive, fmt.Errorf("serve: interrupted (%v) before it began", s)}
-			}
+			early.Take()
 			go func() {
 				<-ctx.Done()
 				ln.Close()

@@ -32,7 +32,16 @@ type proc struct {
 // start starts dmx with args; the process is killed when the test ends.
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startEnv(t, nil, args...)
+}
+
+// startEnv is start with env added to the test's environment.
+func startEnv(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{cmd: exec.Command(os.Args[0], args...), done: make(chan struct{})}
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -388,17 +397,16 @@ func TestSignalDuringStart(t *testing.T) {
 				case "sim":
 					args = append(what, "-o", path)
 				}
-				p := start(t, args...)
-				task := fmt.Sprintf("/proc/%d/task", p.cmd.Process.Pid)
-				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Microsecond) {
-					if ents, err := os.ReadDir(task); err == nil && len(ents) >= 2 {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Skip("no second thread in /proc: cannot tell when Go's runtime is up")
-					}
-				}
-				time.Sleep(20 * time.Millisecond)
+				// The promise holds from package early's initialization on
+				// (before it, Go's runtime gives a signal its default
+				// action): Go's init trace says when that is done, and
+				// the signal then comes while the packages after it (go-
+				// graphviz's compilation among them) initialize. A fixed
+				// sleep instead lost the race on a loaded machine.
+				p := startEnv(t, []string{"GODEBUG=inittrace=1"}, args...)
+				waitFor(t, 30*time.Second, "init of package early in dmx's init trace", func() bool {
+					return strings.Contains(p.stderr.String(), "init github.com/dmxlab/dmx/cmd/dmx/early ")
+				})
 				p.cmd.Process.Signal(sig)
 				code, got := p.wait(t, 30*time.Second)
 				if got != 0 {

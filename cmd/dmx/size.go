@@ -52,10 +52,8 @@ func sizeOK(in io.Reader, stderr io.Writer, name string, p runner.Plan, est runn
 	}
 	if interactive(in, stderr) {
 		// At the question Ctrl-C simply quits: the signals' default
-		// actions are back (package early), unless one came already.
-		if s := early.Take(); s != nil {
-			return fmt.Errorf("%s: interrupted (%v) before it started", name, s)
-		}
+		// actions are back (package early).
+		early.Take()
 		fmt.Fprintf(stderr, "dmx %s: a very large run: %s.\nRecord it? [y/N] ", name, what)
 		answer, _ := bufio.NewReader(in).ReadString('\n')
 		switch strings.ToLower(strings.TrimSpace(answer)) {

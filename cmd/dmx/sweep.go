@@ -118,6 +118,37 @@ func nemesisKinds() string {
 }
 
 // setupSweep reads the flags into the sweep's options.
+// sweepSeeds are the seeds --seeds or --runs (runsGiven: the flag was
+// given) say, or the part of them --shard names.
+func (f *sweepFlags) sweepSeeds(runsGiven bool) (sweep.Seeds, error) {
+	var seeds sweep.Seeds
+	var err error
+	switch {
+	case f.seeds != "" && runsGiven:
+		return seeds, errors.New("--seeds and --runs both say which seeds to run: give one")
+	case f.seeds != "":
+		if seeds, err = sweep.ParseSeeds(f.seeds); err != nil {
+			return seeds, fmt.Errorf("--%w", err)
+		}
+	case f.runs < 1:
+		return seeds, fmt.Errorf("--runs %d: want 1 or more", f.runs)
+	default:
+		seeds = sweep.Seeds{From: 1, To: f.runs}
+	}
+	if f.shard != "" {
+		k, n, err := sweep.ParseShard(f.shard)
+		if err != nil {
+			return seeds, fmt.Errorf("--%w", err)
+		}
+		part, ok := seeds.Shard(k, n)
+		if !ok {
+			return seeds, fmt.Errorf("--shard %s: seeds %v make %d parts at most: part %d is empty", f.shard, seeds, seeds.Len(), k)
+		}
+		seeds = part
+	}
+	return seeds, nil
+}
+
 func (f *sweepFlags) setupSweep(cmd *cobra.Command, args []string) (sweep.Options, error) {
 	fs := cmd.Flags()
 	userOut := f.out
@@ -154,28 +185,8 @@ func (f *sweepFlags) setupSweep(cmd *cobra.Command, args []string) (sweep.Option
 	if o.Horizon < 0 {
 		return o, fmt.Errorf("--horizon %v: must not be negative", o.Horizon)
 	}
-	switch {
-	case f.seeds != "" && fs.Changed("runs"):
-		return o, errors.New("--seeds and --runs both say which seeds to run: give one")
-	case f.seeds != "":
-		if o.Seeds, err = sweep.ParseSeeds(f.seeds); err != nil {
-			return o, fmt.Errorf("--%w", err)
-		}
-	case f.runs < 1:
-		return o, fmt.Errorf("--runs %d: want 1 or more", f.runs)
-	default:
-		o.Seeds = sweep.Seeds{From: 1, To: f.runs}
-	}
-	if f.shard != "" {
-		k, n, err := sweep.ParseShard(f.shard)
-		if err != nil {
-			return o, fmt.Errorf("--%w", err)
-		}
-		part, ok := o.Seeds.Shard(k, n)
-		if !ok {
-			return o, fmt.Errorf("--shard %s: seeds %v make %d parts at most: part %d is empty", f.shard, o.Seeds, o.Seeds.Len(), k)
-		}
-		o.Seeds = part
+	if o.Seeds, err = f.sweepSeeds(fs.Changed("runs")); err != nil {
+		return o, err
 	}
 	if f.nemesis != "" || f.random {
 		spec := nemesis.Spec{Random: true}

@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/analyze/tally"
 	"github.com/dmxlab/dmx/render"
@@ -260,5 +263,77 @@ func TestSweepExec(t *testing.T) {
 	_, b, _ := strings.Cut(again, "\n")
 	if a != b {
 		t.Errorf("dmx check --summary:\n%s\nthe sweep:\n%s", b, a)
+	}
+}
+
+// TestSweepReal: --real runs each seed as real processes over UDP, one
+// run at a time: every seed is recorded as a run of mode udp, each with
+// its seed, and the table covers them. Over UDP only what load cannot
+// break is asserted: the runs, not their verdicts.
+func TestSweepReal(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "real.db")
+	code, out, errs := dmx(t, "sweep", "ricart-agrawala", "--real", "-n", "3", "--entries", "2", "--seeds", "1..2", "-o", tr)
+	if code == exitUsage || !strings.Contains(out, "real processes: 2 runs") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	if !strings.Contains(errs, "1 worker into") {
+		t.Errorf("--real should run one run at a time:\n%s", errs)
+	}
+	st, err := trace.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[0].Mode != "udp" || runs[0].Seed != 1 || runs[1].Seed != 2 {
+		t.Errorf("runs: %+v", runs)
+	}
+	if !strings.Contains(out, "dmx run ricart-agrawala --seed") && strings.Contains(out, "failing seeds") {
+		t.Errorf("a failing real run's rerun line is not dmx run:\n%s", out)
+	}
+}
+
+// TestSweepInterrupt: Ctrl-C ends a sweep with what is done: exit 3,
+// the seeds not run named, every run in the trace whole (none cut
+// short), and the trace closed whole.
+func TestSweepInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "s.db")
+	p := start(t, "sweep", "ricart-agrawala", "-n", "3", "--entries", "2", "--runs", "1000000", "-o", tr)
+	waitFor(t, 60*time.Second, "runs recorded", func() bool {
+		st, err := trace.OpenWith(tr, trace.OpenOptions{NoIntegrityCheck: true})
+		if err != nil {
+			return false
+		}
+		defer st.Close()
+		runs, err := st.Runs()
+		return err == nil && len(runs) >= 5
+	})
+	p.cmd.Process.Signal(syscall.SIGINT)
+	code, _ := p.wait(t, 60*time.Second)
+	errs := p.stderr.String()
+	if code != exitInconclusive || !strings.Contains(errs, "sweep interrupted:") || !strings.Contains(errs, "not run: seeds") {
+		t.Fatalf("exit %d, want 3 naming the seeds not run\n%s", code, errs)
+	}
+	st, err := trace.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if !r.Complete {
+			t.Errorf("run %d (seed %d) is in the trace cut short: %s", r.ID, r.Seed, r.Status)
+		}
+	}
+	if !strings.Contains(errs, fmt.Sprintf("%d runs of 1000000 done", len(runs))) {
+		t.Errorf("the trace holds %d runs; dmx said:\n%s", len(runs), errs)
 	}
 }

@@ -150,6 +150,7 @@ func (h *history) next() error {
 	e := &h.ev
 	err := h.rows.Scan(&e.id, &e.seq, &e.kind, &e.msgType, &e.peer, &e.res, &e.lamport, &e.wall, &e.detail)
 	e.msgType.String, e.res.String = trace.ShortName(e.msgType.String), trace.ShortName(e.res.String)
+	e.kind = trace.ShortName(e.kind)
 	return err
 }
 

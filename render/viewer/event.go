@@ -99,6 +99,7 @@ func (v *runView) event(o *outline, ref trace.Ref) (*eventInfo, error) {
 	// Names as every reader gives them (trace.ShortName): a 5 MB
 	// resource name is not sent whole to the page.
 	msgType.String, res.String = trace.ShortName(msgType.String), trace.ShortName(res.String)
+	e.Kind = trace.ShortName(e.Kind)
 	if res.Valid {
 		e.Resource = &res.String
 	}

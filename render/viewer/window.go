@@ -138,7 +138,7 @@ func (v *runView) window(a axis, o *outline, lo, hi int64, limit int, procs []in
 			w.More = true
 			return errStop
 		}
-		ev := trace.Event{ID: asInt(row[0]), Proc: int(asInt(row[1])), Seq: asInt(row[2]), Kind: trace.Kind(asText(row[3])),
+		ev := trace.Event{ID: asInt(row[0]), Proc: int(asInt(row[1])), Seq: asInt(row[2]), Kind: trace.Kind(trace.ShortName(asText(row[3]))),
 			Lamport: uint64(asInt(row[4])), Wall: asInt(row[5]), Msg: asInt(row[6]), MsgType: trace.ShortName(asText(row[7])), Peer: trace.NoPeer,
 			Resource: trace.ShortName(asText(row[9]))}
 		if row[8] != nil {

@@ -238,22 +238,7 @@ func (c *checker) step(st *input) (done bool, err error) {
 	if c.machines == nil {
 		return true, fmt.Errorf("%v: an input before the process started", ev)
 	}
-	var want []string
-	for _, r := range targets {
-		m := c.machines[r]
-		if m == nil {
-			continue
-		}
-		in.Resource = cmpOr(in.Resource, r)
-		if in.Kind == algo.Receive {
-			in.Msg.Resource = r
-		}
-		for _, o := range m.Step(in) {
-			if s := outputText(o, r); s != "" {
-				want = append(want, s)
-			}
-		}
-	}
+	want := c.expected(&in, targets)
 	got, refs := c.recorded(st.outs)
 	c.res.Per[c.id]++
 	c.res.Inputs++
@@ -273,6 +258,29 @@ func (c *checker) step(st *input) (done bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// expected steps the machines of targets with in (its resource filled in
+// as the rule that decides a difference reads it) and returns what they
+// output, as text to compare with what the program did.
+func (c *checker) expected(in *algo.Input, targets []string) []string {
+	var want []string
+	for _, r := range targets {
+		m := c.machines[r]
+		if m == nil {
+			continue
+		}
+		in.Resource = cmpOr(in.Resource, r)
+		if in.Kind == algo.Receive {
+			in.Msg.Resource = r
+		}
+		for _, o := range m.Step(*in) {
+			if s := outputText(o, r); s != "" {
+				want = append(want, s)
+			}
+		}
+	}
+	return want
 }
 
 func cmpOr(a, b string) string {

@@ -132,35 +132,7 @@ func (p *program) exchange(in []byte, deadline time.Time, line func([]byte) (don
 			}
 		}
 	}
-	takeErr := func(final bool) error {
-		for {
-			i := bytes.IndexByte(p.errb, '\n')
-			if i < 0 {
-				if final && len(p.errb) > 0 {
-					i = len(p.errb)
-				} else {
-					if len(p.errb) > maxLine {
-						// A line without end: keep its head as a note.
-						i = maxLine
-					} else {
-						return nil
-					}
-				}
-			}
-			l := p.errb[:i]
-			if i < len(p.errb) {
-				p.errb = p.errb[i+1:]
-			} else {
-				p.errb = p.errb[:0]
-			}
-			if notes++; notes > maxNotes {
-				return &errFlood{fmt.Sprintf("more than %d stderr lines answering one input", maxNotes)}
-			}
-			if err := note(bytes.TrimRight(l, "\r")); err != nil {
-				return err
-			}
-		}
-	}
+	takeErr := func(final bool) error { return p.takeErr(final, &notes, note) }
 	for {
 		// What is at hand first: a line read earlier may be the answer.
 		if done, err := takeOut(); err != nil || done {
@@ -219,6 +191,39 @@ func (p *program) exchange(in []byte, deadline time.Time, line func([]byte) (don
 			case p.stderr:
 				p.errb, p.errEOF = readSome(p.stderr, p.errb)
 			}
+		}
+	}
+}
+
+// takeErr hands the complete stderr lines read so far to note (with
+// final, the last one too, unended), a line longer than maxLine as its
+// head; notes counts them against maxNotes.
+func (p *program) takeErr(final bool, notes *int, note func([]byte) error) error {
+	for {
+		i := bytes.IndexByte(p.errb, '\n')
+		if i < 0 {
+			if final && len(p.errb) > 0 {
+				i = len(p.errb)
+			} else {
+				if len(p.errb) > maxLine {
+					// A line without end: keep its head as a note.
+					i = maxLine
+				} else {
+					return nil
+				}
+			}
+		}
+		l := p.errb[:i]
+		if i < len(p.errb) {
+			p.errb = p.errb[i+1:]
+		} else {
+			p.errb = p.errb[:0]
+		}
+		if *notes++; *notes > maxNotes {
+			return &errFlood{fmt.Sprintf("more than %d stderr lines answering one input", maxNotes)}
+		}
+		if err := note(bytes.TrimRight(l, "\r")); err != nil {
+			return err
 		}
 	}
 }

@@ -148,45 +148,9 @@ func (m *machine) output(l []byte) bool {
 		if !need("to", o.To != nil) || !need("body", o.Body != nil) || !proc("to", *o.To) {
 			return false
 		}
-		body := bytes.TrimSpace(o.Body)
-		if len(body) > maxBody {
-			return bad(`"body": %d bytes, more than the %d a message may carry`, len(body), maxBody)
-		}
-		var b struct {
-			Type *string `json:"type"`
-		}
-		if body[0] != '{' || json.Unmarshal(body, &b) != nil {
-			return bad(`"body" is not a JSON object`)
-		}
-		if b.Type == nil || *b.Type == "" {
-			return bad(`"body" has no "type": the message's type is its body's "type"`)
-		}
-		m.outs = append(m.outs, algo.SendTo(*o.To, algo.Msg{Type: *b.Type, Body: string(body)}))
+		return m.sendLine(*o.To, o.Body, bad)
 	case "enter", "exit":
-		if m.kind != algo.MutualExclusion {
-			return bad("an election program enters no critical section (--param kind=%s)", m.kind)
-		}
-		if o.Resource != nil && *o.Resource != m.resource {
-			return bad(`"resource": %q, but this program guards %q`, *o.Resource, m.resource)
-		}
-		if *o.Type == "enter" {
-			switch m.state {
-			case held:
-				return bad("it entered the critical section of %s while inside it already", m.resource)
-			case idle:
-				return bad("it entered the critical section of %s, which the workload had not asked for (enter answers a request)", m.resource)
-			}
-			m.state = held
-			m.outs = append(m.outs, algo.EnterCS())
-			return false
-		}
-		if !m.leave {
-			if m.state == held {
-				return bad("it left the critical section of %s before the workload released it (dmx decides when a process leaves: exit answers release)", m.resource)
-			}
-			return bad("it left the critical section of %s, which it was not inside", m.resource)
-		}
-		m.leave = false // its cs_exit is recorded already, with the release
+		return m.csLine(*o.Type, o.Resource, bad)
 	case "leader":
 		if !need("leader", o.Leader != nil) {
 			return false
@@ -237,6 +201,57 @@ func (m *machine) output(l []byte) bool {
 	default:
 		return bad("unknown type %q (want one of %s)", *o.Type, strings.Join(OutputTypes, ", "))
 	}
+	return false
+}
+
+// sendLine takes a send line's body, to process to; bad reports what is
+// wrong with the line (and returns false).
+func (m *machine) sendLine(to int, raw json.RawMessage, bad func(string, ...any) bool) bool {
+	body := bytes.TrimSpace(raw)
+	if len(body) > maxBody {
+		return bad(`"body": %d bytes, more than the %d a message may carry`, len(body), maxBody)
+	}
+	var b struct {
+		Type *string `json:"type"`
+	}
+	if body[0] != '{' || json.Unmarshal(body, &b) != nil {
+		return bad(`"body" is not a JSON object`)
+	}
+	if b.Type == nil || *b.Type == "" {
+		return bad(`"body" has no "type": the message's type is its body's "type"`)
+	}
+	m.outs = append(m.outs, algo.SendTo(to, algo.Msg{Type: *b.Type, Body: string(body)}))
+	return false
+}
+
+// csLine takes an enter or exit line (typ) naming resource (nil: none):
+// a program enters the critical section the workload asked for, and exits
+// only when the workload releases it.
+func (m *machine) csLine(typ string, resource *string, bad func(string, ...any) bool) bool {
+	if m.kind != algo.MutualExclusion {
+		return bad("an election program enters no critical section (--param kind=%s)", m.kind)
+	}
+	if resource != nil && *resource != m.resource {
+		return bad(`"resource": %q, but this program guards %q`, *resource, m.resource)
+	}
+	if typ == "enter" {
+		switch m.state {
+		case held:
+			return bad("it entered the critical section of %s while inside it already", m.resource)
+		case idle:
+			return bad("it entered the critical section of %s, which the workload had not asked for (enter answers a request)", m.resource)
+		}
+		m.state = held
+		m.outs = append(m.outs, algo.EnterCS())
+		return false
+	}
+	if !m.leave {
+		if m.state == held {
+			return bad("it left the critical section of %s before the workload released it (dmx decides when a process leaves: exit answers release)", m.resource)
+		}
+		return bad("it left the critical section of %s, which it was not inside", m.resource)
+	}
+	m.leave = false // its cs_exit is recorded already, with the release
 	return false
 }
 

@@ -61,6 +61,11 @@ func Check() error {
 	if err != nil {
 		return fmt.Errorf("--net netns: read this process's capabilities: %w", err)
 	}
+	return checkCaps(eff)
+}
+
+// checkCaps is Check's verdict on the effective capabilities eff.
+func checkCaps(eff uint64) error {
 	var missing []string
 	for _, c := range []struct {
 		bit  uint
@@ -201,10 +206,7 @@ func open(n int, faults []runner.Fault) (nw *network, err error) {
 			nw = nil
 		}
 	}()
-	if nw.hub, err = newNamed(nsName(id, "hub")); err != nil {
-		return nw, err
-	}
-	if err := lockRun(nw.hub); err != nil {
+	if nw.hub, err = newNamed(nsName(id, "hub"), true); err != nil {
 		return nw, err
 	}
 	hub, err := netlink.NewHandleAt(netns.NsHandle(nw.hub))
@@ -221,7 +223,7 @@ func open(n int, faults []runner.Fault) (nw *network, err error) {
 	}
 	for i := 0; i < n; i++ {
 		nd := node{name: nsName(id, strconv.Itoa(i)), fd: -1, ip: ip(i)}
-		if nd.fd, err = newNamed(nd.name); err != nil {
+		if nd.fd, err = newNamed(nd.name, false); err != nil {
 			return nw, err
 		}
 		nw.nodes = append(nw.nodes, nd)

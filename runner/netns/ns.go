@@ -30,10 +30,11 @@ func nsName(id, what string) string { return prefix + id + "-" + what }
 
 // newNamed makes a new network namespace named name (bound on
 // nsDir/name, as `ip netns add` does) and returns an open descriptor of
-// it. The calling goroutine's thread is not touched: the namespace is
-// made on a thread of its own, which is never given back (see
-// unshareThread).
-func newNamed(name string) (int, error) {
+// it. With lock, the descriptor holds the run's lock (lockRun) before the
+// name appears, so that no sweep ever sees the name unlocked. The calling
+// goroutine's thread is not touched: the namespace is made on a thread of
+// its own, which is never given back.
+func newNamed(name string, lock bool) (int, error) {
 	path := filepath.Join(nsDir, name)
 	type result struct {
 		fd  int
@@ -49,6 +50,20 @@ func newNamed(name string) (int, error) {
 			if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 				return -1, fmt.Errorf("make network namespace %s: %w", name, err)
 			}
+			self := fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid())
+			// The namespace's own file: it outlives this thread, and the
+			// name bound below opens the same inode, whose lock a sweep
+			// tries.
+			fd, err := unix.Open(self, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return -1, fmt.Errorf("open network namespace %s: %w", name, err)
+			}
+			if lock {
+				if err := lockRun(fd); err != nil {
+					unix.Close(fd)
+					return -1, err
+				}
+			}
 			f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o444)
 			for try := 0; errors.Is(err, os.ErrNotExist) && try < 3; try++ {
 				// No nsDir (or another run's close just removed it, empty).
@@ -57,18 +72,14 @@ func newNamed(name string) (int, error) {
 				}
 			}
 			if err != nil {
+				unix.Close(fd)
 				return -1, fmt.Errorf("name network namespace: %w", err)
 			}
 			f.Close()
-			self := fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid())
 			if err := unix.Mount(self, path, "none", unix.MS_BIND, ""); err != nil {
+				unix.Close(fd)
 				os.Remove(path)
 				return -1, fmt.Errorf("name network namespace %s (bind mount on %s): %w", name, path, err)
-			}
-			fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-			if err != nil {
-				removeNamed(name)
-				return -1, fmt.Errorf("open network namespace %s: %w", name, err)
 			}
 			return fd, nil
 		}()
@@ -147,10 +158,11 @@ func (s *starter) start(fd int, cmd *exec.Cmd) error {
 // have ended.
 func (s *starter) close() { close(s.reqs) }
 
-// lockRun takes the lock that says run id is alive: an exclusive flock
-// on its hub namespace's name, held until the runner ends (the kernel
-// drops it when the process dies, however it dies). A sweep that can
-// take the lock knows that the runner that made the namespaces is gone.
+// lockRun takes the lock that says a run is alive: an exclusive flock on
+// its hub namespace (the nsfs inode, which its name opens too), held until
+// the runner ends (the kernel drops it when the process dies, however it
+// dies). A sweep that can take the lock knows that the runner that made
+// the namespaces is gone.
 func lockRun(fd int) error {
 	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return fmt.Errorf("lock the run's namespaces: %w", err)

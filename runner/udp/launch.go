@@ -32,8 +32,9 @@ import (
 // changes what the run does: that is the Plan's.
 type LaunchHooks struct {
 	// Command starts one node process; by default NodeBinary beside the
-	// running executable, or the executable itself with the argument
-	// "node".
+	// running executable if it comes from the same build, or the
+	// executable itself with the argument "node" (a notice on Stderr says
+	// when NodeBinary is there but from another build).
 	Command func() *exec.Cmd
 	// Stderr receives the nodes' own diagnostics, each line prefixed "P3: ".
 	Stderr io.Writer
@@ -258,7 +259,7 @@ func newLauncher(p runner.Plan, rec runner.Recorder, hooks LaunchHooks) (*launch
 		hooks.Stderr = io.Discard
 	}
 	if hooks.Command == nil {
-		cmd, err := nodeCommand()
+		cmd, err := nodeCommand(hooks.Stderr)
 		if err != nil {
 			return nil, err
 		}

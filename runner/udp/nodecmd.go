@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 
@@ -18,34 +17,14 @@ import (
 // this driver) and nothing that draws: dmx itself links go-graphviz, whose
 // package initialisation compiles a WebAssembly module in every process
 // that links it (about 26 ms of CPU and 17 MB of memory at start), and a
-// node draws nothing. Without it, the running executable plays the node
-// (the hidden `dmx node`), as it did before dmx-node existed.
+// node draws nothing. Without it, or when it comes from another build
+// (BuildIdentity), the running executable plays the node (the hidden `dmx
+// node`), as it did before dmx-node existed.
 const NodeBinary = "dmx-node"
 
 // ProfileEnv names the environment variable that makes a node process
 // write its CPU profile into the directory it names (dmx bench --profile).
 const ProfileEnv = "DMX_NODE_CPUPROFILE"
-
-// nodeCommand returns how to start a node process: dmx-node beside the
-// running executable if it is there, else the executable itself with the
-// argument "node".
-func nodeCommand() (func() *exec.Cmd, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find dmx's own executable to start nodes: %w", err)
-	}
-	return nodeCommandBeside(exe), nil
-}
-
-// nodeCommandBeside is nodeCommand for the executable exe.
-func nodeCommandBeside(exe string) func() *exec.Cmd {
-	if node := filepath.Join(filepath.Dir(exe), NodeBinary); node != exe {
-		if fi, err := os.Stat(node); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-			return func() *exec.Cmd { return exec.Command(node) }
-		}
-	}
-	return func() *exec.Cmd { return exec.Command(exe, "node") }
-}
 
 // NodeProcess is the whole of a node process (dmx-node's main, and the
 // hidden `dmx node`): NodeMain over the process's stdin and stdout,

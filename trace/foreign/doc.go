@@ -37,15 +37,23 @@
 //     merged (a receive's clock dominates its send's), and no two events
 //     may merge each other (a causal cycle).
 //  5. An event whose text a rule matches gets the rule's kind (cs_request,
-//     cs_enter, cs_exit, wait, election_start, leader, crash, recover, or
-//     send and receive with a message id that pairs them when clocks
-//     cannot: a send nobody received, or a receive whose send the receiver
-//     already knew); otherwise it is a receive if it merged a message, a
-//     send if one was merged from it, else internal. The first message of
+//     cs_enter, cs_exit, wait, election_start, leader, step_down (a leader
+//     event naming no leader), crash, recover, or send and receive with a
+//     message id that pairs them when clocks cannot: a send nobody
+//     received, or a receive whose send the receiver already knew, and the
+//     term a message carries); otherwise it is a receive if it merged a
+//     message, a send if one was merged from it, else internal. A log that
+//     dmx export wrote gets DMXRules without being asked (Import). The first message of
 //     a send or receive is its msg column; the others, and all those of an
 //     event of another kind, are the event's trace.Links.
 //  6. Lamport clocks are derived from happens-before: one more than the
 //     largest of the event before and the events merged.
+//
+// Before Build, Import gives the events the wall times a field of theirs
+// holds (WallTimes: a timestamp, date or time group, its layout given or
+// inferred). Parsers skip a byte-order mark, read clocks whose quotes are
+// escaped (TLA+ traces), and skip the text a ShiViz regex does not match,
+// as ShiViz does (Log.Notes counts it).
 //
 // Anything that breaks these rules is a Problem naming the file and line:
 // an error, unless the import is lenient, which skips what it cannot use

@@ -1,7 +1,7 @@
 // Package early catches the signals that interrupt dmx (SIGINT, SIGTERM,
 // SIGHUP) from its first instant, so that one that comes before dmx has
 // set up its own handling is an interruption (exit 3), not death by the
-// signal (exit 130, 143, 129).
+// signal (exit 130, 143, 129), nor ignored.
 //
 // Go initializes the packages a program imports before main runs, one at
 // a time: go-graphviz compiles its WebAssembly module in its
@@ -10,10 +10,14 @@
 // among those whose imports are ready; this one imports only what is
 // initialized among the first (os/signal), and its path sorts before
 // go-graphviz's, so it starts catching before that compilation begins.
-// dmx imports it for that effect; the command then Takes the catch over.
+// dmx imports it for that effect; each command then Takes the catch over.
+// A signal that comes before that ends dmx at once with exit 3: nothing
+// has been made yet that needs it to stop otherwise (a command that makes
+// files takes the catch over before it makes them).
 package early
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
 	"sync"
@@ -23,31 +27,43 @@ import (
 // Signals are the signals caught.
 var Signals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
+// ExitCode is the exit code of a signal caught before Take: dmx's
+// "inconclusive".
+const ExitCode = 3
+
 var (
 	ch    = make(chan os.Signal, 1)
 	mu    sync.Mutex
 	taken bool
 )
 
-func init() { signal.Notify(ch, Signals...) }
+func init() {
+	signal.Notify(ch, Signals...)
+	go watch()
+}
 
-// Take ends the catch and returns the first signal caught, nil if none
-// came. A caller that handles the signals itself registers its own
-// handling (signal.Notify) before it calls Take, so that none is missed;
-// for the others, each signal's default action is back once Take returns.
-// Only the first call can return a signal.
-func Take() os.Signal {
+// watch ends dmx at the first signal caught before Take returned: one
+// caught as Take is called came before the caller was ready, or as it
+// got ready, and it is dealt with alike (leaving it to the caller, whose
+// handling may have begun a moment later, lost it: a dmx render that
+// finished with exit 0 after a SIGHUP, found by the adversarial pass).
+// signal.Stop guarantees that none comes after Take.
+func watch() {
+	s := <-ch
+	fmt.Fprintf(os.Stderr, "dmx: interrupted (%v) before it began\n", s)
+	os.Exit(ExitCode)
+}
+
+// Take ends the catch. A caller that handles the signals itself registers
+// its own handling (signal.Notify) before it calls Take, so that none is
+// missed; for the others, each signal's default action is back once Take
+// returns.
+func Take() {
 	mu.Lock()
 	defer mu.Unlock()
 	if taken {
-		return nil
+		return
 	}
 	taken = true
 	signal.Stop(ch)
-	select {
-	case s := <-ch:
-		return s
-	default:
-		return nil
-	}
 }

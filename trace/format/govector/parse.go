@@ -2,7 +2,6 @@ package govector
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -28,7 +27,7 @@ func parseFiles(files []string, opt foreign.ParseOptions, ps *foreign.Problems) 
 	}
 	datas := make([][]byte, len(files))
 	for i, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := trace.ReadInput(f, trace.MaxLogBytes)
 		if err != nil {
 			return nil, err
 		}

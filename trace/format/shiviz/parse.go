@@ -2,7 +2,6 @@ package shiviz
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -26,7 +25,7 @@ func parseFiles(files []string, opt foreign.ParseOptions, ps *foreign.Problems) 
 	if len(files) != 1 {
 		return nil, fmt.Errorf("shiviz: want one log file, got %d", len(files))
 	}
-	data, err := os.ReadFile(files[0])
+	data, err := trace.ReadInput(files[0], trace.MaxLogBytes)
 	if err != nil {
 		return nil, err
 	}
