@@ -109,8 +109,13 @@ func exploreText(w io.Writer, r *ExploreReport) error {
 	switch v := r.Violation; {
 	case v != nil:
 		fmt.Fprintf(&b, "violation found after %s: %s\n", plural.Count(st.FirstAt, "state"), v.Watched)
-		if r.Shrunk {
-			fmt.Fprintf(&b, "shrunk from %s to %s\n", sizeText(v.Original), sizeText(v.Size()))
+		switch from, to := sizeText(v.Original), sizeText(v.Size()); {
+		case !r.Shrunk:
+		case from == to:
+			// "shrunk from X to X" said it shrank when it did not.
+			fmt.Fprintf(&b, "not shrunk: no smaller run (fewer processes, entries, steps or faults) violates it; %s\n", to)
+		default:
+			fmt.Fprintf(&b, "shrunk from %s to %s\n", from, to)
 		}
 		if p := r.Proof; p != nil {
 			if p.Shortest {

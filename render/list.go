@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/analyze/theory"
@@ -67,7 +68,9 @@ func Algorithm(w io.Writer, format string, s *algo.Spec) error {
 }
 
 // whatWidth bounds the short table's last column, so that the table fits
-// in 80 columns: the other columns and the borders take 34.
+// in 80 columns: the other columns and the borders take 34. A longer
+// summary is wrapped onto more lines, never cut ("..." hid the end of
+// what an algorithm does).
 const whatWidth = 46
 
 // shortKinds are the kinds as the short table names them.
@@ -79,7 +82,7 @@ func shortRows(specs []*algo.Spec) [][]string {
 	for i, s := range specs {
 		what, _, _ := strings.Cut(s.Summary, "; ")
 		kind := cmp.Or(shortKinds[s.Kind], string(s.Kind))
-		rows[i] = []string{s.Name, kind, clip(what, whatWidth)}
+		rows[i] = []string{s.Name, kind, wrapWords(what, whatWidth)}
 	}
 	return rows
 }
@@ -340,4 +343,26 @@ func Costs(costs []theory.Cost) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// wrapWords breaks s into lines of at most width runes at spaces (a word
+// longer than width gets a line of its own).
+func wrapWords(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(s) {
+		l := utf8.RuneCountInString(w)
+		switch {
+		case n == 0:
+		case n+1+l > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += l
+	}
+	return b.String()
 }

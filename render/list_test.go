@@ -30,6 +30,19 @@ func TestListFits(t *testing.T) {
 			t.Errorf("the table does not name %s", name)
 		}
 	}
+	// What each does is wrapped, never cut short.
+	if strings.Contains(out, "...") {
+		t.Errorf("the table cuts a summary short:\n%s", out)
+	}
+	flat := strings.Join(strings.Fields(strings.NewReplacer("│", " ").Replace(out)), " ")
+	for _, s := range registry.All() {
+		what, _, _ := strings.Cut(s.Summary, "; ")
+		for _, w := range strings.Fields(what) {
+			if !strings.Contains(flat, w) {
+				t.Errorf("%s: %q of its summary is not in the table", s.Name, w)
+			}
+		}
+	}
 }
 
 // TestAlgorithm: dmx list ALGO shows every algorithm in full: its rules

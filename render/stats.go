@@ -122,8 +122,14 @@ func statsTable(w io.Writer, prefix string, runs []*stats.Stats) error {
 			fmt.Fprintln(w)
 		}
 		status := "complete"
-		if !s.Complete {
+		switch {
+		case !s.Complete:
 			status = "incomplete"
+		case strings.HasPrefix(s.Status, "stalled"):
+			// Recorded to its end, but its workloads did not finish: say
+			// so, not "complete" (dmx run ends a run after --stall of
+			// silence).
+			status = s.Status
 		}
 		fmt.Fprintf(w, "%srun %d: %s, N=%d, %s, %s in %v of %s (first to last event)\n",
 			prefix, s.Run, s.Algorithm, s.Nodes, status, plural.Count(s.Events, "event"), time.Duration(s.DurationNS), Clock(s.Mode))

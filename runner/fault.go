@@ -874,7 +874,11 @@ func (f *Fault) validateWho(n int, spec *algo.Spec, roles algo.Parts) error {
 	case f.Kind == FaultRecover && !f.AfterCrash:
 		return fmt.Errorf("a recover of the %s needs a time after its crash (recover:%s@+50ms): which process it is is known when the crash happens", roleName(f.Proc), roleName(f.Proc))
 	}
-	return roleExists(f.Kind, f.Proc, spec, roles)
+	at := ""
+	if i := strings.IndexByte(f.String(), '@'); i >= 0 {
+		at = f.String()[i:]
+	}
+	return roleExists(f.Kind, f.Proc, at, spec, roles)
 }
 
 // procSet checks that every process of s is one of n.
@@ -888,7 +892,9 @@ func procSet(s []int, n int) error {
 }
 
 // roleExists says why the algorithm has no process playing part p.
-func roleExists(kind FaultKind, p int, spec *algo.Spec, roles algo.Parts) error {
+// at is the rest of the fault as written (its time or window, "@600ms"),
+// so that the suggestion is a fault that parses.
+func roleExists(kind FaultKind, p int, at string, spec *algo.Spec, roles algo.Parts) error {
 	if spec == nil {
 		return nil
 	}
@@ -909,7 +915,7 @@ func roleExists(kind FaultKind, p int, spec *algo.Spec, roles algo.Parts) error 
 		return nil
 	}
 	what := map[int]string{Leader: "elects no leader", Coordinator: "has no single coordinator", TokenHolder: "has no token", InCS: "has no critical section"}[p]
-	return fmt.Errorf("%s %s in this configuration: name a process instead (e.g. %s:2)", spec.Name, what, kind)
+	return fmt.Errorf("%s %s in this configuration: name a process instead (e.g. %s:2%s)", spec.Name, what, kind, at)
 }
 
 // faultsDelay bounds, roughly, how much later than usual the network

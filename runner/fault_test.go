@@ -150,7 +150,8 @@ func TestFaultValidate(t *testing.T) {
 		{"crash:2@0s", ricart, ""},
 		{"crash:3@0s", ricart, "process 3 does not exist (there are 3: 0..2)"},
 		{"crash:leader@1s", bully, ""},
-		{"crash:leader@1s", ricart, "ricart-agrawala elects no leader in this configuration: name a process instead (e.g. crash:2)"},
+		{"crash:leader@1s", ricart, "ricart-agrawala elects no leader in this configuration: name a process instead (e.g. crash:2@1s)"},
+		{"isolate:token@1s-2s", bully, "bully has no token in this configuration: name a process instead (e.g. isolate:2@1s-2s)"},
 		{"pause:coordinator@1s-2s", central, ""},
 		{"pause:coordinator@1s-2s", ricart, "ricart-agrawala has no single coordinator"},
 		{"crash:token@1s", central, "central has no token"},
@@ -173,6 +174,16 @@ func TestFaultValidate(t *testing.T) {
 		err = fs[0].validate(3, c.algo, c.algo.PartsOf(nil))
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%s on %s: %v, want %q", c.spec, c.algo.Name, err, c.want)
+		}
+		// A fault the message suggests instead is one dmx takes (it once
+		// suggested crash:2, which has no time and is refused).
+		if _, eg, ok := strings.Cut(fmt.Sprint(err), "(e.g. "); ok {
+			eg, _, _ = strings.Cut(eg, ")")
+			if fs, err := ParseFaults(eg); err != nil {
+				t.Errorf("%s on %s suggests %s: %v", c.spec, c.algo.Name, eg, err)
+			} else if err := fs[0].validate(3, c.algo, c.algo.PartsOf(nil)); err != nil {
+				t.Errorf("%s on %s suggests %s: %v", c.spec, c.algo.Name, eg, err)
+			}
 		}
 	}
 	// A skew that did not come through the parser (a scenario's plan, a

@@ -280,14 +280,15 @@ func (n *Node) startWorkload(entries int) {
 
 // Crash stops the node as a crash would: no more inputs, timers gone,
 // machines' state lost (only what they persisted survives). The crash event
-// is recorded here (under dmx run the runner records it on the killed
-// process's behalf).
-func (n *Node) Crash(reason string) {
+// is recorded here with d as its detail (under dmx run the runner records
+// it on the killed process's behalf, with the same members: the fault and
+// how the process ended).
+func (n *Node) Crash(d trace.Crash) {
 	if n.crashed || n.stopped || !n.started {
 		return
 	}
 	n.record(trace.KindCrash, "", func(ev *trace.Event) {
-		ev.Detail = n.detail(trace.Crash{Reason: reason})
+		ev.Detail = n.detail(d)
 	})
 	n.crashed = true
 	n.gen++
@@ -745,7 +746,7 @@ func (n *Node) apply(r string, o algo.Output) {
 			ev.Detail = n.detail(trace.Failure{Text: o.Text})
 		})
 	case algo.Halt:
-		n.Crash(o.Text)
+		n.Crash(trace.Crash{Reason: o.Text})
 		if n.OnHalt != nil {
 			n.OnHalt()
 		}

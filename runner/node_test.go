@@ -35,7 +35,7 @@ func TestResumedMachinesRandom(t *testing.T) {
 		t.Fatal(err)
 	}
 	sim.Start()
-	sim.Crash("test")
+	sim.Crash(trace.Crash{Reason: "test"})
 	sim.Recover() // the simulator: incarnation = the crash event's seq
 	setup.Resume = &Resume{Seq: sim.Seq() - 1, VC: make(trace.VC, 3)}
 	if _, err := NewNode(setup, nopEnv{}); err != nil {

@@ -312,7 +312,9 @@ func (s *sim) After(d time.Duration, f func()) {
 func (s *sim) Up(p int) bool { return s.nodes[p].started && !s.nodes[p].Crashed() }
 
 func (s *sim) Crash(p int, f *Fault) {
-	s.nodes[p].Crash("fault " + f.String())
+	// The fault and how the process ended, as dmx run records them
+	// ({"fault":"crash:leader@600ms","reason":"killed by SIGKILL"}).
+	s.nodes[p].Crash(trace.Crash{Fault: f.String(), Reason: "stopped by the simulator"})
 	s.inc[p]++
 	if s.chans != nil {
 		// Its channels start afresh, both ways (what was on them is stale).

@@ -452,7 +452,7 @@ func (w *World) Apply(s Step) error {
 		pl.phase[j], pl.left[j] = idle, pl.left[j]-1
 		nd.Release(s.Resource)
 	case StepCrash:
-		nd.Crash("scheduled")
+		nd.Crash(trace.Crash{Reason: "scheduled"})
 		// What it asked for or held is abandoned: the entry is made
 		// again after a recovery, as in the simulator.
 		clear(w.load[s.Proc].phase)

@@ -60,6 +60,9 @@
 //     its completion time runs from its first start to the
 //     decision that closed it, in wall time and in hops (the longest chain
 //     from a start of the round to that decision).
+//   - Throughput: critical sections a second, from the run's first event
+//     to its last cs_exit (a run that stalled at its end, which dmx run
+//     ends after --stall of silence, is not counted slow for it).
 //   - A multicast is counted once however many processes deliver it: the
 //     count is the largest number of deliver events of one process.
 //
@@ -72,7 +75,8 @@
 //
 //	{
 //	  "run": 1, "algorithm": "ricart-agrawala", "mode": "udp", "nodes": 5,
-//	  "complete": true, "events": 412, "duration_ns": 60000000,
+//	  "complete": true, "status": "every workload finished",
+//	  "events": 412, "duration_ns": 60000000,
 //	  "messages": {"total": 80, "by_type": {"reply": 40, "request": 40},
 //	               "heartbeat": 0, "lost": 0},
 //	  "mutex": {

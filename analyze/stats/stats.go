@@ -14,6 +14,7 @@ type Stats struct {
 	Mode       string     `json:"mode"` // the trace's runs.mode: udp, sim (times are simulated) or import
 	Nodes      int        `json:"nodes"`
 	Complete   bool       `json:"complete"`
+	Status     string     `json:"status"` // the trace's runs.status: "every workload finished", "stalled: ...", "interrupted"...
 	Events     int64      `json:"events"`
 	DurationNS int64      `json:"duration_ns"`
 	Messages   Messages   `json:"messages"`

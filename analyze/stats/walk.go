@@ -81,11 +81,15 @@ type walker struct {
 	sent     int64 // all sends, heartbeats included
 
 	requests, contended, cs int64
-	clientHops, clientWall  hist
-	syncHops, syncWall      hist
-	window                  int64 // messages since the last request
-	windowOpen              bool
-	each                    map[int64]int64
+	// lastExitWall is the wall time of the last cs_exit: throughput counts
+	// up to it, so that a run that stalled at the end (dmx run ends one
+	// after --stall of silence, 5s) is not counted as slow.
+	lastExitWall           int64
+	clientHops, clientWall hist
+	syncHops, syncWall     hist
+	window                 int64 // messages since the last request
+	windowOpen             bool
+	each                   map[int64]int64
 
 	pos                         int64
 	starts, decisions           int64
@@ -373,6 +377,7 @@ func (w *walker) enter(ev *trace.Event) {
 }
 
 func (w *walker) exit(ev *trace.Event) {
+	w.lastExitWall = max(w.lastExitWall, ev.Wall)
 	r := w.resource(ev.Resource)
 	ps := w.proc(ev.Proc)
 	if ps.status[r] != idle {
@@ -420,6 +425,7 @@ func (w *walker) closeRound(ev *trace.Event, ps *pstate) {
 func (w *walker) finish(end analyze.End) *Stats {
 	st := &w.st
 	st.Run, st.Algorithm, st.Mode, st.Complete, st.Events = w.run.ID, w.run.Algorithm, w.run.Mode, end.Complete, end.Events
+	st.Status = w.run.Status
 	st.Nodes = max(w.n, end.Procs)
 	if end.HasWall {
 		st.DurationNS = end.Wall - end.Start
@@ -449,8 +455,8 @@ func (w *walker) finish(end analyze.End) *Stats {
 				m.MessagesPerCS.ByType[t] = float64(k) / float64(w.cs)
 			}
 		}
-		if st.DurationNS > 0 {
-			m.Throughput = float64(w.cs) / (float64(st.DurationNS) / 1e9)
+		if span := w.lastExitWall - end.Start; end.HasWall && span > 0 {
+			m.Throughput = float64(w.cs) / (float64(span) / 1e9)
 		}
 		if w.contended == 0 && w.windowOpen {
 			w.each[w.window]++

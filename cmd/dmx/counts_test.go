@@ -32,11 +32,11 @@ func TestCounts(t *testing.T) {
 	var all strings.Builder
 	for _, args := range [][]string{
 		{"sim", "ricart-agrawala", "-n", "1", "--entries", "1", "--seed", "1", "-o", db},
-		{"sim", "tomcast", "-n", "1", "--entries", "1", "--seed", "1", "-o", db},
-		{"sim", "bully", "-n", "1", "--duration", "100ms", "--seed", "1", "-o", db},
-		{"sim", "central", "-n", "2", "--entries", "1", "--seed", "1", "--faults", "crash:1@2ms", "-o", db},
+		{"sim", "tomcast", "-n", "1", "--entries", "1", "--seed", "1", "--append", "-o", db},
+		{"sim", "bully", "-n", "1", "--duration", "100ms", "--seed", "1", "--append", "-o", db},
+		{"sim", "central", "-n", "2", "--entries", "1", "--seed", "1", "--faults", "crash:1@2ms", "--append", "-o", db},
 		{"sim", "--scenario", filepath.Join("..", "..", "examples", "nested-deadlock.json"), "-o", filepath.Join(dir, "dead.db")},
-		{"run", "ricart-agrawala", "-n", "1", "--entries", "1", "--seed", "1", "-o", db},
+		{"run", "ricart-agrawala", "-n", "1", "--entries", "1", "--seed", "1", "--append", "-o", db},
 		{"check", db},
 		{"check", "--max-findings", "1", filepath.Join(dir, "dead.db")},
 		{"stats", db},

@@ -81,7 +81,7 @@ func Do(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return err
 	}
 	root.SetArgs(args)
-	err := root.Execute()
+	ran, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
 	}
@@ -93,8 +93,15 @@ func Do(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return ee.code
 	}
 	msg := err.Error()
+	if strings.Contains(msg, "arg(s)") && ran != nil {
+		// "accepts 2 arg(s), received 1" names no argument: say which
+		// the command takes (dmx sql TRACE QUERY).
+		fmt.Fprintf(stderr, "dmx: %s: %s\n", ran.UseLine(), msg)
+		fmt.Fprintf(stderr, "Run 'dmx %s --help' for usage.\n", ran.Name())
+		return exitUsage
+	}
 	fmt.Fprintln(stderr, "dmx: "+msg)
-	if strings.HasPrefix(msg, "unknown command") || strings.Contains(msg, "flag") || strings.Contains(msg, "arg(s)") {
+	if strings.HasPrefix(msg, "unknown command") || strings.Contains(msg, "flag") {
 		fmt.Fprintln(stderr, "Run 'dmx --help' for usage.")
 	}
 	return exitUsage

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/runner/algo/algotest"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 )
@@ -127,8 +128,13 @@ func TestCrashedBeforeAnything(t *testing.T) {
 // catalogueSeeds is how many seeds TestCatalogueReliable runs each
 // scenario with. The scenarios are built to show what they show on every
 // seed (checked by hand over 100 to 200 seeds each); a handful here keeps
-// them so in the suite's time.
-const catalogueSeeds = 12
+// them so in the suite's time: 4, and 12 with DMX_LONG=1.
+func catalogueSeeds() uint64 {
+	if algotest.Long() {
+		return 12
+	}
+	return 4
+}
 
 // TestCatalogueReliable: every scenario of examples/ gives the verdict it
 // expects, with the checks it names, on other seeds than its own: what a
@@ -153,7 +159,7 @@ func TestCatalogueReliable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for seed := uint64(1); seed <= catalogueSeeds; seed++ {
+			for seed := uint64(1); seed <= catalogueSeeds(); seed++ {
 				p.Seed = seed + 1000 // not the scenario's own
 				var c runner.Collector
 				res, err := runner.Simulate(p, &c, nil)

@@ -27,6 +27,7 @@ func newExploreCmd() *cobra.Command {
 		format    string
 		timeout   time.Duration
 		noShrink  bool
+		appendRun bool     // --append: -o may name an existing trace
 		program   runFlags // --exec, --name
 	)
 	plan := runner.NewPlan(runner.DriverSim)
@@ -39,7 +40,7 @@ func newExploreCmd() *cobra.Command {
   dmx explore lamport --reorder                    # Lamport's algorithm needs FIFO channels
   dmx explore majority -n 2 --param forget=true --param coordinators=1 --faults crash,restart
   dmx explore central -n 2 --entries 1 --faults loss  # a lost grant: a process waits for ever
-  dmx explore ricart-agrawala -n 3 --entries 2     # exhausts the space: no violation
+  dmx explore ricart-agrawala -n 3 --entries 1     # exhausts the space: no violation
   dmx explore tomcast -n 4 --entries 2 --reorder --walks 2000
   dmx explore --exec 'python3 examples/programs/central-buggy.py' --walks 50`,
 		Args:              cobra.MaximumNArgs(1),
@@ -66,12 +67,17 @@ func newExploreCmd() *cobra.Command {
 				opt.Deadline = time.Now().Add(timeout)
 			}
 			if out == "" {
-				out = fmt.Sprintf("dmx-explore-%s.db", plan.Spec.Name)
+				out = freeName("dmx-explore-"+plan.Spec.Name, ".db", ".json")
 			}
 			if scen == "" {
-				scen = strings.TrimSuffix(out, ".db") + ".json"
+				// One scenario per run: a run added to a trace gets a
+				// scenario of its own beside the first's.
+				scen = freeName(strings.TrimSuffix(out, ".db"), ".json")
 			}
 			if err := checkOutput(file{"the scenario (--scenario-out)", scen}, file{"the trace (-o)", out}); err != nil {
+				return &exitError{exitUsage, err}
+			}
+			if err := checkAppend(out, appendRun); err != nil {
 				return &exitError{exitUsage, err}
 			}
 			rep, err := runExplore(cmd, opt, !noShrink, out, scen)
@@ -102,8 +108,9 @@ func newExploreCmd() *cobra.Command {
 	fs.BoolVar(&opt.NoSleep, "no-reduce", false, "no partial-order reduction (sleep sets): for comparison")
 	fs.BoolVar(&opt.NoHash, "no-hash", false, "no state hashing: walk the tree of all schedules (for comparison)")
 	fs.BoolVar(&opt.NoShift, "no-shift", false, "count states that differ only by a shift of every Lamport timestamp apart (for comparison)")
-	fs.StringVarP(&out, "out", "o", "", "trace file to write the violation into (default dmx-explore-ALGO.db; an existing trace gets one more run)")
-	fs.StringVar(&scen, "scenario-out", "", "scenario file to write the violation's schedule into (default: the trace's name with .json)")
+	fs.StringVarP(&out, "out", "o", "", "trace file to write the violation into (default dmx-explore-ALGO.db, or -2, -3... when that exists)")
+	fs.BoolVar(&appendRun, "append", false, "add the violation's run to the existing trace -o names (without it an existing trace is refused)")
+	fs.StringVar(&scen, "scenario-out", "", "scenario file to write the violation's schedule into (default: the trace's name with .json, or -2, -3... when that exists)")
 	fs.StringVar(&format, "format", "text", "output: text or json")
 	fs.StringVar(&program.exec, "exec", "", "search a program of your own (docs/protocol.md) in place of ALGO: CMD through /bin/sh -c once per node; random walks only")
 	fs.StringVar(&program.name, "name", "", "--exec: the program's name (default: the command's first word)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,4 +156,57 @@ func recordAgain(t *testing.T, trace, scenario, violated, q string) (string, str
 	_, a, _ := dmx(t, "sql", trace, q, "--format", "csv")
 	_, b, _ := dmx(t, "sql", again, q, "--format", "csv")
 	return a, b
+}
+
+// TestExploreNotShrunk: a violation no smaller run shows is said to be
+// so, not "shrunk from X to X" (majority whose coordinators forget their
+// vote: three processes, a crash and a restart are all needed).
+func TestExploreNotShrunk(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := dmx(t, "explore", "majority", "--param", "forget=true", "--faults", "crash,restart", "-n", "3", "--entries", "1",
+		"-o", filepath.Join(dir, "m.db"))
+	if code != exitViolated {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	if !strings.Contains(out, "not shrunk: no smaller run (fewer processes, entries, steps or faults) violates it; 3 processes, 1 entry, 8 steps, 1 fault\n") ||
+		strings.Contains(out, "shrunk from") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+// TestExploreHelpExamples: what explore's help says its examples do, they
+// do: the one that "exhausts the space" exits 0 having visited every state
+// within the default budget (ricart-agrawala 3 x 2 stopped at 5,000,000
+// of its 22.9M states and exited 3), each that finds something exits 1.
+func TestExploreHelpExamples(t *testing.T) {
+	cmd := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
+	c, _, err := cmd.Find([]string{"explore"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, line := range strings.Split(c.Example, "\n") {
+		command, comment, _ := strings.Cut(strings.TrimSpace(line), "#")
+		var want int
+		switch {
+		case strings.Contains(comment, "exhausts the space"):
+			want = exitOK
+		case strings.Contains(comment, "deadlocks"), strings.Contains(comment, "needs FIFO"), strings.Contains(comment, "waits for ever"):
+			want = exitViolated
+		default:
+			continue
+		}
+		args := append(shellWords(command)[1:], "-o", filepath.Join(t.TempDir(), "x.db"))
+		code, out, errs := dmx(t, args...)
+		if code != want {
+			t.Errorf("%s: exit %d, want %d\n%s%s", command, code, want, out, errs)
+		}
+		if want == exitOK && !strings.Contains(out, "every reachable state was visited") {
+			t.Errorf("%s: %s", command, out)
+		}
+		ran++
+	}
+	if ran < 3 {
+		t.Errorf("ran %d of explore's examples", ran)
+	}
 }

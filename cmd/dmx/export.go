@@ -194,8 +194,15 @@ func exportMermaid(cmd *cobra.Command, open *openFlags, path, out string, runID 
 	}
 	opts.Findings = findingsOf(results)
 	d, err := buildDiagram(st, runs[0], opts)
+	if tb := (*spacetime.TooBigError)(nil); errors.As(err, &tb) {
+		// export has no window flags (--from, --max-events are render's):
+		// say what does draw a window, with a window that fits.
+		to := tb.Lo + max(1, (tb.Hi-tb.Lo)*int64(tb.Max)/int64(max(1, tb.Events)))
+		return &exitError{exitUsage, fmt.Errorf("%s: run %d holds %d events, more than the %d a Mermaid diagram shows; export mermaid writes a whole run, dmx render draws a window of it: dmx render %s -o run.md --from %d --to %d (or --procs 0,1, --around P0#1, --finding 1)",
+			path, runs[0].ID, tb.Events, tb.Max, path, tb.Lo, to)}
+	}
 	if err != nil {
-		return &exitError{exitUsage, fmt.Errorf("%w (dmx render %s -o x.md --around P0#1 --radius 10 draws a window)", err, path)}
+		return &exitError{exitUsage, err}
 	}
 	if err := writeTo(out, cmd.OutOrStdout(), func(w io.Writer) error { return spacetime.WriteMermaid(w, d, true) }); err != nil {
 		return &exitError{exitUsage, err}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // TestHelpExamples: dmx --help and the help of every command (cobra's help
@@ -113,6 +114,39 @@ func TestShellWords(t *testing.T) {
 	} {
 		if got := shellWords(c.s); strings.Join(got, "|") != strings.Join(c.want, "|") || len(got) != len(c.want) {
 			t.Errorf("shellWords(%q) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
+
+// TestHelpPointsWhereItSays: a flag's help that sends the reader
+// elsewhere in the same help points the right way (run's --faults once
+// said its kinds were "listed below": the help prints them above the
+// flags), and what it points to is there.
+func TestHelpPointsWhereItSays(t *testing.T) {
+	root := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if strings.Contains(f.Usage, "below") {
+				t.Errorf("%s --%s: %q: the help prints flags last, nothing is below them", c.CommandPath(), f.Name, f.Usage)
+			}
+			if strings.Contains(f.Usage, "listed above") && !strings.Contains(c.Long, "Faults (") {
+				t.Errorf("%s --%s: %q, but the description lists no faults", c.CommandPath(), f.Name, f.Usage)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	_, out, _ := dmx(t, "run", "--help")
+	list, flags, ok := strings.Cut(out, "Flags:")
+	if !ok || !strings.Contains(flags, "every kind is listed above") {
+		t.Fatalf("dmx run --help: no --faults pointing above:\n%s", out)
+	}
+	for _, kind := range []string{"crash:", "recover:", "pause:", "skew:", "loss:", "delay:", "reorder", "duplicate:", "partition:", "isolate:", "cut:", "heal@"} {
+		if !strings.Contains(list, kind) {
+			t.Errorf("dmx run --help lists no %s fault above its flags", kind)
 		}
 	}
 }

@@ -91,7 +91,9 @@ func TestNetnsPartitionSplitsBully(t *testing.T) {
 	needNetns(t)
 	path := filepath.Join(t.TempDir(), "bully.db")
 	const spec = "partition:0+1:2+3+4@400ms-1.8s"
-	code, out, errs := dmx(t, "run", "bully", "--net", "netns", "-n", "5", "--faults", spec, "--duration", "2s",
+	// The run lasts well past the partition's end (1.8s), so that every
+	// process records the end even when a loaded machine delays it.
+	code, out, errs := dmx(t, "run", "bully", "--net", "netns", "-n", "5", "--faults", spec, "--duration", "3s",
 		"--seed", "3", "--format", "json", "--no-diagram", "-o", path)
 	if code != exitViolated {
 		t.Fatalf("exit %d, want 1 (split brain)\nstdout:\n%s\nstderr:\n%s", code, out, errs)

@@ -35,7 +35,9 @@ type runFlags struct {
 	noDiag   bool
 	yes      bool
 	exec     string // --exec CMD: a program of the user's own (program.go)
-	name     string // --name: the program's name
+	// appendRun (--append) lets -o name an existing trace.
+	appendRun bool
+	name      string // --name: the program's name
 	// maxEvents bounds a simulated run's events (--max-events): 0 for
 	// maxEventsFor's bound, < 0 for none.
 	maxEvents int64
@@ -50,7 +52,8 @@ func (f *runFlags) register(cmd *cobra.Command, d runner.Driver) {
 	f.registerPlan(cmd, d)
 	fs := cmd.Flags()
 	fs.Uint64Var(&f.plan.Seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
-	fs.StringVarP(&f.out, "out", "o", "", "trace file to record into (default dmx-ALGO-SEED.db; an existing trace gets one more run)")
+	fs.StringVarP(&f.out, "out", "o", "", "trace file to record into (default dmx-ALGO-SEED.db, or dmx-SCENARIO-SEED.db with --scenario; never an existing one)")
+	fs.BoolVar(&f.appendRun, "append", false, "add the run to the existing trace -o names (without it an existing trace is refused)")
 	fs.StringVar(&f.format, "format", "table", "verdict output: table or json")
 	fs.BoolVar(&f.noCheck, "no-check", false, "record only; do not check the trace")
 	fs.StringVar(&f.diagram, "diagram", "", "write the run's space-time diagram here (.svg, .png, .dot, .md; default: beside the trace, as .svg)")
@@ -84,7 +87,12 @@ func (f *runFlags) registerPlan(cmd *cobra.Command, d runner.Driver) {
 	fs.StringVar(&w.Order, "order", w.Order, "lock order of --nested entries: same, reverse-odd (odd processes reverse it: can deadlock) or random")
 	fs.Var(&paramsFlag{&p.Params}, "param", "algorithm parameter KEY=VALUE (repeatable; see dmx list)")
 	ff := &faultsFlag{fs: &p.Faults}
-	usage := "inject faults, e.g. crash:leader@600ms or loss:20%:to=2@1s-2s (repeatable, or comma-separated; every kind is listed below)"
+	// The kinds are listed in dmx run's description, which its help
+	// prints above the flags.
+	usage := "inject faults, e.g. crash:leader@600ms or loss:20%:to=2@1s-2s (repeatable, or comma-separated; every kind is listed above)"
+	if d == runner.DriverSim {
+		usage = "inject faults, e.g. crash:leader@600ms or loss:20%:to=2@1s-2s (repeatable, or comma-separated; dmx run --help lists every kind)"
+	}
 	if f.randomFaults {
 		ff.random = &f.random
 		usage = "random: each seed draws its own schedule (see --nemesis); or faults every run gets, e.g. pause:leader@600ms-1s (dmx run --help lists every kind)"
@@ -244,7 +252,7 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 		}
 	}
 	if f.out == "" {
-		f.out = fmt.Sprintf("dmx-%s-%d.db", p.Spec.Name, p.Seed)
+		f.out = defaultTraceName(p.Spec.Name, f.scenario, p.Seed)
 	}
 	if f.out == "-" {
 		return p, errors.New("-o -: a trace is a file, not a stream; name one")
@@ -256,6 +264,9 @@ func (f *runFlags) setup(cmd *cobra.Command, args []string) (runner.Plan, error)
 	}
 	if f.scenario != "" && sameFile(f.out, f.scenario) {
 		return p, fmt.Errorf("the trace (-o) %s is also the scenario read (--scenario): dmx does not write over its input; choose another name", f.out)
+	}
+	if err := checkAppend(f.out, f.appendRun); err != nil {
+		return p, err
 	}
 	return p, nil
 }

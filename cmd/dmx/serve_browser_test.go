@@ -295,7 +295,7 @@ func TestServeInBrowser(t *testing.T) {
 	if code, out, errs := dmx(t, "sim", "lamport", "--reorder", "--contention", "high", "--seed", "1", "--no-diagram", "-o", path); code != 1 {
 		t.Fatalf("sim with --reorder: exit %d, want 1 (violated)\n%s%s", code, out, errs)
 	}
-	if code, out, errs := dmx(t, "sim", "lamport", "--contention", "high", "--seed", "1", "--no-diagram", "-o", path); code != 0 {
+	if code, out, errs := dmx(t, "sim", "lamport", "--contention", "high", "--seed", "1", "--no-diagram", "--append", "-o", path); code != 0 {
 		t.Fatalf("sim: exit %d\n%s%s", code, out, errs)
 	}
 	url, _ := serveProc(t, path)

@@ -100,3 +100,38 @@ func TestStatsSeveral(t *testing.T) {
 		t.Fatalf("stats csv: exit %d\n%s", code, out)
 	}
 }
+
+// TestStatsStalledRun: a run dmx run ended after --stall of silence is
+// called stalled by dmx stats, not complete, and its throughput counts the
+// time up to its last critical section, not the silence after it (a 5s
+// stall made central's 7 sections "1.37 a second").
+func TestStatsStalledRun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "stalled.db")
+	// The coordinator dies at 50ms: the others wait for it for ever.
+	if code, out, errs := dmx(t, "run", "central", "-n", "3", "--entries", "5", "--seed", "1", "--faults", "crash:0@50ms", "--stall", "1s", "--no-diagram", "-o", path); code != exitViolated {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs := dmx(t, "stats", path)
+	if code != 0 || !strings.Contains(out, "run 1: central, N=3, stalled: no event for 1s") {
+		t.Errorf("stats: exit %d, want the run said stalled\n%s%s", code, out, errs)
+	}
+	_, js, _ := dmx(t, "stats", path, "--format", "json")
+	var f struct {
+		Runs []struct {
+			Status     string `json:"status"`
+			DurationNS int64  `json:"duration_ns"`
+			Mutex      struct {
+				CS         float64 `json:"critical_sections"`
+				Throughput float64 `json:"throughput_cs_per_s"`
+			} `json:"mutex"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(js), &f); err != nil || len(f.Runs) != 1 {
+		t.Fatalf("json: %v\n%s", err, js)
+	}
+	s := f.Runs
+	overall := s[0].Mutex.CS / (float64(s[0].DurationNS) / 1e9)
+	if !strings.HasPrefix(s[0].Status, "stalled") || s[0].Mutex.CS == 0 || s[0].Mutex.Throughput < 2*overall {
+		t.Errorf("status %q, %v sections, throughput %.2f a second against %.2f over the whole run with its stall", s[0].Status, s[0].Mutex.CS, s[0].Mutex.Throughput, overall)
+	}
+}

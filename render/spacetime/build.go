@@ -1027,8 +1027,15 @@ func Describe(ev *trace.Event) (mark, what string) {
 	case trace.KindCrash:
 		mark = "crash"
 		what = "crash"
-		if c, err := ev.Crash(); err == nil && c.Reason != "" {
-			what += ": " + c.Reason
+		if c, err := ev.Crash(); err == nil {
+			// The fault, then how the process ended (killed by SIGKILL,
+			// stopped by the simulator).
+			if c.Fault != "" {
+				what += " by fault " + c.Fault
+			}
+			if c.Reason != "" {
+				what += ": " + c.Reason
+			}
 		}
 	case trace.KindRecover:
 		mark, what = "recover", "recover"

@@ -566,7 +566,8 @@ func (rp *replayer) crash(p *proc, ev *trace.Event) error {
 	if p.node != nil {
 		// Its machines go as a crash takes them (a program is killed);
 		// the crash it records is the one the trace has.
-		p.node.Crash(crashReason(ev))
+		c, _ := ev.Crash()
+		p.node.Crash(c)
 		p.pending = nil
 	}
 	p.node, p.down = nil, true
@@ -574,11 +575,6 @@ func (rp *replayer) crash(p *proc, ev *trace.Event) error {
 }
 
 // crashReason is the reason a crash event gives, for the replayed node's own.
-func crashReason(ev *trace.Event) string {
-	c, _ := ev.Crash()
-	return c.Reason
-}
-
 // restart brings a crashed process back as a new incarnation that resumes
 // from its recorded history, as dmx run's launcher does (the simulator's
 // Recover gives the same machines the same inputs).

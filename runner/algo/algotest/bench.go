@@ -300,7 +300,7 @@ func (b *Bench) Crash(id int) error {
 	if err != nil {
 		return b.done(err)
 	}
-	if nd.Crash("crash by hand"); !nd.Crashed() {
+	if nd.Crash(trace.Crash{Reason: "crash by hand"}); !nd.Crashed() {
 		return b.done(fmt.Errorf("P%d has not started: it cannot crash", id))
 	}
 	b.printf("P%d crash", id)
