@@ -449,7 +449,7 @@ func (n *Node) Receive(e *Envelope) {
 	n.vc.Merge(e.VC)
 	n.recordInput(trace.KindReceive, e.Msg.Resource, func(ev *trace.Event) {
 		ev.Msg, ev.MsgType, ev.Peer = e.ID, e.Msg.Type, e.From
-		ev.Detail = n.detail(trace.Message(e.Msg))
+		ev.Detail = n.msgDetail(e.Msg)
 	})
 	n.step(e.Msg.Resource, algo.Input{Kind: algo.Receive, From: e.From, Msg: e.Msg})
 }
@@ -772,7 +772,7 @@ func (n *Node) send(r string, o algo.Output) {
 	id := trace.MsgID(n.ID, n.sent)
 	ev := n.record(trace.KindSend, r, func(ev *trace.Event) {
 		ev.Msg, ev.MsgType, ev.Peer = id, m.Type, o.To
-		ev.Detail = n.detail(trace.Message(m))
+		ev.Detail = n.msgDetail(m)
 	})
 	n.env.Transmit(&Envelope{ID: id, From: n.ID, To: o.To, Lamport: ev.Lamport, VC: n.vc.Clone(), Msg: m})
 }
@@ -830,6 +830,15 @@ func (n *Node) recordInput(kind trace.Kind, r string, fill func(ev *trace.Event)
 	ev := n.record(kind, r, fill)
 	// A skew sets the wall clock off, not the time machines go by.
 	n.inNow = ev.Wall - int64(n.skew) - n.setup.Origin
+}
+
+// msgDetail is the detail of a send or a receive of m: its id recorded
+// even when 0 if its type carries one (algo.Spec.IDTypes).
+func (n *Node) msgDetail(m algo.Msg) json.RawMessage {
+	if n.spec.CarriesID(m.Type) {
+		return n.detail(trace.IDMessage(m))
+	}
+	return n.detail(trace.Message(m))
 }
 
 // detail encodes d into the node's detail buffer, which serves every event

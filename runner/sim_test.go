@@ -254,3 +254,29 @@ func TestSimGroupStall(t *testing.T) {
 		}
 	}
 }
+
+// TestMessageIDsOfP0: a message type that carries a process id records it
+// at every sender, P0 included (its id, 0, was left out of the detail as
+// if the message carried none), and one that carries none records none.
+func TestMessageIDsOfP0(t *testing.T) {
+	for _, name := range registry.Names() {
+		spec := registry.Lookup(name)
+		p := runner.NewPlan(runner.DriverSim)
+		p.Spec, p.N, p.Seed = spec, 3, 1
+		p.Workload.Entries = 2
+		var c runner.Collector
+		if _, err := runner.Simulate(p, &c, nil); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, e := range c.Events {
+			if e.Kind != trace.KindSend && e.Kind != trace.KindReceive {
+				continue
+			}
+			has := strings.Contains(string(e.Detail), `"id":`)
+			if spec.CarriesID(e.MsgType) != has {
+				t.Errorf("%s: %v %s: detail %s; its type carries an id: %v", name, &e, e.MsgType, e.Detail, spec.CarriesID(e.MsgType))
+				break
+			}
+		}
+	}
+}

@@ -350,6 +350,15 @@ type Message struct {
 	Body string
 }
 
+// IDMessage is a Message whose ID is recorded even when it is 0: its
+// type carries a process id (runner/algo.Spec.IDTypes), and P0's is 0.
+type IDMessage Message
+
+func (m IDMessage) appendDetail(b []byte) []byte {
+	b = append(b, '{')
+	return append(Message(m).appendFieldsID(b, len(b), true), '}')
+}
+
 // appendDetail writes the hot path of recording: every send and receive
 // has one, so it is written by hand, without reflection.
 func (m Message) appendDetail(b []byte) []byte {
@@ -364,6 +373,12 @@ func (m Message) appendDetail(b []byte) []byte {
 // preceded by a comma unless it is the first one and the object opened at
 // offset open.
 func (m Message) appendFields(b []byte, open int) []byte {
+	return m.appendFieldsID(b, open, false)
+}
+
+// appendFieldsID is appendFields, with ID written even when it is 0 if
+// keepID.
+func (m Message) appendFieldsID(b []byte, open int, keepID bool) []byte {
 	sep := func(b []byte) []byte {
 		if len(b) > open {
 			b = append(b, ',')
@@ -374,7 +389,7 @@ func (m Message) appendFields(b []byte, open int) []byte {
 		b = append(sep(b), `"stamp":`...)
 		b = strconv.AppendUint(b, m.Stamp, 10)
 	}
-	if m.ID != 0 {
+	if m.ID != 0 || keepID {
 		b = append(sep(b), `"id":`...)
 		b = strconv.AppendInt(b, int64(m.ID), 10)
 	}

@@ -99,6 +99,17 @@ func (e *Event) Ref() Ref { return Ref{e.Proc, e.Seq} }
 // Message ids are unique within a run; users should treat them as opaque.
 func MsgID(from int, k int64) int64 { return int64(from)<<32 | k }
 
+// MsgName says which message id is for a reader: "P2's message 1" for the
+// id MsgID(2, 1), 8589934593, that dmx's runtime gives P2's first message
+// (the number alone told nobody anything), and "message N" for an id made
+// otherwise (an imported log's).
+func MsgName(id int64, from int) string {
+	if from >= 0 && id>>32 == int64(from) && id&(1<<32-1) != 0 {
+		return fmt.Sprintf("P%d's message %d", from, id&(1<<32-1))
+	}
+	return fmt.Sprintf("message %d", id)
+}
+
 // Run describes one recorded run (a row of the runs table).
 type Run struct {
 	ID        int64

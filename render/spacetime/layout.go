@@ -1134,7 +1134,7 @@ func (pg *pg) messages() {
 			}
 			continue
 		}
-		tip := fmt.Sprintf("%s from P%d to P%d (message %d): %s", m.Type, m.From, m.To, m.ID, strings.ReplaceAll(m.Fate, "_", " "))
+		tip := fmt.Sprintf("%s from P%d to P%d (%s): %s", m.Type, m.From, m.To, trace.MsgName(m.ID, m.From), strings.ReplaceAll(m.Fate, "_", " "))
 		toLane, toShown := l.lane(m.To)
 		fromLane, fromShown := l.lane(m.From)
 		if sOn && rOn && sr == rr {

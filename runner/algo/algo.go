@@ -297,11 +297,16 @@ const (
 
 // Spec describes an algorithm for dmx list and builds its machines.
 type Spec struct {
-	Name       string   // as in DESIGN.md, e.g. "ricart-agrawala"
-	Kind       Kind     // what it is for
-	Summary    string   // one line
-	Seeds      []string // the course notes it follows, e.g. "003 [RA1]-[RH1]"
-	MsgTypes   []string // the message types it sends
+	Name     string   // as in DESIGN.md, e.g. "ricart-agrawala"
+	Kind     Kind     // what it is for
+	Summary  string   // one line
+	Seeds    []string // the course notes it follows, e.g. "003 [RA1]-[RH1]"
+	MsgTypes []string // the message types it sends
+	// IDTypes are the message types that carry a process id (Msg.ID: the
+	// requester, a candidate, the process granted). Their recorded detail
+	// holds "id" even when it is 0, so that P0's messages say it as the
+	// others' do (0 is also "no id" for the types that carry none).
+	IDTypes    []string
 	Properties []string // the checks that apply to its traces
 	// Validity names the rule of check validity that the leaders the
 	// algorithm decides obey: "highest-id" (seed 001: the highest id
@@ -508,4 +513,10 @@ func Members(b []bool) []int {
 // as [], not null.
 func Clone[T any](xs []T) []T {
 	return append(make([]T, 0, len(xs)), xs...)
+}
+
+// CarriesID reports whether messages of type t carry a process id (see
+// Spec.IDTypes).
+func (s *Spec) CarriesID(t string) bool {
+	return s != nil && slices.Contains(s.IDTypes, t)
 }

@@ -56,6 +56,7 @@ var Spec = algo.Spec{
 		"004 bully algorithm, heartbeat",
 	},
 	MsgTypes:   []string{MsgElection, MsgAnswer, MsgCoordinator, fd.MsgHeartbeat},
+	IDTypes:    []string{MsgCoordinator},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
 	Validity:   "highest-id", // seed 001: the highest id among the processes that are up
 	Costs: []theory.Cost{

@@ -59,6 +59,7 @@ var Spec = algo.Spec{
 	MsgTypes: []string{MsgRequest, MsgGrant, MsgRelease,
 		MsgStateQuery, MsgStateIdle, MsgStateRequesting, MsgStateHolding, MsgNack,
 		bully.MsgElection, bully.MsgAnswer, bully.MsgCoordinator, fd.MsgHeartbeat},
+	IDTypes:    []string{MsgRequest, MsgRelease, MsgGrant},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
 	Roles:      roles,
 	Costs: []theory.Cost{

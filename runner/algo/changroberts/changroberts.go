@@ -49,6 +49,7 @@ var Spec = algo.Spec{
 		"004 Chang Roberts",
 	},
 	MsgTypes:   []string{MsgElection, MsgElected, fd.MsgHeartbeat},
+	IDTypes:    []string{MsgElection, MsgElected},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
 	Validity:   "highest-id", // seed 001: the highest id among the processes that are up
 	Costs: append(election.RingCosts("best: the would-be leader initiates; worst: its successor does; 2N+(N-1-i) when P_i alone initiates"),

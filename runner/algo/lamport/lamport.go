@@ -30,6 +30,7 @@ var Spec = algo.Spec{
 	Summary:  "request queues ordered by Lamport time, timestamped acks from everyone, release to everyone; assumes FIFO channels",
 	Seeds:    []string{"000 Lamport's mutual exclusion", "002 Lamport mutual exclusion"},
 	MsgTypes: []string{MsgRequest, MsgAck, MsgRelease},
+	IDTypes:  []string{MsgRequest, MsgRelease, MsgAck},
 	// Requests are served in timestamp order, which extends happens-before
 	// (seed 002): fair, and overtaken at most once by each other process.
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "fairness", "starvation", "deadlock"},

@@ -45,6 +45,7 @@ var Spec = algo.Spec{
 	Summary:  "votes from a grid voting set (row + column); one vote at a time; the basic version can deadlock, variant=inquire cannot",
 	Seeds:    []string{"001 Maekawa's algorithm: voting sets, actions, safety, liveness", "004 Maekawa's algorithm"},
 	MsgTypes: []string{MsgRequest, MsgReply, MsgRelease, MsgInquire, MsgRelinquish, MsgFailed},
+	IDTypes:  []string{MsgRequest, MsgRelease},
 	// Seed 004: "Ordering: Yes" (basic Maekawa deadlocks before it can
 	// show otherwise; with inquire, requests are served by timestamp).
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "fairness", "deadlock"},

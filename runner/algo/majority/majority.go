@@ -54,6 +54,7 @@ var Spec = algo.Spec{
 		"002 Summary point 4 (no crash tolerance)",
 	},
 	MsgTypes:   []string{MsgRequest, MsgGrant, MsgDeny, MsgRelease},
+	IDTypes:    []string{MsgRequest, MsgRelease},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "deadlock"},
 	Costs: []theory.Cost{
 		{Measure: theory.MessagesPerCS, Formula: "3k'", Note: "uncontended: request, answer and release to each of the k' coordinators other than the requester (3(N-1) by default); up to 3k' more per failed attempt",

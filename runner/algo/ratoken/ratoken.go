@@ -33,6 +33,7 @@ var Spec = algo.Spec{
 	Summary:    "Ricart-Agrawala second algorithm: timestamped requests to all, a token carrying token[], passed in the order i+1..n,1..i-1",
 	Seeds:      []string{"001 [RI1] [RI2] [RA1] [RH1] [RH2] [RR1] [RR2]"},
 	MsgTypes:   []string{MsgRequest, MsgToken},
+	IDTypes:    []string{MsgRequest},
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness"},
 	Roles: func(n int, params map[string]string) map[int]string {
 		x, err := strconv.Atoi(params["initial"])

@@ -33,6 +33,7 @@ var Spec = algo.Spec{
 		"002 Ricart & Agrawala algorithm",
 	},
 	MsgTypes: []string{MsgRequest, MsgReply},
+	IDTypes:  []string{MsgRequest, MsgReply},
 	// Seed 004: "Ordering: Yes"; a request is overtaken at most once by
 	// each other process (whose next request has a later timestamp).
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "fairness", "starvation", "deadlock"},

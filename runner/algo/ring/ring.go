@@ -51,6 +51,7 @@ var Spec = algo.Spec{
 		"001 the ring algorithm, failures",
 	},
 	MsgTypes:   []string{MsgElection, MsgCoordinator, fd.MsgHeartbeat},
+	IDTypes:    []string{MsgCoordinator},
 	Properties: []string{"agreement", "validity", "split-brain", "termination"},
 	Validity:   "highest-id", // seed 001: the highest id among the processes that are up
 	Costs: append(election.RingCosts("seed 001's figures are those of the single-id ring, chang-roberts; this ring sends 2N per initiator"),

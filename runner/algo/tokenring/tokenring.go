@@ -57,6 +57,7 @@ var Spec = algo.Spec{
 		"004 token ring algorithm",
 	},
 	MsgTypes: []string{MsgToken, MsgProbe, changroberts.MsgElection, changroberts.MsgElected, ring.MsgCoordinator, fd.MsgHeartbeat},
+	IDTypes:  []string{MsgProbe, changroberts.MsgElection, changroberts.MsgElected, ring.MsgCoordinator},
 	// Seed 004: "Ordering: No (order by ring)", but the token visits each
 	// other process once before it comes back: overtaken at most N-1 times.
 	Properties: []string{"mutex-causal", "mutex-realtime", "liveness", "starvation", "deadlock"},

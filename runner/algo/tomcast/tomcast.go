@@ -31,6 +31,7 @@ var Spec = algo.Spec{
 		"000 Lamport's mutual exclusion (the same queue and acks)",
 	},
 	MsgTypes:   []string{MsgMsg, MsgAck},
+	IDTypes:    []string{MsgMsg, MsgAck},
 	Properties: []string{"total-order", "clocks"},
 	Costs: []theory.Cost{
 		{Measure: theory.MessagesPerMulticast, Formula: "N+N^2", Note: "N^2-1 between processes ((N-1) copies + N(N-1) acks) and N+1 to oneself",
