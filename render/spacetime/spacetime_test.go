@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
-	"flag"
 	"image/png"
 	"io"
 	"os"
@@ -13,13 +12,12 @@ import (
 	"testing"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/internal/golden"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 type recorderFunc func(*trace.Event) error
 
@@ -305,7 +303,7 @@ func TestGolden(t *testing.T) {
 			if err := spacetime.WriteDOT(&dot, p); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", c.name+".dot"), dot.Bytes())
+			golden.Check(t, filepath.Join("testdata", c.name+".dot"), dot.Bytes())
 			for _, s := range c.dot {
 				if !bytes.Contains(dot.Bytes(), []byte(s)) {
 					t.Errorf("the DOT has no %q", s)
@@ -342,23 +340,6 @@ func TestGolden(t *testing.T) {
 				os.WriteFile(filepath.Join(dir, c.name+".png"), pngb.Bytes(), 0o644)
 			}
 		})
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from what was drawn (go test ./render/spacetime -update rewrites it)", path)
 	}
 }
 

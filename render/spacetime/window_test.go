@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dmxlab/dmx/internal/golden"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/trace"
@@ -171,7 +172,7 @@ func TestWindowChoice(t *testing.T) {
 			if len(pages) != 1 {
 				t.Errorf("the default picture takes %d pages, want 1", len(pages))
 			}
-			golden(t, filepath.Join("testdata", "windows", c.name+".txt"), []byte(summary(d, pages)))
+			golden.Check(t, filepath.Join("testdata", "windows", c.name+".txt"), []byte(summary(d, pages)))
 			checkLabels(t, pages)
 			var svg bytes.Buffer
 			if err := spacetime.WriteSVG(&svg, pages[0]); err != nil {
