@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dmxlab/dmx/internal/golden"
+	"github.com/dmxlab/dmx/internal/simtest"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/trace"
@@ -24,7 +25,7 @@ type windowCase struct {
 
 func windowCases() []windowCase {
 	sim := func(name string, seed uint64, edit func(*runner.Plan)) func(t testing.TB) recorded {
-		return func(t testing.TB) recorded { return record(t, plan(t, name, seed, edit)) }
+		return func(t testing.TB) recorded { return record(t, simtest.Plan(t, name, seed, edit)) }
 	}
 	return []windowCase{
 		// Issue 23: "dmx run bully --seed 7 --faults

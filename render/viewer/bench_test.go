@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmxlab/dmx/internal/simtest"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
@@ -45,7 +46,7 @@ func benchTrace(b *testing.B) string {
 	if err := p.Validate(); err != nil {
 		b.Fatal(err)
 	}
-	recordPlan(b, path, p)
+	simtest.Record(b, path, p)
 	return path
 }
 
