@@ -29,12 +29,8 @@ func benchTrace(b *testing.B) string {
 		entries = 230
 	}
 	path := filepath.Join(os.TempDir(), fmt.Sprintf("dmx-serve-bench-v1-%d.db", entries))
-	if st, err := trace.Open(path); err == nil {
-		runs, err := st.Runs()
-		st.Close()
-		if err == nil && len(runs) == 1 && runs[0].Complete {
-			return path
-		}
+	if runs, err := trace.ReadRuns(path); err == nil && len(runs) == 1 && runs[0].Complete {
+		return path
 	}
 	os.Remove(path)
 	p := runner.NewPlan(runner.DriverSim)
