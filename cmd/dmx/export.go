@@ -33,7 +33,7 @@ func newExportCmd() *cobra.Command {
 Clocks are rebuilt from happens-before (the recorded ones are not trusted)
 and events are written in a causal order. Each event of dmx's own is a line
 of text that dmx import --dmx reads back ("cs_enter cs", "send request to
-P1 msg=4294967297 {...}", "leader P3 term 2"); an imported event keeps the
+P1 (P0's message 1) {...}", "leader P3 term 2"); an imported event keeps the
 text of its log. A format that writes one file writes to stdout without -o.`,
 		Example: `  dmx export shiviz run.db -o run.log          # open run.log in ShiViz
   dmx export govector run.db -o logs/           # logs/P0-Log.txt, logs/P1-Log.txt...
