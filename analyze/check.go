@@ -427,3 +427,21 @@ func (f *findings) result(note string) Result {
 	}
 	return Result{Verdict: Violated, Findings: f.list, Note: note}
 }
+
+// resultUndecided is result(note) for a check that could not judge n
+// things, the first of them named in names (what says what they are): it
+// names them after the note, and with no finding the verdict is Unknown,
+// not OK, since any of them may be a violation.
+func (f *findings) resultUndecided(note string, n int, what string, names []string) Result {
+	if n == 0 {
+		return f.result(note)
+	}
+	what += ": " + strings.Join(names, "; ")
+	if n > len(names) {
+		what += "; ..."
+	}
+	if f.count() == 0 {
+		return Result{Verdict: Unknown, Note: what + "; " + note}
+	}
+	return f.result(note + "; " + what)
+}

@@ -251,7 +251,7 @@ func TestChecks(t *testing.T) {
 				b.Event(r).Peer = 2
 			},
 			want:    want{"clocks": Violated},
-			finding: map[string]string{"clocks": "says message 1 comes from P2, but P0#1 sent it"},
+			finding: map[string]string{"clocks": "says P0's message 1 comes from P2, but P0#1 sent it"},
 		},
 		{
 			name: "clocks not recorded", n: 2,
@@ -381,7 +381,7 @@ func TestBrokenTraces(t *testing.T) {
 				b.Internal(1)
 			},
 			edit: func(ev []trace.Event) []trace.Event { return ev[1:] }, // the send is gone
-			want: "broken trace: P1#1 receive(x from P0) receives message 1, which was never sent",
+			want: "broken trace: P1#1 receive(x from P0) receives P0's message 1, which was never sent",
 			ref:  trace.Ref{Proc: 1, Seq: 1},
 		},
 		{
@@ -398,8 +398,8 @@ func TestBrokenTraces(t *testing.T) {
 				ev[0].Seq, ev[3].Seq = 1, 2
 				return ev
 			},
-			want: "broken trace: P0#1 receive(y from P1) waits for message 4294967297, sent at P1#2, which cannot happen before it (causal cycle)\n" +
-				"broken trace: P1#1 receive(x from P0) waits for message 1, sent at P0#2, which cannot happen before it (causal cycle)",
+			want: "broken trace: P0#1 receive(y from P1) waits for P1's message 1, sent at P1#2, which cannot happen before it (causal cycle)\n" +
+				"broken trace: P1#1 receive(x from P0) waits for P0's message 1, sent at P0#2, which cannot happen before it (causal cycle)",
 		},
 		{
 			name: "message sent twice", n: 2,
@@ -408,7 +408,7 @@ func TestBrokenTraces(t *testing.T) {
 				b.Send(0, 1, "x")
 			},
 			edit: func(ev []trace.Event) []trace.Event { ev[1].Msg = ev[0].Msg; return ev },
-			want: "broken trace: P0#2 send(x to P1) sends message 1, already sent by P0#1",
+			want: "broken trace: P0#2 send(x to P1) sends P0's message 1, already sent by P0#1",
 		},
 		{
 			name: "receive without message id", n: 2,

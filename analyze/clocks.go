@@ -46,9 +46,9 @@ func (c *clocks) Event(ev *trace.Event, hb *HB) {
 		c.receives++
 		switch {
 		case ev.Peer != trace.NoPeer && ev.Peer != m.Send.Proc:
-			c.f.add(fmt.Sprintf("%v: says message %d comes from P%d, but %v sent it", ev, m.ID, ev.Peer, m.Send), ev.Ref(), m.Send)
+			c.f.add(fmt.Sprintf("%v: says %s comes from P%d, but %v sent it", ev, trace.MsgName(m.ID, m.Send.Proc), ev.Peer, m.Send), ev.Ref(), m.Send)
 		case m.To != trace.NoPeer && m.To != ev.Proc:
-			c.f.add(fmt.Sprintf("%v: receives message %d, which %v sent to P%d", ev, m.ID, m.Send, m.To), ev.Ref(), m.Send)
+			c.f.add(fmt.Sprintf("%v: receives %s, which %v sent to P%d", ev, trace.MsgName(m.ID, m.Send.Proc), m.Send, m.To), ev.Ref(), m.Send)
 		}
 	}
 }

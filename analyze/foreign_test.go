@@ -77,7 +77,7 @@ func TestNeverSentReportedOnce(t *testing.T) {
 		b.Recv(p, b.Send(1, p, "y"))
 	}
 	got := brokenErr(t, b, func(ev []trace.Event) []trace.Event { return ev[1:] }) // the send is gone
-	want := "broken trace: P1#1 receive(x from P0) receives message 1, which was never sent (2 receives wait behind it: P2#1, P3#1)"
+	want := "broken trace: P1#1 receive(x from P0) receives P0's message 1, which was never sent (2 receives wait behind it: P2#1, P3#1)"
 	if got != want {
 		t.Errorf("error\n\t%s\nwant\n\t%s", got, want)
 	}
@@ -93,7 +93,7 @@ func TestReceivedByAnother(t *testing.T) {
 	b.Recv(1, m) // a duplicated delivery: fine
 	b.Recv(2, m)
 	got := brokenErr(t, b, nil)
-	want := "broken trace: P2#1 receive(x from P0) receives message 1, which P1 received before: a message reaches one process (a second receive there is a duplicated delivery)"
+	want := "broken trace: P2#1 receive(x from P0) receives P0's message 1, which P1 received before: a message reaches one process (a second receive there is a duplicated delivery)"
 	if got != want {
 		t.Errorf("error\n\t%s\nwant\n\t%s", got, want)
 	}

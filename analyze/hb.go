@@ -714,7 +714,7 @@ func (h *HB) merge(p *proc, s *sent) {
 // at the process that received it first.
 func (h *HB) again(ev *trace.Event, msg int64) error {
 	if first := h.recvd.receiver(msg); first != ev.Proc {
-		return broken(ev, "receives message %d, which P%d received before: a message reaches one process (a second receive there is a duplicated delivery)", msg, first)
+		return broken(ev, "receives %s, which P%d received before: a message reaches one process (a second receive there is a duplicated delivery)", trace.MsgName(msg, ev.Peer), first)
 	}
 	return nil
 }
@@ -722,10 +722,10 @@ func (h *HB) again(ev *trace.Event, msg int64) error {
 // send records that ev, delivered at p, sends message msg to peer.
 func (h *HB) send(p *proc, ev *trace.Event, msg int64, to int) error {
 	if first := h.pending[msg]; first != nil {
-		return broken(ev, "sends message %d, already sent by %v", msg, first.ref)
+		return broken(ev, "sends %s, already sent by %v", trace.MsgName(msg, ev.Proc), first.ref)
 	}
 	if h.recvd.has(msg) {
-		return broken(ev, "sends message %d, already sent and received", msg)
+		return broken(ev, "sends %s, already sent and received", trace.MsgName(msg, ev.Proc))
 	}
 	n := h.newSent()
 	n.ref, n.to, n.typ, n.wall, n.pos = ev.Ref(), to, ev.MsgType, ev.Wall, h.delivered+1
@@ -888,9 +888,9 @@ func (h *HB) close() error {
 		msg := waitsFor[id]
 		var be *BrokenError
 		if onCycle[id] {
-			be = broken(ev, "waits for message %d, sent at %v, which cannot happen before it (causal cycle)", msg, later[msg])
+			be = broken(ev, "waits for %s, sent at %v, which cannot happen before it (causal cycle)", trace.MsgName(msg, later[msg].Proc), later[msg])
 		} else {
-			be = broken(ev, "receives message %d, which was never sent", msg)
+			be = broken(ev, "receives %s, which was never sent", trace.MsgName(msg, ev.Peer))
 		}
 		if b := behind[id]; len(b) > 0 {
 			what := "1 receive waits"

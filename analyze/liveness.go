@@ -140,17 +140,6 @@ func (c *liveness) Finish(end End) Result {
 		f.add(fmt.Sprintf("%s was never granted: P%d did not enter %s before the run ended%s: %s", name(l), l.ref.Proc, l.res, waited, why),
 			append([]trace.Ref{l.ref}, a.refs...)...)
 	}
-	if nGoing > 0 {
-		what := fmt.Sprintf("%s still in progress when the run ended, and may have been granted: %s",
-			plural.Count(nGoing, "request"), strings.Join(going, "; "))
-		what = strings.Replace(what, " still in progress", " "+plural.Form(nGoing, "was", "were")+" still in progress", 1)
-		if nGoing > len(going) {
-			what += "; ..."
-		}
-		if f.count() == 0 {
-			return Result{Verdict: Unknown, Note: what + "; " + note}
-		}
-		note += "; " + what
-	}
-	return f.result(note)
+	return f.resultUndecided(note, nGoing, plural.Count(nGoing, "request")+" "+plural.Form(nGoing, "was", "were")+
+		" still in progress when the run ended, and may have been granted", going)
 }

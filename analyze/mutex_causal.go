@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/plural"
@@ -336,16 +335,6 @@ func (c *mutexCausal) Finish(end End) Result {
 		note += fmt.Sprintf("; %s without a matching cs_enter ignored (first %v)", plural.Count(c.stray, "cs_exit event"), c.strayRef)
 	}
 	nOpen += c.alsoUndecided
-	if nOpen > 0 {
-		what := fmt.Sprintf("%s ended by a crash cannot be ordered: no message orders the crash and the other entry, and the trace has no wall times: %s",
-			plural.Count(nOpen, "pair of sections"), strings.Join(open, "; "))
-		if nOpen > len(open) {
-			what += "; ..."
-		}
-		if f.count() == 0 {
-			return Result{Verdict: Unknown, Note: what + "; " + note}
-		}
-		note += "; " + what
-	}
-	return f.result(note)
+	return f.resultUndecided(note, nOpen, plural.Count(nOpen, "pair of sections")+
+		" ended by a crash cannot be ordered: no message orders the crash and the other entry, and the trace has no wall times", open)
 }

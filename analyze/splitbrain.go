@@ -359,16 +359,6 @@ func (c *reigns) judge(end End) Result {
 	if !end.HasWall {
 		note += "; no wall times: checked causally only"
 	}
-	if nOpen > 0 {
-		what := fmt.Sprintf("%s, one ended by a crash or a step-down, cannot be ordered: nothing orders one's end before the other's start, and the trace has no wall times: %s",
-			plural.Count(nOpen, "pair of leadership intervals"), strings.Join(open, "; "))
-		if nOpen > len(open) {
-			what += "; ..."
-		}
-		if f.count() == 0 {
-			return Result{Verdict: Unknown, Note: what + "; " + note}
-		}
-		note += "; " + what
-	}
-	return f.result(note)
+	return f.resultUndecided(note, nOpen, plural.Count(nOpen, "pair of leadership intervals")+
+		", one ended by a crash or a step-down, cannot be ordered: nothing orders one's end before the other's start, and the trace has no wall times", open)
 }

@@ -203,16 +203,6 @@ func (c *termination) judge(el *election, end End) Result {
 		}
 		return Result{Verdict: Unknown, Note: "the run is incomplete: " + strings.Join(append(msgs, going...), "; ") + "; " + note}
 	}
-	if nGoing > 0 {
-		what := fmt.Sprintf("%s still in progress when the run ended, and may have ended: %s", plural.Count(nGoing, "election"), strings.Join(going, "; "))
-		what = strings.Replace(what, " still", " "+plural.Form(nGoing, "was", "were")+" still", 1)
-		if nGoing > len(going) {
-			what += "; ..."
-		}
-		if f.count() == 0 {
-			return Result{Verdict: Unknown, Note: what + "; " + note}
-		}
-		note += "; " + what
-	}
-	return f.result(note)
+	return f.resultUndecided(note, nGoing, plural.Count(nGoing, "election")+" "+plural.Form(nGoing, "was", "were")+
+		" still in progress when the run ended, and may have ended", going)
 }

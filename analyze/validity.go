@@ -318,16 +318,6 @@ func (c *validity) Finish(end End) Result {
 	if !end.HasWall && c.rule == ValidityHighestID {
 		note += "; no wall times: crashes and recoveries ordered by happens-before"
 	}
-	if nOpen > 0 {
-		what := fmt.Sprintf("%s cannot be judged: without wall times nothing orders a crash or recovery and the decision: %s",
-			plural.Count(nOpen, "decision"), strings.Join(open, "; "))
-		if nOpen > len(open) {
-			what += "; ..."
-		}
-		if f.count() == 0 {
-			return Result{Verdict: Unknown, Note: what + "; " + note}
-		}
-		note += "; " + what
-	}
-	return f.result(note)
+	return f.resultUndecided(note, nOpen, plural.Count(nOpen, "decision")+
+		" cannot be judged: without wall times nothing orders a crash or recovery and the decision", open)
 }

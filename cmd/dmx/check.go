@@ -409,3 +409,17 @@ func (f *openFlags) runs(path string, runID int64) (*trace.Store, []trace.Run, e
 	}
 	return st, runs, nil
 }
+
+// oneRun is runs for a command that reads one run: a trace of several
+// needs --run. The caller closes the store.
+func (f *openFlags) oneRun(path string, runID int64) (*trace.Store, trace.Run, error) {
+	st, runs, err := f.runs(path, runID)
+	if err != nil {
+		return nil, trace.Run{}, err
+	}
+	if len(runs) > 1 {
+		st.Close()
+		return nil, trace.Run{}, fmt.Errorf("%s holds %d runs; choose one with --run (1..%d)", path, len(runs), runs[len(runs)-1].ID)
+	}
+	return st, runs[0], nil
+}

@@ -33,7 +33,7 @@ func newExportCmd() *cobra.Command {
 Clocks are rebuilt from happens-before (the recorded ones are not trusted)
 and events are written in a causal order. Each event of dmx's own is a line
 of text that dmx import --dmx reads back ("cs_enter cs", "send request to
-P1 msg=4294967297 {...}", "leader P3 term 2"); an imported event keeps the
+P1 (P0's message 1) {...}", "leader P3 term 2"); an imported event keeps the
 text of its log. A format that writes one file writes to stdout without -o.`,
 		Example: `  dmx export shiviz run.db -o run.log          # open run.log in ShiViz
   dmx export govector run.db -o logs/           # logs/P0-Log.txt, logs/P1-Log.txt...
@@ -192,27 +192,22 @@ func exportMermaid(cmd *cobra.Command, open *openFlags, path, out string, runID 
 			return &exitError{exitUsage, err}
 		}
 	}
-	st, runs, err := open.runs(path, runID)
+	st, run, err := open.oneRun(path, runID)
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
 	defer st.Close()
-	if len(runs) > 1 {
-		return &exitError{exitUsage, fmt.Errorf("%s holds %d runs; choose one with --run (1..%d)", path, len(runs), runs[len(runs)-1].ID)}
-	}
 	opts := spacetime.Options{MaxEvents: spacetime.MaxMermaidEvents, NoCollapse: true}
-	results, err := evaluate(st, runs[0], nil)
-	if err != nil {
+	if opts.Findings, err = findingsIn(st, run); err != nil {
 		return &exitError{exitUsage, err}
 	}
-	opts.Findings = findingsOf(results)
-	d, err := buildDiagram(st, runs[0], opts)
+	d, err := buildDiagram(st, run, opts)
 	if tb := (*spacetime.TooBigError)(nil); errors.As(err, &tb) {
 		// export has no window flags (--from, --max-events are render's):
 		// say what does draw a window, with a window that fits.
 		to := tb.Lo + max(1, (tb.Hi-tb.Lo)*int64(tb.Max)/int64(max(1, tb.Events)))
 		return &exitError{exitUsage, fmt.Errorf("%s: run %d holds %d events, more than the %d a Mermaid diagram shows; export mermaid writes a whole run, dmx render draws a window of it: dmx render %s -o run.md --from %d --to %d (or --procs 0,1, --around P0#1, --finding 1)",
-			path, runs[0].ID, tb.Events, tb.Max, path, tb.Lo, to)}
+			path, run.ID, tb.Events, tb.Max, path, tb.Lo, to)}
 	}
 	if err != nil {
 		return &exitError{exitUsage, err}

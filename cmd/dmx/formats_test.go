@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -178,6 +180,9 @@ func compareRuns(t *testing.T, a, b run, exact bool) {
 // one, with its type) and its happens-before: the import sees that the log
 // is dmx's and applies the --dmx rules by itself (issue 29: without them
 // a message nobody received was lost, and every type became "msg").
+// The log names each message as a reader would, "P1's message 1", not by
+// its id, 4294967297 (issue 28), and a log of an export before, which
+// wrote msg=4294967297, still reads back.
 func TestRoundTrips(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
@@ -204,6 +209,31 @@ func TestRoundTrips(t *testing.T) {
 			if code, _, errs := dmx(t, "export", "shiviz", orig, "-o", log); code != 0 {
 				t.Fatalf("export shiviz: exit %d: %s", code, errs)
 			}
+			text, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if raw := regexp.MustCompile(`msg=\d|\d{9,}`).Find(text); raw != nil {
+				t.Errorf("the ShiViz log shows a message by its id: %q", raw)
+			}
+			if !strings.Contains(string(text), " (P1's message 1)") {
+				t.Errorf("the ShiViz log names no message as P1's message 1:\n%.2000s", text)
+			}
+			// The log as an export before this one wrote it.
+			oldLog := filepath.Join(dir, "old.log")
+			named := regexp.MustCompile(`\((?:P(\d+)'s message (\d+)|message (\d+))\)`)
+			old := named.ReplaceAllFunc(text, func(b []byte) []byte {
+				m := named.FindSubmatch(b)
+				if m[3] != nil {
+					return append([]byte("msg="), m[3]...)
+				}
+				p, _ := strconv.Atoi(string(m[1]))
+				k, _ := strconv.ParseInt(string(m[2]), 10, 64)
+				return []byte("msg=" + strconv.FormatInt(trace.MsgID(p, k), 10))
+			})
+			if err := os.WriteFile(oldLog, old, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			logs := filepath.Join(dir, "logs")
 			if code, _, errs := dmx(t, "export", "govector", orig, "-o", logs); code != 0 {
 				t.Fatalf("export govector: exit %d: %s", code, errs)
@@ -219,6 +249,7 @@ func TestRoundTrips(t *testing.T) {
 			}{
 				{"shiviz", []string{"import", "shiviz", log}, true},
 				{"shiviz --dmx", []string{"import", "shiviz", log, "--dmx"}, true},
+				{"shiviz with msg=ID", []string{"import", "shiviz", oldLog}, true},
 				{"govector", append([]string{"import", "govector"}, files...), true},
 				{"govector --dmx", append(append([]string{"import", "govector"}, files...), "--dmx"), true},
 			} {

@@ -58,23 +58,18 @@ The format is the output file's extension: .svg or .png.`,
 			if err := checkOutput(file{"the plot", f.out}, file{"the trace", args[0]}); err != nil {
 				return &exitError{exitUsage, err}
 			}
-			st, runs, err := f.open.runs(args[0], f.runID)
+			st, run, err := f.open.oneRun(args[0], f.runID)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
 			defer st.Close()
-			if len(runs) > 1 {
-				return &exitError{exitUsage, fmt.Errorf("%s holds %d runs; choose one with --run (1..%d)", args[0], len(runs), runs[len(runs)-1].ID)}
-			}
 			var fs []analyze.Finding
 			if !f.noFindings {
-				results, err := evaluate(st, runs[0], nil)
-				if err != nil {
+				if fs, err = findingsIn(st, run); err != nil {
 					return &exitError{exitUsage, err}
 				}
-				fs = findingsOf(results)
 			}
-			d, err := plotData(st, runs[0], fs)
+			d, err := plotData(st, run, fs)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}

@@ -117,21 +117,15 @@ func (f *renderFlags) run(cmd *cobra.Command, args []string) error {
 	if err := checkOutput(file{"the picture (-o)", f.out}, file{"the input trace", args[0]}); err != nil {
 		return &exitError{exitUsage, err}
 	}
-	st, runs, err := f.open.runs(args[0], f.runID)
+	st, run, err := f.open.oneRun(args[0], f.runID)
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
 	defer st.Close()
-	if len(runs) > 1 {
-		return &exitError{exitUsage, fmt.Errorf("%s holds %d runs; choose one with --run (1..%d)", args[0], len(runs), runs[len(runs)-1].ID)}
-	}
-	run := runs[0]
 	if !f.noFindings || opts.Finding > 0 {
-		results, err := evaluate(st, run, nil)
-		if err != nil {
+		if opts.Findings, err = findingsIn(st, run); err != nil {
 			return &exitError{exitUsage, err}
 		}
-		opts.Findings = findingsOf(results)
 	}
 	if format == "md" {
 		d, err := buildDiagram(st, run, opts)
@@ -284,6 +278,16 @@ func evaluate(st *trace.Store, run trace.Run, only []*analyze.Check) ([]analyze.
 		return nil, err
 	}
 	return reps[0].Results, nil
+}
+
+// findingsIn lists the findings of the checks that apply to run, as
+// findingsOf does.
+func findingsIn(st *trace.Store, run trace.Run) ([]analyze.Finding, error) {
+	results, err := evaluate(st, run, nil)
+	if err != nil {
+		return nil, err
+	}
+	return findingsOf(results), nil
 }
 
 // findingsOf lists the findings of results in the order dmx check prints

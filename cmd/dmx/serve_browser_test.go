@@ -374,6 +374,10 @@ func TestServeInBrowser(t *testing.T) {
 			t.Errorf("the event panel lacks %q:\n%s", want, info)
 		}
 	}
+	// Its message by name, "P1's message 3", not 4294967299 (issue 28).
+	if !regexp.MustCompile(`P\d+'s message \d+, P\d+ → P\d+`).MatchString(info) || regexp.MustCompile(`\d{9,}`).MatchString(info) {
+		t.Errorf("the event panel does not name the message as a reader says it:\n%s", info)
+	}
 	state := waitState(t, tctx)
 	// Lamport's machine shows its request queue; the panel says what
 	// the answer cost.

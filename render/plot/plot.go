@@ -245,19 +245,7 @@ func faultLabel(spec string, proc int) string {
 	kind, _, _ = strings.Cut(kind, "@")
 	switch kind {
 	case "partition":
-		body := strings.TrimPrefix(spec, "partition:")
-		body, _, _ = strings.Cut(body, "@")
-		var sides []string
-		for _, g := range strings.Split(body, ":") {
-			var ps []string
-			for _, p := range strings.Split(g, "+") {
-				if p != "" {
-					ps = append(ps, "P"+strings.TrimPrefix(p, "P"))
-				}
-			}
-			sides = append(sides, strings.Join(ps, " "))
-		}
-		return "partition " + strings.Join(sides, " | ")
+		return spacetime.PartitionWords(spec)
 	case "pause":
 		return fmt.Sprintf("P%d paused", proc)
 	}
@@ -343,15 +331,7 @@ type pic struct {
 }
 
 func title(r trace.Run) string {
-	s := r.Algorithm
-	if s == "" {
-		s = "trace"
-	}
-	s += fmt.Sprintf(" · run %d", r.ID)
-	if r.Mode != "import" && r.Mode != "" {
-		s += fmt.Sprintf(" · seed %d · %s", r.Seed, r.Mode)
-	}
-	return s + " · over wall time"
+	return spacetime.RunTitle(r) + " · over wall time"
 }
 
 func (p *pic) node(n spacetime.Node) int {
@@ -493,7 +473,7 @@ func (p *pic) ticks() []int64 {
 
 func (p *pic) xAxis(bottom float64) {
 	for _, t := range p.ticks() {
-		p.text(p.x(t), bottom+12, "+"+fmtDur(t), fontS, false, palette.Note, 0)
+		p.text(p.x(t), bottom+12, "+"+spacetime.FormatDur(t), fontS, false, palette.Note, 0)
 	}
 	p.text(width-right, bottom+26, "wall time →", fontS, false, palette.Note, 'r')
 }
@@ -586,7 +566,7 @@ func (p *pic) reigns(top float64) {
 	for _, r := range p.d.Reigns {
 		a, b := p.x(r.From), max(p.x(r.To), p.x(r.From)+2)
 		p.line(spacetime.Pt{X: a, Y: row(r.Proc)}, spacetime.Pt{X: b, Y: row(r.Proc)}, colour(r.Proc), 8, false, "reign",
-			fmt.Sprintf("%s leads from +%s to +%s", p.d.Names[r.Proc], fmtDur(r.From), fmtDur(r.To)))
+			fmt.Sprintf("%s leads from +%s to +%s", p.d.Names[r.Proc], spacetime.FormatDur(r.From), spacetime.FormatDur(r.To)))
 	}
 	p.line(spacetime.Pt{X: x0, Y: top + h}, spacetime.Pt{X: x1, Y: top + h}, palette.Lane, 1, false, "axis", "")
 	p.line(spacetime.Pt{X: x0, Y: top}, spacetime.Pt{X: x0, Y: top + h}, palette.Lane, 1, false, "axis", "")
@@ -738,24 +718,9 @@ func durUnit(hi int64) (float64, string) {
 	return 1, "ns"
 }
 
-// fmtDur formats ns compactly: 12.5ms, 1.2s, 340µs, 0.
-func fmtDur(ns int64) string {
-	d := time.Duration(ns)
-	switch {
-	case ns == 0:
-		return "0"
-	case d >= time.Second:
-		return trimZeros(fmt.Sprintf("%.2f", d.Seconds())) + "s"
-	case d >= time.Millisecond:
-		return trimZeros(fmt.Sprintf("%.2f", float64(d)/1e6)) + "ms"
-	case d >= time.Microsecond:
-		return trimZeros(fmt.Sprintf("%.1f", float64(d)/1e3)) + "µs"
-	}
-	return fmt.Sprintf("%dns", ns)
-}
-
+// trimZeros drops a decimal's trailing zeros: 2.50 is 2.5, 3.00 is 3.
 func trimZeros(s string) string {
-	if strings.Contains(s, ".") && !strings.ContainsAny(s, "e") {
+	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
 	return s

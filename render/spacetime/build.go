@@ -580,7 +580,7 @@ func faultNames(fs []faultPt) string {
 // at names a point of the window axis: "+600ms", "Lamport 247".
 func (d *Diagram) at(k int64) string {
 	if d.Win == Wall {
-		return "+" + fmtDur(k)
+		return "+" + FormatDur(k)
 	}
 	return fmt.Sprintf("Lamport %d", k)
 }
@@ -975,7 +975,7 @@ func (b *builder) describe(ev *trace.Event, lane int) Event {
 	}
 	var what string
 	e.Mark, what = Describe(ev)
-	e.Tip = fmt.Sprintf("%v %s; Lamport %d, +%s", ev.Ref(), what, ev.Lamport, fmtDur(e.Wall))
+	e.Tip = fmt.Sprintf("%v %s; Lamport %d, +%s", ev.Ref(), what, ev.Lamport, FormatDur(e.Wall))
 	if ev.Kind == trace.KindFault {
 		if f, err := ev.Fault(); err == nil {
 			e.Fault = f.Fault + " " + f.Phase
@@ -1116,7 +1116,7 @@ func (d *Diagram) Bounds() string { return d.bounds(d.Lo, d.Hi) }
 // span formats a range on the window's axis.
 func (d *Diagram) span(lo, hi int64) string {
 	if d.Win == Wall {
-		return fmt.Sprintf("+%v..+%v", fmtDur(lo), fmtDur(hi))
+		return fmt.Sprintf("+%v..+%v", FormatDur(lo), FormatDur(hi))
 	}
 	return fmt.Sprintf("%d..%d", lo, hi)
 }

@@ -409,7 +409,7 @@ func (l *layout) wallPositions() {
 			w := float64(g) * scale
 			switch {
 			case w > 1.5*maxGap:
-				l.breaks = append(l.breaks, brk{x + breakGap/2, fmtDur(g) + " idle"})
+				l.breaks = append(l.breaks, brk{x + breakGap/2, FormatDur(g) + " idle"})
 				w = breakGap
 			case w > maxGap:
 				w = maxGap
@@ -899,7 +899,7 @@ func (pg *pg) ticks(r int) {
 		}
 		s := fmt.Sprint(c.key)
 		if wall {
-			s = "+" + fmtDur(c.key)
+			s = "+" + FormatDur(c.key)
 		}
 		w := textWidth(s, fontSmall, false)
 		box := textBox(Pt{c.x, ty}, s, fontSmall, false)
@@ -931,10 +931,10 @@ func (pg *pg) bars() {
 				col, w = palette.Pause+"c0", 14
 				txt = "paused"
 				if f.Start != outside && f.End != outside {
-					txt += " " + fmtDur(d.Events[f.End].Wall-d.Events[f.Start].Wall)
+					txt += " " + FormatDur(d.Events[f.End].Wall-d.Events[f.Start].Wall)
 				}
 			case "partition":
-				txt = partitionWords(f.Spec)
+				txt = PartitionWords(f.Spec)
 			default:
 				continue // a fault of the network (delay, loss...): named at the head
 			}
@@ -989,8 +989,8 @@ func (pg *pg) bars() {
 	}
 }
 
-// partitionWords says a partition's sides: "partition P0 P1 | P2 P3 P4".
-func partitionWords(spec string) string {
+// PartitionWords says a partition's sides: "partition P0 P1 | P2 P3 P4".
+func PartitionWords(spec string) string {
 	body := strings.TrimPrefix(spec, "partition:")
 	body, _, _ = strings.Cut(body, "@")
 	var sides []string
@@ -1620,9 +1620,9 @@ func wrap(s string, size, width float64, n int, bold bool) []string {
 	return lines
 }
 
-// title says what the picture shows.
-func (d *Diagram) title() string {
-	r := d.Run
+// RunTitle names a run in a picture's title: "ricart-agrawala · run 1 ·
+// seed 4 · sim" (an imported run has no seed).
+func RunTitle(r trace.Run) string {
 	s := r.Algorithm
 	if s == "" {
 		s = "trace"
@@ -1631,14 +1631,21 @@ func (d *Diagram) title() string {
 	if r.Mode != "import" && r.Mode != "" {
 		s += fmt.Sprintf(" · seed %d · %s", r.Seed, r.Mode)
 	}
+	return s
+}
+
+// title says what the picture shows.
+func (d *Diagram) title() string {
+	r := d.Run
+	s := RunTitle(r)
 	if !r.Complete && r.Status != "" {
 		s += " · " + r.Status
 	}
 	return s
 }
 
-// fmtDur formats ns compactly: 12.5ms, 1.2s, 340µs.
-func fmtDur(ns int64) string {
+// FormatDur formats ns compactly: 12.5ms, 1.2s, 340µs, 0.
+func FormatDur(ns int64) string {
 	d := time.Duration(ns)
 	switch {
 	case d >= time.Second:

@@ -40,7 +40,10 @@ type eventInfo struct {
 
 // msgInfo is the message of a send, receive or drop.
 type msgInfo struct {
-	ID       int64   `json:"id"`
+	ID int64 `json:"id"`
+	// Name is the message as the page says it, "P1's message 1"
+	// (trace.MsgName): its id, 4294967297, tells a reader nothing.
+	Name     string  `json:"name"`
 	Type     string  `json:"type"`
 	Sender   int64   `json:"sender"`
 	Receiver int64   `json:"receiver"`
@@ -122,6 +125,10 @@ func (v *runView) event(o *outline, ref trace.Ref) (*eventInfo, error) {
 			return nil, v.fail("read message "+strconv.FormatInt(msg.Int64, 10), err)
 		}
 		m.Type, m.Sender, m.Receiver = typ.String, sender.Int64, receiver.Int64
+		m.Name = trace.MsgName(msg.Int64, -1)
+		if sender.Valid {
+			m.Name = trace.MsgName(msg.Int64, int(sender.Int64))
+		}
 		m.Send, m.Recv = v.refOf(send), v.refOf(recv)
 		e.Msg = m
 	}

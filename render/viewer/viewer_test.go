@@ -653,3 +653,28 @@ func TestCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestEventMessageName: the event panel names a message as a reader says
+// it, "P1's message 3", not by its id, 4294967299 (issue 28); the id stays
+// in the JSON, for the SQL box.
+func TestEventMessageName(t *testing.T) {
+	st, _ := open(t, plan(t, "ricart-agrawala", nil))
+	var proc, seq, msg int64
+	if err := st.DB().QueryRow(`SELECT proc, seq, msg FROM events WHERE run = 1 AND kind = 'receive' AND peer = 1 ORDER BY id LIMIT 1`).Scan(&proc, &seq, &msg); err != nil {
+		t.Fatal(err)
+	}
+	base := serve(t, newServer(t, Options{Check: check}, st))
+	code, body := call{path: fmt.Sprintf("/api/event?ref=P%d%%23%d", proc, seq)}.do(t, base)
+	var e struct {
+		Msg *msgInfo `json:"msg"`
+	}
+	if err := json.Unmarshal([]byte(body), &e); code != 200 || err != nil || e.Msg == nil {
+		t.Fatalf("event P%d#%d: %d %v %.300s", proc, seq, code, err, body)
+	}
+	if want := fmt.Sprintf("P1's message %d", msg&(1<<32-1)); e.Msg.Name != want || e.Msg.ID != msg {
+		t.Errorf("message of P%d#%d: name %q, id %d; want %q, %d", proc, seq, e.Msg.Name, e.Msg.ID, want, msg)
+	}
+	if _, js := (call{path: "/app.js"}).do(t, base); !strings.Contains(js, "esc(e.msg.name)") || strings.Contains(js, "#${e.msg.id}") {
+		t.Errorf("the page does not show the message's name in place of its id")
+	}
+}

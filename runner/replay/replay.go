@@ -676,28 +676,38 @@ func (rp *replayer) input(p *proc, ev *trace.Event) error {
 	return fmt.Errorf("%v is no input dmx knows", ev)
 }
 
+// msgName names the message ev sends, receives or drops as a reader says
+// it, "P1's message 3" (trace.MsgName), not by its id, 4294967299: its
+// sender is ev's peer for a receive, else ev's process.
+func msgName(ev *trace.Event) string {
+	if ev.Kind == trace.KindReceive {
+		return trace.MsgName(ev.Msg, ev.Peer)
+	}
+	return trace.MsgName(ev.Msg, ev.Proc)
+}
+
 // sentOf returns the send of the message ev receives or drops: from the
 // sends the walk met, or in a replay of one process, from the trace.
 func (rp *replayer) sentOf(ev *trace.Event) (sent, error) {
 	if rp.sent == nil {
 		s, ok := rp.sends[ev.Msg]
 		if !ok {
-			return s, fmt.Errorf("%v: its message %d was never sent", ev, ev.Msg)
+			return s, fmt.Errorf("%v: %s was never sent", ev, msgName(ev))
 		}
 		return s, nil
 	}
 	sev, err := rp.sent(ev.Msg)
 	if err != nil {
-		rp.fail(fmt.Errorf("%v: read the send of message %d: %w", ev, ev.Msg, err))
+		rp.fail(fmt.Errorf("%v: read the send of %s: %w", ev, msgName(ev), err))
 		return sent{}, err
 	}
 	if sev == nil {
 		if !rp.res.Run.Complete {
 			// The sender's recorder died before it wrote the send:
 			// the run ends in a cut here for this process.
-			rp.fail(&CutError{At: ev.Ref(), Reason: fmt.Sprintf("%v receives message %d, whose send the trace does not hold (the run was cut short: %s)", ev, ev.Msg, orStatus(rp.res.Run.Status))})
+			rp.fail(&CutError{At: ev.Ref(), Reason: fmt.Sprintf("%v receives %s, whose send the trace does not hold (the run was cut short: %s)", ev, msgName(ev), orStatus(rp.res.Run.Status))})
 		} else {
-			rp.fail(bad("%v: its message %d was never sent", ev, ev.Msg))
+			rp.fail(bad("%v: %s was never sent", ev, msgName(ev)))
 		}
 		return sent{}, rp.err
 	}
@@ -800,7 +810,7 @@ func differ(want, got *trace.Event) string {
 	case want.MsgType != got.MsgType:
 		return fmt.Sprintf("%s: message type %q, replayed %q", name, want.MsgType, got.MsgType)
 	case want.Msg != got.Msg:
-		return fmt.Sprintf("%s: message id %d, replayed %d", name, want.Msg, got.Msg)
+		return fmt.Sprintf("%s: %s, replayed %s", name, msgName(want), msgName(got))
 	case want.Lamport != got.Lamport:
 		return fmt.Sprintf("%s: Lamport clock %d, replayed %d", name, want.Lamport, got.Lamport)
 	case !vcEqual(want.VC, got.VC):

@@ -225,9 +225,33 @@ func (b *builder) classify(rules []Rule) {
 		}
 		n.rule, n.groups = r, groups
 		if r.Kind == trace.KindSend || r.Kind == trace.KindReceive {
-			n.key = groups["msg"]
+			n.key = msgKey(groups["msg"])
 		}
 	}
+}
+
+// msgKey is the key that pairs a send with its receive: a message named
+// as dmx export names it ("P1's message 1", "message 7") is keyed by its
+// id, so that a send and a receive pair whichever way each names it (an
+// export before trace.MsgName wrote msg=4294967297); any other key is
+// kept as the log wrote it.
+func msgKey(s string) string {
+	if n, ok := strings.CutPrefix(s, "message "); ok {
+		if _, err := strconv.ParseInt(n, 10, 64); err == nil {
+			return n
+		}
+		return s
+	}
+	p, k, ok := strings.Cut(s, "'s message ")
+	if !ok || !strings.HasPrefix(p, "P") {
+		return s
+	}
+	from, err1 := strconv.Atoi(p[1:])
+	seq, err2 := strconv.ParseInt(k, 10, 64)
+	if err1 != nil || err2 != nil || from < 0 || seq <= 0 || seq >= 1<<32 {
+		return s
+	}
+	return strconv.FormatInt(trace.MsgID(from, seq), 10)
 }
 
 func (b *builder) checkGroups(r *Rule, g map[string]string) error {

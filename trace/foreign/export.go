@@ -194,8 +194,9 @@ func messages(evs []ExportedEvent) []Message {
 // Text says what an event is in one line: for an imported event, the
 // text its log had; for dmx's own, a line that DMXRules reads back:
 //
-//	send request to P1 msg=4294967297 on cs {"stamp":2,"id":4}
-//	receive request from P4 msg=17179869185 on cs {"stamp":2,"id":4}
+//	send request to P4 (P1's message 1) on cs {"stamp":2,"id":1}
+//	receive request from P1 (P1's message 1) on cs {"stamp":2,"id":1}
+//	drop request (P1's message 1) on cs {"fault":"loss:20%"}
 //	cs_request cs, cs_enter cs, cs_exit cs
 //	wait cs for P1,P3
 //	election_start term 3, leader P4 term 3 (with " on RESOURCE" if any)
@@ -218,14 +219,18 @@ func Text(ev *trace.Event, hosts []string) string {
 		detail = " " + string(ev.Detail)
 	}
 	typ := orDefault(ev.MsgType, "msg")
+	// A message is named as a reader says it, "P1's message 1", not by
+	// its id, 4294967297 (trace.MsgName); the name pairs a send with its
+	// receive as well, for a name is one id's. (Exports before said
+	// msg=ID: DMXRules reads both.)
 	var s string
 	switch ev.Kind {
 	case trace.KindSend:
-		s = fmt.Sprintf("send %s to %s msg=%d%s%s", typ, host(ev.Peer), ev.Msg, on(ev.Resource), detail)
+		s = fmt.Sprintf("send %s to %s (%s)%s%s", typ, host(ev.Peer), trace.MsgName(ev.Msg, ev.Proc), on(ev.Resource), detail)
 	case trace.KindReceive:
-		s = fmt.Sprintf("receive %s from %s msg=%d%s%s", typ, host(ev.Peer), ev.Msg, on(ev.Resource), detail)
+		s = fmt.Sprintf("receive %s from %s (%s)%s%s", typ, host(ev.Peer), trace.MsgName(ev.Msg, ev.Peer), on(ev.Resource), detail)
 	case trace.KindDrop:
-		s = fmt.Sprintf("drop %s msg=%d%s%s", typ, ev.Msg, on(ev.Resource), detail)
+		s = fmt.Sprintf("drop %s (%s)%s%s", typ, trace.MsgName(ev.Msg, ev.Proc), on(ev.Resource), detail)
 	case trace.KindCSRequest, trace.KindCSEnter, trace.KindCSExit:
 		s = fmt.Sprintf("%s %s", ev.Kind, orDefault(ev.Resource, "cs"))
 	case trace.KindWait:

@@ -991,7 +991,9 @@ function showEvent(pane, e) {
   ];
   if (e.peer !== null) rows.push(['peer', `P${e.peer}`]);
   if (e.resource !== null) rows.push(['resource', esc(e.resource)]);
-  if (e.msg) rows.push(['message', `${esc(e.msg.type)} #${e.msg.id}, P${e.msg.sender} → P${e.msg.receiver}, ${esc(e.msg.fate.replace(/_/g, ' '))}; sent ${refLink(e.msg.send)}, received ${refLink(e.msg.recv)}`]);
+  // A message by its name, "P1's message 1"; its id (the messages
+  // table's, for SQL) shows on hover.
+  if (e.msg) rows.push(['message', `${esc(e.msg.type)}, <span title="id ${e.msg.id} in the messages table">${esc(e.msg.name)}</span>, P${e.msg.sender} → P${e.msg.receiver}, ${esc(e.msg.fate.replace(/_/g, ' '))}; sent ${refLink(e.msg.send)}, received ${refLink(e.msg.recv)}`]);
   if (e.detail) rows.push(['detail', `<pre>${esc(JSON.stringify(e.detail, null, 1))}</pre>`]);
   let causalText = esc(e.causal || '');
   if (e.past) {
