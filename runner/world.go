@@ -190,6 +190,9 @@ type World struct {
 	// stamps is Fingerprint's stampWords, kept here so that hashing a
 	// state allocates nothing.
 	stamps stampWords
+
+	// hand: a world a test steps by hand (NewHandWorld).
+	hand bool
 }
 
 // procLoad is a process's workload in a World.
@@ -218,10 +221,25 @@ type worldTimer struct{}
 
 func (worldTimer) Stop() {}
 
-func (e *worldEnv) Now() int64                        { return e.w.now }
-func (e *worldEnv) Wall() int64                       { return e.w.now }
-func (e *worldEnv) After(time.Duration, func()) Timer { return worldTimer{} }
+// dueTimer is a timer of a world stepped by hand: the time it is due.
+type dueTimer int64
+
+func (dueTimer) Stop() {}
+
+func (e *worldEnv) Now() int64  { return e.w.now }
+func (e *worldEnv) Wall() int64 { return e.w.now }
+func (e *worldEnv) After(d time.Duration, _ func()) Timer {
+	if e.w.hand {
+		return dueTimer(e.w.now + int64(d))
+	}
+	return worldTimer{}
+}
 func (e *worldEnv) Transmit(env *Envelope) {
+	if e.w.hand {
+		// What is on the wire does not change with the sender's memory:
+		// a script may show a message long after it was sent.
+		env.Msg.Vals = slices.Clone(env.Msg.Vals)
+	}
 	i := env.From*e.w.n + env.To
 	e.w.chans[i] = append(e.w.chans[i], env)
 }
@@ -262,6 +280,38 @@ func NewWorld(p Plan, rec Recorder) (*World, error) {
 		nd.Start()
 	}
 	return w, w.failed()
+}
+
+// NewHandWorld builds a world that a test steps by hand, as the
+// interaction scripts of the algorithms' tests do (runner/algo/algotest):
+// n nodes of spec with params and seed 1, not started (Start starts one),
+// with no workload and no recorder. It differs from a plan's world in
+// three ways, so that a script can stage any moment of a run and show
+// what a machine does with it:
+//
+//   - time moves only when a timer fires (to the time it is due: Due) or
+//     by Advance, not by the step: machines that read the time (a lease, a
+//     failure detector) see it as a run would;
+//   - request and release are the test's own, taken whenever the process
+//     is up, whatever it asked before (the machine's contract is the
+//     test's to check);
+//   - any message in flight may arrive next, as on channels that reorder,
+//     and a test may also hand a node a message that was never sent
+//     (Inject) or a timer that is not set (InjectTimer).
+func NewHandWorld(spec algo.Spec, n int, params map[string]string) (*World, error) {
+	if n < 1 {
+		return nil, errors.New("want n >= 1")
+	}
+	p := Plan{Spec: &spec, N: n, Params: params, Seed: 1, Sim: SimOptions{Reorder: true}}
+	w := &World{plan: p, n: n, chans: make([][]*Envelope, n*n), load: make([]procLoad, n), hand: true}
+	for i := range n {
+		nd, err := NewNode(NodeSetup{ID: i, N: n, Spec: &spec, Params: params, Seed: 1}, &worldEnv{w, i})
+		if err != nil {
+			return nil, err
+		}
+		w.nodes = append(w.nodes, nd)
+	}
+	return w, nil
 }
 
 func (w *World) record(ev *trace.Event) {
@@ -420,7 +470,9 @@ func (w *World) Apply(s Step) error {
 		}
 	}
 	w.steps++
-	w.now = int64(w.steps) * int64(StepTime)
+	if !w.hand {
+		w.now = int64(w.steps) * int64(StepTime)
+	}
 	switch s.Kind {
 	case StepDeliver:
 		i := s.From*w.n + s.Proc
@@ -436,8 +488,16 @@ func (w *World) Apply(s Step) error {
 		// down).
 		w.nodes[s.From].Dropped(e, "loss", false)
 	case StepTimer:
+		if w.hand {
+			due, _ := w.Due(s.Proc, TimerRef{s.Resource, s.Timer})
+			w.now = max(w.now, int64(due)) // the clock moves to its due time
+		}
 		nd.Fire(s.Resource, s.Timer)
 	case StepRequest:
+		if w.hand {
+			nd.Request(s.Resource)
+			break
+		}
 		pl := &w.load[s.Proc]
 		j := slices.Index(pl.resources, s.Resource)
 		if w.plan.Spec.Kind == algo.Multicast {
@@ -447,6 +507,10 @@ func (w *World) Apply(s Step) error {
 		}
 		nd.Request(s.Resource)
 	case StepRelease:
+		if w.hand {
+			nd.Release(s.Resource)
+			break
+		}
 		pl := &w.load[s.Proc]
 		j := slices.Index(pl.resources, s.Resource)
 		pl.phase[j], pl.left[j] = idle, pl.left[j]-1
@@ -493,6 +557,9 @@ func (w *World) check(s Step) error {
 		}
 		return nil
 	case StepCrash:
+		if !nd.started {
+			return errors.New("the process has not started")
+		}
 		if nd.Crashed() || nd.Stopped() {
 			return errors.New("the process is not up")
 		}
@@ -510,10 +577,16 @@ func (w *World) check(s Step) error {
 	switch s.Kind {
 	case StepTimer:
 		if !slices.Contains(nd.Armed(), TimerRef{s.Resource, s.Timer}) {
+			if s.Resource == "" {
+				return fmt.Errorf("P%d has no timer %q set", s.Proc, s.Timer)
+			}
 			return fmt.Errorf("P%d has no timer %q set on %q", s.Proc, s.Timer, s.Resource)
 		}
 		return nil
 	case StepRequest, StepRelease:
+		if w.hand {
+			return nil
+		}
 		j := slices.Index(pl.resources, s.Resource)
 		switch {
 		case j < 0:
@@ -528,6 +601,95 @@ func (w *World) check(s Step) error {
 		return nil
 	}
 	return fmt.Errorf("unknown step kind %q", s.Kind)
+}
+
+// Now returns the world's time: in a world stepped by hand, what timers
+// and Advance made it; else the steps taken times StepTime.
+func (w *World) Now() time.Duration { return time.Duration(w.now) }
+
+// Due returns when process p's timer t is due, if it is set, in a world
+// stepped by hand (NewHandWorld); other worlds keep no due times.
+func (w *World) Due(p int, t TimerRef) (time.Duration, bool) {
+	if p < 0 || p >= w.n {
+		return 0, false
+	}
+	d, ok := w.nodes[p].Timers(t.Resource)[t.Name].(dueTimer)
+	return time.Duration(d), ok
+}
+
+// byHand says why a world not stepped by hand cannot do what only a test
+// does (start a process, move the clock, inject an input).
+func (w *World) byHand(p int) error {
+	if !w.hand {
+		return errors.New("only a world stepped by hand (NewHandWorld) takes this")
+	}
+	if p < 0 || p >= w.n {
+		return fmt.Errorf("no process P%d (0..%d)", p, w.n-1)
+	}
+	return nil
+}
+
+// Start starts process p, in a world stepped by hand (NewWorld starts
+// every process itself).
+func (w *World) Start(p int) error {
+	if err := w.byHand(p); err != nil {
+		return err
+	}
+	if w.nodes[p].started {
+		return fmt.Errorf("P%d has started already", p)
+	}
+	w.nodes[p].Start()
+	return w.failed()
+}
+
+// Advance moves the clock of a world stepped by hand forward by d.
+func (w *World) Advance(d time.Duration) error {
+	if err := w.byHand(0); err != nil {
+		return err
+	}
+	w.now += int64(d)
+	return nil
+}
+
+// RaiseLamport raises process p's Lamport clock to c if it is lower, in
+// a world stepped by hand: a script stages equal or ordered request
+// timestamps with it.
+func (w *World) RaiseLamport(p int, c uint64) error {
+	if err := w.byHand(p); err != nil {
+		return err
+	}
+	w.nodes[p].RaiseLamport(c)
+	return nil
+}
+
+// Inject hands e, a message that was never sent, to its receiver now (it
+// is lost if the receiver is down), in a world stepped by hand: what a
+// machine does with a message no run of its algorithm would send.
+func (w *World) Inject(e *Envelope) error {
+	if err := w.byHand(e.To); err != nil {
+		return err
+	}
+	if e.From < 0 || e.From >= w.n {
+		return fmt.Errorf("no process P%d (0..%d)", e.From, w.n-1)
+	}
+	w.nodes[e.To].Receive(e)
+	return w.failed()
+}
+
+// InjectTimer fires process p's timer t now although it is not set, in a
+// world stepped by hand: a timer its machine does not expect.
+func (w *World) InjectTimer(p int, t TimerRef) error {
+	if err := w.byHand(p); err != nil {
+		return err
+	}
+	switch nd := w.nodes[p]; {
+	case nd.Crashed():
+		return fmt.Errorf("P%d is down", p)
+	case slices.Contains(nd.Armed(), t):
+		return fmt.Errorf("P%d's timer %s is set", p, t.Name)
+	}
+	w.nodes[p].Fire(t.Resource, t.Name)
+	return w.failed()
 }
 
 // Finish ends the run: every node that is up stops. It reports whether

@@ -5,11 +5,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dmxlab/dmx/runner"
+	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/deep"
 	"github.com/dmxlab/dmx/runner/replay"
+	"github.com/dmxlab/dmx/trace"
 )
 
 func worldPlan(name string, n, entries int, params map[string]string) runner.Plan {
@@ -278,5 +281,64 @@ func TestNewScenario(t *testing.T) {
 	q.Workload.Think, q.Workload.Hold, q.Sim.Delay = p.Workload.Think, p.Workload.Hold, p.Sim.Delay
 	if !reflect.DeepEqual(p.WithDefaults(), q.WithDefaults()) {
 		t.Fatalf("scenario %+v applies to\n%+v, want\n%+v", sc, q.WithDefaults(), p.WithDefaults())
+	}
+}
+
+// TestHandWorld: a world stepped by hand starts only the processes told,
+// keeps its clock until a timer fires (at its due time) or Advance moves
+// it, takes requests outside any workload, lets any message in flight
+// arrive, and takes what only a test gives; a plan's world refuses those.
+func TestHandWorld(t *testing.T) {
+	w, err := runner.NewHandWorld(*registry.Lookup("bully"), 3, map[string]string{"fd-period": "0", "initiators": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sends int
+	w.Observe = func(ev *trace.Event) {
+		if ev.Kind == trace.KindSend {
+			sends++
+		}
+	}
+	crash := runner.Step{Kind: runner.StepCrash, Proc: 1}
+	if err := w.Can(crash); err == nil || !strings.Contains(err.Error(), "has not started") {
+		t.Fatalf("crash before the start: %v", err)
+	}
+	for p := range 3 {
+		if err := w.Start(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Start(0); err == nil {
+		t.Fatal("P0 started twice")
+	}
+	answer := runner.TimerRef{Name: "answer"}
+	due, ok := w.Due(2, answer)
+	if !ok || due <= 0 || w.Now() != 0 {
+		t.Fatalf("P2's answer timer due %v (%v), now %v", due, ok, w.Now())
+	}
+	if err := w.InjectTimer(2, answer); err == nil {
+		t.Fatal("a set timer injected")
+	}
+	if err := w.Apply(runner.Step{Kind: runner.StepTimer, Proc: 2, Timer: "answer"}); err != nil {
+		t.Fatal(err)
+	}
+	if w.Now() != due || sends != 2 || len(w.InFlight(2, 0)) != 1 {
+		t.Fatalf("now %v (want %v), %d sends", w.Now(), due, sends)
+	}
+	if err := w.Advance(time.Millisecond); err != nil || w.Now() != due+time.Millisecond {
+		t.Fatalf("advance: %v, now %v", err, w.Now())
+	}
+	if err := w.InjectTimer(1, answer); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Inject(&runner.Envelope{ID: -1, From: 0, To: 1, VC: make(trace.VC, 3), Msg: algo.Msg{Type: "election", Term: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := runner.NewWorld(worldPlan("central", 2, 1, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Start(0); err == nil || plan.Advance(time.Second) == nil || plan.InjectTimer(0, answer) == nil {
+		t.Fatal("a plan's world took what only a world stepped by hand takes")
 	}
 }

@@ -280,7 +280,7 @@ func TestBench(t *testing.T) {
 		t.Fatalf("leaders %v", l)
 	}
 	s := &script{spec: crownedSpec(func(_, n int) int { return n - 1 }), b: newBenchOrFail(t)}
-	if got := s.exec("timer 0 nothing"); !slices.Equal(got, []string{"error: P0 has no timer nothing armed"}) {
+	if got := s.exec("timer 0 nothing"); !slices.Equal(got, []string{`error: step 1 (timer P0 - nothing): P0 has no timer "nothing" set`}) {
 		t.Fatalf("fired a timer that is not armed: %q", got)
 	}
 	if got := s.exec("frobnicate"); len(got) != 1 || !strings.HasPrefix(got[0], `error: unknown command "frobnicate" (known: new, advance, beat,`) {
@@ -291,7 +291,7 @@ func TestBench(t *testing.T) {
 		"deliver bogus=1": "error: deliver: unknown argument bogus= (usage: deliver [from=i] [to=j] [type=t] [n=k])",
 		"crash 0 1":       `error: crash: unexpected argument "1" (usage: crash id)`,
 		"timer 0":         `error: timer: missing argument 2 (usage: timer id name)`,
-		"request 7":       "error: node 7: want an id in 0..2",
+		"request 7":       "error: step 1 (request P7 cs): no process P7 (0..2)",
 	} {
 		if got := s.exec(cmd); !slices.Equal(got, []string{want}) {
 			t.Errorf("%s: %q, want %q", cmd, got, want)

@@ -14,13 +14,18 @@ import (
 
 // Bench drives an algorithm's runner.Nodes by hand, one input at a time,
 // for interaction scripts (RunScripts) and for tests that stage a run
-// exactly. It is the nodes' Env: a message sent waits in a pending list
-// until it is delivered, a timer fires only when asked to (the bench's clock
-// moves forward to its due time), and the workload asks and leaves only
-// when told. Crashes and recoveries are the runtime's own (Node.Crash,
-// Node.Recover): a crashed node gets no input, its timers die, messages to
-// it are lost when their turn comes, and a recovered node is a fresh
-// machine stepped with Recover and what it persisted.
+// exactly. The nodes live in a runner.World stepped by hand
+// (runner.NewHandWorld), and every input is one of the world's steps
+// (runner.Step: the steps of scenarios' schedules and of explore's
+// counterexamples): a message sent stays in flight until a step delivers
+// it, a timer fires only when a step fires it (the clock moves forward to
+// its due time), and the workload asks and leaves only when told. Crashes
+// and recoveries are the runtime's own: a crashed node gets no input, its
+// timers die, messages to it are lost when their turn comes, and a
+// recovered node is a fresh machine stepped with Recover and what it
+// persisted. The bench adds what a test needs beside the world: the
+// order in which the messages in flight were sent (Stabilize delivers in
+// it), the messages sent by type, each node's leader, and the output.
 //
 // Every step of a machine is written to the bench's output in the format
 // of the scripts: "P<id> <input> @<clock>" (the node's Lamport clock after
@@ -31,17 +36,21 @@ import (
 type Bench struct {
 	tb       testing.TB
 	spec     algo.Spec
-	resource string // the resource a mutual-exclusion node's machine guards
-	nodes    []*runner.Node
+	w        *runner.World
 	machines []algo.Machine // each node's current machine
 	beliefs  []int
-	failed   []bool // the node's Err has been reported
-	pending  []*runner.Envelope
+	failed   []bool    // the node's Err has been reported
+	flight   []message // the messages in flight, in the order they were sent
 	sent     map[string]int
 	injected int64
-	now      int64
 	out      []string
 	hide     bool // leave heartbeats out of the output
+}
+
+// message names a message in flight: its channel and its id.
+type message struct {
+	from, to int
+	id       int64
 }
 
 // NewBench builds n nodes of spec with params, not yet started, for test
@@ -70,64 +79,34 @@ func Elect(t testing.TB, spec algo.Spec, n int, params map[string]string) *Bench
 }
 
 func newBench(spec algo.Spec, n int, params map[string]string) (*Bench, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("want n >= 1")
-	}
-	b := &Bench{spec: spec, resource: runner.DefaultResource, machines: make([]algo.Machine, n),
-		beliefs: make([]int, n), failed: make([]bool, n), sent: map[string]int{}}
+	b := &Bench{spec: spec, machines: make([]algo.Machine, max(n, 0)),
+		beliefs: make([]int, max(n, 0)), failed: make([]bool, max(n, 0)), sent: map[string]int{}}
 	tapped := tap(spec, func(id int, m algo.Machine) { b.machines[id] = m }, b.print)
-	for id := range n {
-		nd, err := runner.NewNode(runner.NodeSetup{ID: id, N: n, Spec: tapped, Params: params, Seed: 1}, benchEnv{b, id})
-		if err != nil {
-			return nil, err
-		}
-		b.nodes = append(b.nodes, nd)
+	w, err := runner.NewHandWorld(*tapped, n, params)
+	if err != nil {
+		return nil, err
+	}
+	w.Observe = b.observe
+	b.w = w
+	for id := range b.beliefs {
 		b.beliefs[id] = -1
 	}
 	return b, nil
 }
 
-// benchEnv is node id's runner.Env.
-type benchEnv struct {
-	b  *Bench
-	id int
-}
-
-func (e benchEnv) Now() int64  { return e.b.now }
-func (e benchEnv) Wall() int64 { return e.b.now }
-
-func (e benchEnv) After(d time.Duration, f func()) runner.Timer {
-	return &benchTimer{due: e.b.now + int64(d), f: f}
-}
-
-// Transmit keeps the message pending, with a copy of its slice (what is on
-// the wire does not change with the sender's memory).
-func (e benchEnv) Transmit(env *runner.Envelope) {
-	env.Msg.Vals = slices.Clone(env.Msg.Vals)
-	e.b.pending = append(e.b.pending, env)
-}
-
-func (e benchEnv) Record(ev *trace.Event) {
-	b := e.b
+// observe follows the events the nodes record: the messages sent, in
+// order, and each node's leader.
+func (b *Bench) observe(ev *trace.Event) {
 	switch ev.Kind {
 	case trace.KindSend:
 		b.sent[ev.MsgType]++
+		b.flight = append(b.flight, message{ev.Proc, ev.Peer, ev.Msg})
 	case trace.KindLeader:
 		b.beliefs[ev.Proc] = max(ev.Peer, -1)
 	case trace.KindCrash, trace.KindRecover:
 		b.beliefs[ev.Proc] = -1
 	}
 }
-
-// benchTimer is a timer of the bench: it fires only when the bench fires
-// it.
-type benchTimer struct {
-	due     int64
-	f       func()
-	stopped bool
-}
-
-func (t *benchTimer) Stop() { t.stopped = true }
 
 // print writes one step of a machine to the output.
 func (b *Bench) print(id int, in algo.Input, outs []algo.Output) {
@@ -141,16 +120,24 @@ func (b *Bench) printf(format string, args ...any) {
 	b.out = append(b.out, fmt.Sprintf(format, args...))
 }
 
-// done prints what a node call broke (a node's Err, once) and returns err;
-// a test's bench fails its test on either.
+// done prints what a step broke (a node's Err, once) and returns err; a
+// test's bench fails its test on either. The world repeats a node's Err
+// after every step: the scripts' bench prints it once and goes on.
 func (b *Bench) done(err error) error {
-	for id, nd := range b.nodes {
-		if nd.Err() != nil && !b.failed[id] {
+	for id := range b.machines {
+		nerr := b.w.Node(id).Err()
+		if nerr == nil {
+			continue
+		}
+		if !b.failed[id] {
 			b.failed[id] = true
-			b.printf("  error: %v", nd.Err())
+			b.printf("  error: %v", nerr)
 			if b.tb != nil && err == nil {
-				err = nd.Err()
+				err = nerr
 			}
+		}
+		if err == nerr && b.tb == nil {
+			err = nil
 		}
 	}
 	if err != nil && b.tb != nil {
@@ -160,15 +147,12 @@ func (b *Bench) done(err error) error {
 	return err
 }
 
-// node returns node id if it exists and, with up, if it is up.
-func (b *Bench) node(id int, up bool) (*runner.Node, error) {
-	if id < 0 || id >= len(b.nodes) {
-		return nil, fmt.Errorf("node %d: want an id in 0..%d", id, len(b.nodes)-1)
+// step carries out s, if it can happen.
+func (b *Bench) step(s runner.Step) error {
+	if err := b.w.Can(s); err != nil {
+		return b.done(err)
 	}
-	if up && b.nodes[id].Crashed() {
-		return nil, fmt.Errorf("P%d is down", id)
-	}
-	return b.nodes[id], nil
+	return b.done(b.w.Apply(s))
 }
 
 // Output returns what happened since the last call, and forgets it.
@@ -179,7 +163,7 @@ func (b *Bench) Output() []string {
 }
 
 // Now is the bench's clock.
-func (b *Bench) Now() time.Duration { return time.Duration(b.now) }
+func (b *Bench) Now() time.Duration { return b.w.Now() }
 
 // Sent returns the messages sent so far, by type.
 func (b *Bench) Sent() map[string]int { return maps.Clone(b.sent) }
@@ -191,8 +175,8 @@ func (b *Bench) Machine(id int) algo.Machine { return b.machines[id] }
 // last started, -1 for none or when the node is down.
 func (b *Bench) Leaders() []int {
 	l := slices.Clone(b.beliefs)
-	for i, nd := range b.nodes {
-		if nd.Crashed() {
+	for i := range l {
+		if b.w.Node(i).Crashed() {
 			l[i] = -1
 		}
 	}
@@ -202,16 +186,14 @@ func (b *Bench) Leaders() []int {
 // Start starts nodes ids (all, in id order, if none are given).
 func (b *Bench) Start(ids ...int) error {
 	if len(ids) == 0 {
-		for i := range b.nodes {
+		for i := range b.machines {
 			ids = append(ids, i)
 		}
 	}
 	for _, id := range ids {
-		nd, err := b.node(id, false)
-		if err != nil {
+		if err := b.w.Start(id); err != nil {
 			return b.done(err)
 		}
-		nd.Start()
 	}
 	return b.done(nil)
 }
@@ -220,123 +202,101 @@ func (b *Bench) Start(ids ...int) error {
 // not 0, is the input's Lamport clock (the node's clock is raised to it,
 // never lowered).
 func (b *Bench) Request(id int, clock uint64) error {
-	return b.workload(id, clock, (*runner.Node).Request)
+	return b.workload(runner.Step{Kind: runner.StepRequest, Proc: id, Resource: runner.DefaultResource}, clock)
 }
 
 // Release has node id's workload leave the critical section, like Request.
 func (b *Bench) Release(id int, clock uint64) error {
-	return b.workload(id, clock, (*runner.Node).Release)
+	return b.workload(runner.Step{Kind: runner.StepRelease, Proc: id, Resource: runner.DefaultResource}, clock)
 }
 
-func (b *Bench) workload(id int, clock uint64, do func(*runner.Node, string)) error {
-	nd, err := b.node(id, true)
-	if err == nil && clock > 0 {
-		if nd.Lamport() >= clock {
-			err = fmt.Errorf("clock=%d: P%d's clock is already %d", clock, id, nd.Lamport())
-		} else {
-			nd.RaiseLamport(clock - 1) // the input's event ticks it to clock
-		}
-	}
-	if err != nil {
+func (b *Bench) workload(s runner.Step, clock uint64) error {
+	if err := b.w.Can(s); err != nil {
 		return b.done(err)
 	}
-	do(nd, b.resource)
-	return b.done(nil)
+	if clock > 0 {
+		if l := b.w.Node(s.Proc).Lamport(); l >= clock {
+			return b.done(fmt.Errorf("clock=%d: P%d's clock is already %d", clock, s.Proc, l))
+		}
+		b.w.RaiseLamport(s.Proc, clock-1) // the input's event ticks it to clock
+	}
+	return b.done(b.w.Apply(s))
 }
 
 // Fire fires node id's timer name at its due time, moving the clock there
 // if it is later than now. Firing a timer that is not armed is an error.
-func (b *Bench) Fire(id int, name string) error { return b.fire(id, name, false) }
+func (b *Bench) Fire(id int, name string) error {
+	return b.step(runner.Step{Kind: runner.StepTimer, Proc: id, Resource: b.machineResource(), Timer: name})
+}
 
 // FireUnarmed fires node id's timer name now although it is not armed: a
 // timer its machine does not expect.
-func (b *Bench) FireUnarmed(id int, name string) error { return b.fire(id, name, true) }
-
-func (b *Bench) fire(id int, name string, stale bool) error {
-	nd, err := b.node(id, true)
-	if err != nil {
-		return b.done(err)
-	}
-	due, ok := b.timers(id)[name]
-	switch {
-	case ok && stale:
-		return b.done(fmt.Errorf("P%d's timer %s is armed", id, name))
-	case !ok && !stale:
-		return b.done(fmt.Errorf("P%d has no timer %s armed", id, name))
-	}
-	if ok {
-		b.now = max(b.now, due)
-	}
-	nd.Fire(b.machineResource(), name)
-	return b.done(nil)
+func (b *Bench) FireUnarmed(id int, name string) error {
+	return b.done(b.w.InjectTimer(id, runner.TimerRef{Resource: b.machineResource(), Name: name}))
 }
 
 // machineResource is the resource the nodes' machines guard: the
 // workload's for mutual exclusion, none for the others.
 func (b *Bench) machineResource() string {
 	if b.spec.Kind == algo.MutualExclusion {
-		return b.resource
+		return runner.DefaultResource
 	}
 	return ""
 }
 
 // timers returns node id's armed timers by name, with their due times.
-func (b *Bench) timers(id int) map[string]int64 {
-	out := map[string]int64{}
-	for name, t := range b.nodes[id].Timers(b.machineResource()) {
-		if bt, ok := t.(*benchTimer); ok && !bt.stopped {
-			out[name] = bt.due
+func (b *Bench) timers(id int) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, t := range b.w.Node(id).Armed() {
+		if t.Resource == b.machineResource() {
+			out[t.Name], _ = b.w.Due(id, t)
 		}
 	}
 	return out
 }
 
 // Advance moves the clock forward by d.
-func (b *Bench) Advance(d time.Duration) { b.now += int64(d) }
+func (b *Bench) Advance(d time.Duration) { b.w.Advance(d) }
 
 // Crash crashes node id.
 func (b *Bench) Crash(id int) error {
-	nd, err := b.node(id, true)
-	if err != nil {
-		return b.done(err)
-	}
-	if nd.Crash(trace.Crash{Reason: "crash by hand"}); !nd.Crashed() {
-		return b.done(fmt.Errorf("P%d has not started: it cannot crash", id))
+	if err := b.step(runner.Step{Kind: runner.StepCrash, Proc: id}); err != nil {
+		return err
 	}
 	b.printf("P%d crash", id)
-	return b.done(nil)
+	return nil
 }
 
 // Recover restarts the crashed node id.
 func (b *Bench) Recover(id int) error {
-	nd, err := b.node(id, false)
-	if err == nil && !nd.Crashed() {
-		err = fmt.Errorf("P%d is up", id)
-	}
-	if err != nil {
-		return b.done(err)
-	}
-	nd.Recover()
-	return b.done(nil)
+	return b.step(runner.Step{Kind: runner.StepRecover, Proc: id})
 }
 
-// Deliver delivers, in send order, the pending messages for which match
+// inFlight returns message m's envelope and its place among those in
+// flight on its channel.
+func (b *Bench) inFlight(m message) (*runner.Envelope, int) {
+	for i, e := range b.w.InFlight(m.from, m.to) {
+		if e.ID == m.id {
+			return e, i
+		}
+	}
+	panic(fmt.Sprintf("algotest: message %d from P%d to P%d is not in flight", m.id, m.from, m.to))
+}
+
+// Deliver delivers, in send order, the messages in flight for which match
 // returns true (all if match is nil), at most limit of them (limit < 0: no
 // limit), and returns how many it took. A message to a node that is down
 // is lost.
 func (b *Bench) Deliver(match func(e *runner.Envelope) bool, limit int) int {
-	var take, rest []*runner.Envelope
-	for _, e := range b.pending {
-		if limit != 0 && (match == nil || match(e)) {
-			take = append(take, e)
+	var take []message
+	for _, m := range b.flight {
+		if e, _ := b.inFlight(m); limit != 0 && (match == nil || match(e)) {
+			take = append(take, m)
 			limit--
-		} else {
-			rest = append(rest, e)
 		}
 	}
-	b.pending = rest
-	for _, e := range take {
-		b.deliver(e)
+	for _, m := range take {
+		b.deliver(m)
 	}
 	return len(take)
 }
@@ -344,29 +304,26 @@ func (b *Bench) Deliver(match func(e *runner.Envelope) bool, limit int) int {
 // Inject delivers a crafted message that was never sent, stamped with the
 // Lamport clock clock.
 func (b *Bench) Inject(from, to int, m algo.Msg, clock uint64) error {
-	if _, err := b.node(from, false); err != nil {
-		return b.done(err)
-	}
-	if _, err := b.node(to, false); err != nil {
-		return b.done(err)
-	}
 	b.injected++
 	m.Resource = b.machineResource()
-	b.deliver(&runner.Envelope{ID: -b.injected, From: from, To: to, Lamport: clock, VC: make(trace.VC, len(b.nodes)), Msg: m})
-	return b.done(nil)
+	e := &runner.Envelope{ID: -b.injected, From: from, To: to, Lamport: clock, VC: make(trace.VC, len(b.machines)), Msg: m}
+	if to >= 0 && to < len(b.machines) && b.w.Node(to).Crashed() {
+		b.lost(e)
+	}
+	return b.done(b.w.Inject(e))
 }
 
-// Stabilize delivers the pending messages in send order, and those their
+// Stabilize delivers the messages in flight in send order, and those their
 // deliveries send, until none is left (an error after 100000 deliveries:
 // something circulates for ever).
 func (b *Bench) Stabilize() error {
-	for i := 0; len(b.pending) > 0; i++ {
+	for i := 0; len(b.flight) > 0; i++ {
 		if i >= 100000 {
-			return b.done(fmt.Errorf("stabilize: still messages pending after %d deliveries", i))
+			return b.done(fmt.Errorf("stabilize: still messages in flight after %d deliveries", i))
 		}
-		e := b.pending[0]
-		b.pending = b.pending[1:]
-		b.deliver(e)
+		if err := b.deliver(b.flight[0]); err != nil {
+			return err
+		}
 	}
 	return b.done(nil)
 }
@@ -382,8 +339,8 @@ const (
 // id order (each at its due time), and then delivers the heartbeats in
 // flight: one round of seed 004's "send beat every T" by everyone.
 func (b *Bench) Beat() error {
-	for id, nd := range b.nodes {
-		if _, ok := b.timers(id)[beatTimer]; ok && !nd.Crashed() {
+	for id := range b.machines {
+		if _, ok := b.timers(id)[beatTimer]; ok && !b.w.Node(id).Crashed() {
 			if err := b.Fire(id, beatTimer); err != nil {
 				return err
 			}
@@ -393,10 +350,16 @@ func (b *Bench) Beat() error {
 	return b.done(nil)
 }
 
-func (b *Bench) deliver(e *runner.Envelope) {
-	if b.nodes[e.To].Crashed() {
-		b.printf("lost %d->%d %s (P%d is down)", e.From, e.To, FormatMsg(e.Msg), e.To)
-		return
+// deliver delivers message m, the step deliver P<from>>P<to> #<its place>.
+func (b *Bench) deliver(m message) error {
+	e, i := b.inFlight(m)
+	b.flight = slices.DeleteFunc(b.flight, func(x message) bool { return x == m })
+	if b.w.Node(m.to).Crashed() {
+		b.lost(e)
 	}
-	b.nodes[e.To].Receive(e)
+	return b.step(runner.Step{Kind: runner.StepDeliver, Proc: m.to, From: m.from, Index: i})
+}
+
+func (b *Bench) lost(e *runner.Envelope) {
+	b.printf("lost %d->%d %s (P%d is down)", e.From, e.To, FormatMsg(e.Msg), e.To)
 }

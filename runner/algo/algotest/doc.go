@@ -29,10 +29,10 @@
 // was delivered somewhere. Robustness against arbitrary inputs, unchanged
 // input slices and determinism are robust_test.go's.
 //
-// Interaction scripts (RunScripts, Bench). A Bench is the Env of runner
-// Nodes that a test drives by hand: a message sent waits in a pending list
-// until delivered, a timer fires only when told (the clock moves to its
-// due time), crashes and recoveries are the runtime's own, and the
+// Interaction scripts (RunScripts, Bench). A Bench steps runner Nodes by
+// hand in a runner.World (runner.NewHandWorld): a message sent stays in
+// flight until delivered, a timer fires only when told (the clock moves
+// to its due time), crashes and recoveries are the runtime's own, and the
 // machines' steps are printed, input and outputs, with the node's Lamport
 // clock as the runtime keeps it. RunScripts runs testdata/*.txt scripts in
 // the style of etcd-io/raft's (a command, "----", the expected output),

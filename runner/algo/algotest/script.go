@@ -134,10 +134,11 @@ var Commands = map[string]Command{
 	}},
 	"pending": {"pending", "the messages sent and not yet delivered", func(a *args) func(*Bench) error {
 		return func(b *Bench) error {
-			if len(b.pending) == 0 {
+			if len(b.flight) == 0 {
 				b.printf("none")
 			}
-			for _, e := range b.pending {
+			for _, m := range b.flight {
+				e, _ := b.inFlight(m)
 				b.printf("%d->%d %s", e.From, e.To, FormatMsg(e.Msg))
 			}
 			return nil
@@ -149,7 +150,7 @@ var Commands = map[string]Command{
 				var parts []string
 				ts := b.timers(id)
 				for _, name := range slices.Sorted(maps.Keys(ts)) {
-					parts = append(parts, fmt.Sprintf("%s@%v", name, time.Duration(ts[name])))
+					parts = append(parts, fmt.Sprintf("%s@%v", name, ts[name]))
 				}
 				if len(parts) == 0 {
 					return "none"
@@ -175,7 +176,7 @@ var Commands = map[string]Command{
 			var parts []string
 			for id, l := range b.Leaders() {
 				switch {
-				case b.nodes[id].Crashed():
+				case b.w.Node(id).Crashed():
 					parts = append(parts, fmt.Sprintf("P%d:down", id))
 				case l < 0:
 					parts = append(parts, fmt.Sprintf("P%d->?", id))
@@ -204,8 +205,8 @@ var Commands = map[string]Command{
 // each prints a line per node: "P<id> down", or "P<id> " and what line
 // returns (nothing if it returns "").
 func (b *Bench) each(line func(id int) string) {
-	for id, nd := range b.nodes {
-		if nd.Crashed() {
+	for id := range b.machines {
+		if b.w.Node(id).Crashed() {
 			b.printf("P%d down", id)
 		} else if l := line(id); l != "" {
 			b.printf("P%d %s", id, l)
