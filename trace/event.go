@@ -131,6 +131,28 @@ type Run struct {
 	Names       []string // optional process names (imports); index = Proc
 }
 
+// FaultKinds returns the kinds of the run's faults (of texts such as
+// "pause:2@10ms-20ms"), each once, sorted; none for a run without faults
+// or a Faults that is not a JSON array of texts.
+func (r Run) FaultKinds() []string {
+	var fs []string
+	if len(r.Faults) == 0 || json.Unmarshal(r.Faults, &fs) != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range fs {
+		k := f
+		if i := strings.IndexAny(k, ":@"); i >= 0 {
+			k = k[:i]
+		}
+		if k != "" && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Reader hands out the events of one run one at a time, each process's
 // events in program order. Next returns io.EOF after the last event. The
 // returned Event may be reused by the next call: copy what must be kept.

@@ -911,6 +911,14 @@ func insertNames(ctx context.Context, tx *sql.Tx, run int64, names []string) err
 // SetProcNames records names for the processes of a run (names[p] names
 // process p), replacing earlier names.
 func (s *Store) SetProcNames(run int64, names []string) error {
+	return s.inTx(func(ctx context.Context, tx *sql.Tx) error {
+		return s.wrap(insertNames(ctx, tx, run, names))
+	})
+}
+
+// inTx runs fn in a transaction of the writable store and commits it when
+// fn returns nil.
+func (s *Store) inTx(fn func(ctx context.Context, tx *sql.Tx) error) error {
 	if err := s.checkWritable(); err != nil {
 		return err
 	}
@@ -920,8 +928,8 @@ func (s *Store) SetProcNames(run int64, names []string) error {
 		return s.wrap(err)
 	}
 	defer tx.Rollback()
-	if err := insertNames(ctx, tx, run, names); err != nil {
-		return s.wrap(err)
+	if err := fn(ctx, tx); err != nil {
+		return err
 	}
 	return s.wrap(tx.Commit())
 }
@@ -935,30 +943,21 @@ func (s *Store) SetProcNames(run int64, names []string) error {
 // afresh); the others stay in_flight. Close the run's Writers
 // first, so that EndRun sees all the events.
 func (s *Store) EndRun(id int64, ended int64, complete bool, status string) error {
-	if err := s.checkWritable(); err != nil {
+	err := s.inTx(func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET ended_ns = ?, complete = ?, status = ? WHERE id = ?`,
+			ended, complete, status, id)
+		if err != nil {
+			return s.wrap(err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return s.wrap(err)
+		} else if n == 0 {
+			return fmt.Errorf("%s: no run %d", s.path, id)
+		}
+		return s.wrap(settleFates(ctx, tx, id))
+	})
+	if err != nil {
 		return err
-	}
-	ctx := context.Background()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return s.wrap(err)
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `UPDATE runs SET ended_ns = ?, complete = ?, status = ? WHERE id = ?`,
-		ended, complete, status, id)
-	if err != nil {
-		return s.wrap(err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return s.wrap(err)
-	} else if n == 0 {
-		return fmt.Errorf("%s: no run %d", s.path, id)
-	}
-	if err := settleFates(ctx, tx, id); err != nil {
-		return s.wrap(err)
-	}
-	if err := tx.Commit(); err != nil {
-		return s.wrap(err)
 	}
 	s.unlockRun(id)
 	return nil

@@ -464,3 +464,19 @@ func TestShortName(t *testing.T) {
 		t.Errorf("not UTF-8: %q", s)
 	}
 }
+
+func TestFaultKinds(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{`[]`, nil},
+		{``, nil},
+		{`not json`, nil},
+		{`["pause:2@10ms-20ms","crash:1@5ms","recover:1@+5ms","pause:leader@1s-2s","heal@3s"]`, []string{"crash", "heal", "pause", "recover"}},
+	} {
+		if got := (Run{Faults: json.RawMessage(c.in)}).FaultKinds(); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("FaultKinds of %s = %v, want %v", c.in, got, c.want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package tally
 
 import (
 	"cmp"
-	"encoding/json"
 	"math"
 	"slices"
 	"strings"
@@ -102,7 +101,7 @@ func Of(runs []Run) Tally {
 			t.Incomplete++
 		}
 		results = append(results, r.Results...)
-		ks := Kinds(r.Run.Faults)
+		ks := r.Run.FaultKinds()
 		if len(ks) == 0 {
 			ks = []string{None}
 		}
@@ -212,28 +211,6 @@ func checkIndex(name string) int {
 		}
 	}
 	return len(analyze.All)
-}
-
-// Kinds returns the fault kinds of a runs.faults column (a JSON array of
-// fault texts such as "pause:2@10ms-20ms"), each once, sorted; none for
-// a run without faults or a column that is not such an array.
-func Kinds(faults json.RawMessage) []string {
-	var fs []string
-	if len(faults) == 0 || json.Unmarshal(faults, &fs) != nil {
-		return nil
-	}
-	var out []string
-	for _, f := range fs {
-		k := f
-		if i := strings.IndexAny(k, ":@"); i >= 0 {
-			k = k[:i]
-		}
-		if k != "" && !slices.Contains(out, k) {
-			out = append(out, k)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // z95 is the normal quantile of a two-sided 95% interval.

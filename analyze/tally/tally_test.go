@@ -31,22 +31,6 @@ func TestWilson(t *testing.T) {
 	}
 }
 
-func TestKinds(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want []string
-	}{
-		{`[]`, nil},
-		{``, nil},
-		{`not json`, nil},
-		{`["pause:2@10ms-20ms","crash:1@5ms","recover:1@+5ms","pause:leader@1s-2s","heal@3s"]`, []string{"crash", "heal", "pause", "recover"}},
-	} {
-		if got := Kinds(json.RawMessage(c.in)); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("Kinds(%s) = %v, want %v", c.in, got, c.want)
-		}
-	}
-}
-
 func run(id int64, seed uint64, events int64, faults string, verdicts ...analyze.Verdict) Run {
 	r := Run{Run: trace.Run{ID: id, Seed: seed, Algorithm: "bully", Complete: true, Faults: json.RawMessage(faults)}, File: "t.db", Events: events, Rerun: "dmx sim bully --seed x"}
 	for i, v := range verdicts {

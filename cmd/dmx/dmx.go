@@ -77,7 +77,11 @@ func Do(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) (err error) {
-		release, err = takeInterrupts(cmd.Name(), stderr)
+		var g *exitGuard
+		release, g, err = takeInterrupts(cmd.Name(), stderr)
+		if g != nil {
+			withGuard(cmd, g)
+		}
 		return err
 	}
 	root.SetArgs(args)
@@ -113,29 +117,32 @@ func Do(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 // themselves and take it when they are ready to; a node ignores Ctrl-C
 // (its runner stops it) and gets the default actions back. For every
 // other command an interrupt, whenever it comes, ends it with exit 3
-// (what it was doing is undecided) and a line that says so; release ends
-// that.
-func takeInterrupts(name string, stderr io.Writer) (release func(), err error) {
+// (what it was doing is undecided) and a line that says so, unless the
+// command's guard keeps it a moment (exitGuard); release ends that.
+func takeInterrupts(name string, stderr io.Writer) (release func(), g *exitGuard, err error) {
 	switch name {
 	case "run", "sim", "explore", "serve", "sweep":
-		return nil, nil
+		return nil, nil, nil
 	case "node":
 		early.Take()
-		return nil, nil
+		return nil, nil, nil
 	}
-	ch := make(chan os.Signal, 1)
+	g = &exitGuard{name: name, stderr: stderr}
+	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, early.Signals...)
 	early.Take()
 	done := make(chan struct{})
 	go func() {
-		select {
-		case s := <-ch:
-			fmt.Fprintf(stderr, "\ndmx: %s: interrupted (%v)\n", name, s)
-			os.Exit(exitInconclusive)
-		case <-done:
+		for {
+			select {
+			case s := <-ch:
+				g.interrupted(s)
+			case <-done:
+				return
+			}
 		}
 	}()
-	return func() { signal.Stop(ch); close(done) }, nil
+	return func() { signal.Stop(ch); close(done) }, g, nil
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {

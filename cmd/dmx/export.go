@@ -83,7 +83,7 @@ text of its log. A format that writes one file writes to stdout without -o.`,
 				}
 				return nil
 			}
-			if err := writeTo(out, cmd.OutOrStdout(), func(w io.Writer) error { return exp.File(w, xs, opt) }); err != nil {
+			if err := writeTo(guardOf(cmd), out, cmd.OutOrStdout(), func(w io.Writer) error { return exp.File(w, xs, opt) }); err != nil {
 				return &exitError{exitUsage, err}
 			}
 			return nil
@@ -146,18 +146,31 @@ func exportParquet(cmd *cobra.Command, open *openFlags, paths []string, out stri
 	return nil
 }
 
-// writeTo runs write on the file path, or on stdout if path is empty.
-func writeTo(path string, stdout io.Writer, write func(io.Writer) error) error {
+// writeTo runs write on the file path, or on stdout if path is empty. A
+// file not written whole (an error, an interrupt: g) is removed, not left
+// truncated as if it were the whole export.
+func writeTo(g *exitGuard, path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == "" {
 		return write(stdout)
 	}
-	f, err := os.Create(path)
+	var f *os.File
+	err := g.hold("creating "+path, func() (err error) {
+		// Made and registered as one, so that no interrupt comes between.
+		if f, err = os.Create(path); err == nil {
+			g.removeOnInterrupt(path)
+		}
+		return err
+	})
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriter(f)
 	err = write(w)
-	return errors.Join(err, w.Flush(), f.Close())
+	if err = errors.Join(err, w.Flush(), f.Close()); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("%w (%s removed: it was not written whole)", err, path)
+	}
+	return nil
 }
 
 func exporterList() string {
@@ -199,7 +212,7 @@ func exportMermaid(cmd *cobra.Command, open *openFlags, path, out string, runID 
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	if err := writeTo(out, cmd.OutOrStdout(), func(w io.Writer) error { return spacetime.WriteMermaid(w, d, true) }); err != nil {
+	if err := writeTo(guardOf(cmd), out, cmd.OutOrStdout(), func(w io.Writer) error { return spacetime.WriteMermaid(w, d, true) }); err != nil {
 		return &exitError{exitUsage, err}
 	}
 	return nil

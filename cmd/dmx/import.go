@@ -70,6 +70,7 @@ func newImportCmd() *cobra.Command {
 				}
 				opt.Rules = append(opt.Rules, rs...)
 			}
+			opt.Writing = func(write func() error) error { return guardOf(cmd).hold("writing the trace "+out, write) }
 			res, err := foreign.Import(*imp, args[1:], out, opt)
 			if err != nil {
 				return &exitError{exitUsage, err}

@@ -64,7 +64,11 @@ removed.`,
 				}
 				st.Close()
 			}
-			counts, err := merge(out, args)
+			// The output is new: an interrupt removes it (a merge cut
+			// short would leave a trace with its -wal and part of the
+			// runs), and waits for the moment its schema is made in.
+			guardOf(cmd).removeOnInterrupt(out, out+"-wal", out+"-shm", out+"-journal")
+			counts, err := merge(guardOf(cmd), out, args)
 			if err != nil {
 				os.Remove(out)
 				return &exitError{exitUsage, fmt.Errorf("merge: %w (nothing written: %s removed)", err, out)}
@@ -87,8 +91,12 @@ removed.`,
 
 // merge makes the trace out from inputs; the time indexes are made once
 // at the end, as a sweep makes them.
-func merge(out string, inputs []string) ([]trace.MergeCounts, error) {
-	st, err := trace.Create(out)
+func merge(g *exitGuard, out string, inputs []string) ([]trace.MergeCounts, error) {
+	var st *trace.Store
+	err := g.hold("making the trace", func() (err error) {
+		st, err = trace.Create(out)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -497,6 +497,34 @@ func (in Input) Outsider(n int) (Output, bool) {
 	return NoteOut("%s from P%d ignored: not in the group 0..%d", in.Msg.Type, in.From, n-1), true
 }
 
+// CSState is where a process stands with a critical section, in seed
+// 003's words ([RI1], [RA1], [RE1]): the state of the machines that track
+// no more than this.
+type CSState int
+
+const (
+	Released CSState = iota
+	Requested
+	Held
+)
+
+func (s CSState) String() string {
+	return [...]string{"RELEASED", "REQUESTED", "HELD"}[s]
+}
+
+// Ignored returns the Note with which a machine in state s, of a group of
+// n, ignores in: a message from outside the group (see Outsider), a
+// Request unless s is Released, a Release unless s is Held.
+func (in Input) Ignored(n int, s CSState) (Output, bool) {
+	switch {
+	case in.Kind == Request && s != Released:
+		return NoteOut("request ignored: already %v", s), true
+	case in.Kind == Release && s != Held:
+		return NoteOut("release ignored: not in the critical section (%v)", s), true
+	}
+	return in.Outsider(n)
+}
+
 // Members returns the indices i with b[i] set, in order: how a machine's
 // State shows a per-process []bool (replies received, votes held).
 func Members(b []bool) []int {

@@ -40,6 +40,10 @@ type ImportOptions struct {
 	// also applies them, and says so, when the log is plainly dmx's (every
 	// host's first event is its start line) and no rules were given.
 	DMXText bool
+	// Writing, if set, runs the writing of the trace (its argument): dmx
+	// keeps interrupts until it is done, so that none leaves a run half
+	// imported with the trace's -wal beside it.
+	Writing func(write func() error) error
 }
 
 // Imported says what an import did.
@@ -103,7 +107,16 @@ func Import(imp Importer, files []string, out string, opt ImportOptions) (Import
 	if len(runs) == 0 {
 		return Imported{}, fmt.Errorf("%s: no events to import", files[0])
 	}
-	ids, err := Write(out, runs)
+	var ids []int64
+	write := func() (err error) {
+		ids, err = Write(out, runs)
+		return err
+	}
+	if opt.Writing != nil {
+		err = opt.Writing(write)
+	} else {
+		err = write()
+	}
 	if err != nil {
 		return Imported{}, err
 	}

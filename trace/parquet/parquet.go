@@ -15,14 +15,11 @@ package parquet
 
 import (
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -131,7 +128,7 @@ func Export(dir string, sources []Source) (Counts, error) {
 			next++
 			row := Run{Run: id, Trace: src.Path, TraceRun: r.ID, Algorithm: r.Algorithm, Nodes: int64(r.Nodes),
 				Seed: fmt.Sprint(r.Seed), Mode: r.Mode, Params: string(r.Params), Faults: string(r.Faults),
-				FaultKinds: kinds(r.Faults), ToolVersion: r.ToolVersion, StartedNs: r.Started, Complete: r.Complete,
+				FaultKinds: kinds(r), ToolVersion: r.ToolVersion, StartedNs: r.Started, Complete: r.Complete,
 				Status: r.Status, Events: counts[r.ID]}
 			if r.NoSeed {
 				row.Seed = ""
@@ -194,24 +191,13 @@ func summary(vs []Verdict) string {
 	return best
 }
 
-// kinds returns the fault kinds of a runs.faults column, each once.
-func kinds(faults json.RawMessage) []string {
-	var fs []string
-	out := []string{}
-	if json.Unmarshal(faults, &fs) != nil {
-		return out
+// kinds returns the run's fault kinds, each once: an empty list, not a
+// null one, for a run without faults.
+func kinds(r trace.Run) []string {
+	if ks := r.FaultKinds(); ks != nil {
+		return ks
 	}
-	for _, f := range fs {
-		k := f
-		if i := strings.IndexAny(k, ":@"); i >= 0 {
-			k = k[:i]
-		}
-		if k != "" && !slices.Contains(out, k) {
-			out = append(out, k)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return []string{}
 }
 
 func eventCounts(db *sql.DB) (map[int64]int64, error) {
@@ -256,18 +242,20 @@ func create[T any](path string, enc *zstd.Encoder) (*writer[T], error) {
 	return newWriter[T](path, enc)
 }
 
-func writeEvents(path string, db *sql.DB, run int64, enc *zstd.Encoder) (int64, error) {
-	rows, err := db.Query(`SELECT id, proc, seq, kind, lamport, vc, wall_ns, msg, msg_type, peer, resource, detail
-		FROM events WHERE run = ? ORDER BY id`, run)
+// writeRows writes the rows query selects of run into a Parquet file of
+// T at path, batch rows at a time, each read by scan; it returns how many
+// it wrote.
+func writeRows[T any](path string, db *sql.DB, run int64, enc *zstd.Encoder, query string, scan func(*sql.Rows) (T, error)) (int64, error) {
+	rows, err := db.Query(query, run)
 	if err != nil {
 		return 0, err
 	}
 	defer rows.Close()
-	w, err := create[Event](path, enc)
+	w, err := create[T](path, enc)
 	if err != nil {
 		return 0, err
 	}
-	buf := make([]Event, 0, batch)
+	buf := make([]T, 0, batch)
 	var n int64
 	flush := func() error {
 		err := w.Write(buf)
@@ -276,15 +264,12 @@ func writeEvents(path string, db *sql.DB, run int64, enc *zstd.Encoder) (int64, 
 		return err
 	}
 	for rows.Next() {
-		var e Event
-		var vc, msgType, resource, detail sql.NullString
-		var msg, peer sql.NullInt64
-		if err := rows.Scan(&e.ID, &e.Proc, &e.Seq, &e.Kind, &e.Lamport, &vc, &e.WallNs, &msg, &msgType, &peer, &resource, &detail); err != nil {
+		v, err := scan(rows)
+		if err != nil {
 			w.f.Close()
 			return n, err
 		}
-		e.VC, e.MsgType, e.Resource, e.Detail, e.Msg, e.Peer = str(vc), str(msgType), str(resource), str(detail), num(msg), num(peer)
-		buf = append(buf, e)
+		buf = append(buf, v)
 		if len(buf) == batch {
 			if err := flush(); err != nil {
 				w.f.Close()
@@ -299,45 +284,26 @@ func writeEvents(path string, db *sql.DB, run int64, enc *zstd.Encoder) (int64, 
 	return n, w.Close()
 }
 
+func writeEvents(path string, db *sql.DB, run int64, enc *zstd.Encoder) (int64, error) {
+	return writeRows(path, db, run, enc, `SELECT id, proc, seq, kind, lamport, vc, wall_ns, msg, msg_type, peer, resource, detail
+		FROM events WHERE run = ? ORDER BY id`, func(rows *sql.Rows) (Event, error) {
+		var e Event
+		var vc, msgType, resource, detail sql.NullString
+		var msg, peer sql.NullInt64
+		err := rows.Scan(&e.ID, &e.Proc, &e.Seq, &e.Kind, &e.Lamport, &vc, &e.WallNs, &msg, &msgType, &peer, &resource, &detail)
+		e.VC, e.MsgType, e.Resource, e.Detail, e.Msg, e.Peer = str(vc), str(msgType), str(resource), str(detail), num(msg), num(peer)
+		return e, err
+	})
+}
+
 func writeMessages(path string, db *sql.DB, run int64, enc *zstd.Encoder) (int64, error) {
-	rows, err := db.Query(`SELECT id, type, sender, receiver, send_event, recv_event, fate
-		FROM messages WHERE run = ? ORDER BY id`, run)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	w, err := create[Message](path, enc)
-	if err != nil {
-		return 0, err
-	}
-	buf := make([]Message, 0, batch)
-	var n int64
-	flush := func() error {
-		err := w.Write(buf)
-		n += int64(len(buf))
-		buf = buf[:0]
-		return err
-	}
-	for rows.Next() {
+	return writeRows(path, db, run, enc, `SELECT id, type, sender, receiver, send_event, recv_event, fate
+		FROM messages WHERE run = ? ORDER BY id`, func(rows *sql.Rows) (Message, error) {
 		var m Message
 		var typ sql.NullString
 		var sender, receiver, send, recv sql.NullInt64
-		if err := rows.Scan(&m.ID, &typ, &sender, &receiver, &send, &recv, &m.Fate); err != nil {
-			w.f.Close()
-			return n, err
-		}
+		err := rows.Scan(&m.ID, &typ, &sender, &receiver, &send, &recv, &m.Fate)
 		m.Type, m.Sender, m.Receiver, m.SendEvent, m.RecvEvent = str(typ), num(sender), num(receiver), num(send), num(recv)
-		buf = append(buf, m)
-		if len(buf) == batch {
-			if err := flush(); err != nil {
-				w.f.Close()
-				return n, err
-			}
-		}
-	}
-	if err := errors.Join(rows.Err(), flush()); err != nil {
-		w.f.Close()
-		return n, err
-	}
-	return n, w.Close()
+		return m, err
+	})
 }

@@ -123,25 +123,13 @@ func messagesPerCS(s theory.Setting) theory.Estimate {
 	return e
 }
 
-type state int
-
-const (
-	released state = iota
-	requested
-	held
-)
-
-func (s state) String() string {
-	return [...]string{"RELEASED", "REQUESTED", "HELD"}[s]
-}
-
 const none = -1
 
 // Machine is one process of the central algorithm; the coordinator's
 // machine also keeps the holder and the queue.
 type Machine struct {
 	id, n, coord int
-	state        state
+	state        algo.CSState
 	wait         []int // the last Wait set output
 
 	// Coordinator only.
@@ -182,7 +170,7 @@ func New(c algo.Config) (algo.Machine, error) {
 }
 
 func (m *Machine) reset() {
-	m.state = released
+	m.state = algo.Released
 	m.wait = nil
 	m.holder = none
 	m.queue = nil
@@ -192,7 +180,7 @@ func (m *Machine) isCoord() bool { return m.id == m.coord }
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
-	if o, ok := in.Outsider(m.n); ok {
+	if o, ok := in.Ignored(m.n, m.state); ok {
 		return []algo.Output{o}
 	}
 	var out []algo.Output
@@ -203,10 +191,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		// and holder (the single point of failure of seed 000 and 003).
 		m.reset()
 	case algo.Request:
-		if m.state != released {
-			return []algo.Output{algo.NoteOut("request ignored: already %v", m.state)}
-		}
-		m.state = requested
+		m.state = algo.Requested
 		if m.isCoord() {
 			// Seed 003 slide 6: the coordinator competes too; its request is
 			// handled locally, without a message.
@@ -218,10 +203,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 			out = m.setWait(out, []int{m.coord})
 		}
 	case algo.Release:
-		if m.state != held {
-			return []algo.Output{algo.NoteOut("release ignored: not in the critical section (%v)", m.state)}
-		}
-		m.state = released
+		m.state = algo.Released
 		if m.isCoord() {
 			out = m.coordRelease(out, m.id)
 		} else {
@@ -258,7 +240,7 @@ func (m *Machine) deliver(out []algo.Output, in algo.Input) []algo.Output {
 		}
 		return m.coordRelease(out, in.From)
 	case MsgGrant:
-		if m.state != requested {
+		if m.state != algo.Requested {
 			return append(out, algo.NoteOut("grant from P%d ignored: not requesting (%v)", in.From, m.state))
 		}
 		// Seed 003 slide 5: "The reply from the coordinator gives the right
@@ -304,14 +286,14 @@ func (m *Machine) grant(out []algo.Output, j int) []algo.Output {
 // coordWait keeps the coordinator's own Wait set: when it is queued itself it
 // waits for whoever holds the resource now.
 func (m *Machine) coordWait(out []algo.Output) []algo.Output {
-	if m.state == requested && m.holder != none && m.holder != m.id {
+	if m.state == algo.Requested && m.holder != none && m.holder != m.id {
 		return m.setWait(out, []int{m.holder})
 	}
 	return out
 }
 
 func (m *Machine) enter(out []algo.Output) []algo.Output {
-	m.state = held
+	m.state = algo.Held
 	out = m.setWait(out, nil)
 	return append(out, algo.EnterCS())
 }

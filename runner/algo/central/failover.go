@@ -69,7 +69,7 @@ type failover struct {
 	host   election.Host // what the election's detector suspects, and its last election number
 
 	// The process as a client.
-	state state
+	state algo.CSState
 	stamp uint64 // the current or last request's time; after a restart, the restart's time
 	epoch uint64 // the highest epoch promised (persisted)
 	coord int    // the coordinator of that epoch, none if unknown
@@ -111,7 +111,7 @@ func (m *failover) isCoord() bool { return m.coord == m.id }
 
 // Step implements algo.Machine.
 func (m *failover) Step(in algo.Input) []algo.Output {
-	if o, ok := in.Outsider(m.n); ok {
+	if o, ok := in.Ignored(m.n, m.state); ok {
 		return []algo.Output{o}
 	}
 	var out []algo.Output
@@ -126,10 +126,7 @@ func (m *failover) Step(in algo.Input) []algo.Output {
 		in.Msg = algo.Msg{Type: in.Msg.Type, Term: in.Msg.Term}
 		out = m.elStep(out, in)
 	case algo.Request:
-		if m.state != released {
-			return []algo.Output{algo.NoteOut("request ignored: already %v", m.state)}
-		}
-		m.state, m.stamp = requested, in.Clock
+		m.state, m.stamp = algo.Requested, in.Clock
 		switch {
 		case m.isCoord():
 			out = m.learn(out, m.id, MsgStateRequesting, m.stamp)
@@ -141,10 +138,7 @@ func (m *failover) Step(in algo.Input) []algo.Output {
 			out = append(out, algo.NoteOut("no coordinator known: the request waits for a state query"))
 		}
 	case algo.Release:
-		if m.state != held {
-			return []algo.Output{algo.NoteOut("release ignored: not in the critical section (%v)", m.state)}
-		}
-		m.state = released
+		m.state = algo.Released
 		switch {
 		case m.isCoord():
 			out = m.learn(out, m.id, MsgStateIdle, m.stamp)
@@ -235,9 +229,9 @@ func (m *failover) collect(out []algo.Output, seen uint64) []algo.Output {
 	m.collecting = true
 	out = append(out, m.persist())
 	switch m.state {
-	case requested:
+	case algo.Requested:
 		m.queue = append(m.queue, entry{m.id, m.stamp})
-	case held:
+	case algo.Held:
 		m.holder = entry{m.id, m.stamp}
 	}
 	for j := 0; j < m.n; j++ {
@@ -292,7 +286,7 @@ func (m *failover) onQuery(out []algo.Output, from int, e uint64) []algo.Output 
 		m.coord = from
 	}
 	// From now on, grants of older epochs are refused.
-	t := map[state]string{released: MsgStateIdle, requested: MsgStateRequesting, held: MsgStateHolding}[m.state]
+	t := map[algo.CSState]string{algo.Released: MsgStateIdle, algo.Requested: MsgStateRequesting, algo.Held: MsgStateHolding}[m.state]
 	out = append(out, algo.SendTo(from, algo.Msg{Type: t, Stamp: m.stamp, Term: e}))
 	if newer && m.el.Leader() == m.id {
 		// The election still names this process (P_from won an earlier
@@ -327,7 +321,7 @@ func (m *failover) onNack(out []algo.Output, from int, e uint64) []algo.Output {
 // epoch this process promised, for the request it is making now.
 func (m *failover) onGrant(out []algo.Output, from int, msg algo.Msg) []algo.Output {
 	switch {
-	case m.state != requested:
+	case m.state != algo.Requested:
 		return append(out, algo.NoteOut("grant from P%d ignored: not requesting (%v)", from, m.state))
 	case msg.Term != m.epoch || from != m.coord:
 		return append(out, algo.NoteOut("grant from P%d of epoch %d refused: the coordinator of epoch %d is P%d", from, msg.Term, m.epoch, m.coord))
@@ -467,7 +461,7 @@ func (m *failover) onTrust(out []algo.Output, j int) []algo.Output {
 }
 
 func (m *failover) enter(out []algo.Output) []algo.Output {
-	m.state = held
+	m.state = algo.Held
 	out = m.refreshWait(out)
 	return append(out, algo.EnterCS())
 }
@@ -479,7 +473,7 @@ func (m *failover) enter(out []algo.Output) []algo.Output {
 func (m *failover) refreshWait(out []algo.Output) []algo.Output {
 	var set []int
 	switch {
-	case m.state != requested:
+	case m.state != algo.Requested:
 	case m.isCoord() && m.collecting:
 		for j, a := range m.awaiting {
 			if a {

@@ -111,7 +111,7 @@ func TestFailoverHolderCrashDeadlock(t *testing.T) {
 	crashed := false
 	clientInCS := func(ms []algo.Machine, up []bool) int {
 		for i, m := range ms {
-			if f := m.(*failover); up[i] && !crashed && f.state == held && !f.isCoord() {
+			if f := m.(*failover); up[i] && !crashed && f.state == algo.Held && !f.isCoord() {
 				crashed = true
 				return i
 			}

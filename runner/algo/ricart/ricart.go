@@ -48,22 +48,10 @@ var Spec = algo.Spec{
 	New: New,
 }
 
-type state int
-
-const (
-	released state = iota
-	requested
-	held
-)
-
-func (s state) String() string {
-	return [...]string{"RELEASED", "REQUESTED", "HELD"}[s]
-}
-
 // Machine is one process of Ricart-Agrawala.
 type Machine struct {
 	id, n    int
-	state    state
+	state    algo.CSState
 	t        uint64   // T_Pi of the current request ([RA1])
 	replied  []bool   // replied[j]: P_j replied to the current request ([RA3])
 	deferred []queued // requests queued by [RH1], in arrival order
@@ -88,7 +76,7 @@ func New(c algo.Config) (algo.Machine, error) {
 
 // reset is [RI1]: state := RELEASED.
 func (m *Machine) reset() {
-	m.state = released
+	m.state = algo.Released
 	m.t = 0
 	m.replied = make([]bool, m.n)
 	m.deferred = nil
@@ -103,7 +91,7 @@ func Before(t uint64, i int, u uint64, j int) bool {
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
-	if o, ok := in.Outsider(m.n); ok {
+	if o, ok := in.Ignored(m.n, m.state); ok {
 		return []algo.Output{o}
 	}
 	var out []algo.Output
@@ -115,11 +103,8 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		// 004: "Deadlock if any process fails").
 		m.reset()
 	case algo.Request:
-		if m.state != released {
-			return []algo.Output{algo.NoteOut("request ignored: already %v", m.state)}
-		}
 		// [RA1]
-		m.state = requested
+		m.state = algo.Requested
 		m.t = in.Clock
 		clear(m.replied)
 		// [RA2]: (T_Pi, i) to all other processes.
@@ -131,11 +116,8 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		// [RA3]: wait for the n-1 replies (none if n = 1).
 		out = m.progress(out)
 	case algo.Release:
-		if m.state != held {
-			return []algo.Output{algo.NoteOut("release ignored: not in the critical section (%v)", m.state)}
-		}
 		// Exit: state := RELEASED, reply to every queued request.
-		m.state = released
+		m.state = algo.Released
 		for _, q := range m.deferred {
 			out = append(out, algo.SendTo(q.from, algo.Msg{Type: MsgReply, Stamp: q.t, ID: m.id}))
 		}
@@ -145,7 +127,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		case MsgRequest:
 			out = m.onRequest(out, in.From, in.Msg)
 		case MsgReply:
-			if m.state != requested {
+			if m.state != algo.Requested {
 				return append(out, algo.NoteOut("reply from P%d ignored: not requesting (%v)", in.From, m.state))
 			}
 			if in.Msg.Stamp != m.t {
@@ -168,7 +150,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 // onRequest is [RH1] for a request (T_Pj, j) from P_j.
 func (m *Machine) onRequest(out []algo.Output, from int, msg algo.Msg) []algo.Output {
 	tj, j := msg.Stamp, msg.ID
-	if m.state == held || (m.state == requested && Before(m.t, m.id, tj, j)) {
+	if m.state == algo.Held || (m.state == algo.Requested && Before(m.t, m.id, tj, j)) {
 		// Queue the request without replying.
 		m.deferred = append(m.deferred, queued{from: from, t: tj})
 		return out
@@ -188,7 +170,7 @@ func (m *Machine) progress(out []algo.Output) []algo.Output {
 	out = m.setWait(out, missing)
 	if len(missing) == 0 {
 		// [RE1]: state := HELD; P_i enters the CS.
-		m.state = held
+		m.state = algo.Held
 		out = append(out, algo.EnterCS())
 	}
 	return out
@@ -207,7 +189,7 @@ func (m *Machine) setWait(out []algo.Output, set []int) []algo.Output {
 // String describes the machine's state, for scripts and debugging.
 func (m *Machine) String() string {
 	s := m.state.String()
-	if m.state != released {
+	if m.state != algo.Released {
 		s += fmt.Sprintf(" T=%d", m.t)
 	}
 	if len(m.wait) > 0 {
@@ -240,7 +222,7 @@ func (m *Machine) State() any {
 		Deferred   []deferred `json:"deferred"`
 		WaitingFor []int      `json:"waiting_for"`
 	}{State: m.state.String(), Replied: algo.Members(m.replied), Deferred: []deferred{}, WaitingFor: algo.Clone(m.wait)}
-	if m.state != released {
+	if m.state != algo.Released {
 		st.T = m.t
 	}
 	for _, q := range m.deferred {

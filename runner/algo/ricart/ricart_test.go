@@ -43,29 +43,29 @@ func TestBefore(t *testing.T) {
 func TestRH1(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		state  state
+		state  algo.CSState
 		own    uint64 // P1's T_Pi when REQUESTED or HELD
 		tj     uint64
 		j      int
 		defers bool
 	}{
-		{"released replies", released, 0, 4, 0, false},
+		{"released replies", algo.Released, 0, 4, 0, false},
 		// With Lamport clocks a HELD process never sees an earlier request
 		// (its sender replied first, so it stamped later); the rule does not
 		// look at timestamps when HELD, and this crafted case shows it.
-		{"held defers earlier", held, 9, 1, 0, true},
-		{"held defers later", held, 2, 9, 2, true},
-		{"requested, own earlier: defer", requested, 3, 5, 0, true},
-		{"requested, own later: reply", requested, 6, 5, 2, false},
-		{"requested, tie, own id smaller: defer", requested, 5, 5, 2, true},
-		{"requested, tie, own id larger: reply", requested, 5, 5, 0, false},
+		{"held defers earlier", algo.Held, 9, 1, 0, true},
+		{"held defers later", algo.Held, 2, 9, 2, true},
+		{"requested, own earlier: defer", algo.Requested, 3, 5, 0, true},
+		{"requested, own later: reply", algo.Requested, 6, 5, 2, false},
+		{"requested, tie, own id smaller: defer", algo.Requested, 5, 5, 2, true},
+		{"requested, tie, own id larger: reply", algo.Requested, 5, 5, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := build(t, 1, 3)
-			if tc.state != released {
+			if tc.state != algo.Released {
 				m.Step(algo.Input{Kind: algo.Request, Clock: tc.own})
 			}
-			if tc.state == held {
+			if tc.state == algo.Held {
 				m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgReply, Stamp: tc.own}})
 				m.Step(algo.Input{Kind: algo.Receive, From: 2, Msg: algo.Msg{Type: MsgReply, Stamp: tc.own}})
 			}
@@ -148,7 +148,7 @@ func TestStaleReply(t *testing.T) {
 	for _, o := range out {
 		entered = entered || o.Kind == algo.Enter
 	}
-	if !entered || m.state != held {
+	if !entered || m.state != algo.Held {
 		t.Fatalf("outputs %v, state %v: want HELD after the n-1 replies to (7, 1)", out, m.state)
 	}
 }
