@@ -104,8 +104,15 @@ func TestNetnsPartitionSplitsBully(t *testing.T) {
 	if !strings.Contains(errs, "fault "+spec+": by the kernel (nftables") {
 		t.Errorf("stderr does not say that the kernel makes the partition:\n%s", errs)
 	}
-	if got := kernelFaults(t, path, spec); got != "start:5,end:5" {
-		t.Errorf("kernel fault events by phase %v, want a start and an end at each of 5 processes", got)
+	// On a loaded machine the kernel can take seconds to commit the
+	// removal of the rules (nf_tables waits for an RCU grace period):
+	// then the run is over before it and dmx says so instead.
+	switch got := kernelFaults(t, path, spec); {
+	case got == "start:5,end:5":
+	case got == "start:5" && strings.Contains(errs, "fault "+spec+": the kernel took"):
+		t.Logf("the kernel's removal of the rules came after the run's end: %s", errs)
+	default:
+		t.Errorf("kernel fault events by phase %v, want a start and an end at each of 5 processes\n%s", got, errs)
 	}
 	if _, left := netnsRun(t, errs); len(left) > 0 {
 		t.Errorf("left behind: %v", left)

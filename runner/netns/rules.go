@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
@@ -171,43 +173,70 @@ func (c counts) String(loss bool) string {
 
 // delRules takes fault kr out of force, and returns what its rules
 // counted. A namespace whose rules cannot be read or removed is named in
-// the error; the others are done all the same.
+// the error; the others are done all the same. The namespaces are done
+// at once, each by its own netlink socket: a commit that deletes a chain
+// waits for the kernel (an RCU grace period), which on a loaded machine
+// takes up to seconds, and one after another those waits add up.
 func (nw *network) delRules(kr *kernelRules) (counts, error) {
-	var total counts
-	var errs []string
-	t := nw.table()
-	for _, q := range kr.at {
-		c, err := nw.conn(q)
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		ch := chainOf(t, kr.index)
-		if rules, err := c.GetRules(t, ch); err == nil {
-			for k, r := range rules {
-				for _, e := range r.Exprs {
-					if ctr, ok := e.(*expr.Counter); ok {
-						if k == len(rules)-1 {
-							total.dropped += ctr.Packets
-						} else {
-							total.seen += ctr.Packets
-						}
-					}
-				}
+	var (
+		mu    sync.Mutex
+		wg    sync.WaitGroup
+		total counts
+		errs  = make([]string, len(kr.at)) // in the order of kr.at
+	)
+	for k, q := range kr.at {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := nw.delRulesAt(kr, q)
+			mu.Lock()
+			defer mu.Unlock()
+			total.seen += c.seen
+			total.dropped += c.dropped
+			if err != nil {
+				errs[k] = err.Error()
 			}
-		}
-		c.FlushChain(ch)
-		c.DelChain(ch)
-		c.DelSet(setOf(t, kr.index))
-		if err := c.Flush(); err != nil {
-			errs = append(errs, fmt.Sprintf("remove the rules of %s in %s: %v", kr.fault, nw.nodes[q].name, err))
-		}
+		}()
 	}
+	wg.Wait()
 	kr.at = nil
+	errs = slices.DeleteFunc(errs, func(e string) bool { return e == "" })
 	if len(errs) > 0 {
 		return total, fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return total, nil
+}
+
+// delRulesAt removes fault kr's rules from namespace q, and returns what
+// they counted.
+func (nw *network) delRulesAt(kr *kernelRules, q int) (counts, error) {
+	var c counts
+	conn, err := nw.conn(q)
+	if err != nil {
+		return c, err
+	}
+	t := nw.table()
+	ch := chainOf(t, kr.index)
+	if rules, err := conn.GetRules(t, ch); err == nil {
+		for k, r := range rules {
+			for _, e := range r.Exprs {
+				if ctr, ok := e.(*expr.Counter); ok {
+					if k == len(rules)-1 {
+						c.dropped += ctr.Packets
+					} else {
+						c.seen += ctr.Packets
+					}
+				}
+			}
+		}
+	}
+	conn.FlushChain(ch)
+	conn.DelChain(ch)
+	conn.DelSet(setOf(t, kr.index))
+	if err := conn.Flush(); err != nil {
+		return c, fmt.Errorf("remove the rules of %s in %s: %v", kr.fault, nw.nodes[q].name, err)
+	}
+	return c, nil
 }
 
 // ip is the address of node i: 198.18.0.0/15 (RFC 2544: reserved for

@@ -60,9 +60,14 @@ type LaunchHooks struct {
 // Network is where a driver places the nodes of a run instead of on
 // loopback, and how it has network faults made: runner/netns gives each
 // node a network namespace of its own and has nftables drop what
-// partitions and loss drop. The launcher calls it from its loop (its
-// methods need no lock against each other), for every incarnation of a
-// node: a restarted node goes back to its place.
+// partitions and loss drop. The launcher calls Place and Start from its
+// loop, for every incarnation of a node (a restarted node goes back to
+// its place), and NetStart and NetEnd from a goroutine of their own, one
+// call at a time and in the schedule's order: the kernel can take
+// seconds to commit a rule change on a loaded machine (nf_tables waits
+// for an RCU grace period), and the loop must go on reading the nodes
+// meanwhile. The launcher holds a lock around each call, so the methods
+// need none against each other.
 type Network interface {
 	// Place says where node i runs: the IP address it listens on, and the
 	// name of its place (a namespace), which its start event records.
@@ -203,6 +208,7 @@ func Launch(ctx context.Context, p runner.Plan, rec runner.Recorder, hooks Launc
 		return LaunchResult{Status: "failed: " + err.Error()}, err
 	}
 	l.watch(ctx)
+	l.kernelDrain()
 	if l.res.Status == "" && l.failure == nil {
 		// Every process ended of its own, each recording its crash (its
 		// program died: runner/exec), before anything stopped the run.
@@ -252,7 +258,24 @@ type launcher struct {
 	recovering int                // recoveries waiting for a killed process's end
 	netActive  []runner.ActiveNet // network faults in force (a restarted node starts under them)
 	finished   bool               // the injector said which faults did not apply
+
+	// The kernel's side of network faults (Network.NetStart, NetEnd), off
+	// the loop: kwork takes the calls in order, kdone hands back to the
+	// loop what each did, knet serialises the calls into hooks.Net.
+	kwork chan func() func()
+	kdone chan func()
+	kidle sync.WaitGroup
+	knet  sync.Mutex
+	kslow []string // faults whose kernel change came only after the run's end
+	// kpending counts the kernel changes not yet handed back, kbusy
+	// since when there have been some.
+	kpending int
+	kbusy    time.Time
 }
+
+// kernelWait is how long a run that is otherwise over waits for a
+// network fault's change in the kernel.
+const kernelWait = 10 * time.Second
 
 func newLauncher(p runner.Plan, rec runner.Recorder, hooks LaunchHooks) (*launcher, error) {
 	if hooks.Stderr == nil {
@@ -348,7 +371,9 @@ func (l *launcher) spawn(i, inc int, c *nodeConfig) error {
 	}
 	cmd.Stdout = w
 	if l.hooks.Net != nil {
+		l.knet.Lock()
 		err = l.hooks.Net.Start(i, cmd)
+		l.knet.Unlock()
 	} else {
 		err = cmd.Start()
 	}
@@ -528,6 +553,8 @@ func (l *launcher) watch(ctx context.Context) {
 			l.handle(m)
 		case f := <-l.due:
 			f()
+		case f := <-l.kdone:
+			f()
 		case <-ctxDone:
 			ctxDone = nil
 			status := "interrupted"
@@ -673,6 +700,9 @@ func (l *launcher) tick(now time.Time) {
 	case now.Sub(l.t0) >= l.plan.Duration:
 		l.stopAll(fmt.Sprintf("cut short: duration %v reached", l.plan.Duration), false)
 	case l.inj.Waiting() || l.recovering > 0:
+	case l.kpending > 0 && now.Sub(l.kbusy) < kernelWait:
+		// A network fault is still changing in the kernel: it is part
+		// of the schedule, to be seen in the trace before the end.
 	case done >= live && (quiet >= linger || now.Sub(l.allDoneSince) >= 5*linger):
 		// Quiet, or as quiet as it gets: a token ring's token
 		// circulates for ever.
@@ -907,32 +937,106 @@ func (l *launcher) resume(p *nodeProc) {
 
 // NetStart puts network fault i in force: by the kernel if the run's
 // Network can make it, else by every node's transport. Either way the
-// nodes it acts on record its start, saying which made it.
+// nodes it acts on record its start, saying which made it, once it is in
+// force.
 func (l *launcher) NetStart(i, proc int) {
-	a := runner.ActiveNet{Index: i, Proc: proc, By: trace.FaultByTransport}
-	if l.hooks.Net != nil {
+	if l.hooks.Net == nil {
+		l.netStarted(runner.ActiveNet{Index: i, Proc: proc, By: trace.FaultByTransport})
+		return
+	}
+	l.kernel(i, "start", func() func() {
+		a := runner.ActiveNet{Index: i, Proc: proc, By: trace.FaultByTransport}
 		kernel, how := l.hooks.Net.NetStart(i, proc)
 		a.How = how
 		if kernel {
 			a.By = trace.FaultByKernel
 		}
-	}
-	l.netActive = append(l.netActive, a)
-	l.tellAll(&faultCmd{Op: "net-start", Index: i, Proc: proc, By: a.By, How: a.How})
+		return func() { l.netStarted(a) }
+	})
 }
 
+func (l *launcher) netStarted(a runner.ActiveNet) {
+	l.netActive = append(l.netActive, a)
+	l.tellAll(&faultCmd{Op: "net-start", Index: a.Index, Proc: a.Proc, By: a.By, How: a.How})
+}
+
+// NetEnd takes network fault i out of force; the nodes record its end
+// once the kernel has taken its rules away (at once for a fault their
+// transport makes).
 func (l *launcher) NetEnd(i int) {
+	if l.hooks.Net == nil {
+		l.netEnded(i, "")
+		return
+	}
+	l.kernel(i, "end", func() func() {
+		// NetEnd of a fault the kernel does not make does nothing.
+		how := l.hooks.Net.NetEnd(i)
+		return func() { l.netEnded(i, how) }
+	})
+}
+
+func (l *launcher) netEnded(i int, how string) {
 	for k, a := range l.netActive {
 		if a.Index == i {
-			how := ""
-			if a.By == trace.FaultByKernel {
-				how = l.hooks.Net.NetEnd(i)
+			if a.By != trace.FaultByKernel {
+				how = ""
 			}
 			l.tellAll(&faultCmd{Op: "net-end", Index: i, Proc: a.Proc, By: a.By, How: how})
 			l.netActive = slices.Delete(l.netActive, k, k+1)
 			return
 		}
 	}
+}
+
+// kernel has op carried out off the loop, after the kernel operations
+// before it; what op returns runs on the loop when op is done. Were the
+// run over by then, the nodes no longer record: the run's notes say that
+// the fault's change came too late to be in the trace.
+func (l *launcher) kernel(i int, change string, op func() func()) {
+	if l.kwork == nil {
+		l.kwork, l.kdone = make(chan func() func(), 64), make(chan func(), 64)
+		l.kidle.Add(1)
+		go func() {
+			defer l.kidle.Done()
+			for op := range l.kwork {
+				l.knet.Lock()
+				then := op()
+				l.knet.Unlock()
+				l.kdone <- then
+			}
+		}()
+	}
+	at := l.Elapsed()
+	if l.kpending == 0 {
+		l.kbusy = time.Now()
+	}
+	l.kpending++
+	l.kwork <- func() func() {
+		then := op()
+		took := l.Elapsed() - at
+		return func() {
+			l.kpending--
+			if l.stopping {
+				l.kslow = append(l.kslow, fmt.Sprintf("fault %s: the kernel took %v to carry out its %s, due at %v, until after the run's end: the nodes did not record it", &l.plan.Faults[i], took.Round(time.Millisecond), change, at.Round(time.Millisecond)))
+			}
+			then()
+		}
+	}
+}
+
+// kernelDrain waits, after the loop, for the kernel operations still
+// under way (the network may not be torn down beneath them), and runs
+// what they hand back.
+func (l *launcher) kernelDrain() {
+	if l.kwork == nil {
+		return
+	}
+	close(l.kwork)
+	go func() { l.kidle.Wait(); close(l.kdone) }()
+	for then := range l.kdone {
+		then()
+	}
+	l.res.Notes = append(l.res.Notes, l.kslow...)
 }
 
 // tellAll sends a fault line to every process that is up.

@@ -234,7 +234,7 @@ func (b *builder) classify(rules []Rule) {
 // as dmx export names it ("P1's message 1", "message 7") is keyed by its
 // id, so that a send and a receive pair whichever way each names it (an
 // export before trace.MsgName wrote msg=4294967297); any other key is
-// kept as the log wrote it.
+// kept as the log wrote it. Problems quote the log's own words.
 func msgKey(s string) string {
 	if n, ok := strings.CutPrefix(s, "message "); ok {
 		if _, err := strconv.ParseInt(n, 10, 64); err == nil {
@@ -381,7 +381,7 @@ func (b *builder) pair() {
 			continue
 		}
 		if first, ok := sends[n.key]; ok {
-			b.ps.Add(n.ev.At, ReasonDuplicateMsg, "message id %q was sent already at %s", n.key, first.pos())
+			b.ps.Add(n.ev.At, ReasonDuplicateMsg, "message id %q was sent already at %s", n.groups["msg"], first.pos())
 			n.key = ""
 			continue
 		}
@@ -396,7 +396,7 @@ func (b *builder) pair() {
 		if s == nil {
 			switch {
 			case n.key != "":
-				b.ps.Add(n.ev.At, ReasonUnmatchedRecv, "the rules make this a receive of message %q, which no event sends", n.key)
+				b.ps.Add(n.ev.At, ReasonUnmatchedRecv, "the rules make this a receive of message %q, which no event sends", n.groups["msg"])
 			case len(n.in) == 0:
 				b.ps.Add(n.ev.At, ReasonUnmatchedRecv, "the rules make this a receive (%s), but its clock merged no other host's event", n.rule.From)
 			}

@@ -275,3 +275,30 @@ func TestBuildProblems(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildMessageNames: dmx's rules pair a send and a receive whichever
+// way each names the message, "(P0's message 1)" as exports write it
+// since issue 28, or msg=1 as they wrote it before; a problem quotes the
+// log's own name of the message, not its id.
+func TestBuildMessageNames(t *testing.T) {
+	// P1 receives P0's second message first: its clock cannot show the
+	// first one, which only the names pair.
+	log := `
+P0 {"P0":1}
+send request to P1 (P0's message 1) on cs
+P0 {"P0":2}
+send request to P1 msg=2 on cs
+P1 {"P1":1, "P0":2}
+receive request from P0 (P0's message 2) on cs
+P1 {"P1":2, "P0":2}
+receive request from P0 msg=1 on cs
+P1 {"P1":3, "P0":2}
+receive request from P0 (P0's message 9) on cs`
+	r, ps := build(t, strings.TrimSpace(log), foreign.Options{Rules: foreign.DMXRules(), Lenient: true})
+	if got, want := messages(r), "P0#1>P1#2 P0#2>P1#1"; got != want {
+		t.Errorf("messages %q, want %q", got, want)
+	}
+	if err := ps.Err(); err == nil || !strings.Contains(err.Error(), `receive of message "P0's message 9", which no event sends`) {
+		t.Errorf("problems %v, want one quoting P0's message 9", err)
+	}
+}
