@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
 )
@@ -272,7 +273,7 @@ func TestBench(t *testing.T) {
 	if got := b.Output(); !slices.Contains(got, "lost 0->1 hello (P1 is down)") {
 		t.Fatalf("output %q: want the message to P1 lost", got)
 	}
-	b.Recover(1)
+	b.Step(runner.Step{Kind: runner.StepRecover, Proc: 1})
 	if got := b.Output(); !slices.Equal(got, []string{"P1 recover stored=[mark id=101] @6", "  leader 2", "  note: got mark id=101"}) {
 		t.Fatalf("recover: %q", got)
 	}
