@@ -448,8 +448,6 @@ channels it is lost.`,
 	return cmd
 }
 
-type recorderFunc func(*trace.Event) error
-
 // sink is where recordAndCheck's events go: a trace.Writer, or for real
 // processes a trace.Spool.
 type sink interface {
@@ -474,8 +472,6 @@ func newSink(st *trace.Store, runID int64, p runner.Plan, stderr io.Writer) sink
 	}
 	return sp
 }
-
-func (r recorderFunc) Record(ev *trace.Event) error { return r(ev) }
 
 // recording is what a driver (run, sim) gets from recordAndCheck.
 type recording struct {
@@ -525,7 +521,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	announce(stderr, cmd.Name(), p, est, extra...)
 
 	w := newSink(st, runID, p, stderr)
-	m := &meter{rec: recorderFunc(w.Add)}
+	m := &meter{rec: runner.RecorderFunc(w.Add)}
 	stopProgress := func() {}
 	if isTerminal(stderr) {
 		stopProgress = progressLine(stderr, m, p, est, f.out)
