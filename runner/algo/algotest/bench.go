@@ -147,12 +147,40 @@ func (b *Bench) done(err error) error {
 	return err
 }
 
-// step carries out s, if it can happen.
-func (b *Bench) step(s runner.Step) error {
+// Step takes step s, if it can happen now: the steps of a scenario's
+// schedule and of explore's counterexamples (runner.Step), "deliver
+// P0>P2" and the others. A message delivered to a node that is down is
+// lost.
+func (b *Bench) Step(s runner.Step) error {
 	if err := b.w.Can(s); err != nil {
 		return b.done(err)
 	}
-	return b.done(b.w.Apply(s))
+	if s.Kind == runner.StepDeliver {
+		e := b.w.InFlight(s.From, s.Proc)[s.Index]
+		b.flight = slices.DeleteFunc(b.flight, func(m message) bool { return m == message{s.From, s.Proc, e.ID} })
+		if b.w.Node(s.Proc).Crashed() {
+			b.lost(e)
+		}
+	}
+	err := b.w.Apply(s)
+	if s.Kind == runner.StepCrash {
+		b.printf("P%d crash", s.Proc)
+	}
+	return b.done(err)
+}
+
+// at takes step s (a request or a release) at Lamport clock clock, if not
+// 0: the node's clock is raised so that the input's event ticks it to
+// clock.
+func (b *Bench) at(s runner.Step, clock uint64) error {
+	if err := b.w.Can(s); err != nil || clock == 0 {
+		return b.Step(s)
+	}
+	if l := b.w.Node(s.Proc).Lamport(); l >= clock {
+		return b.done(fmt.Errorf("clock=%d: P%d's clock is already %d", clock, s.Proc, l))
+	}
+	b.w.RaiseLamport(s.Proc, clock-1)
+	return b.Step(s)
 }
 
 // Output returns what happened since the last call, and forgets it.
@@ -202,31 +230,18 @@ func (b *Bench) Start(ids ...int) error {
 // not 0, is the input's Lamport clock (the node's clock is raised to it,
 // never lowered).
 func (b *Bench) Request(id int, clock uint64) error {
-	return b.workload(runner.Step{Kind: runner.StepRequest, Proc: id, Resource: runner.DefaultResource}, clock)
+	return b.at(runner.Step{Kind: runner.StepRequest, Proc: id, Resource: runner.DefaultResource}, clock)
 }
 
 // Release has node id's workload leave the critical section, like Request.
 func (b *Bench) Release(id int, clock uint64) error {
-	return b.workload(runner.Step{Kind: runner.StepRelease, Proc: id, Resource: runner.DefaultResource}, clock)
-}
-
-func (b *Bench) workload(s runner.Step, clock uint64) error {
-	if err := b.w.Can(s); err != nil {
-		return b.done(err)
-	}
-	if clock > 0 {
-		if l := b.w.Node(s.Proc).Lamport(); l >= clock {
-			return b.done(fmt.Errorf("clock=%d: P%d's clock is already %d", clock, s.Proc, l))
-		}
-		b.w.RaiseLamport(s.Proc, clock-1) // the input's event ticks it to clock
-	}
-	return b.done(b.w.Apply(s))
+	return b.at(runner.Step{Kind: runner.StepRelease, Proc: id, Resource: runner.DefaultResource}, clock)
 }
 
 // Fire fires node id's timer name at its due time, moving the clock there
 // if it is later than now. Firing a timer that is not armed is an error.
 func (b *Bench) Fire(id int, name string) error {
-	return b.step(runner.Step{Kind: runner.StepTimer, Proc: id, Resource: b.machineResource(), Timer: name})
+	return b.Step(runner.Step{Kind: runner.StepTimer, Proc: id, Resource: b.machineResource(), Timer: name})
 }
 
 // FireUnarmed fires node id's timer name now although it is not armed: a
@@ -259,18 +274,10 @@ func (b *Bench) timers(id int) map[string]time.Duration {
 func (b *Bench) Advance(d time.Duration) { b.w.Advance(d) }
 
 // Crash crashes node id.
-func (b *Bench) Crash(id int) error {
-	if err := b.step(runner.Step{Kind: runner.StepCrash, Proc: id}); err != nil {
-		return err
-	}
-	b.printf("P%d crash", id)
-	return nil
-}
+func (b *Bench) Crash(id int) error { return b.Step(runner.Step{Kind: runner.StepCrash, Proc: id}) }
 
 // Recover restarts the crashed node id.
-func (b *Bench) Recover(id int) error {
-	return b.step(runner.Step{Kind: runner.StepRecover, Proc: id})
-}
+func (b *Bench) Recover(id int) error { return b.Step(runner.Step{Kind: runner.StepRecover, Proc: id}) }
 
 // inFlight returns message m's envelope and its place among those in
 // flight on its channel.
@@ -283,22 +290,18 @@ func (b *Bench) inFlight(m message) (*runner.Envelope, int) {
 	panic(fmt.Sprintf("algotest: message %d from P%d to P%d is not in flight", m.id, m.from, m.to))
 }
 
-// Deliver delivers, in send order, the messages in flight for which match
-// returns true (all if match is nil), at most limit of them (limit < 0: no
-// limit), and returns how many it took. A message to a node that is down
-// is lost.
-func (b *Bench) Deliver(match func(e *runner.Envelope) bool, limit int) int {
+// deliverAll delivers, in send order, the messages in flight for which
+// match returns true.
+func (b *Bench) deliverAll(match func(e *runner.Envelope) bool) {
 	var take []message
 	for _, m := range b.flight {
-		if e, _ := b.inFlight(m); limit != 0 && (match == nil || match(e)) {
+		if e, _ := b.inFlight(m); match(e) {
 			take = append(take, m)
-			limit--
 		}
 	}
 	for _, m := range take {
 		b.deliver(m)
 	}
-	return len(take)
 }
 
 // Inject delivers a crafted message that was never sent, stamped with the
@@ -346,18 +349,14 @@ func (b *Bench) Beat() error {
 			}
 		}
 	}
-	b.Deliver(func(e *runner.Envelope) bool { return e.Msg.Type == heartbeat }, -1)
+	b.deliverAll(func(e *runner.Envelope) bool { return e.Msg.Type == heartbeat })
 	return b.done(nil)
 }
 
-// deliver delivers message m, the step deliver P<from>>P<to> #<its place>.
+// deliver delivers message m.
 func (b *Bench) deliver(m message) error {
-	e, i := b.inFlight(m)
-	b.flight = slices.DeleteFunc(b.flight, func(x message) bool { return x == m })
-	if b.w.Node(m.to).Crashed() {
-		b.lost(e)
-	}
-	return b.step(runner.Step{Kind: runner.StepDeliver, Proc: m.to, From: m.from, Index: i})
+	_, i := b.inFlight(m)
+	return b.Step(runner.Step{Kind: runner.StepDeliver, Proc: m.to, From: m.from, Index: i})
 }
 
 func (b *Bench) lost(e *runner.Envelope) {

@@ -45,17 +45,21 @@ func UpdateFlag(doc string) func() bool {
 // is one command line, a line "----", and the expected output:
 //
 //	# Reference: seed 003 [RA1], [RA2]: multicast (T_Pi, i) to the others.
-//	request 1 clock=5
+//	request P1 cs clock=5
 //	----
 //	P1 request @5
 //	  send 1->0 request stamp=5 id=1
 //	  send 1->2 request stamp=5 id=1
 //	  wait [0 2]
 //
-// The commands are in Commands. Each input prints a header
-// "P<id> <input> @<clock>" and then, indented, the machine's outputs (see
-// FormatOutput); the clock is the node's Lamport clock as the runtime keeps
-// it (+1 per recorded event: the input's, and each output but timers').
+// The commands are in Commands: the inputs are the steps of a
+// runner.World, in the words of a scenario's schedule and of dmx
+// explore's counterexamples ("deliver P0>P2", "timer P1 cs backoff"),
+// so that a schedule explore found can be replayed line by line in a
+// script. Each input prints a header "P<id> <input> @<clock>" and then,
+// indented, the machine's outputs (see FormatOutput); the clock is the
+// node's Lamport clock as the runtime keeps it (+1 per recorded event: the
+// input's, and each output but timers').
 func RunScripts(t *testing.T, spec algo.Spec, dir string) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
@@ -74,7 +78,7 @@ func RunScripts(t *testing.T, spec algo.Spec, dir string) {
 
 // Command is one command of the scripts' language.
 type Command struct {
-	Usage string // the command line, e.g. "timer id name"
+	Usage string // the command line, e.g. "timer P1 cs backoff"
 	Doc   string
 	// parse reads the arguments and returns what the command does; the
 	// interpreter runs it only if the arguments were all read and good.
@@ -83,39 +87,33 @@ type Command struct {
 
 // Commands are the scripts' commands by name (beside "new n=N [k=v...]",
 // which builds N nodes, not started, with the algorithm's parameters k=v).
-// Ids are node ids; k=v arguments are optional unless shown.
+// The inputs are the steps of a runner.World, written as scenarios'
+// schedules and explore's counterexamples write them (runner.ParseStep):
+// processes are P0, P1..., a channel is P0>P2, a resource "-" is none (an
+// election's or a multicast's timers); k=v arguments are optional unless
+// shown.
 var Commands = map[string]Command{
-	"start": {"start [id...]", "start these nodes (default: all, in id order)", func(a *args) func(*Bench) error {
-		ids := a.ids()
+	"start": {"start [P<i>...]", "start these nodes (default: all, in id order)", func(a *args) func(*Bench) error {
+		var ids []int
+		for i := range a.pos {
+			ids = append(ids, a.proc(i))
+		}
 		return func(b *Bench) error { return b.Start(ids...) }
 	}},
-	"request": {"request id [clock=T]", "the workload asks id for the critical section (clock=T: at Lamport clock T)", func(a *args) func(*Bench) error {
-		id, clock := a.id(0), a.uint("clock")
-		return func(b *Bench) error { return b.Request(id, clock) }
+	"request": stepCmd("request P<i> RESOURCE [clock=T]", "the workload asks P<i> for the critical section (clock=T: at Lamport clock T; a multicast algorithm multicasts)"),
+	"release": stepCmd("release P<i> RESOURCE [clock=T]", "the workload leaves it"),
+	"timer":   stepCmd("timer P<i> RESOURCE NAME", "fire P<i>'s timer NAME at its due time (the clock moves there)"),
+	"crash":   stepCmd("crash P<i>", "crash P<i>"),
+	"recover": stepCmd("recover P<i>", "restart P<i>: a fresh machine gets Recover with what P<i> persisted"),
+	"deliver": stepCmd("deliver P<i>>P<j> [#K]", "the oldest message in flight from P<i> to P<j> arrives (#K: the one K places after it); lost if P<j> is down"),
+	"inject-timer": {"inject-timer P<i> RESOURCE NAME", "fire P<i>'s timer NAME now although it is not set (a timer the machine does not expect)", func(a *args) func(*Bench) error {
+		s := a.step("timer", -1)
+		return func(b *Bench) error {
+			return b.done(b.w.InjectTimer(s.Proc, runner.TimerRef{Resource: s.Resource, Name: s.Timer}))
+		}
 	}},
-	"release": {"release id [clock=T]", "the workload leaves it", func(a *args) func(*Bench) error {
-		id, clock := a.id(0), a.uint("clock")
-		return func(b *Bench) error { return b.Release(id, clock) }
-	}},
-	"timer": {"timer id name", "fire id's timer name at its due time", func(a *args) func(*Bench) error {
-		id, name := a.id(0), a.word(1)
-		return func(b *Bench) error { return b.Fire(id, name) }
-	}},
-	"inject-timer": {"inject-timer id name", "fire id's timer name now although it is not armed (a timer the machine does not expect)", func(a *args) func(*Bench) error {
-		id, name := a.id(0), a.word(1)
-		return func(b *Bench) error { return b.FireUnarmed(id, name) }
-	}},
-	"crash": {"crash id", "crash id", func(a *args) func(*Bench) error {
-		id := a.id(0)
-		return func(b *Bench) error { return b.Crash(id) }
-	}},
-	"recover": {"recover id", "restart id: a fresh machine gets Recover with what id persisted", func(a *args) func(*Bench) error {
-		id := a.id(0)
-		return func(b *Bench) error { return b.Recover(id) }
-	}},
-	"deliver": {"deliver [from=i] [to=j] [type=t] [n=k]", "deliver the pending messages that match (all, or the first k), in send order", deliverCmd},
-	"inject":  {"inject from to type [stamp=S] [id=I] [term=T] [vals=a,b,...] [clock=C]", "deliver a crafted message that was never sent", injectCmd},
-	"stabilize": {"stabilize", "deliver pending messages in send order until none is left", func(a *args) func(*Bench) error {
+	"inject": {"inject P<i>>P<j> TYPE [stamp=S] [id=I] [term=T] [vals=a,b,...] [clock=C]", "P<j> gets a crafted message that was never sent", injectCmd},
+	"stabilize": {"stabilize", "deliver the messages in flight in send order until none is left", func(a *args) func(*Bench) error {
 		return (*Bench).Stabilize
 	}},
 	"advance": {"advance D", "move the clock forward by the duration D (e.g. 5ms)", func(a *args) func(*Bench) error {
@@ -132,14 +130,15 @@ var Commands = map[string]Command{
 	"hide-heartbeats": {"hide-heartbeats", "from now on, leave the heartbeats sent, delivered and lost, and fd-beat timers, out of the output (what they cause is shown)", func(a *args) func(*Bench) error {
 		return func(b *Bench) error { b.hide = true; return nil }
 	}},
-	"pending": {"pending", "the messages sent and not yet delivered", func(a *args) func(*Bench) error {
+	"pending": {"pending", "the messages in flight, in send order, each with the step that delivers it", func(a *args) func(*Bench) error {
 		return func(b *Bench) error {
 			if len(b.flight) == 0 {
 				b.printf("none")
 			}
 			for _, m := range b.flight {
-				e, _ := b.inFlight(m)
-				b.printf("%d->%d %s", e.From, e.To, FormatMsg(e.Msg))
+				e, i := b.inFlight(m)
+				s := runner.Step{Kind: runner.StepDeliver, Proc: m.to, From: m.from, Index: i}
+				b.printf("%v: %s", s, FormatMsg(e.Msg))
 			}
 			return nil
 		}
@@ -202,6 +201,19 @@ var Commands = map[string]Command{
 	}},
 }
 
+// stepCmd is the command of a step of the World: its words are read by
+// runner.ParseStep; a request or a release may add clock=T.
+func stepCmd(usage, doc string) Command {
+	return Command{usage, doc, func(a *args) func(*Bench) error {
+		s := a.step(a.verb, -1)
+		var clock uint64
+		if s.Kind == runner.StepRequest || s.Kind == runner.StepRelease {
+			clock = a.uint("clock")
+		}
+		return func(b *Bench) error { return b.at(s, clock) }
+	}}
+}
+
 // each prints a line per node: "P<id> down", or "P<id> " and what line
 // returns (nothing if it returns "").
 func (b *Bench) each(line func(id int) string) {
@@ -214,26 +226,10 @@ func (b *Bench) each(line func(id int) string) {
 	}
 }
 
-func deliverCmd(a *args) func(*Bench) error {
-	limit := -1
-	if _, ok := a.kv["n"]; ok {
-		limit = int(a.uint("n"))
-	}
-	from, to, typ := a.opt("from"), a.opt("to"), a.opt("type")
-	return func(b *Bench) error {
-		k := b.Deliver(func(e *runner.Envelope) bool {
-			return (from == "" || from == strconv.Itoa(e.From)) && (to == "" || to == strconv.Itoa(e.To)) && (typ == "" || typ == e.Msg.Type)
-		}, limit)
-		if k == 0 {
-			b.printf("no pending message matches")
-		}
-		return nil
-	}
-}
-
 func injectCmd(a *args) func(*Bench) error {
-	from, to := a.id(0), a.id(1)
-	m := algo.Msg{Type: a.word(2), Stamp: a.uint("stamp"), Term: a.uint("term"), ID: int(a.uint("id"))}
+	ch := a.step("deliver", 1) // the channel P<i>>P<j>, as a delivery names it
+	from, to := ch.From, ch.Proc
+	m := algo.Msg{Type: a.word(1), Stamp: a.uint("stamp"), Term: a.uint("term"), ID: int(a.uint("id"))}
 	if v := a.opt("vals"); v != "" {
 		for _, x := range strings.Split(v, ",") {
 			u, err := strconv.ParseUint(x, 10, 64)
@@ -287,14 +283,28 @@ func (a *args) word(i int) string {
 	return a.pos[i]
 }
 
-// id is positional argument i as a node id.
-func (a *args) id(i int) int {
+// proc is positional argument i as a process, P<i>.
+func (a *args) proc(i int) int {
 	w := a.word(i)
-	id, err := strconv.Atoi(w)
+	p, err := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(w, "P"), "p"))
 	if err != nil && w != "" {
-		a.fail("node %q: want a number", w)
+		a.fail("process %q: want a process such as P1", w)
 	}
-	return id
+	return p
+}
+
+// step reads the first k positional arguments (all if k < 0) as the
+// rest of a step of the given kind, in runner.ParseStep's words.
+func (a *args) step(kind string, k int) runner.Step {
+	if k < 0 || k > len(a.pos) {
+		k = len(a.pos)
+	}
+	a.npos = max(a.npos, k)
+	s, err := runner.ParseStep(strings.Join(append([]string{kind}, a.pos[:k]...), " "))
+	if err != nil && a.err == nil {
+		a.err = err
+	}
+	return s
 }
 
 // duration is positional argument i as a duration.
@@ -305,15 +315,6 @@ func (a *args) duration(i int) time.Duration {
 		a.fail("%q: want a duration such as 5ms", w)
 	}
 	return d
-}
-
-// ids is every positional argument as a node id.
-func (a *args) ids() []int {
-	var out []int
-	for i := range a.pos {
-		out = append(out, a.id(i))
-	}
-	return out
 }
 
 // opt is argument k=, "" if it is not given.
