@@ -50,10 +50,10 @@ func TestListFits(t *testing.T) {
 // default and meaning, its variants as commands, and costs; its JSON form
 // holds all of it.
 func TestAlgorithm(t *testing.T) {
-	golden(t, "algorithm-ricart-agrawala.table", render(t, func(b *bytes.Buffer) error {
+	goldenFile(t, "algorithm-ricart-agrawala.table", render(t, func(b *bytes.Buffer) error {
 		return Algorithm(b, "table", registry.Lookup("ricart-agrawala"))
 	}))
-	golden(t, "algorithm-maekawa.json", render(t, func(b *bytes.Buffer) error {
+	goldenFile(t, "algorithm-maekawa.json", render(t, func(b *bytes.Buffer) error {
 		return Algorithm(b, "json", registry.Lookup("maekawa"))
 	}))
 	rule := regexp.MustCompile(`\[[A-Z]{1,3}[0-9]\]`)

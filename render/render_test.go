@@ -3,43 +3,24 @@ package render
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/analyze/stats"
+	"github.com/dmxlab/dmx/internal/golden"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden with this build's output")
-
-// golden compares got with testdata/NAME.golden, or rewrites the file
+// goldenFile compares got with testdata/NAME.golden, or rewrites the file
 // under -update.
-func golden(t *testing.T, name string, got []byte) {
+func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./render -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s (go test ./render -update rewrites it):\ngot:\n%s\nwant:\n%s", name, path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name+".golden"), got)
 }
 
 // render runs f into a buffer and fails the test on an error.
@@ -112,7 +93,7 @@ func TestReports(t *testing.T) {
 	} {
 		for _, format := range ReportFormats {
 			got := render(t, func(b *bytes.Buffer) error { return Reports(b, format, reps, 2) })
-			golden(t, fmt.Sprintf("report-%s.%s", name, format), got)
+			goldenFile(t, fmt.Sprintf("report-%s.%s", name, format), got)
 		}
 	}
 	if err := Reports(new(bytes.Buffer), "yaml", nil, 1); err == nil {
@@ -181,16 +162,16 @@ var runs = []*stats.Stats{
 // TestStats: the measures in every format, of one trace and of several.
 func TestStats(t *testing.T) {
 	for _, format := range StatsFormats {
-		golden(t, "stats."+format, render(t, func(b *bytes.Buffer) error { return Stats(b, format, "run.db", runs) }))
+		goldenFile(t, "stats."+format, render(t, func(b *bytes.Buffer) error { return Stats(b, format, "run.db", runs) }))
 		files := []StatsFile{{"a.db", runs[:2]}, {"b.db", runs[2:]}}
-		golden(t, "stats-several."+format, render(t, func(b *bytes.Buffer) error { return StatsFiles(b, format, files) }))
+		goldenFile(t, "stats-several."+format, render(t, func(b *bytes.Buffer) error { return StatsFiles(b, format, files) }))
 	}
 }
 
 // TestList: the algorithms of the registry in every format.
 func TestList(t *testing.T) {
 	for _, format := range ListFormats {
-		golden(t, "list."+format, render(t, func(b *bytes.Buffer) error { return List(b, format, registry.All()) }))
+		goldenFile(t, "list."+format, render(t, func(b *bytes.Buffer) error { return List(b, format, registry.All()) }))
 	}
 }
 
@@ -203,7 +184,7 @@ func TestRows(t *testing.T) {
 		{int64(-4), "text", "", nil, 1e21, []byte{}},
 	}
 	for _, format := range RowsFormats {
-		golden(t, "rows."+format, render(t, func(b *bytes.Buffer) error {
+		goldenFile(t, "rows."+format, render(t, func(b *bytes.Buffer) error {
 			i := 0
 			_, err := Rows(b, format, header, func() ([]any, error) {
 				if i == len(rows) {

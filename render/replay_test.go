@@ -40,7 +40,7 @@ func TestReplayGolden(t *testing.T) {
 			got := render(t, func(b *bytes.Buffer) error {
 				return ReplayResult(b, format, res, ReplayInfo{File: "run.db", Version: "v0.1.0-dev"})
 			})
-			golden(t, "replay-"+name+"."+format, got)
+			goldenFile(t, "replay-"+name+"."+format, got)
 		}
 	}
 }
@@ -63,6 +63,6 @@ func TestReplayStepGolden(t *testing.T) {
 			}
 			return ReplayStep(b, format, out)
 		})
-		golden(t, "replay-step."+format, got)
+		goldenFile(t, "replay-step."+format, got)
 	}
 }

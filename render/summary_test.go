@@ -31,7 +31,7 @@ func TestReportSummarises(t *testing.T) {
 			{Check: "liveness", Verdict: analyze.Violated, Findings: findings, Note: "970 requests granted"},
 		}}
 	out := string(render(t, func(b *bytes.Buffer) error { return Reports(b, "table", []Report{rep}, 10) }))
-	golden(t, "report-long.table", []byte(out))
+	goldenFile(t, "report-long.table", []byte(out))
 	for _, line := range strings.Split(out, "\n") {
 		if n := utf8.RuneCountInString(line); n > MaxFinding+40 {
 			t.Errorf("a line of %d characters: %.80s...", n, line)

@@ -26,7 +26,7 @@ func record(t *testing.T, p runner.Plan) (events, msgs, bytes int64) {
 	}
 	w := st.NewWriter(id)
 	var m msgCounter
-	res, err := runner.Simulate(p, recorderFunc(func(ev *trace.Event) error {
+	res, err := runner.Simulate(p, runner.RecorderFunc(func(ev *trace.Event) error {
 		if ev.Kind == trace.KindSend {
 			m++
 		}
@@ -52,10 +52,6 @@ func record(t *testing.T, p runner.Plan) (events, msgs, bytes int64) {
 }
 
 type msgCounter int64
-
-type recorderFunc func(*trace.Event) error
-
-func (r recorderFunc) Record(ev *trace.Event) error { return r(ev) }
 
 // TestEstimate: a run's size estimated from its plan is within a small
 // factor of what the simulator records, for every configuration of every

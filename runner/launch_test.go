@@ -3,7 +3,6 @@ package runner_test
 import (
 	"context"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -21,17 +20,8 @@ import (
 )
 
 // TestMain lets the test binary play a node process: the launcher
-// re-executes it with DMX_TEST_NODE=1, as dmx re-executes itself as `dmx node`.
-func TestMain(m *testing.M) {
-	if os.Getenv("DMX_TEST_NODE") == "1" {
-		if err := udp.NodeMain(registry.Lookup, os.Stdin, os.Stdout); err != nil {
-			os.Stderr.WriteString(err.Error() + "\n")
-			os.Exit(2)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+// re-executes it (procs.command), as dmx re-executes itself as `dmx node`.
+func TestMain(m *testing.M) { udp.TestMainNode(m, registry.Lookup) }
 
 // procs remembers the node processes a launch started, so that a test can
 // kill one.
@@ -41,8 +31,7 @@ type procs struct {
 }
 
 func (p *procs) command() *exec.Cmd {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "DMX_TEST_NODE=1")
+	cmd := udp.TestNodeCommand()
 	p.mu.Lock()
 	p.cmds = append(p.cmds, cmd)
 	p.mu.Unlock()

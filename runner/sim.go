@@ -19,6 +19,12 @@ type Recorder interface {
 	Record(ev *trace.Event) error
 }
 
+// RecorderFunc is a function that records events: a Recorder.
+type RecorderFunc func(ev *trace.Event) error
+
+// Record implements Recorder.
+func (f RecorderFunc) Record(ev *trace.Event) error { return f(ev) }
+
 // Collector is a Recorder that keeps every event in memory (tests, small
 // runs).
 type Collector struct{ Events []trace.Event }

@@ -283,7 +283,7 @@ func NewWorld(p Plan, rec Recorder) (*World, error) {
 }
 
 // NewHandWorld builds a world that a test steps by hand, as the
-// interaction scripts of the algorithms' tests do (runner/algo/algotest):
+// interaction scripts of the algorithms' tests do (runner/algotest):
 // n nodes of spec with params and seed 1, not started (Start starts one),
 // with no workload and no recorder. It differs from a plan's world in
 // three ways, so that a script can stage any moment of a run and show

@@ -908,6 +908,16 @@ func insertNames(ctx context.Context, tx *sql.Tx, run int64, names []string) err
 	return nil
 }
 
+// ReadRuns opens the trace at path read-only and returns its runs.
+func ReadRuns(path string) ([]Run, error) {
+	st, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Runs()
+}
+
 // SetProcNames records names for the processes of a run (names[p] names
 // process p), replacing earlier names.
 func (s *Store) SetProcNames(run int64, names []string) error {

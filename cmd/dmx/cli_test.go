@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dmxlab/dmx/cmd/dmx/early"
@@ -15,6 +17,14 @@ import (
 // own binary as `dmx node`, and under `go test` that binary is this one.
 func TestMain(m *testing.M) {
 	if os.Getenv("DMX_TEST_MAIN") == "1" {
+		if kb, err := strconv.Atoi(os.Getenv("DMX_TEST_FSIZE_KB")); err == nil {
+			// A file-size limit (TestWriteFailureLeavesNoHalfFile): writes
+			// past it fail with EFBIG, as on a full disk.
+			lim := syscall.Rlimit{Cur: uint64(kb) << 10, Max: uint64(kb) << 10}
+			if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+				panic(err)
+			}
+		}
 		os.Exit(Do(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Setenv("DMX_TEST_MAIN", "1") // inherited by the node processes

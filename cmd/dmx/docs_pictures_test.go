@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,14 +12,7 @@ import (
 // verdict it reports (0, or 1 for a run with findings), never a usage
 // error.
 func TestDocsPictures(t *testing.T) {
-	dir := t.TempDir()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(root, "examples"), filepath.Join(dir, "examples")); err != nil {
-		t.Fatal(err)
-	}
+	dir, root := inScratch(t, "examples")
 	// The traces the pages name.
 	for db, args := range map[string][]string{
 		"run.db":      {"sim", "bully", "--seed", "7", "--faults", "crash:leader@600ms,crash:leader@1300ms"},
@@ -33,36 +24,10 @@ func TestDocsPictures(t *testing.T) {
 			t.Fatalf("%s: %s", db, errs)
 		}
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chdir(dir); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
-	n := 0
-	for _, page := range []string{"pictures.md", "report.md"} {
-		f, err := os.Open(filepath.Join(root, "docs", page))
-		if err != nil {
-			t.Fatal(err)
+	eachDocLine(t, root, "    dmx ", []string{"pictures.md", "report.md"}, func(page, line string) {
+		code, out, errs := dmx(t, strings.Fields(line)...)
+		if code != exitOK && code != exitViolated {
+			t.Errorf("%s: dmx %s: exit %d\n%s%s", page, line, code, out, errs)
 		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
-			if !strings.HasPrefix(sc.Text(), "    dmx ") {
-				continue
-			}
-			n++
-			args := strings.Fields(strings.TrimPrefix(line, "dmx "))
-			code, out, errs := dmx(t, args...)
-			if code != exitOK && code != exitViolated {
-				t.Errorf("%s: %s: exit %d\n%s%s", page, line, code, out, errs)
-			}
-		}
-		f.Close()
-	}
-	if n < 8 {
-		t.Errorf("%d commands found in the pages", n)
-	}
+	})
 }

@@ -80,6 +80,10 @@ func (g *exitGuard) exitLocked() {
 	for i := len(g.cleanups) - 1; i >= 0; i-- {
 		g.cleanups[i]()
 	}
+	partFiles.Range(func(k, _ any) bool {
+		os.Remove(k.(string))
+		return true
+	})
 	os.Exit(exitInconclusive)
 }
 

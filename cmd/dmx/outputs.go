@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/dmxlab/dmx/trace"
 )
@@ -68,4 +70,52 @@ func resolved(path string) string {
 		return filepath.Join(d, base)
 	}
 	return abs
+}
+
+// partFiles are the files writeWhole is writing: an interrupt that ends
+// dmx removes them (exitGuard).
+var partFiles sync.Map
+
+// writeWhole writes data into the file path, replacing it only once the
+// whole of data is written: into a new file beside it, renamed over it.
+// A write that fails (a full disk, a file-size limit) leaves the file as
+// it was, not truncated: a picture or report cut short was left under the
+// name, and a good one it replaced was lost (found by the adversarial
+// pass of issue 22).
+func writeWhole(path string, data []byte) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return os.WriteFile(path, data, 0o644) // a link to a file to make
+		}
+		path = real // a link's target is written, as os.WriteFile does
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return os.WriteFile(path, data, 0o644) // /dev/stdout, a FIFO: in place
+	}
+	dir, base := filepath.Split(path)
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s.dmx-part-%016x", base, rand.Uint64()))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		// Where no file can be made beside it, write it in place.
+		return os.WriteFile(path, data, 0o644)
+	}
+	partFiles.Store(tmp, true)
+	defer partFiles.Delete(tmp)
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }

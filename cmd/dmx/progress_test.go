@@ -20,7 +20,7 @@ import (
 func TestProgressText(t *testing.T) {
 	p := runner.NewPlan(runner.DriverSim)
 	p.Spec, p.N, p.Workload.Entries = registry.Lookup("ricart-agrawala"), 10, 10
-	m := &meter{rec: recorderFunc(func(*trace.Event) error { return nil })}
+	m := &meter{rec: runner.RecorderFunc(func(*trace.Event) error { return nil })}
 	for i := 0; i < 1000; i++ {
 		m.Record(&trace.Event{Kind: trace.KindSend, Wall: int64(i)})
 	}
@@ -65,7 +65,7 @@ func TestProgressLine(t *testing.T) {
 	defer func(d time.Duration) { progressAfter = d }(progressAfter)
 	p := runner.NewPlan(runner.DriverSim)
 	p.Spec = registry.Lookup("central")
-	m := &meter{rec: recorderFunc(func(*trace.Event) error { return nil })}
+	m := &meter{rec: runner.RecorderFunc(func(*trace.Event) error { return nil })}
 
 	var w syncBuffer
 	stop := progressLine(&w, m, p, runner.Size{}, "none.db")

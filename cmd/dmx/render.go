@@ -375,7 +375,7 @@ func writePicture(path, format string, p *spacetime.Picture) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	return writeWhole(path, buf.Bytes())
 }
 
 // writeDiagram draws d into the file path, replacing it only once the
@@ -385,10 +385,7 @@ func writeDiagram(path, format string, d *spacetime.Diagram, opts spacetime.Opti
 	if err := spacetime.Write(&buf, format, d, opts); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return nil
+	return writeWhole(path, buf.Bytes())
 }
 
 // describeDiagram says in a few words what a diagram shows.

@@ -111,7 +111,7 @@ func writeReport(dir string, traces []string, reps []render.Report, runs []htmlr
 	if err := htmlreport.Write(&b, r); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := writeWhole(path, b.Bytes()); err != nil {
 		return "", err
 	}
 	return path, nil

@@ -29,12 +29,7 @@ func rerunArgs(t *testing.T, stderr string) []string {
 // from its runs row, and checks that it makes the same row.
 func recordedPlan(t *testing.T, path string) runner.Plan {
 	t.Helper()
-	st, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	runs, err := st.Runs()
+	runs, err := trace.ReadRuns(path)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs: %v %v", runs, err)
 	}

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -448,8 +451,6 @@ channels it is lost.`,
 	return cmd
 }
 
-type recorderFunc func(*trace.Event) error
-
 // sink is where recordAndCheck's events go: a trace.Writer, or for real
 // processes a trace.Spool.
 type sink interface {
@@ -474,8 +475,6 @@ func newSink(st *trace.Store, runID int64, p runner.Plan, stderr io.Writer) sink
 	}
 	return sp
 }
-
-func (r recorderFunc) Record(ev *trace.Event) error { return r(ev) }
 
 // recording is what a driver (run, sim) gets from recordAndCheck.
 type recording struct {
@@ -517,6 +516,8 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 		closeStore(st, stderr)
 		return &exitError{exitUsage, err}
 	}
+	res := holdReserve(f.out, runID)
+	defer res.release()
 	var extra []string // flags of the command that are no part of the plan
 	if f.maxEvents != 0 && p.WithDefaults().Driver == runner.DriverSim {
 		// Where a run is cut is part of it.
@@ -525,7 +526,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	announce(stderr, cmd.Name(), p, est, extra...)
 
 	w := newSink(st, runID, p, stderr)
-	m := &meter{rec: recorderFunc(w.Add)}
+	m := &meter{rec: runner.RecorderFunc(w.Add)}
 	stopProgress := func() {}
 	if isTerminal(stderr) {
 		stopProgress = progressLine(stderr, m, p, est, f.out)
@@ -542,7 +543,7 @@ func recordAndCheck(cmd *cobra.Command, f *runFlags, p runner.Plan, do func(reco
 	if it.interrupted() && complete {
 		complete, status = false, "interrupted"
 	}
-	status, failure, cause := endRecording(st, w, runID, complete, status, runErr, stderr)
+	status, failure, cause := endRecording(st, w, res, runID, complete, status, runErr, stderr)
 	if p.WithDefaults().Driver == runner.DriverSim {
 		// What a simulated run took to compute is not how long it lasted:
 		// say both, the second as dmx stats does.
@@ -611,13 +612,53 @@ func announce(stderr io.Writer, name string, p runner.Plan, est runner.Size, ext
 	}
 }
 
+// reserve is disk space a recording holds for its end: a file of
+// reserveBytes beside the trace (.NAME.dmx-reserve-RUN-*), removed just
+// before the run's end is written. A recording that fills the disk could
+// not write its run's status when the spool had taken the last of the
+// space: the run read "running" (TestDiskFull, on a loaded machine). A
+// recorder killed with SIGKILL leaves it, as it leaves its spool.
+type reserve struct{ path string }
+
+const reserveBytes = 256 << 10
+
+// holdReserve makes the reserve of run runID of the trace at path, or
+// returns nil where it cannot (the disk is full already: then nothing is
+// held).
+func holdReserve(path string, runID int64) *reserve {
+	dir, base := filepath.Split(path)
+	name := filepath.Join(dir, fmt.Sprintf(".%s.dmx-reserve-%d-%016x", base, runID, rand.Uint64()))
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil
+	}
+	// Written, not sparse: the blocks are the reserve.
+	_, err = f.Write(make([]byte, reserveBytes))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+		return nil
+	}
+	return &reserve{path: name}
+}
+
+// release gives the space back; again, or on nil, it does nothing.
+func (r *reserve) release() {
+	if r != nil && r.path != "" {
+		os.Remove(r.path)
+		r.path = ""
+	}
+}
+
 // endRecording settles the recording of run runID: the sink is closed,
 // the run ended with its status and the trace closed. It returns the
 // run's status, what failed ("" if nothing), said once (a full disk fails
 // the recorder, the spool and the writer alike, each saying "database or
 // disk is full"), and what of it failed the run itself, the cause its
 // status gives.
-func endRecording(st *trace.Store, w sink, runID int64, complete bool, status string, runErr error, stderr io.Writer) (runStatus, failure, cause string) {
+func endRecording(st *trace.Store, w sink, res *reserve, runID int64, complete bool, status string, runErr error, stderr io.Writer) (runStatus, failure, cause string) {
 	werr := w.Close()
 	if runErr != nil || werr != nil {
 		cause = oneLine(runErr, werr)
@@ -633,6 +674,9 @@ func endRecording(st *trace.Store, w sink, runID int64, complete bool, status st
 			status += fmt.Sprintf("; %d of %d events stored", stored, w.Count())
 		}
 	}
+	// The space held for this moment lets the run's end be written when
+	// the disk is full.
+	res.release()
 	endErr := st.EndRun(runID, time.Now().UnixNano(), complete, status)
 	closeErr := closeStore(st, stderr)
 	if failure == "" && (endErr != nil || closeErr != nil) {

@@ -128,12 +128,7 @@ func TestSweepSchedulesBySeed(t *testing.T) {
 	dmx(t, "sweep", "ricart-agrawala", "-n", "3", "--entries", "3", "--faults", "random", "--seeds", "1..6", "--workers", "2", "-o", a)
 	dmx(t, "sweep", "ricart-agrawala", "-n", "3", "--entries", "3", "--faults", "random", "--seeds", "4..6", "--workers", "1", "-o", b)
 	faults := func(path string) map[uint64]string {
-		st, err := trace.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		runs, err := st.Runs()
+		runs, err := trace.ReadRuns(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,12 +275,7 @@ func TestSweepReal(t *testing.T) {
 	if !strings.Contains(errs, "1 worker into") {
 		t.Errorf("--real should run one run at a time:\n%s", errs)
 	}
-	st, err := trace.Open(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	runs, err := st.Runs()
+	runs, err := trace.ReadRuns(tr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,10 +20,6 @@ import (
 	"github.com/dmxlab/dmx/trace"
 )
 
-type recorderFunc func(*trace.Event) error
-
-func (r recorderFunc) Record(ev *trace.Event) error { return r(ev) }
-
 // simulate runs a scenario of examples/ in the simulator and returns its
 // run and events, with the findings of its algorithm's checks.
 func simulate(t *testing.T, scenario string) (trace.Run, []trace.Event, []analyze.Finding) {
@@ -47,7 +43,7 @@ func simulate(t *testing.T, scenario string) (trace.Run, []trace.Event, []analyz
 		evs = append(evs, e)
 		return nil
 	}
-	if _, err := runner.Simulate(p, recorderFunc(keep), nil); err != nil {
+	if _, err := runner.Simulate(p, runner.RecorderFunc(keep), nil); err != nil {
 		t.Fatal(err)
 	}
 	run := p.RunRow()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmxlab/dmx/internal/simtest"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/trace"
@@ -19,7 +20,7 @@ import (
 // events events (some 120 per entry).
 func benchRun(b testing.TB, events int) recorded {
 	b.Helper()
-	p := plan(b, "ricart-agrawala", 1, func(p *runner.Plan) { p.Workload.Entries = events / 120 })
+	p := simtest.Plan(b, "ricart-agrawala", 1, func(p *runner.Plan) { p.Workload.Entries = events / 120 })
 	return record(b, p)
 }
 

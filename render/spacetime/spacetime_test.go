@@ -4,26 +4,20 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
-	"flag"
 	"image/png"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/internal/golden"
+	"github.com/dmxlab/dmx/internal/simtest"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-type recorderFunc func(*trace.Event) error
-
-func (r recorderFunc) Record(ev *trace.Event) error { return r(ev) }
 
 // recorded is a run recorded into a trace file, ready to draw.
 type recorded struct {
@@ -35,28 +29,7 @@ type recorded struct {
 func record(t testing.TB, p runner.Plan) recorded {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "run.db")
-	st, err := trace.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := p.RunRow()
-	row.Started = 1
-	id, err := st.BeginRun(row)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := st.NewWriter(id)
-	res, err := runner.Simulate(p, recorderFunc(w.Add), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.EndRun(id, 2, res.Complete, res.Status); err != nil {
-		t.Fatal(err)
-	}
-	return reopen(t, st, path, id)
+	return openRun(t, path, simtest.Record(t, path, p))
 }
 
 func reopen(t testing.TB, st *trace.Store, path string, id int64) recorded {
@@ -64,6 +37,12 @@ func reopen(t testing.TB, st *trace.Store, path string, id int64) recorded {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return openRun(t, path, id)
+}
+
+// openRun opens the trace at path read-only, at its run id.
+func openRun(t testing.TB, path string, id int64) recorded {
+	t.Helper()
 	ro, err := trace.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -74,35 +53,6 @@ func reopen(t testing.TB, st *trace.Store, path string, id int64) recorded {
 		t.Fatal(err)
 	}
 	return recorded{ro, run}
-}
-
-// plan is a simulated run of algorithm name, or of a scenario file when
-// name ends in .json.
-func plan(t testing.TB, name string, seed uint64, edit func(*runner.Plan)) runner.Plan {
-	t.Helper()
-	p := runner.NewPlan(runner.DriverSim)
-	if strings.HasSuffix(name, ".json") {
-		sc, err := runner.LoadScenario(filepath.Join("..", "..", "examples", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sc.Apply(&p, func(string) bool { return false }); err != nil {
-			t.Fatal(err)
-		}
-		name = sc.Algorithm
-	} else {
-		p.Seed = seed
-	}
-	if p.Spec = registry.Lookup(name); p.Spec == nil {
-		t.Fatalf("no algorithm %s", name)
-	}
-	if edit != nil {
-		edit(&p)
-	}
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // dropsRun writes a run by hand with every fate of a message that is not
@@ -248,7 +198,7 @@ type drawCase struct {
 
 func cases() []drawCase {
 	sim := func(name string, seed uint64, edit func(*runner.Plan)) func(t testing.TB) recorded {
-		return func(t testing.TB) recorded { return record(t, plan(t, name, seed, edit)) }
+		return func(t testing.TB) recorded { return record(t, simtest.Plan(t, name, seed, edit)) }
 	}
 	small := func(n, entries int) func(*runner.Plan) {
 		return func(p *runner.Plan) { p.N, p.Workload.Entries = n, entries }
@@ -305,7 +255,7 @@ func TestGolden(t *testing.T) {
 			if err := spacetime.WriteDOT(&dot, p); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", c.name+".dot"), dot.Bytes())
+			golden.Check(t, filepath.Join("testdata", c.name+".dot"), dot.Bytes())
 			for _, s := range c.dot {
 				if !bytes.Contains(dot.Bytes(), []byte(s)) {
 					t.Errorf("the DOT has no %q", s)
@@ -342,23 +292,6 @@ func TestGolden(t *testing.T) {
 				os.WriteFile(filepath.Join(dir, c.name+".png"), pngb.Bytes(), 0o644)
 			}
 		})
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from what was drawn (go test ./render/spacetime -update rewrites it)", path)
 	}
 }
 

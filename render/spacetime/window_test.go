@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dmxlab/dmx/internal/golden"
+	"github.com/dmxlab/dmx/internal/simtest"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/trace"
@@ -23,7 +25,7 @@ type windowCase struct {
 
 func windowCases() []windowCase {
 	sim := func(name string, seed uint64, edit func(*runner.Plan)) func(t testing.TB) recorded {
-		return func(t testing.TB) recorded { return record(t, plan(t, name, seed, edit)) }
+		return func(t testing.TB) recorded { return record(t, simtest.Plan(t, name, seed, edit)) }
 	}
 	return []windowCase{
 		// Issue 23: "dmx run bully --seed 7 --faults
@@ -171,7 +173,7 @@ func TestWindowChoice(t *testing.T) {
 			if len(pages) != 1 {
 				t.Errorf("the default picture takes %d pages, want 1", len(pages))
 			}
-			golden(t, filepath.Join("testdata", "windows", c.name+".txt"), []byte(summary(d, pages)))
+			golden.Check(t, filepath.Join("testdata", "windows", c.name+".txt"), []byte(summary(d, pages)))
 			checkLabels(t, pages)
 			var svg bytes.Buffer
 			if err := spacetime.WriteSVG(&svg, pages[0]); err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmxlab/dmx/internal/simtest"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
@@ -28,12 +29,8 @@ func benchTrace(b *testing.B) string {
 		entries = 230
 	}
 	path := filepath.Join(os.TempDir(), fmt.Sprintf("dmx-serve-bench-v1-%d.db", entries))
-	if st, err := trace.Open(path); err == nil {
-		runs, err := st.Runs()
-		st.Close()
-		if err == nil && len(runs) == 1 && runs[0].Complete {
-			return path
-		}
+	if runs, err := trace.ReadRuns(path); err == nil && len(runs) == 1 && runs[0].Complete {
+		return path
 	}
 	os.Remove(path)
 	p := runner.NewPlan(runner.DriverSim)
@@ -45,7 +42,7 @@ func benchTrace(b *testing.B) string {
 	if err := p.Validate(); err != nil {
 		b.Fatal(err)
 	}
-	recordPlan(b, path, p)
+	simtest.Record(b, path, p)
 	return path
 }
 

@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"github.com/dmxlab/dmx/internal/simtest"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -20,7 +21,7 @@ func FuzzAPI(f *testing.F) {
 	} {
 		f.Add(seed[0], seed[1])
 	}
-	st, _ := open(f, plan(f, "lamport", lamportReorder))
+	st, _ := open(f, simtest.Plan(f, "lamport", 1, lamportReorder))
 	srv := newServer(f, Options{}, st)
 	f.Fuzz(func(t *testing.T, endpoint, query string) {
 		if strings.ContainsAny(endpoint, "/?#% \t\r\n") || strings.ContainsAny(query, "# \t\r\n") {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmxlab/dmx/internal/simtest"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -30,7 +31,7 @@ func TestLoopback(t *testing.T) {
 // TestSQLBoxBytes: a reply of the SQL box is bounded in bytes as in rows
 // (issue 22: one 50 MB value made a 300 MB reply; six at once 7.7 GB).
 func TestSQLBoxBytes(t *testing.T) {
-	st, _ := open(t, plan(t, "lamport", lamportReorder))
+	st, _ := open(t, simtest.Plan(t, "lamport", 1, lamportReorder))
 	s := newServer(t, Options{Check: check}, st)
 	base := serve(t, s)
 	for _, c := range []struct{ q, want string }{
@@ -63,7 +64,7 @@ func TestSQLBoxBytes(t *testing.T) {
 // stays idle, is closed after the server's time-outs (issue 22: 3,000
 // dripping POSTs stayed open for ever).
 func TestSlowRequests(t *testing.T) {
-	st, _ := open(t, plan(t, "lamport", lamportReorder))
+	st, _ := open(t, simtest.Plan(t, "lamport", 1, lamportReorder))
 	s := newServer(t, Options{Check: check, ReadTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond}, st)
 	base := serve(t, s)
 	addr := strings.TrimPrefix(base, "http://")

@@ -18,40 +18,11 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/internal/simtest"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
-	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/trace"
 )
-
-// plan makes a simulated plan of an algorithm, or of a scenario of
-// examples/ when name ends in .json.
-func plan(t testing.TB, name string, edit func(*runner.Plan)) runner.Plan {
-	t.Helper()
-	p := runner.NewPlan(runner.DriverSim)
-	if strings.HasSuffix(name, ".json") {
-		sc, err := runner.LoadScenario(filepath.Join("..", "..", "examples", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sc.Apply(&p, func(string) bool { return false }); err != nil {
-			t.Fatal(err)
-		}
-		name = sc.Algorithm
-	} else {
-		p.Seed = 1
-	}
-	if p.Spec = registry.Lookup(name); p.Spec == nil {
-		t.Fatalf("no algorithm %s", name)
-	}
-	if edit != nil {
-		edit(&p)
-	}
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // lamportReorder is Lamport's algorithm without FIFO channels: two
 // processes in the critical section at once, findings with structure.
@@ -65,7 +36,7 @@ func open(t testing.TB, plans ...runner.Plan) (*trace.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "run.db")
 	for _, p := range plans {
-		recordPlan(t, path, p)
+		simtest.Record(t, path, p)
 	}
 	st, err := trace.Open(path)
 	if err != nil {
@@ -98,9 +69,9 @@ func newServer(t testing.TB, opts Options, stores ...*trace.Store) *Server {
 // same messages between them, as many sections and down times.
 func TestWindowMatchesBuild(t *testing.T) {
 	runs := map[string]runner.Plan{
-		"lamport-reorder": plan(t, "lamport", lamportReorder),
-		"crash-recover":   plan(t, "token-regeneration.json", nil),
-		"central-crash":   plan(t, "crash-holder.json", nil),
+		"lamport-reorder": simtest.Plan(t, "lamport", 1, lamportReorder),
+		"crash-recover":   simtest.Plan(t, "token-regeneration.json", 1, nil),
+		"central-crash":   simtest.Plan(t, "crash-holder.json", 1, nil),
 	}
 	for name, p := range runs {
 		t.Run(name, func(t *testing.T) {
@@ -202,7 +173,7 @@ func compareWindow(t *testing.T, what string, a axis, w *window, d *spacetime.Di
 // TestFutureMatchesClocks checks the causal future of events against a
 // scan of every vector clock of the run.
 func TestFutureMatchesClocks(t *testing.T) {
-	st, _ := open(t, plan(t, "lamport", lamportReorder))
+	st, _ := open(t, simtest.Plan(t, "lamport", 1, lamportReorder))
 	s := newServer(t, Options{}, st)
 	v := s.runs[0]
 	o, _ := v.outline()
@@ -236,7 +207,7 @@ func TestFutureMatchesClocks(t *testing.T) {
 // TestCounts: the overview counts every event once, and an exact density
 // counts the window's events.
 func TestCounts(t *testing.T) {
-	st, _ := open(t, plan(t, "lamport", lamportReorder))
+	st, _ := open(t, simtest.Plan(t, "lamport", 1, lamportReorder))
 	s := newServer(t, Options{}, st)
 	v := s.runs[0]
 	o, _ := v.outline()
@@ -290,12 +261,12 @@ func TestCounts(t *testing.T) {
 // TestOldTrace: a trace without the time indexes (made before them) is
 // read by scanning, with the same windows, and the page is told.
 func TestOldTrace(t *testing.T) {
-	p := plan(t, "lamport", lamportReorder)
+	p := simtest.Plan(t, "lamport", 1, lamportReorder)
 	st, path := open(t, p)
 	newer := newServer(t, Options{}, st)
 	// A path the note's command must quote for the shell.
 	old := filepath.Join(t.TempDir(), "it's an old $trace.db")
-	recordPlan(t, old, p)
+	simtest.Record(t, old, p)
 	db, err := sql.Open("sqlite3", old)
 	if err != nil {
 		t.Fatal(err)
@@ -409,7 +380,7 @@ func (c call) do(t *testing.T, base string) (int, string) {
 // TestHTTP: the API's answers, its refusals and its errors (a 4xx with a
 // message, never a crash).
 func TestHTTP(t *testing.T) {
-	st, _ := open(t, plan(t, "lamport", lamportReorder), plan(t, "lamport", func(p *runner.Plan) { p.Workload.Contention = runner.ContentionHigh }))
+	st, _ := open(t, simtest.Plan(t, "lamport", 1, lamportReorder), simtest.Plan(t, "lamport", 1, func(p *runner.Plan) { p.Workload.Contention = runner.ContentionHigh }))
 	s := newServer(t, Options{Check: check, QueryTimeout: 300 * time.Millisecond}, st)
 	base := serve(t, s)
 	port := base[strings.LastIndex(base, ":")+1:]
@@ -482,7 +453,7 @@ func TestHTTP(t *testing.T) {
 // TestFindingsAndSQL: the findings list places each finding's events, and
 // a query's highlights are the events its rows name.
 func TestFindingsAndSQL(t *testing.T) {
-	st, _ := open(t, plan(t, "lamport", lamportReorder))
+	st, _ := open(t, simtest.Plan(t, "lamport", 1, lamportReorder))
 	s := newServer(t, Options{Check: check}, st)
 	v := s.runs[0]
 	j := v.startCheck()
@@ -528,7 +499,7 @@ func TestFindingsAndSQL(t *testing.T) {
 // TestWindowJSON: the window's hand-written JSON says what encoding/json
 // would.
 func TestWindowJSON(t *testing.T) {
-	st, _ := open(t, plan(t, "bully", func(p *runner.Plan) {
+	st, _ := open(t, simtest.Plan(t, "bully", 1, func(p *runner.Plan) {
 		f, err := runner.ParseFaults("crash:leader@500ms")
 		if err != nil {
 			t.Fatal(err)
@@ -611,9 +582,9 @@ func TestEmptyRun(t *testing.T) {
 // and without --reorder they part, and where is the first event that
 // differs, with the same history before it.
 func TestCompare(t *testing.T) {
-	fifo := plan(t, "lamport", func(p *runner.Plan) { p.Workload.Contention = runner.ContentionHigh })
+	fifo := simtest.Plan(t, "lamport", 1, func(p *runner.Plan) { p.Workload.Contention = runner.ContentionHigh })
 	a, _ := open(t, fifo)
-	b, _ := open(t, fifo, plan(t, "lamport", lamportReorder))
+	b, _ := open(t, fifo, simtest.Plan(t, "lamport", 1, lamportReorder))
 	s := newServer(t, Options{}, a, b)
 	same, err := compare(s.byKey["0:1"], s.byKey["1:1"])
 	if err != nil {
@@ -658,7 +629,7 @@ func TestCompare(t *testing.T) {
 // it, "P1's message 3", not by its id, 4294967299 (issue 28); the id stays
 // in the JSON, for the SQL box.
 func TestEventMessageName(t *testing.T) {
-	st, _ := open(t, plan(t, "ricart-agrawala", nil))
+	st, _ := open(t, simtest.Plan(t, "ricart-agrawala", 1, nil))
 	var proc, seq, msg int64
 	if err := st.DB().QueryRow(`SELECT proc, seq, msg FROM events WHERE run = 1 AND kind = 'receive' AND peer = 1 ORDER BY id LIMIT 1`).Scan(&proc, &seq, &msg); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -20,22 +19,7 @@ import (
 )
 
 // TestMain lets the test binary play a node process, as dmx-node does.
-func TestMain(m *testing.M) {
-	if os.Getenv("DMX_TEST_NODE") == "1" {
-		if err := udp.NodeMain(registry.Lookup, os.Stdin, os.Stdout); err != nil {
-			os.Stderr.WriteString(err.Error() + "\n")
-			os.Exit(2)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
-
-func nodeCommand() *exec.Cmd {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "DMX_TEST_NODE=1")
-	return cmd
-}
+func TestMain(m *testing.M) { udp.TestMainNode(m, registry.Lookup) }
 
 // needNetns skips a test that needs network namespaces where they
 // cannot be made (not root, a container without the capabilities).
@@ -72,7 +56,7 @@ func run(t *testing.T, ctx context.Context, p runner.Plan) (udp.LaunchResult, []
 	}
 	var stderr lockedBuilder
 	c := &collector{}
-	res, err := netns.Launch(ctx, p, c, udp.LaunchHooks{Command: nodeCommand, Stderr: &stderr})
+	res, err := netns.Launch(ctx, p, c, udp.LaunchHooks{Command: udp.TestNodeCommand, Stderr: &stderr})
 	if err != nil {
 		t.Fatalf("launch: %v\nstderr:\n%s", err, stderr.String())
 	}

@@ -58,12 +58,7 @@ func TestCorpus(t *testing.T) {
 			if len(res.Runs) != len(tc.want) {
 				t.Fatalf("%d runs, want %d", len(res.Runs), len(tc.want))
 			}
-			st, err := trace.Open(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			runs, err := st.Runs()
+			runs, err := trace.ReadRuns(out)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,7 +2,6 @@ package format
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,11 +9,10 @@ import (
 	"testing"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/internal/golden"
 	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/foreign"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/export/*.golden with this build's output")
 
 // small is a run of three processes with a critical section, an election,
 // a crash, a wait and an imported pair of events linked beyond msg: every
@@ -87,23 +85,7 @@ func TestExportGolden(t *testing.T) {
 					fmt.Fprintf(&got, "== %s ==\n%s", filepath.Base(f), data)
 				}
 			}
-			path := filepath.Join("testdata", "export", exp.Name+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test -update writes it)", err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("%s differs from %s (go test -update rewrites it):\n%s", exp.Name, path, got.Bytes())
-			}
+			golden.Check(t, filepath.Join("testdata", "export", exp.Name+".golden"), got.Bytes())
 		})
 	}
 }

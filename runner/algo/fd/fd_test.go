@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/dmxlab/dmx/runner/algo"
-	"github.com/dmxlab/dmx/runner/algo/algotest"
+	"github.com/dmxlab/dmx/runner/algotest"
 )
 
 const ms = 1_000_000

@@ -9,7 +9,7 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner/algo"
-	"github.com/dmxlab/dmx/runner/algo/algotest"
+	"github.com/dmxlab/dmx/runner/algotest"
 )
 
 // TestScripts runs the interaction scripts in testdata; each block cites the

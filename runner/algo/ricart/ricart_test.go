@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/dmxlab/dmx/runner/algo"
-	"github.com/dmxlab/dmx/runner/algo/algotest"
+	"github.com/dmxlab/dmx/runner/algotest"
 )
 
 // TestScripts runs the interaction scripts in testdata; each block cites the

@@ -9,7 +9,7 @@ import (
 
 	"github.com/dmxlab/dmx/analyze"
 	"github.com/dmxlab/dmx/runner/algo"
-	"github.com/dmxlab/dmx/runner/algo/algotest"
+	"github.com/dmxlab/dmx/runner/algotest"
 )
 
 // TestRegenScripts runs the interaction scripts of testdata/regen, each

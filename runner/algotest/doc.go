@@ -1,8 +1,10 @@
 // Package algotest is the test bench shared by dmx's algorithm packages. It
 // has no simulator and no property checks of its own: it drives the
 // runtime's runner.Node, the way dmx sim does, and asks package analyze
-// whether the recorded trace keeps the algorithm's properties. It does so
-// in two ways.
+// whether the recorded trace keeps the algorithm's properties, in the two
+// ways below. It sits beside runner's explore and replay, above runner and
+// analyze, which it imports; the algorithm packages under runner/algo
+// import it only in their tests.
 //
 // Random runs (Run, Sweep). Run hands an algorithm, a workload, random
 // message delays and a crash schedule to runner.Simulate, records the
