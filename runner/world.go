@@ -29,7 +29,9 @@ const (
 )
 
 // Step is one thing that happens in a World: the unit of a schedule. Its
-// text form (String, ParseStep) is what a scenario's "schedule" lists:
+// text form (String, ParseStep) is what a scenario's "schedule" lists,
+// what dmx explore prints of a counterexample, and what the algorithms'
+// interaction scripts are written in (runner/algotest):
 //
 //	deliver P0>P2       the oldest message in flight from P0 to P2 arrives
 //	deliver P0>P2 #1    the one after it (channels that reorder)
@@ -155,7 +157,8 @@ const StepTime = time.Millisecond
 // in order unless the plan lets messages overtake (Sim.Reorder). It is the
 // asynchronous model in which dmx explore searches every schedule, and
 // what dmx sim runs when a scenario gives a schedule (Plan.Schedule): the
-// same steps record the same trace.
+// same steps record the same trace. The algorithms' interaction scripts
+// step one by hand (NewHandWorld).
 //
 // Faults are steps too: Crash and Recover apply whenever the process is up
 // or down, Lose to any message in flight when channels are raw (reliable

@@ -44,18 +44,7 @@ func TestREADMECIFailsOnViolation(t *testing.T) {
 		t.Fatalf("docs/ci.md has no jq pipe or jq -e line")
 	}
 
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "bin")
-	if err := os.Mkdir(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(bin, "dmx"), []byte("#!/bin/sh\nexec "+shellQuote(self)+" \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, bin := t.TempDir(), dmxBin(t)
 	if code, _, errs := dmx(t, "sim", "--scenario", filepath.Join("..", "..", "examples", "nested-deadlock.json"), "--no-diagram",
 		"-o", filepath.Join(dir, "run.db")); code != exitViolated {
 		t.Fatalf("sim: exit %d, want a violation\n%s", code, errs)
@@ -65,18 +54,7 @@ func TestREADMECIFailsOnViolation(t *testing.T) {
 	} else if err := os.WriteFile(filepath.Join(dir, "report.json"), []byte(out), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := func(script string) (int, string) {
-		cmd := exec.Command(bash, "-c", script)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "DMX_TEST_MAIN=1")
-		out, err := cmd.CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode(), string(out)
-		} else if err != nil {
-			t.Fatalf("%s: %v", script, err)
-		}
-		return 0, string(out)
-	}
+	run := func(script string) (int, string) { return runScript(t, bash, dir, bin, script) }
 	if code, out := run(pipe); code != 0 || !strings.Contains(out, `"violated"`) {
 		t.Errorf("without pipefail the pipe was expected to pass (exit %d): the test does not show the README's point\n%s", code, out)
 	}
@@ -137,4 +115,36 @@ func TestCIExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dmxBin makes a directory with a command dmx in it that runs this test
+// binary (dmx, as TestMain lets it be), for a script's PATH.
+func dmxBin(t *testing.T) string {
+	t.Helper()
+	bin := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "dmx"), []byte("#!/bin/sh\nexec "+shellQuote(self)+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// runScript runs script with bash in dir, bin (dmxBin) first on its PATH
+// and env added to its environment, and returns its exit code and what it
+// printed.
+func runScript(t *testing.T, bash, dir, bin, script string, env ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(bash, "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "DMX_TEST_MAIN=1"), env...)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), string(out)
+	} else if err != nil {
+		t.Fatalf("%s: %v", script, err)
+	}
+	return 0, string(out)
 }

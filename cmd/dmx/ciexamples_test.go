@@ -64,10 +64,6 @@ func TestSweepCIExamples(t *testing.T) {
 		t.Skip("bash is not installed")
 	}
 	root := filepath.Join("..", "..", "examples")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		name  string
 		files []string
@@ -86,12 +82,7 @@ func TestSweepCIExamples(t *testing.T) {
 		}, func(s string, _ int, dir string) string { return strings.ReplaceAll(s, "/sweep/", dir+"/") }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			bin := filepath.Join(dir, "bin")
-			os.Mkdir(bin, 0o755)
-			if err := os.WriteFile(filepath.Join(bin, "dmx"), []byte("#!/bin/sh\nexec "+shellQuote(self)+" \"$@\"\n"), 0o755); err != nil {
-				t.Fatal(err)
-			}
+			dir, bin := t.TempDir(), dmxBin(t)
 			first := filepath.Join(root, c.files[0])
 			sweepArgs := exampleVar(t, first, "SWEEP")
 			if !strings.Contains(exampleVar(t, first, "SEEDS"), "..") {
@@ -112,17 +103,7 @@ func TestSweepCIExamples(t *testing.T) {
 				t.Fatalf("want one sweep line and the merge's: %q, %q", shardLines, mergeLines)
 			}
 			run := func(script string, env []string) (int, string) {
-				cmd := exec.Command(bash, "-c", script)
-				cmd.Dir = dir
-				cmd.Env = append(os.Environ(), append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-					"DMX_TEST_MAIN=1", "SEEDS="+seeds, "SWEEP="+sweepArgs)...)
-				out, err := cmd.CombinedOutput()
-				if ee, ok := err.(*exec.ExitError); ok {
-					return ee.ExitCode(), string(out)
-				} else if err != nil {
-					t.Fatalf("%s: %v", script, err)
-				}
-				return 0, string(out)
+				return runScript(t, bash, dir, bin, script, append(env, "SEEDS="+seeds, "SWEEP="+sweepArgs)...)
 			}
 			for k := 1; k <= 4; k++ {
 				line := c.subst(shardLines[0], k, dir)

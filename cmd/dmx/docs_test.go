@@ -274,15 +274,7 @@ func docScratch(t *testing.T) (dir, bin string) {
 			t.Fatal(err)
 		}
 	}
-	bin = t.TempDir()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(bin, "dmx"), []byte("#!/bin/sh\nexec "+shellQuote(self)+" \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir, bin
+	return dir, dmxBin(t)
 }
 
 // runDocCommand runs one transcript command with bash and returns its exit

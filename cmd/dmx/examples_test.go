@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,25 +35,11 @@ func TestExamples(t *testing.T) {
 			if code != want {
 				t.Fatalf("exit %d, want %d (%s)\n%s%s", code, want, sc.Expect.Verdict, stdout, stderr)
 			}
-			var rep struct {
-				Runs []struct {
-					Results []struct {
-						Check   string `json:"check"`
-						Verdict string `json:"verdict"`
-					} `json:"results"`
-				} `json:"runs"`
-			}
-			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-				t.Fatalf("json: %v\n%s", err, stdout)
-			}
 			// Every example draws: its diagram is beside the trace.
 			if !strings.Contains(stderr, "diagram: "+strings.TrimSuffix(out, ".db")+".svg (") {
 				t.Errorf("no diagram drawn:\n%s", stderr)
 			}
-			verdict := map[string]string{}
-			for _, r := range rep.Runs[0].Results {
-				verdict[r.Check] = r.Verdict
-			}
+			verdict := verdicts(t, stdout)
 			for _, c := range sc.Expect.Checks {
 				if verdict[c] != "violated" {
 					t.Errorf("check %s did not report the violation:\n%s", c, stdout)

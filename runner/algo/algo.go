@@ -469,6 +469,16 @@ func (c Config) IntParam(k string, def int) (int, error) {
 	return i, nil
 }
 
+// NodeParam returns the parameter named k, a node id, or 0 (node 0) if it
+// is not set.
+func (c Config) NodeParam(k string) (int, error) {
+	i, err := c.IntParam(k, 0)
+	if err == nil && (i < 0 || i >= c.N) {
+		err = fmt.Errorf("parameter %s=%d: must be a node id in 0..%d", k, i, c.N-1)
+	}
+	return i, err
+}
+
 // DurationParam returns the parameter named k as ns, or def if it is not
 // set. The value is either a plain integer (ns) or a Go duration ("1ms").
 func (c Config) DurationParam(k string, def int64) (int64, error) {
@@ -523,6 +533,18 @@ func (in Input) Ignored(n int, s CSState) (Output, bool) {
 		return NoteOut("release ignored: not in the critical section (%v)", s), true
 	}
 	return in.Outsider(n)
+}
+
+// WaitSet is the set of processes a machine last said it waits for.
+type WaitSet []int
+
+// Set appends to out a Wait for set when set is not the one last said.
+func (w *WaitSet) Set(out []Output, set []int) []Output {
+	if slices.Equal(*w, set) {
+		return out
+	}
+	*w = slices.Clone(set)
+	return append(out, WaitFor(set))
 }
 
 // Members returns the indices i with b[i] set, in order: how a machine's

@@ -190,9 +190,6 @@ func (b *Bench) Output() []string {
 	return o
 }
 
-// Now is the bench's clock.
-func (b *Bench) Now() time.Duration { return b.w.Now() }
-
 // Sent returns the messages sent so far, by type.
 func (b *Bench) Sent() map[string]int { return maps.Clone(b.sent) }
 
@@ -226,28 +223,10 @@ func (b *Bench) Start(ids ...int) error {
 	return b.done(nil)
 }
 
-// Request has node id's workload ask for the critical section; clock, if
-// not 0, is the input's Lamport clock (the node's clock is raised to it,
-// never lowered).
-func (b *Bench) Request(id int, clock uint64) error {
-	return b.at(runner.Step{Kind: runner.StepRequest, Proc: id, Resource: runner.DefaultResource}, clock)
-}
-
-// Release has node id's workload leave the critical section, like Request.
-func (b *Bench) Release(id int, clock uint64) error {
-	return b.at(runner.Step{Kind: runner.StepRelease, Proc: id, Resource: runner.DefaultResource}, clock)
-}
-
 // Fire fires node id's timer name at its due time, moving the clock there
 // if it is later than now. Firing a timer that is not armed is an error.
 func (b *Bench) Fire(id int, name string) error {
 	return b.Step(runner.Step{Kind: runner.StepTimer, Proc: id, Resource: b.machineResource(), Timer: name})
-}
-
-// FireUnarmed fires node id's timer name now although it is not armed: a
-// timer its machine does not expect.
-func (b *Bench) FireUnarmed(id int, name string) error {
-	return b.done(b.w.InjectTimer(id, runner.TimerRef{Resource: b.machineResource(), Name: name}))
 }
 
 // machineResource is the resource the nodes' machines guard: the
@@ -270,14 +249,8 @@ func (b *Bench) timers(id int) map[string]time.Duration {
 	return out
 }
 
-// Advance moves the clock forward by d.
-func (b *Bench) Advance(d time.Duration) { b.w.Advance(d) }
-
 // Crash crashes node id.
 func (b *Bench) Crash(id int) error { return b.Step(runner.Step{Kind: runner.StepCrash, Proc: id}) }
-
-// Recover restarts the crashed node id.
-func (b *Bench) Recover(id int) error { return b.Step(runner.Step{Kind: runner.StepRecover, Proc: id}) }
 
 // inFlight returns message m's envelope and its place among those in
 // flight on its channel.
@@ -304,9 +277,9 @@ func (b *Bench) deliverAll(match func(e *runner.Envelope) bool) {
 	}
 }
 
-// Inject delivers a crafted message that was never sent, stamped with the
+// inject delivers a crafted message that was never sent, stamped with the
 // Lamport clock clock.
-func (b *Bench) Inject(from, to int, m algo.Msg, clock uint64) error {
+func (b *Bench) inject(from, to int, m algo.Msg, clock uint64) error {
 	b.injected++
 	m.Resource = b.machineResource()
 	e := &runner.Envelope{ID: -b.injected, From: from, To: to, Lamport: clock, VC: make(trace.VC, len(b.machines)), Msg: m}

@@ -119,9 +119,9 @@ var Commands = map[string]Command{
 	"advance": {"advance D", "move the clock forward by the duration D (e.g. 5ms)", func(a *args) func(*Bench) error {
 		d := a.duration(0)
 		return func(b *Bench) error {
-			b.Advance(d)
-			b.printf("now %v", b.Now())
-			return nil
+			err := b.w.Advance(d)
+			b.printf("now %v", b.w.Now())
+			return err
 		}
 	}},
 	"beat": {"beat", "every live node sends its heartbeats (fd-beat fires at its due time) and they are delivered", func(a *args) func(*Bench) error {
@@ -240,7 +240,7 @@ func injectCmd(a *args) func(*Bench) error {
 		}
 	}
 	clock := a.uint("clock")
-	return func(b *Bench) error { return b.Inject(from, to, m, clock) }
+	return func(b *Bench) error { return b.inject(from, to, m, clock) }
 }
 
 // args are a command's arguments: positional ones and k=v ones. Reading

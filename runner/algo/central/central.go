@@ -4,7 +4,6 @@ import (
 	"cmp"
 	_ "embed"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/dmxlab/dmx/analyze/theory"
@@ -130,7 +129,7 @@ const none = -1
 type Machine struct {
 	id, n, coord int
 	state        algo.CSState
-	wait         []int // the last Wait set output
+	wait         algo.WaitSet // the last Wait set output
 
 	// Coordinator only.
 	holder int   // the process the resource is granted to, or none
@@ -157,12 +156,9 @@ func New(c algo.Config) (algo.Machine, error) {
 	default:
 		return nil, fmt.Errorf("parameter failover=%q: want none, bully or ring", mode)
 	}
-	coord, err := c.IntParam("coordinator", 0)
+	coord, err := c.NodeParam("coordinator")
 	if err != nil {
 		return nil, err
-	}
-	if coord < 0 || coord >= c.N {
-		return nil, fmt.Errorf("parameter coordinator=%d: must be a node id in 0..%d", coord, c.N-1)
 	}
 	m := &Machine{id: c.ID, n: c.N, coord: coord}
 	m.reset()
@@ -200,7 +196,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 			// Seed 003 slide 5 / seed 000 steps 1-2: send a request to the
 			// coordinator and wait for its reply.
 			out = append(out, algo.SendTo(m.coord, algo.Msg{Type: MsgRequest, ID: m.id, Stamp: in.Clock}))
-			out = m.setWait(out, []int{m.coord})
+			out = m.wait.Set(out, []int{m.coord})
 		}
 	case algo.Release:
 		m.state = algo.Released
@@ -287,25 +283,15 @@ func (m *Machine) grant(out []algo.Output, j int) []algo.Output {
 // waits for whoever holds the resource now.
 func (m *Machine) coordWait(out []algo.Output) []algo.Output {
 	if m.state == algo.Requested && m.holder != none && m.holder != m.id {
-		return m.setWait(out, []int{m.holder})
+		return m.wait.Set(out, []int{m.holder})
 	}
 	return out
 }
 
 func (m *Machine) enter(out []algo.Output) []algo.Output {
 	m.state = algo.Held
-	out = m.setWait(out, nil)
+	out = m.wait.Set(out, nil)
 	return append(out, algo.EnterCS())
-}
-
-// setWait outputs a Wait when the set of processes this one is blocked on
-// changes.
-func (m *Machine) setWait(out []algo.Output, set []int) []algo.Output {
-	if slices.Equal(m.wait, set) {
-		return out
-	}
-	m.wait = slices.Clone(set)
-	return append(out, algo.WaitFor(set))
 }
 
 // String describes the machine's state, for scripts and debugging.

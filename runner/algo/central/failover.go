@@ -70,10 +70,10 @@ type failover struct {
 
 	// The process as a client.
 	state algo.CSState
-	stamp uint64 // the current or last request's time; after a restart, the restart's time
-	epoch uint64 // the highest epoch promised (persisted)
-	coord int    // the coordinator of that epoch, none if unknown
-	wait  []int  // the last Wait set output
+	stamp uint64       // the current or last request's time; after a restart, the restart's time
+	epoch uint64       // the highest epoch promised (persisted)
+	coord int          // the coordinator of that epoch, none if unknown
+	wait  algo.WaitSet // the last Wait set output
 
 	// The process as coordinator (coord == id).
 	collecting bool
@@ -487,11 +487,7 @@ func (m *failover) refreshWait(out []algo.Output) []algo.Output {
 	case m.coord != none:
 		set = []int{m.coord}
 	}
-	if slices.Equal(m.wait, set) {
-		return out
-	}
-	m.wait = slices.Clone(set)
-	return append(out, algo.WaitFor(set))
+	return m.wait.Set(out, set)
 }
 
 // String describes the machine's state, for scripts and debugging.

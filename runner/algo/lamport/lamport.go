@@ -53,12 +53,12 @@ func (a req) before(b req) bool { return a.t < b.t || (a.t == b.t && a.id < b.id
 // Machine is one process of Lamport's algorithm.
 type Machine struct {
 	id, n      int
-	queue      []req    // the request queue, earliest first
-	requesting bool     // own request queued, not yet entered
-	held       bool     // in the CS
-	t          uint64   // T_i of the own request
-	heard      []uint64 // heard[j]: the largest timestamp of an ack or release from P_j
-	wait       []int    // the last Wait set output
+	queue      []req        // the request queue, earliest first
+	requesting bool         // own request queued, not yet entered
+	held       bool         // in the CS
+	t          uint64       // T_i of the own request
+	heard      []uint64     // heard[j]: the largest timestamp of an ack or release from P_j
+	wait       algo.WaitSet // the last Wait set output
 }
 
 // New builds the machine of node c.ID. The algorithm takes no parameters.
@@ -170,22 +170,12 @@ func (m *Machine) progress(out []algo.Output) []algo.Output {
 		}
 	}
 	slices.Sort(blocked)
-	out = m.setWait(out, blocked)
+	out = m.wait.Set(out, blocked)
 	if len(blocked) == 0 {
 		m.requesting, m.held = false, true
 		out = append(out, algo.EnterCS())
 	}
 	return out
-}
-
-// setWait outputs a Wait when the set of processes this one is blocked on
-// changes.
-func (m *Machine) setWait(out []algo.Output, set []int) []algo.Output {
-	if slices.Equal(m.wait, set) {
-		return out
-	}
-	m.wait = slices.Clone(set)
-	return append(out, algo.WaitFor(set))
 }
 
 // Abstract implements algo.Abstracter, for dmx explore: the state without

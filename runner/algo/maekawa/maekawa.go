@@ -154,7 +154,7 @@ type Machine struct {
 	queue    []req // basic: FIFO; inquire: by (T, id)
 	inquired bool  // inquire: an inquire was sent for the current vote
 
-	wait  []int // the last Wait set output
+	wait  algo.WaitSet // the last Wait set output
 	inbox []selfMsg
 	out   []algo.Output
 }
@@ -419,11 +419,7 @@ func (m *Machine) updateWait() {
 		set = append(set, m.lock.id)
 		slices.Sort(set)
 	}
-	if slices.Equal(set, m.wait) {
-		return
-	}
-	m.wait = set
-	m.out = append(m.out, algo.WaitFor(set))
+	m.out = m.wait.Set(m.out, set)
 }
 
 // String describes the machine's state, for scripts and debugging.

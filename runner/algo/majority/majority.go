@@ -153,7 +153,7 @@ type Machine struct {
 	done   []uint64 // done[j]: the latest T P_j released
 	stored req      // the vote last persisted (zero: none)
 
-	wait  []int // the last Wait set output
+	wait  algo.WaitSet // the last Wait set output
 	inbox []selfMsg
 	out   []algo.Output
 }
@@ -533,11 +533,7 @@ func (m *Machine) updateWait() {
 		}
 		slices.Sort(set)
 	}
-	if slices.Equal(set, m.wait) {
-		return
-	}
-	m.wait = set
-	m.out = append(m.out, algo.WaitFor(set))
+	m.out = m.wait.Set(m.out, set)
 }
 
 // String describes the machine's state, for scripts and debugging.

@@ -88,12 +88,9 @@ func New(c algo.Config) (algo.Machine, error) {
 	if err := c.Validate(params); err != nil {
 		return nil, err
 	}
-	x, err := c.IntParam("initial", 0)
+	x, err := c.NodeParam("initial")
 	if err != nil {
 		return nil, err
-	}
-	if x < 0 || x >= c.N {
-		return nil, fmt.Errorf("parameter initial=%d: must be a node id in 0..%d", x, c.N-1)
 	}
 	m := &Machine{id: c.ID, n: c.N, initial: x}
 	m.reset()

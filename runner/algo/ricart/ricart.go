@@ -3,7 +3,6 @@ package ricart
 import (
 	_ "embed"
 	"fmt"
-	"slices"
 
 	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
@@ -52,10 +51,10 @@ var Spec = algo.Spec{
 type Machine struct {
 	id, n    int
 	state    algo.CSState
-	t        uint64   // T_Pi of the current request ([RA1])
-	replied  []bool   // replied[j]: P_j replied to the current request ([RA3])
-	deferred []queued // requests queued by [RH1], in arrival order
-	wait     []int    // the last Wait set output
+	t        uint64       // T_Pi of the current request ([RA1])
+	replied  []bool       // replied[j]: P_j replied to the current request ([RA3])
+	deferred []queued     // requests queued by [RH1], in arrival order
+	wait     algo.WaitSet // the last Wait set output
 }
 
 // queued is a request (T_Pj, j) held back by [RH1].
@@ -167,23 +166,13 @@ func (m *Machine) progress(out []algo.Output) []algo.Output {
 			missing = append(missing, j)
 		}
 	}
-	out = m.setWait(out, missing)
+	out = m.wait.Set(out, missing)
 	if len(missing) == 0 {
 		// [RE1]: state := HELD; P_i enters the CS.
 		m.state = algo.Held
 		out = append(out, algo.EnterCS())
 	}
 	return out
-}
-
-// setWait outputs a Wait when the set of processes this one is blocked on
-// changes.
-func (m *Machine) setWait(out []algo.Output, set []int) []algo.Output {
-	if slices.Equal(m.wait, set) {
-		return out
-	}
-	m.wait = slices.Clone(set)
-	return append(out, algo.WaitFor(set))
 }
 
 // String describes the machine's state, for scripts and debugging.

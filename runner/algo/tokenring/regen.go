@@ -2,7 +2,6 @@ package tokenring
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
@@ -54,7 +53,7 @@ type regen struct {
 	gen      uint64 // the generation of the token held
 	wanted   bool
 	inCS     bool
-	wait     []int
+	wait     algo.WaitSet
 	passedTo int // the process the token was last passed to, -1 if the token came by since
 
 	probing   bool   // this process's probe is out: it may regenerate when it returns
@@ -135,7 +134,7 @@ func (m *regen) Step(in algo.Input) []algo.Output {
 			out = append(out, algo.CancelTimerOut(TimerPass))
 			out = m.enter(out)
 		} else if p := m.prev(); p >= 0 {
-			out = m.setWait(out, []int{p})
+			out = m.wait.Set(out, []int{p})
 		}
 	case algo.Release:
 		if !m.inCS {
@@ -225,7 +224,7 @@ func (m *regen) absorb(out, els []algo.Output) []algo.Output {
 		if p := m.prev(); p >= 0 {
 			set = []int{p}
 		}
-		out = m.setWait(out, set)
+		out = m.wait.Set(out, set)
 	}
 	return out
 }
@@ -380,7 +379,7 @@ func (m *regen) receive(out []algo.Output) []algo.Output {
 
 func (m *regen) enter(out []algo.Output) []algo.Output {
 	m.inCS = true
-	out = m.setWait(out, nil)
+	out = m.wait.Set(out, nil)
 	return append(out, algo.EnterCS())
 }
 
@@ -392,14 +391,6 @@ func (m *regen) pass(out []algo.Output) []algo.Output {
 	}
 	m.hasToken, m.passedTo = false, j
 	return append(out, algo.SendTo(j, algo.Msg{Type: MsgToken, Term: m.gen}))
-}
-
-func (m *regen) setWait(out []algo.Output, set []int) []algo.Output {
-	if slices.Equal(m.wait, set) {
-		return out
-	}
-	m.wait = slices.Clone(set)
-	return append(out, algo.WaitFor(set))
 }
 
 // Token reports whether this process holds a token, and its generation.

@@ -3,7 +3,6 @@ package tokenring
 import (
 	_ "embed"
 	"fmt"
-	"slices"
 
 	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
@@ -101,7 +100,7 @@ type Machine struct {
 	hasToken  bool
 	wanted    bool // a Request is pending or being served
 	inCS      bool
-	wait      []int // the last Wait set output
+	wait      algo.WaitSet // the last Wait set output
 }
 
 // New builds the machine of node c.ID.
@@ -156,7 +155,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 			out = m.enter(out)
 		} else {
 			// Seed 001: "it waits to receive a token from its neighbor".
-			out = m.setWait(out, []int{m.prev()})
+			out = m.wait.Set(out, []int{m.prev()})
 		}
 	case algo.Release:
 		if !m.inCS {
@@ -205,7 +204,7 @@ func (m *Machine) receive(out []algo.Output) []algo.Output {
 
 func (m *Machine) enter(out []algo.Output) []algo.Output {
 	m.inCS = true
-	out = m.setWait(out, nil)
+	out = m.wait.Set(out, nil)
 	return append(out, algo.EnterCS())
 }
 
@@ -216,16 +215,6 @@ func (m *Machine) pass(out []algo.Output) []algo.Output {
 	}
 	m.hasToken = false
 	return append(out, algo.SendTo(m.next(), algo.Msg{Type: MsgToken}))
-}
-
-// setWait outputs a Wait when the set of processes this one is blocked on
-// changes.
-func (m *Machine) setWait(out []algo.Output, set []int) []algo.Output {
-	if slices.Equal(m.wait, set) {
-		return out
-	}
-	m.wait = slices.Clone(set)
-	return append(out, algo.WaitFor(set))
 }
 
 // String describes the machine's state, for scripts and debugging.
