@@ -129,3 +129,24 @@ func TestCraftedTraces(t *testing.T) {
 		os.Remove(p)
 	}
 }
+
+// TestPlotNonsenseWallTimes: a run whose wall times are too far apart for
+// one axis (MinInt64 beside real ones, or near MaxInt64) is a broken trace
+// to dmx plot and dmx report, exit 2: the report panicked ("makeslice: len
+// out of range": found by TestCraftedTraces, DMX_SEED=22), and dmx plot of
+// a time near MaxInt64 counted its axis's ticks past it for ever, growing.
+func TestPlotNonsenseWallTimes(t *testing.T) {
+	dir := t.TempDir()
+	for i, stmt := range []string{
+		"UPDATE events SET wall_ns = -9223372036854775808 WHERE id = 3",
+		"UPDATE events SET wall_ns = 9223372036854775807 - id WHERE id = 5",
+	} {
+		p := craft(t, dir, fmt.Sprintf("w%d.db", i), stmt)
+		for _, args := range [][]string{{"plot", p, "-o", filepath.Join(dir, "p.svg")}, {"report", p, "-o", filepath.Join(dir, "rep")}} {
+			code, out, _ := bounded(t, time.Minute, args...)
+			if code != exitUsage || args[0] == "plot" && !strings.Contains(out, "broken trace: its wall times go from") || strings.Contains(out, "internal error") {
+				t.Errorf("%s: dmx %s: exit %d:\n%s", stmt, args[0], code, out)
+			}
+		}
+	}
+}
