@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -136,5 +137,50 @@ func TestTooManyLanes(t *testing.T) {
 	code, body := call{path: "/api/outline?run=0:1"}.do(t, base)
 	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "the viewer draws at most 4096") {
 		t.Errorf("outline of %d processes: %d %.300s", n, code, body)
+	}
+}
+
+// TestNonsenseWallTimes: a run whose wall times are too far apart for an
+// axis (MinInt64 beside real times, as a crafted trace holds) is a 422 on
+// its wall axis and drawn on its Lamport axis; it was a 500 that read
+// "Scan error on column b" (found by the adversarial pass of issue 22).
+func TestNonsenseWallTimes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wall.db")
+	w, err := trace.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := w.BeginRun(trace.Run{Algorithm: "wall", Nodes: 2, Mode: "import", NoSeed: true, Complete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr := w.NewWriter(id)
+	for i, wall := range []int64{math.MinInt64, 5, 1 << 40} {
+		if err := wr.Add(&trace.Event{Proc: i % 2, Seq: int64(i/2 + 1), Kind: trace.KindInternal, Lamport: uint64(i + 1), Wall: wall, Peer: trace.NoPeer}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := wr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.EndRun(id, 1, true, "done"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	st, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	base := serve(t, newServer(t, Options{}, st))
+	for _, p := range []string{"/api/overview?axis=wall", "/api/density?axis=wall", "/api/window?axis=wall&lo=0&hi=10"} {
+		if code, body := (call{path: p}).do(t, base); code != http.StatusUnprocessableEntity || !strings.Contains(body, "too far apart for a wall axis") {
+			t.Errorf("%s: %d %.300s", p, code, body)
+		}
+	}
+	for _, p := range []string{"/api/outline", "/api/overview", "/api/window?lo=0&hi=10"} {
+		if code, body := (call{path: p}).do(t, base); code != http.StatusOK {
+			t.Errorf("%s: %d %.300s", p, code, body)
+		}
 	}
 }
