@@ -44,7 +44,7 @@ func craftedStatement(r *rand.Rand) string {
 		return fmt.Sprintf("UPDATE OR IGNORE events SET %s = %s, %s = %s WHERE %s", a, b, b, a, some(4))
 	case 6:
 		return []string{
-			"UPDATE events SET detail = '{\"x\":\"' || hex(zeroblob(500000)) || '\"}' WHERE " + some(30),
+			"UPDATE events SET detail = '{\"x\":\"' || hex(zeroblob(500000)) || '\"}' WHERE id IN (5, 50, 150)",
 			"UPDATE events SET detail = '" + strings.Repeat(`{"a":`, 3000) + "1" + strings.Repeat("}", 3000) + "' WHERE " + some(20),
 			"UPDATE events SET resource = hex(randomblob(3000))",
 		}[r.IntN(3)]
