@@ -30,22 +30,13 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(truncated, data[:len(data)/2], 0o644)
 	newer := filepath.Join(dir, "newer.db")
 	os.WriteFile(newer, data, 0o644)
-	db, err := sql.Open("sqlite3", newer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("PRAGMA user_version = 99"); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	craftOn(t, newer, "PRAGMA user_version = 99")
 	badStep := filepath.Join(dir, "badstep.json")
 	os.WriteFile(badStep, []byte(`{"algorithm":"central","nodes":2,"entries":1,"schedule":["request P0 cs","jump P1"]}`), 0o644)
 	lateStep := filepath.Join(dir, "latestep.json")
 	os.WriteFile(lateStep, []byte(`{"algorithm":"central","nodes":2,"entries":1,"schedule":["request P0 cs","deliver P1>P0"]}`), 0o644)
 	empty := filepath.Join(dir, "empty.db")
-	db, _ = sql.Open("sqlite3", empty)
-	db.Exec("CREATE TABLE t(x)")
-	db.Close()
+	craftOn(t, empty, "CREATE TABLE t(x)")
 
 	for _, c := range []struct {
 		name string

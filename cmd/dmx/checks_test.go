@@ -1,7 +1,6 @@
 package main
 
 import (
-	"database/sql"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,14 +62,7 @@ func TestRequire(t *testing.T) {
 	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "1", "-o", path, "--no-check"); code != 0 {
 		t.Fatalf("sim: %s", errs)
 	}
-	db, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("UPDATE events SET wall_ns = 0"); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	craftOn(t, path, "UPDATE events SET wall_ns = 0")
 	code, out, errs := dmx(t, "check", path)
 	if code != exitOK || !strings.Contains(out, "skipped") {
 		t.Fatalf("check: exit %d, want %d with mutex-realtime skipped\n%s%s", code, exitOK, out, errs)

@@ -24,6 +24,13 @@ func craft(t *testing.T, dir, name string, stmts ...string) string {
 // craftOn runs SQL statements on the trace at path.
 func craftOn(t *testing.T, path string, stmts ...string) {
 	t.Helper()
+	onSQL(t, path, stmts, func(s string, err error) { t.Fatalf("%s: %v", s, err) })
+}
+
+// onSQL runs the statements on the SQLite file at path, handing refused
+// to each one SQLite refuses and its error.
+func onSQL(t *testing.T, path string, stmts []string, refused func(stmt string, err error)) {
+	t.Helper()
 	db, err := sql.Open("sqlite3", path)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +38,7 @@ func craftOn(t *testing.T, path string, stmts ...string) {
 	defer db.Close()
 	for _, s := range stmts {
 		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
+			refused(s, err)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -65,14 +64,7 @@ func craftedStatement(r *rand.Rand) string {
 // refuses (a column's constraint) changes nothing.
 func craftLenient(t *testing.T, path string, stmts ...string) {
 	t.Helper()
-	db, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, s := range stmts {
-		db.Exec(s)
-	}
+	onSQL(t, path, stmts, func(string, error) {})
 }
 
 // TestCraftedTraces: every reader, on traces changed at random as a

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -121,16 +120,7 @@ func TestReplayAnswers(t *testing.T) {
 		}
 		return p
 	}
-	sqlite := func(path, q string) {
-		db, err := sql.Open("sqlite3", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sqlite := func(path, q string) { craftOn(t, path, q) }
 	changed := sim("changed.db", "ricart-agrawala", "-n", "3", "--entries", "2", "--seed", "1")
 	sqlite(changed, "UPDATE events SET detail = '{\"stamp\":99,\"id\":0}' WHERE proc = 0 AND kind = 'send' AND seq = (SELECT min(seq) FROM events WHERE proc = 0 AND kind = 'send')")
 	older := sim("older.db", "ricart-agrawala", "-n", "3", "--entries", "2", "--seed", "1")
