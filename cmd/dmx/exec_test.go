@@ -67,7 +67,8 @@ func python(t *testing.T, file string) string {
 	return py + " " + filepath.Join("..", "..", "examples", "programs", file)
 }
 
-// awk returns the command that runs the awk program testdata/file, with
+// awk returns the command that runs the awk program testdata/file (after
+// testdata/protocol.awk, the functions they share), with
 // mawk told not to read its input a block at a time (it would wait for a
 // block of input lines that never comes).
 func awk(t *testing.T, file string, args ...string) string {
@@ -82,7 +83,7 @@ func awk(t *testing.T, file string, args ...string) string {
 	for _, x := range args {
 		a += " " + x
 	}
-	return a + " -f " + filepath.Join("testdata", file)
+	return a + " -f " + filepath.Join("testdata", "protocol.awk") + " -f " + filepath.Join("testdata", file)
 }
 
 // TestExecExamples: each example program, under sim and run: the correct

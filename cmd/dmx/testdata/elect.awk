@@ -2,14 +2,6 @@
 # node tells every other its id; once it has heard from all, the highest id
 # leads. With -v lowest=1 it picks the lowest: a bug check validity's
 # highest-id rule finds.
-function num(key,   m) {
-	if (match($0, "\"" key "\":[0-9]+")) {
-		m = substr($0, RSTART, RLENGTH)
-		sub(/.*:/, "", m)
-		return m + 0
-	}
-	return -1
-}
 function decide() { print "{\"type\":\"leader\",\"leader\":" best ",\"term\":1}" }
 {
 	if (index($0, "\"type\":\"init\"")) {

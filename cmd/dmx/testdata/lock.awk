@@ -5,14 +5,6 @@
 # --conform central compares it with dmx's machine. On a restart it says
 # so in a note. POSIX awk, no JSON library: the input's fields are found
 # by pattern.
-function num(key,   m) {
-	if (match($0, "\"" key "\":[0-9]+")) {
-		m = substr($0, RSTART, RLENGTH)
-		sub(/.*:/, "", m)
-		return m + 0
-	}
-	return -1
-}
 function str(key,   m) {
 	if (match($0, "\"" key "\":\"[^\"]*\"")) {
 		m = substr($0, RSTART, RLENGTH)
