@@ -83,8 +83,14 @@ func TestBadInput(t *testing.T) {
 		{"schedule step unknown", []string{"sim", "--scenario", badStep, "-o", filepath.Join(dir, "s1.db")}, `badstep.json: schedule: schedule step 2: step "jump P1": unknown step "jump"`},
 		{"schedule step impossible", []string{"sim", "--scenario", lateStep, "-o", filepath.Join(dir, "s2.db")}, "latestep.json: schedule: step 2 (deliver P1>P0): 0 messages in flight from P1 to P0"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
-		{"sql with one argument", []string{"sql", good}, "dmx sql TRACE QUERY [flags]: accepts 2 arg(s), received 1"},
-		{"replay with none", []string{"replay"}, "dmx replay TRACE [flags]: accepts 1 arg(s), received 0"},
+		// Arguments missing or too many, said in words (issue 28: "accepts
+		// 2 arg(s), received 1" named none).
+		{"sql with one argument", []string{"sql", good}, "sql: QUERY is missing: dmx sql TRACE QUERY"},
+		{"sql with none", []string{"sql"}, "sql: TRACE and QUERY are missing: dmx sql TRACE QUERY"},
+		{"sql unquoted", []string{"sql", good, "SELECT", "1"}, "sql: 3 arguments given, but it takes 2: dmx sql TRACE QUERY (quote an argument that has spaces)"},
+		{"replay with none", []string{"replay"}, "replay: TRACE is missing: dmx replay TRACE"},
+		{"export with a format only", []string{"export", "shiviz"}, "export: TRACE is missing: dmx export FORMAT TRACE... [-o FILE|DIR]"},
+		{"list with two", []string{"list", "a", "b"}, "dmx list [ALGO]: accepts at most 1 arg(s), received 2"},
 		{"trace exists", []string{"sim", "central", "-n", "2", "--entries", "1", "-o", good}, "the trace (-o) " + good + " exists: --append adds this run to it, or -o names a new trace"},
 		{"output is a directory", []string{"sim", "central", "-o", dir}, dir},
 		{"output is a text file", []string{"sim", "central", "-o", text}, "not a dmx trace"},

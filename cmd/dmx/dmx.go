@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmxlab/dmx/cmd/dmx/early"
+	"github.com/dmxlab/dmx/trace/plural"
 )
 
 // Exit codes (DESIGN.md): the same for every command.
@@ -99,8 +100,8 @@ func Do(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	msg := err.Error()
 	if strings.Contains(msg, "arg(s)") && ran != nil {
 		// "accepts 2 arg(s), received 1" names no argument: say which
-		// the command takes (dmx sql TRACE QUERY).
-		fmt.Fprintf(stderr, "dmx: %s: %s\n", ran.UseLine(), msg)
+		// is missing or how many the command takes (dmx sql TRACE QUERY).
+		fmt.Fprintf(stderr, "dmx: %s\n", argsProblem(ran, msg))
 		fmt.Fprintf(stderr, "Run 'dmx %s --help' for usage.\n", ran.Name())
 		return exitUsage
 	}
@@ -219,4 +220,42 @@ var completionExamples = map[string]string{
 	"zsh":        "  dmx completion zsh > \"${fpath[1]}/_dmx\"",
 	"fish":       "  dmx completion fish > ~/.config/fish/completions/dmx.fish",
 	"powershell": "  dmx completion powershell | Out-String | Invoke-Expression",
+}
+
+// argsProblem says in words what is wrong with the arguments of cmd,
+// whose check said msg: the arguments its usage line names that are
+// missing ("sql: QUERY is missing: dmx sql TRACE QUERY"), or how many
+// it takes. A usage line whose arguments are optional ([ALGO]) keeps
+// cobra's message beside it.
+func argsProblem(cmd *cobra.Command, msg string) string {
+	use := strings.TrimSuffix(cmd.UseLine(), " [flags]")
+	var names []string // the positional arguments, "TRACE..." as "TRACE"
+	variadic := false
+	for _, w := range strings.Fields(cmd.Use)[1:] {
+		if strings.HasPrefix(w, "[") || strings.HasPrefix(w, "-") || w == "|" {
+			break
+		}
+		variadic = strings.HasSuffix(w, "...")
+		names = append(names, strings.TrimSuffix(w, "..."))
+	}
+	given := len(cmd.Flags().Args())
+	switch {
+	case len(names) == 0:
+		return fmt.Sprintf("%s: %s", use, msg)
+	case given < len(names):
+		missing := names[given:]
+		verb := "is"
+		if len(missing) > 1 {
+			verb = "are"
+		}
+		what := strings.Join(missing[:len(missing)-1], ", ")
+		if what != "" {
+			what += " and "
+		}
+		return fmt.Sprintf("%s: %s%s %s missing: %s", cmd.Name(), what, missing[len(missing)-1], verb, use)
+	case !variadic && given > len(names):
+		return fmt.Sprintf("%s: %s given, but it takes %d: %s (quote an argument that has spaces)", cmd.Name(),
+			plural.Count(given, "argument"), len(names), use)
+	}
+	return fmt.Sprintf("%s: %s", use, msg)
 }

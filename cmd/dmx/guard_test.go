@@ -118,3 +118,29 @@ func TestInterruptLeavesNothingHalfMade(t *testing.T) {
 		}
 	})
 }
+
+// TestRemoveNewTrace: what an interrupted merge removes, a second
+// interrupt included, which ends it while the schema is being made
+// (found by the adversarial pass of issue 22: it left
+// .NAME.dmx-new-*): the trace, its side files, the file its schema is
+// made in and that file's journal; nothing else.
+func TestRemoveNewTrace(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "m.db")
+	made := []string{"m.db", "m.db-wal", "m.db-shm", "m.db-journal", ".m.db.dmx-new-0123456789abcdef", ".m.db.dmx-new-0123456789abcdef-journal"}
+	kept := []string{"m.db.svg", ".n.db.dmx-new-0123456789abcdef", "other.db"}
+	for _, f := range append(append([]string(nil), made...), kept...) {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeNewTrace(out)
+	ents, _ := os.ReadDir(dir)
+	var left []string
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, " ") != ".n.db.dmx-new-0123456789abcdef m.db.svg other.db" {
+		t.Errorf("left: %v, want only %v", left, kept)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -67,7 +68,7 @@ removed.`,
 			// The output is new: an interrupt removes it (a merge cut
 			// short would leave a trace with its -wal and part of the
 			// runs), and waits for the moment its schema is made in.
-			guardOf(cmd).removeOnInterrupt(out, out+"-wal", out+"-shm", out+"-journal")
+			guardOf(cmd).onInterrupt(func() { removeNewTrace(out) })
 			counts, err := merge(guardOf(cmd), out, args)
 			if err != nil {
 				os.Remove(out)
@@ -87,6 +88,18 @@ removed.`,
 	cmd.Flags().StringVarP(&out, "out", "o", "", "the merged trace (a new file)")
 	open.register(cmd)
 	return cmd
+}
+
+// removeNewTrace removes the trace at path that a command was making, and
+// what SQLite and trace.Create make beside it: its -wal, -shm, -journal,
+// and the file its schema is made in (.NAME.dmx-new-*, with a journal),
+// which a second interrupt can leave in the middle of that.
+func removeNewTrace(path string) {
+	dir, base := filepath.Split(path)
+	made, _ := filepath.Glob(filepath.Join(dir, "."+base+".dmx-new-*"))
+	for _, f := range append(made, path, path+"-wal", path+"-shm", path+"-journal") {
+		os.Remove(f)
+	}
 }
 
 // merge makes the trace out from inputs; the time indexes are made once

@@ -23,7 +23,7 @@ func TestServeBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve"}, "requires at least 1 arg"},
+		{[]string{"serve"}, "serve: TRACE is missing: dmx serve TRACE..."},
 		{[]string{"serve", filepath.Join(dir, "nope.db")}, "no such trace file"},
 		{[]string{"serve", junk}, "not a dmx trace"},
 		{[]string{"serve", empty, "--addr", "127.0.0.1:99999"}, "listen on 127.0.0.1:99999"},

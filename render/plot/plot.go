@@ -66,6 +66,10 @@ type Mark struct {
 	Tip string
 }
 
+// maxSpan is the longest run a plot draws: 100 years of wall time, far
+// beyond any run, far below what overflows int64 arithmetic on it.
+const maxSpan = int64(100 * 365 * 24 * time.Hour)
+
 // Read reads the run's events into Data; findings (dmx check's, in its
 // order) are marked where they close, at their last event.
 func Read(run trace.Run, r trace.Reader, findings []analyze.Finding) (*Data, error) {
@@ -177,6 +181,12 @@ func Read(run trace.Run, r trace.Reader, findings []analyze.Finding) (*Data, err
 	}
 	if origin > last {
 		origin, last = 0, 0
+	}
+	if last-origin < 0 || last-origin > maxSpan {
+		// Nonsense wall times (MinInt64 beside real ones overflowed the
+		// span, and the plot made a slice of negative length: found by
+		// the adversarial pass of issue 22) cannot share one axis.
+		return nil, fmt.Errorf("broken trace: its wall times go from %d to %d ns, more than %v apart: it cannot be plotted", origin, last, time.Duration(maxSpan))
 	}
 	for p, c := range down {
 		d.Bands = append(d.Bands, Band{c, last, fmt.Sprintf("P%d down", p)})

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -119,18 +120,43 @@ func TestSlowRequests(t *testing.T) {
 // that says so (issue 22: 500).
 func TestTooManyLanes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wide.db")
+	const n = maxLanes + 1
+	evs := make([]trace.Event, n)
+	for p := range evs {
+		evs[p] = trace.Event{Proc: p, Seq: 1, Kind: trace.KindInternal, Lamport: 1, Peer: trace.NoPeer}
+	}
+	if _, err := trace.WriteRun(path, trace.Run{Algorithm: "wide", Nodes: n, Mode: "import", NoSeed: true, Ended: 1, Complete: true, Status: "done"}, evs); err != nil {
+		t.Fatal(err)
+	}
+	st, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	base := serve(t, newServer(t, Options{}, st))
+	code, body := call{path: "/api/outline?run=0:1"}.do(t, base)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "the viewer draws at most 4096") {
+		t.Errorf("outline of %d processes: %d %.300s", n, code, body)
+	}
+}
+
+// TestNonsenseWallTimes: a run whose wall times are too far apart for an
+// axis (MinInt64 beside real times, as a crafted trace holds) is a 422 on
+// its wall axis and drawn on its Lamport axis; it was a 500 that read
+// "Scan error on column b" (found by the adversarial pass of issue 22).
+func TestNonsenseWallTimes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wall.db")
 	w, err := trace.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = maxLanes + 1
-	id, err := w.BeginRun(trace.Run{Algorithm: "wide", Nodes: n, Mode: "import", NoSeed: true, Complete: true})
+	id, err := w.BeginRun(trace.Run{Algorithm: "wall", Nodes: 2, Mode: "import", NoSeed: true, Complete: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wr := w.NewWriter(id)
-	for p := 0; p < n; p++ {
-		if err := wr.Add(&trace.Event{Proc: p, Seq: 1, Kind: trace.KindInternal, Lamport: 1, Peer: trace.NoPeer}); err != nil {
+	for i, wall := range []int64{math.MinInt64, 5, 1 << 40} {
+		if err := wr.Add(&trace.Event{Proc: i % 2, Seq: int64(i/2 + 1), Kind: trace.KindInternal, Lamport: uint64(i + 1), Wall: wall, Peer: trace.NoPeer}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -147,8 +173,14 @@ func TestTooManyLanes(t *testing.T) {
 	}
 	defer st.Close()
 	base := serve(t, newServer(t, Options{}, st))
-	code, body := call{path: "/api/outline?run=0:1"}.do(t, base)
-	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "the viewer draws at most 4096") {
-		t.Errorf("outline of %d processes: %d %.300s", n, code, body)
+	for _, p := range []string{"/api/overview?axis=wall", "/api/density?axis=wall", "/api/window?axis=wall&lo=0&hi=10"} {
+		if code, body := (call{path: p}).do(t, base); code != http.StatusUnprocessableEntity || !strings.Contains(body, "too far apart for a wall axis") {
+			t.Errorf("%s: %d %.300s", p, code, body)
+		}
+	}
+	for _, p := range []string{"/api/outline", "/api/overview", "/api/window?lo=0&hi=10"} {
+		if code, body := (call{path: p}).do(t, base); code != http.StatusOK {
+			t.Errorf("%s: %d %.300s", p, code, body)
+		}
 	}
 }

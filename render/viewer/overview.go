@@ -37,6 +37,9 @@ func (s *Server) handleOverview(v *runView, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := v.axisOK(a); err != nil {
+		return nil, err
+	}
 	return v.overview(a)
 }
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dmxlab/dmx/trace"
 )
@@ -142,6 +143,7 @@ type outline struct {
 	Events    int64      `json:"events"`
 	Indexed   bool       `json:"indexed"`
 	Note      string     `json:"note,omitempty"`
+	wallErr   string     // why the run has no wall axis ("": it has one)
 	Resources []string   `json:"resources"`
 	Types     []string   `json:"types"`
 	// Colors are the colours of the run's message types and resources,
@@ -162,6 +164,25 @@ func (s *Server) handleOutline(v *runView, r *http.Request) (any, error) { retur
 func (v *runView) outline() (*outline, error) {
 	v.outlineOnce.Do(func() { v.out, v.outErr = v.readOutline() })
 	return v.out, v.outErr
+}
+
+// maxWallSpan is the longest wall axis the viewer draws: 100 years, far
+// beyond any run, far below what overflows int64 arithmetic on it.
+const maxWallSpan = int64(100 * 365 * 24 * time.Hour)
+
+// axisOK refuses the wall axis of a run whose wall times cannot make one.
+func (v *runView) axisOK(a axis) error {
+	if a != wallAxis {
+		return nil
+	}
+	o, err := v.outline()
+	if err != nil {
+		return err
+	}
+	if o.wallErr != "" {
+		return &apiError{http.StatusUnprocessableEntity, o.wallErr}
+	}
+	return nil
 }
 
 // indexed says whether windows on the axis are read through an index,
@@ -209,6 +230,14 @@ func (v *runView) readOutline() (*outline, error) {
 	o.Lamport = [2]int64{lamLo.Int64, lamHi.Int64}
 	o.Origin = wallLo.Int64
 	o.Wall = [2]int64{0, wallHi.Int64 - wallLo.Int64}
+	if o.Wall[1] < 0 || o.Wall[1] > maxWallSpan {
+		// Nonsense wall times (MinInt64 beside real ones) overflow the
+		// axis's arithmetic, in Go and in SQL: the run is drawn on its
+		// Lamport axis only (its wall axis was a 500 that read "Scan
+		// error on column b": found by the adversarial pass of issue 22).
+		o.wallErr = fmt.Sprintf("%s: run %d: broken trace: its wall times go from %d to %d ns, too far apart for a wall axis (axis=lamport draws it)", v.st.Path(), run, wallLo.Int64, wallHi.Int64)
+		o.Wall = [2]int64{0, 0}
+	}
 
 	// Lanes: the run's processes, and any other process its events name.
 	var maxProc sql.NullInt64

@@ -88,6 +88,9 @@ func (v *runView) windowParams(r *http.Request) (windowQuery, error) {
 	if wp.axis, err = axisParam(r); err != nil {
 		return wp, err
 	}
+	if err = v.axisOK(wp.axis); err != nil {
+		return wp, err
+	}
 	if wp.o, err = v.outline(); err != nil {
 		return wp, err
 	}
