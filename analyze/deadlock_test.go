@@ -141,15 +141,7 @@ func TestDeadlock(t *testing.T) {
 		},
 		{
 			name: "two deadlocks", n: 4, want: Violated,
-			build: func(b *builder) {
-				nestedDeadlock(b)
-				b.Request(2, "a")
-				b.Enter(2, "a")
-				b.Request(3, "b")
-				b.Enter(3, "b")
-				b.Request(2, "b")
-				b.Request(3, "a")
-			},
+			build:   twoDeadlocks,
 			finding: []string{"deadlock on printer, scanner among P0, P1"},
 		},
 	}
@@ -176,13 +168,7 @@ func TestDeadlock(t *testing.T) {
 
 func TestDeadlockTwoFindings(t *testing.T) {
 	b := newBuilder(4)
-	nestedDeadlock(b)
-	b.Request(2, "a")
-	b.Enter(2, "a")
-	b.Request(3, "b")
-	b.Enter(3, "b")
-	b.Request(2, "b")
-	b.Request(3, "a")
+	twoDeadlocks(b)
 	res := runOne(t, b, true, Deadlock)
 	if len(res.Findings) != 2 || !strings.Contains(res.Findings[1].Message, "deadlock on a, b among P2, P3") {
 		t.Fatalf("want two deadlocks, the second on a, b: %+v", res.Findings)
@@ -282,4 +268,16 @@ func TestDeadlockOR(t *testing.T) {
 			}
 		})
 	}
+}
+
+// twoDeadlocks is nestedDeadlock's among P0 and P1 and another among P2
+// and P3, on resources a and b.
+func twoDeadlocks(b *builder) {
+	nestedDeadlock(b)
+	b.Request(2, "a")
+	b.Enter(2, "a")
+	b.Request(3, "b")
+	b.Enter(3, "b")
+	b.Request(2, "b")
+	b.Request(3, "a")
 }

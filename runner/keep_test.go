@@ -48,38 +48,13 @@ func keepOnFailure(t *testing.T, p runner.Plan, c *syncCollector) {
 }
 
 func writeTrace(path string, p runner.Plan, evs []trace.Event) error {
-	s, err := trace.Create(path)
-	if err != nil {
-		return err
-	}
 	row := p.RunRow()
+	row.Complete, row.Status = true, "kept by a failed test"
 	if len(evs) > 0 {
-		row.Started = evs[0].Wall
+		row.Started, row.Ended = evs[0].Wall, evs[len(evs)-1].Wall
+	} else {
+		row.Ended = row.Started
 	}
-	id, err := s.BeginRun(row)
-	if err != nil {
-		s.Close()
-		return err
-	}
-	w := s.NewWriter(id)
-	for i := range evs {
-		if err := w.Add(&evs[i]); err != nil {
-			w.Close()
-			s.Close()
-			return fmt.Errorf("event %d: %w", i, err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		s.Close()
-		return err
-	}
-	end := row.Started
-	if len(evs) > 0 {
-		end = evs[len(evs)-1].Wall
-	}
-	if err := s.EndRun(id, end, true, "kept by a failed test"); err != nil {
-		s.Close()
-		return err
-	}
-	return s.Close()
+	_, err := trace.WriteRun(path, row, evs)
+	return err
 }

@@ -120,6 +120,21 @@ func evaluateSpec(t *testing.T, spec *algo.Spec, n int, evs []trace.Event, extra
 	return analyze.Evaluate(trace.Run{Nodes: n, Complete: true}, &trace.SliceReader{Events: evs}, checks, opts...)
 }
 
+// checkOK fails the test unless every check that applies to spec passes
+// on evs, the run of n processes with seed that repro reproduces.
+func checkOK(t *testing.T, spec *algo.Spec, n int, evs []trace.Event, seed uint64, repro string) {
+	t.Helper()
+	results, err := evaluateSpec(t, spec, n, evs)
+	if err != nil {
+		t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
+	}
+	for _, r := range results {
+		if r.Verdict != analyze.OK && r.Verdict != analyze.NotApplicable {
+			t.Fatalf("seed %d: %s %s: %v (reproduce: %s)", seed, r.Check, r.Verdict, r.Findings, repro)
+		}
+	}
+}
+
 // repro is the command line that reproduces p.
 func repro(p runner.Plan) string {
 	args, err := p.Args()
@@ -236,15 +251,7 @@ func TestSweepMulticast(t *testing.T) {
 				if err != nil || !res.Complete {
 					t.Fatalf("seed %d: %v %s (reproduce: %s)", seed, err, res.Status, repro)
 				}
-				results, err := evaluateSpec(t, spec, n, c.Events)
-				if err != nil {
-					t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
-				}
-				for _, r := range results {
-					if r.Verdict != analyze.OK && r.Verdict != analyze.NotApplicable {
-						t.Fatalf("seed %d: %s %s: %v (reproduce: %s)", seed, r.Check, r.Verdict, r.Findings, repro)
-					}
-				}
+				checkOK(t, spec, n, c.Events, seed, repro)
 				multicasts := 3 * n
 				if got := count(c.Events, trace.KindDeliver, -1); got != multicasts*n {
 					t.Fatalf("seed %d: %d deliveries, want %d (reproduce: %s)", seed, got, multicasts*n, repro)
@@ -302,15 +309,7 @@ func TestSweepElections(t *testing.T) {
 					if got := count(c.Events, trace.KindCrash, -1); got != len(faults) {
 						t.Fatalf("seed %d: %d crashes, want %d: no leader to crash? (reproduce: %s)", seed, got, len(faults), repro)
 					}
-					results, err := evaluateSpec(t, spec, n, c.Events)
-					if err != nil {
-						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro)
-					}
-					for _, r := range results {
-						if r.Verdict != analyze.OK && r.Verdict != analyze.NotApplicable {
-							t.Fatalf("seed %d: %s %s: %v (reproduce: %s)", seed, r.Check, r.Verdict, r.Findings, repro)
-						}
-					}
+					checkOK(t, spec, n, c.Events, seed, repro)
 				}
 			})
 		}
@@ -359,15 +358,7 @@ func TestSweepBadNetwork(t *testing.T) {
 							drops++
 						}
 					}
-					results, err := evaluateSpec(t, a.spec, n, c.Events)
-					if err != nil {
-						t.Fatalf("seed %d: %v (reproduce: %s)", seed, err, repro(p))
-					}
-					for _, r := range results {
-						if r.Verdict != analyze.OK && r.Verdict != analyze.NotApplicable {
-							t.Fatalf("seed %d: %s %s: %v (reproduce: %s)", seed, r.Check, r.Verdict, r.Findings, repro(p))
-						}
-					}
+					checkOK(t, a.spec, n, c.Events, seed, repro(p))
 				}
 				if drops == 0 {
 					t.Fatalf("no message dropped in %d seeds: the faults did nothing", seeds)

@@ -908,6 +908,41 @@ func insertNames(ctx context.Context, tx *sql.Tx, run int64, names []string) err
 	return nil
 }
 
+// WriteRun records one whole run into the trace at path, made if it is
+// not there: the row r, then the events evs in order, then its end as
+// r.Ended, r.Complete and r.Status say. It returns the run's id.
+func WriteRun(path string, r Run, evs []Event) (int64, error) {
+	st, err := Create(path)
+	if err != nil {
+		return 0, err
+	}
+	id, err := st.writeRun(r, evs)
+	if err := errors.Join(err, st.Close()); err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+func (s *Store) writeRun(r Run, evs []Event) (int64, error) {
+	end := r
+	r.Status = "" // running until it ends, as a recorder's run is
+	id, err := s.BeginRun(r)
+	if err != nil {
+		return 0, err
+	}
+	w := s.NewWriter(id)
+	for i := range evs {
+		if err := w.Add(&evs[i]); err != nil {
+			w.Close()
+			return 0, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return 0, err
+	}
+	return id, s.EndRun(id, end.Ended, end.Complete, end.Status)
+}
+
 // ReadRuns opens the trace at path read-only and returns its runs.
 func ReadRuns(path string) ([]Run, error) {
 	st, err := Open(path)

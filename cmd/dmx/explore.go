@@ -291,30 +291,8 @@ func runExplore(cmd *cobra.Command, opt explore.Options, shrink bool, out, scen 
 // writeViolation records the violation's trace as one more run of the
 // trace at path and returns the run's id.
 func writeViolation(path string, v *explore.Violation) (int64, error) {
-	st, err := trace.Create(path)
-	if err != nil {
-		return 0, err
-	}
-	defer st.Close()
 	row := v.Plan.RunRow()
 	row.ToolVersion, row.Started = toolVersion(), time.Now().UnixNano()
-	id, err := st.BeginRun(row)
-	if err != nil {
-		return 0, err
-	}
-	w := st.NewWriter(id)
-	for i := range v.Events {
-		if err := w.Add(&v.Events[i]); err != nil {
-			w.Close()
-			return 0, err
-		}
-	}
-	if err := w.Close(); err != nil {
-		return 0, err
-	}
-	status := "explore: " + v.Watched
-	if err := st.EndRun(id, row.Started, v.Run.Complete, status); err != nil {
-		return 0, err
-	}
-	return id, nil
+	row.Ended, row.Complete, row.Status = row.Started, v.Run.Complete, "explore: "+v.Watched
+	return trace.WriteRun(path, row, v.Events)
 }

@@ -14,28 +14,11 @@ import (
 func manyProcsTrace(t *testing.T, dir, name string, n int) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
-	st, err := trace.Create(path)
-	if err != nil {
-		t.Fatal(err)
+	evs := make([]trace.Event, n)
+	for p := range evs {
+		evs[p] = trace.Event{Proc: p, Seq: 1, Kind: trace.KindSend, Msg: trace.MsgID(p, 1), MsgType: "m", Peer: (p + 1) % n, Lamport: 1, Wall: int64(p)}
 	}
-	id, err := st.BeginRun(trace.Run{Algorithm: "many", Nodes: n, Mode: "import", NoSeed: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := st.NewWriter(id)
-	for p := 0; p < n; p++ {
-		ev := trace.Event{Proc: p, Seq: 1, Kind: trace.KindSend, Msg: trace.MsgID(p, 1), MsgType: "m", Peer: (p + 1) % n, Lamport: 1, Wall: int64(p)}
-		if err := w.Add(&ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.EndRun(id, int64(n), true, "done"); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
+	if _, err := trace.WriteRun(path, trace.Run{Algorithm: "many", Nodes: n, Mode: "import", NoSeed: true, Ended: int64(n), Complete: true, Status: "done"}, evs); err != nil {
 		t.Fatal(err)
 	}
 	return path

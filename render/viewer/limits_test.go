@@ -120,28 +120,14 @@ func TestSlowRequests(t *testing.T) {
 // that says so (issue 22: 500).
 func TestTooManyLanes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wide.db")
-	w, err := trace.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = maxLanes + 1
-	id, err := w.BeginRun(trace.Run{Algorithm: "wide", Nodes: n, Mode: "import", NoSeed: true, Complete: true})
-	if err != nil {
+	evs := make([]trace.Event, n)
+	for p := range evs {
+		evs[p] = trace.Event{Proc: p, Seq: 1, Kind: trace.KindInternal, Lamport: 1, Peer: trace.NoPeer}
+	}
+	if _, err := trace.WriteRun(path, trace.Run{Algorithm: "wide", Nodes: n, Mode: "import", NoSeed: true, Ended: 1, Complete: true, Status: "done"}, evs); err != nil {
 		t.Fatal(err)
 	}
-	wr := w.NewWriter(id)
-	for p := 0; p < n; p++ {
-		if err := wr.Add(&trace.Event{Proc: p, Seq: 1, Kind: trace.KindInternal, Lamport: 1, Peer: trace.NoPeer}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := wr.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.EndRun(id, 1, true, "done"); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
 	st, err := trace.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -545,18 +545,9 @@ func TestWindowJSON(t *testing.T) {
 // TestEmptyRun: a run without events is served, empty.
 func TestEmptyRun(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "empty.db")
-	w, err := trace.Create(path)
-	if err != nil {
+	if _, err := trace.WriteRun(path, trace.Run{Algorithm: "central", Nodes: 3, Mode: "sim", Ended: 1, Status: "interrupted"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	id, err := w.BeginRun(trace.Run{Algorithm: "central", Nodes: 3, Mode: "sim"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.EndRun(id, 1, false, "interrupted"); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
 	st, err := trace.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -62,36 +62,24 @@ var Spec = algo.Spec{
 }
 
 // Machine is one process of Chang and Roberts.
+// Its Ring's Waiting is the participant flag of [RE1]-[RE2]; its neighbour
+// is Next.
 type Machine struct {
-	id, n   int
-	timeout int64
-	election.Core
-	fd          *fd.Detector
-	participant bool
+	election.Ring
 }
 
 // New builds the machine of node c.ID.
 func New(c algo.Config) (algo.Machine, error) {
-	s, err := election.Configure(c, params, DefaultTimeout)
+	r, err := election.NewRing(c, params, DefaultTimeout)
 	if err != nil {
 		return nil, err
 	}
-	return &Machine{id: c.ID, n: c.N, timeout: s.Timeout, fd: s.FD,
-		Core: election.Core{Initiator: s.Initiator, Dec: election.Undecided}}, nil
+	return &Machine{r}, nil
 }
-
-// next is the neighbour: the first successor the detector does not
-// suspect, or -1 if every other process is suspected.
-func (m *Machine) next() int { return election.Successor(m.id, m.n, m.fd.Suspected) }
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
-	return m.Core.Step(in, m.fd, election.Rules{
-		Elect:   m.elect,
-		Busy:    func() bool { return m.participant },
-		Message: m.onMessage,
-		Timer:   m.onTimer,
-	})
+	return m.StepRing(in, m.elect, m.onMessage, TimerTimeout, "no elected message: new election")
 }
 
 func (m *Machine) onMessage(out []algo.Output, from int, msg algo.Msg) []algo.Output {
@@ -104,46 +92,33 @@ func (m *Machine) onMessage(out []algo.Output, from int, msg algo.Msg) []algo.Ou
 	return append(out, algo.NoteOut("unknown message %q from P%d", msg.Type, from))
 }
 
-func (m *Machine) onTimer(out []algo.Output, name string) ([]algo.Output, bool) {
-	if name != TimerTimeout {
-		return out, false
-	}
-	if m.participant {
-		// Seed 001 "Failures?": "times out waiting for an Elected
-		// message": re-initiate.
-		out = append(out, algo.NoteOut("no elected message: new election"))
-		out = m.elect(out)
-	}
-	return out, true
-}
-
 // elect is [RE1] and [RE2].
 func (m *Machine) elect(out []algo.Output) []algo.Output {
-	out = m.Begin(out, m.id, m.n)
+	out = m.Begin(out, m.ID, m.N)
 	// [RE1]
-	m.participant = true
+	m.Waiting = true
 	// [RE2]
-	return m.send(out, algo.Msg{Type: MsgElection, ID: m.id, Term: m.Term})
+	return m.send(out, algo.Msg{Type: MsgElection, ID: m.ID, Term: m.Term})
 }
 
 // send passes an election message to the neighbour, and (re)arms the wait
 // for the elected message. With nobody left, this process is alone and
 // leads.
 func (m *Machine) send(out []algo.Output, msg algo.Msg) []algo.Output {
-	j := m.next()
+	j := m.Next()
 	if j < 0 {
 		out = append(out, algo.NoteOut("every other process is suspected"))
-		m.participant = false
+		m.Waiting = false
 		out = append(out, algo.CancelTimerOut(TimerTimeout))
-		return m.decide(out, m.id, msg.Term)
+		return m.decide(out, m.ID, msg.Term)
 	}
-	return append(out, algo.SendTo(j, msg), algo.SetTimerOut(TimerTimeout, m.timeout))
+	return append(out, algo.SendTo(j, msg), algo.SetTimerOut(TimerTimeout, m.Timeout))
 }
 
 // onElection is [RH1], after the failure detector's check.
 func (m *Machine) onElection(out []algo.Output, msg algo.Msg) []algo.Output {
-	j := m.id
-	if msg.ID != j && m.fd.Suspected(msg.ID) {
+	j := m.ID
+	if msg.ID != j && m.FD.Suspected(msg.ID) {
 		// Seed 001 "Fixing for failures (2)": the candidate is suspected:
 		// start a new run.
 		out = append(out, algo.NoteOut("election for P%d, which is suspected: new election", msg.ID))
@@ -151,20 +126,20 @@ func (m *Machine) onElection(out []algo.Output, msg algo.Msg) []algo.Output {
 	}
 	switch {
 	case msg.ID > j:
-		m.participant = true
+		m.Waiting = true
 		return m.send(out, msg)
 	case msg.ID < j:
-		if m.participant {
+		if m.Waiting {
 			return append(out, algo.NoteOut("election for P%d discarded: participant", msg.ID))
 		}
-		m.participant = true
+		m.Waiting = true
 		return m.send(out, algo.Msg{Type: MsgElection, ID: j, Term: msg.Term})
 	}
 	// message.id = j: P_j is the coordinator.
-	m.participant = false
+	m.Waiting = false
 	out = append(out, algo.CancelTimerOut(TimerTimeout))
 	out = m.decide(out, j, msg.Term)
-	if k := m.next(); k >= 0 {
+	if k := m.Next(); k >= 0 {
 		out = append(out, algo.SendTo(k, algo.Msg{Type: MsgElected, ID: j, Term: msg.Term}))
 	}
 	return out
@@ -172,23 +147,23 @@ func (m *Machine) onElection(out []algo.Output, msg algo.Msg) []algo.Output {
 
 // onElected is [RD1], after the failure detector's check.
 func (m *Machine) onElected(out []algo.Output, msg algo.Msg) []algo.Output {
-	if msg.ID == m.id {
+	if msg.ID == m.ID {
 		return out // back at the coordinator: every process has it
 	}
-	if m.fd.Suspected(msg.ID) {
+	if m.FD.Suspected(msg.ID) {
 		out = append(out, algo.NoteOut("elected P%d is suspected: new election", msg.ID))
 		return m.elect(out)
 	}
-	if msg.ID < m.id {
+	if msg.ID < m.ID {
 		out = append(out, algo.NoteOut("elected P%d has a lower id: new election", msg.ID))
 		return m.elect(out)
 	}
-	if m.participant {
-		m.participant = false
+	if m.Waiting {
+		m.Waiting = false
 		out = append(out, algo.CancelTimerOut(TimerTimeout))
 	}
 	out = m.decide(out, msg.ID, msg.Term)
-	if k := m.next(); k >= 0 {
+	if k := m.Next(); k >= 0 {
 		out = append(out, algo.SendTo(k, msg))
 	}
 	return out
@@ -205,7 +180,7 @@ func (m *Machine) decide(out []algo.Output, c int, term uint64) []algo.Output {
 // leader (token-ring with regenerate=true, when the token seems lost); the
 // caller carries out the outputs as those of Step.
 func (m *Machine) Elect() []algo.Output {
-	if m.participant {
+	if m.Waiting {
 		return nil
 	}
 	return m.elect(nil)
@@ -218,10 +193,10 @@ func (m *Machine) String() string {
 		l = strconv.Itoa(m.Dec.Leader)
 	}
 	s := "NON-PARTICIPANT"
-	if m.participant {
+	if m.Waiting {
 		s = "PARTICIPANT"
 	}
-	return fmt.Sprintf("%s elected=%s term=%d %v", s, l, m.Term, m.fd)
+	return fmt.Sprintf("%s elected=%s term=%d %v", s, l, m.Term, m.FD)
 }
 
 // State implements algo.Inspector: the leader and term, and the
@@ -230,5 +205,5 @@ func (m *Machine) State() any {
 	return struct {
 		election.View
 		Participant bool `json:"participant"`
-	}{m.Core.View(m.fd), m.participant}
+	}{m.Core.View(m.FD), m.Waiting}
 }

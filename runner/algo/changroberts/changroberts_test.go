@@ -102,7 +102,7 @@ func TestRH1(t *testing.T) {
 			}
 			m := mm.(*Machine)
 			m.Step(algo.Input{Kind: algo.Start})
-			m.participant = tc.participant
+			m.Waiting = tc.participant
 			out := m.Step(algo.Input{Kind: algo.Receive, From: 1, Msg: algo.Msg{Type: MsgElection, ID: tc.id, Term: 1}})
 			var sends []algo.Output
 			for _, o := range out {
@@ -112,15 +112,15 @@ func TestRH1(t *testing.T) {
 			}
 			switch {
 			case tc.elected:
-				if len(sends) != 1 || sends[0].Msg.Type != MsgElected || sends[0].Msg.ID != j || m.participant || m.Leader() != j {
+				if len(sends) != 1 || sends[0].Msg.Type != MsgElected || sends[0].Msg.ID != j || m.Waiting || m.Leader() != j {
 					t.Fatalf("outputs %v: want an elected message for P%d, NON-PARTICIPANT", out, j)
 				}
 			case tc.forward < 0:
-				if len(sends) != 0 || !m.participant {
+				if len(sends) != 0 || !m.Waiting {
 					t.Fatalf("outputs %v: want the message discarded", out)
 				}
 			default:
-				if len(sends) != 1 || sends[0].To != 3 || sends[0].Msg.Type != MsgElection || sends[0].Msg.ID != tc.forward || !m.participant {
+				if len(sends) != 1 || sends[0].To != 3 || sends[0].Msg.Type != MsgElection || sends[0].Msg.ID != tc.forward || !m.Waiting {
 					t.Fatalf("outputs %v: want election id=%d to P3, PARTICIPANT", out, tc.forward)
 				}
 			}
@@ -138,11 +138,11 @@ func TestRD1(t *testing.T) {
 	}
 	m := mm.(*Machine)
 	m.Step(algo.Input{Kind: algo.Start})
-	if !m.participant {
+	if !m.Waiting {
 		t.Fatal("an initiator is a participant ([RE1])")
 	}
 	out := m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgElected, ID: 2, Term: 1}})
-	if m.participant || m.Leader() != 2 || !slices.ContainsFunc(out, func(o algo.Output) bool {
+	if m.Waiting || m.Leader() != 2 || !slices.ContainsFunc(out, func(o algo.Output) bool {
 		return o.Kind == algo.Send && o.To == 2 && o.Msg.Type == MsgElected && o.Msg.ID == 2
 	}) {
 		t.Fatalf("outputs %v, state %v: want it forwarded, elected=2, NON-PARTICIPANT", out, m)

@@ -109,3 +109,52 @@ func (c *Core) View(d *fd.Detector) View {
 	}
 	return v
 }
+
+// Ring is the state and the Step the ring elections (chang-roberts, ring)
+// share: a process of the ring, its failure detector, and whether it took
+// part in an election whose outcome it still waits for.
+type Ring struct {
+	ID, N   int
+	Timeout int64 // the wait for the outcome
+	Core
+	FD      *fd.Detector
+	Waiting bool // took part in an election and waits for its outcome
+}
+
+// NewRing reads the Ring of node c.ID from c, as Configure does.
+func NewRing(c algo.Config, params []algo.Param, defTimeout int64) (Ring, error) {
+	s, err := Configure(c, params, defTimeout)
+	if err != nil {
+		return Ring{}, err
+	}
+	return Ring{ID: c.ID, N: c.N, Timeout: s.Timeout, FD: s.FD,
+		Core: Core{Initiator: s.Initiator, Dec: Undecided}}, nil
+}
+
+// Next is the first successor the detector does not suspect, or -1 if
+// every other process is suspected (seed 000: "If successor is down, skip
+// over. Repeat until a running process is located").
+func (r *Ring) Next() int { return Successor(r.ID, r.N, r.FD.Suspected) }
+
+// StepRing is Core.Step with the ring election's elect and message, and
+// its timer: the wait for the outcome, which, while the process still
+// waits, notes lost (seed 001 "Failures?": "times out waiting for an
+// Elected message") and holds the election again.
+func (r *Ring) StepRing(in algo.Input, elect func([]algo.Output) []algo.Output,
+	message func(out []algo.Output, from int, msg algo.Msg) []algo.Output, timer, lost string) []algo.Output {
+	return r.Core.Step(in, r.FD, Rules{
+		Elect:   elect,
+		Busy:    func() bool { return r.Waiting },
+		Message: message,
+		Timer: func(out []algo.Output, name string) ([]algo.Output, bool) {
+			if name != timer {
+				return out, false
+			}
+			if r.Waiting {
+				out = append(out, algo.NoteOut("%s", lost))
+				out = elect(out)
+			}
+			return out, true
+		},
+	})
+}

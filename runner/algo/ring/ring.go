@@ -66,37 +66,24 @@ var Spec = algo.Spec{
 }
 
 // Machine is one process of the ring election.
+// Its Ring's Waiting says it took part in an election and waits for its
+// coordinator message; its successor is Next.
 type Machine struct {
-	id, n   int
-	timeout int64
-	election.Core
-	fd       *fd.Detector
-	electing bool // took part in an election and waits for its coordinator message
+	election.Ring
 }
 
 // New builds the machine of node c.ID.
 func New(c algo.Config) (algo.Machine, error) {
-	s, err := election.Configure(c, params, DefaultTimeout)
+	r, err := election.NewRing(c, params, DefaultTimeout)
 	if err != nil {
 		return nil, err
 	}
-	return &Machine{id: c.ID, n: c.N, timeout: s.Timeout, fd: s.FD,
-		Core: election.Core{Initiator: s.Initiator, Dec: election.Undecided}}, nil
+	return &Machine{r}, nil
 }
-
-// next is the first successor the detector does not suspect (seed 000: "If
-// successor is down, skip over. Repeat until a running process is
-// located"), or -1 if every other process is suspected.
-func (m *Machine) next() int { return election.Successor(m.id, m.n, m.fd.Suspected) }
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
-	return m.Core.Step(in, m.fd, election.Rules{
-		Elect:   m.elect,
-		Busy:    func() bool { return m.electing },
-		Message: m.onMessage,
-		Timer:   m.onTimer,
-	})
+	return m.StepRing(in, m.elect, m.onMessage, TimerTimeout, "no coordinator message: new election")
 }
 
 func (m *Machine) onMessage(out []algo.Output, from int, msg algo.Msg) []algo.Output {
@@ -109,36 +96,23 @@ func (m *Machine) onMessage(out []algo.Output, from int, msg algo.Msg) []algo.Ou
 	return append(out, algo.NoteOut("unknown message %q from P%d", msg.Type, from))
 }
 
-func (m *Machine) onTimer(out []algo.Output, name string) ([]algo.Output, bool) {
-	if name != TimerTimeout {
-		return out, false
-	}
-	if m.electing {
-		// Seed 001 "Failures?": times out waiting for the coordinator
-		// (elected) message: re-initiate.
-		out = append(out, algo.NoteOut("no coordinator message: new election"))
-		out = m.elect(out)
-	}
-	return out, true
-}
-
 // elect starts an election: an election message with this process's id to
 // the next live process (seed 000).
 func (m *Machine) elect(out []algo.Output) []algo.Output {
-	out = m.Begin(out, m.id, m.n)
-	return m.forward(out, algo.Msg{Type: MsgElection, Term: m.Term, Vals: []uint64{uint64(m.id)}})
+	out = m.Begin(out, m.ID, m.N)
+	return m.forward(out, algo.Msg{Type: MsgElection, Term: m.Term, Vals: []uint64{uint64(m.ID)}})
 }
 
 // forward sends an election message on and waits for the coordinator
 // message; with nobody left to send it to, this process is alone and leads.
 func (m *Machine) forward(out []algo.Output, msg algo.Msg) []algo.Output {
-	j := m.next()
+	j := m.Next()
 	if j < 0 {
 		out = append(out, algo.NoteOut("every other process is suspected"))
-		return m.decide(out, m.id, msg.Term)
+		return m.decide(out, m.ID, msg.Term)
 	}
-	m.electing = true
-	return append(out, algo.SendTo(j, msg), algo.SetTimerOut(TimerTimeout, m.timeout))
+	m.Waiting = true
+	return append(out, algo.SendTo(j, msg), algo.SetTimerOut(TimerTimeout, m.Timeout))
 }
 
 // onElection: seed 000 "Upon receiving an election message: process
@@ -146,14 +120,14 @@ func (m *Machine) forward(out []algo.Output, msg algo.Msg) []algo.Output {
 // message returns to originator: process sees its ID on list" and announces
 // the coordinator, the highest id of the list.
 func (m *Machine) onElection(out []algo.Output, msg algo.Msg) []algo.Output {
-	if !slices.Contains(msg.Vals, uint64(m.id)) {
-		msg.Vals = append(slices.Clone(msg.Vals), uint64(m.id))
+	if !slices.Contains(msg.Vals, uint64(m.ID)) {
+		msg.Vals = append(slices.Clone(msg.Vals), uint64(m.ID))
 		return m.forward(out, msg)
 	}
 	c := int(slices.Max(msg.Vals))
 	out = m.decide(out, c, msg.Term)
-	if j := m.next(); j >= 0 {
-		out = append(out, algo.SendTo(j, algo.Msg{Type: MsgCoordinator, ID: c, Term: msg.Term, Vals: []uint64{uint64(m.id)}}))
+	if j := m.Next(); j >= 0 {
+		out = append(out, algo.SendTo(j, algo.Msg{Type: MsgCoordinator, ID: c, Term: msg.Term, Vals: []uint64{uint64(m.ID)}}))
 	}
 	return out
 }
@@ -167,16 +141,16 @@ func (m *Machine) onElection(out []algo.Output, msg algo.Msg) []algo.Output {
 // those which are up", seed 001), so it does not take it on and holds an
 // election, as a recovered process does.
 func (m *Machine) onCoordinator(out []algo.Output, msg algo.Msg) []algo.Output {
-	if slices.Contains(msg.Vals, uint64(m.id)) {
+	if slices.Contains(msg.Vals, uint64(m.ID)) {
 		return out
 	}
-	if msg.ID < m.id {
+	if msg.ID < m.ID {
 		out = append(out, algo.NoteOut("coordinator P%d has a lower id: new election", msg.ID))
 		return m.elect(out)
 	}
 	out = m.decide(out, msg.ID, msg.Term)
-	msg.Vals = append(slices.Clone(msg.Vals), uint64(m.id))
-	if j := m.next(); j >= 0 {
+	msg.Vals = append(slices.Clone(msg.Vals), uint64(m.ID))
+	if j := m.Next(); j >= 0 {
 		out = append(out, algo.SendTo(j, msg))
 	}
 	return out
@@ -184,8 +158,8 @@ func (m *Machine) onCoordinator(out []algo.Output, msg algo.Msg) []algo.Output {
 
 // decide records that c leads, by the election numbered term.
 func (m *Machine) decide(out []algo.Output, c int, term uint64) []algo.Output {
-	if m.electing {
-		m.electing = false
+	if m.Waiting {
+		m.Waiting = false
 		out = append(out, algo.CancelTimerOut(TimerTimeout))
 	}
 	return m.Dec.Decide(out, c, term)
@@ -197,7 +171,7 @@ func (m *Machine) decide(out []algo.Output, c int, term uint64) []algo.Output {
 // (token-ring with regenerate=true, when the token seems lost); the caller
 // carries out the outputs as those of Step.
 func (m *Machine) Elect() []algo.Output {
-	if m.electing {
+	if m.Waiting {
 		return nil
 	}
 	return m.elect(nil)
@@ -210,10 +184,10 @@ func (m *Machine) String() string {
 		l = strconv.Itoa(m.Dec.Leader)
 	}
 	s := "idle"
-	if m.electing {
+	if m.Waiting {
 		s = "electing"
 	}
-	return fmt.Sprintf("%s leader=%s term=%d %v", s, l, m.Term, m.fd)
+	return fmt.Sprintf("%s leader=%s term=%d %v", s, l, m.Term, m.FD)
 }
 
 // State implements algo.Inspector: the leader and term, and whether the
@@ -223,5 +197,5 @@ func (m *Machine) State() any {
 	return struct {
 		election.View
 		Electing bool `json:"electing"`
-	}{m.Core.View(m.fd), m.electing}
+	}{m.Core.View(m.FD), m.Waiting}
 }

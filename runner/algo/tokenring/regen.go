@@ -42,19 +42,15 @@ type elector interface {
 
 // regen is one process of the token ring with token regeneration.
 type regen struct {
-	id, n        int
-	passDelay    int64
+	id, n int
+	holding
 	tokenTimeout int64
 	el           elector
 	host         election.Host // the election detector's view, and its last election number
 
 	seen     uint64 // the newest token generation this process knows of (persisted)
-	hasToken bool
 	gen      uint64 // the generation of the token held
-	wanted   bool
-	inCS     bool
-	wait     algo.WaitSet
-	passedTo int // the process the token was last passed to, -1 if the token came by since
+	passedTo int    // the process the token was last passed to, -1 if the token came by since
 
 	probing   bool   // this process's probe is out: it may regenerate when it returns
 	probeGen  uint64 // the generation it proposes
@@ -82,7 +78,7 @@ func newRegen(c algo.Config, passDelay int64) (algo.Machine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("regenerate: %w", err)
 	}
-	return &regen{id: c.ID, n: c.N, passDelay: passDelay, tokenTimeout: tt, el: el.(elector),
+	return &regen{id: c.ID, n: c.N, holding: holding{passDelay: passDelay}, tokenTimeout: tt, el: el.(elector),
 		host: election.NewHost(c.N), passedTo: -1}, nil
 }
 
@@ -126,22 +122,9 @@ func (m *regen) Step(in algo.Input) []algo.Output {
 		out = m.elStep(out, in)
 		out = m.armLost(out)
 	case algo.Request:
-		if m.wanted {
-			return []algo.Output{algo.NoteOut("request ignored: already requested")}
-		}
-		m.wanted = true
-		if m.hasToken {
-			out = append(out, algo.CancelTimerOut(TimerPass))
-			out = m.enter(out)
-		} else if p := m.prev(); p >= 0 {
-			out = m.wait.Set(out, []int{p})
-		}
+		return m.request(m.prev())
 	case algo.Release:
-		if !m.inCS {
-			return []algo.Output{algo.NoteOut("release ignored: not in the critical section")}
-		}
-		m.inCS, m.wanted = false, false
-		out = m.pass(out)
+		return m.release(m.pass)
 	case algo.Receive:
 		switch in.Msg.Type {
 		case MsgToken:
@@ -364,23 +347,7 @@ func (m *regen) onToken(out []algo.Output, from int, g uint64) []algo.Output {
 // again, and the seeds' rule follows.
 func (m *regen) receive(out []algo.Output) []algo.Output {
 	m.hasToken, m.passedTo = true, -1
-	out = m.armLost(out)
-	if m.wanted {
-		return m.enter(out)
-	}
-	if m.next() < 0 {
-		return out // nobody to pass it to
-	}
-	if m.passDelay == 0 {
-		return m.pass(out)
-	}
-	return append(out, algo.SetTimerOut(TimerPass, m.passDelay))
-}
-
-func (m *regen) enter(out []algo.Output) []algo.Output {
-	m.inCS = true
-	out = m.wait.Set(out, nil)
-	return append(out, algo.EnterCS())
+	return m.arrive(m.armLost(out), m.next() < 0, m.pass)
 }
 
 // pass sends the token to the next live process, with its generation.

@@ -95,12 +95,69 @@ var Spec = algo.Spec{
 
 // Machine is one process of the token ring.
 type Machine struct {
-	id, n     int
+	id, n int
+	holding
+}
+
+// holding is what both machines (Machine, regen) keep of the token and the
+// critical section, with the rules they share.
+type holding struct {
 	passDelay int64
 	hasToken  bool
 	wanted    bool // a Request is pending or being served
 	inCS      bool
 	wait      algo.WaitSet // the last Wait set output
+}
+
+// request is a Request input: the token waiting here for its pass timer
+// is retained, else the process waits for it from prev (seed 001: "it
+// waits to receive a token from its neighbor"; nobody if prev < 0).
+func (h *holding) request(prev int) []algo.Output {
+	if h.wanted {
+		return []algo.Output{algo.NoteOut("request ignored: already requested")}
+	}
+	h.wanted = true
+	if h.hasToken {
+		return h.enter([]algo.Output{algo.CancelTimerOut(TimerPass)})
+	}
+	if prev >= 0 {
+		return h.wait.Set(nil, []int{prev})
+	}
+	return nil
+}
+
+// release is a Release input (seed 001: "when done, it passes the token to
+// its neighbor").
+func (h *holding) release(pass func([]algo.Output) []algo.Output) []algo.Output {
+	if !h.inCS {
+		return []algo.Output{algo.NoteOut("release ignored: not in the critical section")}
+	}
+	h.inCS, h.wanted = false, false
+	return pass(nil)
+}
+
+// arrive is seed 000's "When process acquires token: checks to see if it
+// needs to enter critical section; if no, send [token] to neighbor; if yes,
+// access resource": after passDelay when it is not 0, and not when the
+// process is alone.
+func (h *holding) arrive(out []algo.Output, alone bool, pass func([]algo.Output) []algo.Output) []algo.Output {
+	h.hasToken = true
+	if h.wanted {
+		return h.enter(out)
+	}
+	if alone {
+		return out // nobody to pass it to
+	}
+	if h.passDelay == 0 {
+		return pass(out)
+	}
+	return append(out, algo.SetTimerOut(TimerPass, h.passDelay))
+}
+
+func (h *holding) enter(out []algo.Output) []algo.Output {
+	h.inCS = true
+	out = h.wait.Set(out, nil)
+	return append(out, algo.EnterCS())
 }
 
 // New builds the machine of node c.ID.
@@ -124,7 +181,7 @@ func New(c algo.Config) (algo.Machine, error) {
 	default:
 		return nil, fmt.Errorf("parameter regenerate=%q: want true or false", v)
 	}
-	return &Machine{id: c.ID, n: c.N, passDelay: d}, nil
+	return &Machine{id: c.ID, n: c.N, holding: holding{passDelay: d}}, nil
 }
 
 func (m *Machine) next() int { return (m.id + 1) % m.n }
@@ -143,27 +200,11 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 	case algo.Recover:
 		// A recovered process starts without a token: if it held it, the
 		// token is lost (seed 001: regenerating it needs an election).
-		*m = Machine{id: m.id, n: m.n, passDelay: m.passDelay}
+		*m = Machine{id: m.id, n: m.n, holding: holding{passDelay: m.passDelay}}
 	case algo.Request:
-		if m.wanted {
-			return []algo.Output{algo.NoteOut("request ignored: already requested")}
-		}
-		m.wanted = true
-		if m.hasToken {
-			// The token is here, waiting for its pass timer: retain it.
-			out = append(out, algo.CancelTimerOut(TimerPass))
-			out = m.enter(out)
-		} else {
-			// Seed 001: "it waits to receive a token from its neighbor".
-			out = m.wait.Set(out, []int{m.prev()})
-		}
+		return m.request(m.prev())
 	case algo.Release:
-		if !m.inCS {
-			return []algo.Output{algo.NoteOut("release ignored: not in the critical section")}
-		}
-		// Seed 001: "when done, it passes the token to its neighbor".
-		m.inCS, m.wanted = false, false
-		out = m.pass(out)
+		return m.release(m.pass)
 	case algo.Receive:
 		if in.Msg.Type != MsgToken {
 			return []algo.Output{algo.NoteOut("unknown message %q from P%d", in.Msg.Type, in.From)}
@@ -185,28 +226,8 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 	return out
 }
 
-// receive is seed 000's "When process acquires token: checks to see if it
-// needs to enter critical section; if no, send [token] to neighbor; if yes,
-// access resource".
-func (m *Machine) receive(out []algo.Output) []algo.Output {
-	m.hasToken = true
-	if m.wanted {
-		return m.enter(out)
-	}
-	if m.n == 1 {
-		return out // nobody to pass it to
-	}
-	if m.passDelay == 0 {
-		return m.pass(out)
-	}
-	return append(out, algo.SetTimerOut(TimerPass, m.passDelay))
-}
-
-func (m *Machine) enter(out []algo.Output) []algo.Output {
-	m.inCS = true
-	out = m.wait.Set(out, nil)
-	return append(out, algo.EnterCS())
-}
+// receive is the token arriving.
+func (m *Machine) receive(out []algo.Output) []algo.Output { return m.arrive(out, m.n == 1, m.pass) }
 
 // pass sends the token to P_(i+1) mod N (seed 000); with N = 1 it stays.
 func (m *Machine) pass(out []algo.Output) []algo.Output {
