@@ -339,6 +339,13 @@ func (sp *Spool) Close() error {
 	restoreThreadPriority(sp.tid)
 	sp.tidMu.Unlock()
 	sp.done.Wait()
+	// What the converter met after the snapshot above, in the piece it
+	// was converting when stop came (a refused event, say): lost, the
+	// spool would be removed though the trace lacks events.
+	sp.mu.Lock()
+	errs = errors.Join(errs, sp.err)
+	sp.err = nil
+	sp.mu.Unlock()
 
 	// What the file holds is converted, then what could not be written
 	// to it (the disk full, say) goes from memory straight to the Writer.
