@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -136,6 +137,11 @@ func exportParquet(cmd *cobra.Command, open *openFlags, paths []string, out stri
 			}
 		}
 		sources = append(sources, src)
+	}
+	// An interrupt leaves the directory as it was: empty (Export refuses
+	// one that is not).
+	if ents, err := os.ReadDir(out); err != nil && errors.Is(err, fs.ErrNotExist) || err == nil && len(ents) == 0 {
+		guardOf(cmd).onInterrupt(func() { parquet.Unmake(out) })
 	}
 	c, err := parquet.Export(out, sources)
 	if err != nil {

@@ -32,7 +32,8 @@ func limited(t *testing.T, dir string, kb int, args ...string) (int, string) {
 // TestWriteFailureLeavesNoHalfFile: a write that fails (a full disk, a
 // file-size limit) leaves what the output was before, never a file cut
 // short under its name: a picture or a report is written beside its name
-// and renamed over it once whole, an export is removed, a trace an import
+// and renamed over it once whole, an export is removed (a Parquet one's
+// files too), a trace an import
 // made is removed, and a run an import could not write whole into a trace
 // that held runs before is marked failed (it read "imported", with none
 // of its events). Each was found by the adversarial pass of issue 22.
@@ -69,6 +70,7 @@ func TestWriteFailureLeavesNoHalfFile(t *testing.T) {
 		{[]string{"render", big, "-o", pic}, 16},
 		{[]string{"report", big, "-o", rep}, 16},
 		{[]string{"export", "perfetto", big, "-o", filepath.Join(dir, "big.json")}, 16},
+		{[]string{"export", "parquet", big, "-o", filepath.Join(dir, "pq")}, 16},
 		{[]string{"import", "shiviz", log, "-o", filepath.Join(dir, "new.db")}, 64},
 	} {
 		code, errs := limited(t, dir, c.kb, c.args...)
@@ -85,6 +87,9 @@ func TestWriteFailureLeavesNoHalfFile(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, gone)); err == nil {
 			t.Errorf("%s left by a write that failed", gone)
 		}
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "pq")); len(ents) > 0 {
+		t.Errorf("a Parquet export that failed left %d entries in its directory", len(ents))
 	}
 	for _, d := range []string{dir, rep} {
 		ents, _ := os.ReadDir(d)

@@ -93,15 +93,26 @@ type Source struct {
 	Verdicts map[int64][]Verdict // Run fields are ignored: set by Export
 }
 
+// Unmake removes what an export wrote into dir, which was empty or did
+// not exist before it: the directory's entries; dir itself stays.
+func Unmake(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}
+
 // Counts say what an export wrote.
 type Counts struct {
 	Runs, Events, Messages, Verdicts, Files int64
 	Bytes                                   int64
 }
 
-// Export writes sources into dir, which must not exist or be empty.
-func Export(dir string, sources []Source) (Counts, error) {
-	var c Counts
+// Export writes sources into dir, which must not exist or be empty. An
+// export that fails leaves dir as it was (it left the files it had
+// written, one cut short, for DuckDB to read as the export: found by the
+// adversarial pass of issue 22).
+func Export(dir string, sources []Source) (c Counts, err error) {
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return c, fmt.Errorf("%s is not empty: export into a new directory (the files of two exports would mix)", dir)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -110,6 +121,12 @@ func Export(dir string, sources []Source) (Counts, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return c, err
 	}
+	defer func() {
+		if err != nil {
+			Unmake(dir)
+			err = fmt.Errorf("%w (the files written into %s are removed)", err, dir)
+		}
+	}()
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		return c, err
