@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dmxlab/dmx/internal/sqltest"
 )
 
 // ev makes an event; the helpers below fill in the message fields.
@@ -89,43 +91,11 @@ func open(t testing.TB, path string) *Store {
 	return s
 }
 
-// query runs q and returns its rows as strings, columns separated by "|",
-// NULL as "NULL".
+// query runs q on s's database and returns its rows as strings (see
+// sqltest.Rows).
 func query(t testing.TB, s *Store, q string, args ...any) []string {
 	t.Helper()
-	rows, err := s.DB().Query(q, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		var f []string
-		for _, v := range vals {
-			switch v := v.(type) {
-			case nil:
-				f = append(f, "NULL")
-			case []byte:
-				f = append(f, string(v))
-			default:
-				f = append(f, fmt.Sprint(v))
-			}
-		}
-		out = append(out, strings.Join(f, "|"))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return sqltest.Rows(t, s.DB(), q, args...)
 }
 
 func TestRoundTrip(t *testing.T) {

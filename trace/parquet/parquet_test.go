@@ -1,7 +1,6 @@
 package parquet
 
 import (
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	pq "github.com/parquet-go/parquet-go"
 
+	"github.com/dmxlab/dmx/internal/sqltest"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -44,44 +44,6 @@ func makeTrace(t *testing.T, path string) *trace.Store {
 	}
 	w.Close()
 	return st
-}
-
-// sqlRows returns the rows of query as strings, NULL as "NULL".
-func sqlRows(t *testing.T, db *sql.DB, query string, args ...any) []string {
-	t.Helper()
-	rows, err := db.Query(query, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		s := ""
-		for i, v := range vals {
-			if i > 0 {
-				s += "|"
-			}
-			switch v := v.(type) {
-			case nil:
-				s += "NULL"
-			case []byte:
-				s += string(v)
-			default:
-				s += fmt.Sprint(v)
-			}
-		}
-		out = append(out, s)
-	}
-	return out
 }
 
 func or[T any](p *T) string {
@@ -153,7 +115,7 @@ func TestExportReadsBack(t *testing.T) {
 		for _, e := range evs {
 			got = append(got, fmt.Sprintf("%d|%d|%d|%s|%d|%s|%d|%s|%s|%s|%s|%s", e.ID, e.Proc, e.Seq, e.Kind, e.Lamport, or(e.VC), e.WallNs, or(e.Msg), or(e.MsgType), or(e.Peer), or(e.Resource), or(e.Detail)))
 		}
-		if want := sqlRows(t, st.DB(), `SELECT id, proc, seq, kind, lamport, vc, wall_ns, msg, msg_type, peer, resource, detail FROM events WHERE run = ? ORDER BY id`, r.TraceRun); !reflect.DeepEqual(got, want) {
+		if want := sqltest.Rows(t, st.DB(), `SELECT id, proc, seq, kind, lamport, vc, wall_ns, msg, msg_type, peer, resource, detail FROM events WHERE run = ? ORDER BY id`, r.TraceRun); !reflect.DeepEqual(got, want) {
 			t.Errorf("run %d: events read back:\n%v\nwant\n%v", r.Run, got, want)
 		}
 		ms, err := pq.ReadFile[Message](filepath.Join(out, "messages", fmt.Sprintf("run=%d", r.Run), "messages.parquet"))
@@ -164,7 +126,7 @@ func TestExportReadsBack(t *testing.T) {
 		for _, m := range ms {
 			got = append(got, fmt.Sprintf("%d|%s|%s|%s|%s|%s|%s", m.ID, or(m.Type), or(m.Sender), or(m.Receiver), or(m.SendEvent), or(m.RecvEvent), m.Fate))
 		}
-		if want := sqlRows(t, st.DB(), `SELECT id, type, sender, receiver, send_event, recv_event, fate FROM messages WHERE run = ? ORDER BY id`, r.TraceRun); !reflect.DeepEqual(got, want) {
+		if want := sqltest.Rows(t, st.DB(), `SELECT id, type, sender, receiver, send_event, recv_event, fate FROM messages WHERE run = ? ORDER BY id`, r.TraceRun); !reflect.DeepEqual(got, want) {
 			t.Errorf("run %d: messages read back:\n%v\nwant\n%v", r.Run, got, want)
 		}
 	}
