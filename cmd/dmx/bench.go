@@ -90,34 +90,13 @@ func newBenchCmd() *cobra.Command {
 				hops = append(hops, hop)
 				fmt.Fprintf(out, "round %d: ring hop %v\n", r, hop.Round(100*time.Nanosecond))
 				for _, a := range args {
-					nets := []runner.Net{runner.NetLoopback}
-					if netFlag == runner.NetNS {
-						// Paired, in turn A B then B A, so that a drift of
-						// the machine's load favours neither.
-						nets = append(nets, runner.NetNS)
-						if r%2 == 0 {
-							nets[0], nets[1] = nets[1], nets[0]
-						}
+					ratio, cost, err := benchRound(ctx, out, notes, a, r, netFlag, nodes, entries, dir, noTrace, hop)
+					if err != nil {
+						return &exitError{exitUsage, err}
 					}
-					cs := map[runner.Net]float64{}
-					for _, n := range nets {
-						p := benchPlan(a, nodes, entries, uint64(r), n)
-						s, err := bench.RunSections(ctx, p, udp.LaunchHooks{Stderr: notes}, dir, noTrace)
-						if err != nil {
-							return &exitError{exitUsage, err}
-						}
-						cs[n] = s.PerSecond()
-						bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
-						ratio := s.PerSecond() / bound
-						if n == runner.NetNS {
-							printSections(out, a+" netns", a, s, ratio)
-						} else {
-							ratios[a] = append(ratios[a], ratio)
-							printSections(out, a, a, s, ratio)
-						}
-					}
-					if len(nets) == 2 && cs[runner.NetLoopback] > 0 {
-						costs[a] = append(costs[a], cs[runner.NetNS]/cs[runner.NetLoopback])
+					ratios[a] = append(ratios[a], ratio)
+					if cost > 0 {
+						costs[a] = append(costs[a], cost)
 					}
 				}
 			}
@@ -135,6 +114,41 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().IntVar(&laps, "laps", 2000, "laps of the token round the ring, measured (a tenth more to warm up)")
 	cmd.AddCommand(newRingNodeCmd())
 	return cmd
+}
+
+// benchRound runs algorithm a for round r over loopback and, with --net
+// netns, over namespaces too, paired in turn (A B, then B A in even rounds,
+// so that a drift of the machine's load favours neither). It returns
+// loopback's CS/s against the ring's bound and, with netns, the ratio of
+// the two CS/s (0 without).
+func benchRound(ctx context.Context, out, notes io.Writer, a string, r int, netFlag runner.Net, nodes, entries int, dir string, noTrace bool, hop time.Duration) (ratio, cost float64, err error) {
+	nets := []runner.Net{runner.NetLoopback}
+	if netFlag == runner.NetNS {
+		nets = append(nets, runner.NetNS)
+		if r%2 == 0 {
+			nets[0], nets[1] = nets[1], nets[0]
+		}
+	}
+	cs := map[runner.Net]float64{}
+	for _, n := range nets {
+		p := benchPlan(a, nodes, entries, uint64(r), n)
+		s, err := bench.RunSections(ctx, p, udp.LaunchHooks{Stderr: notes}, dir, noTrace)
+		if err != nil {
+			return 0, 0, err
+		}
+		cs[n] = s.PerSecond()
+		bound := 1 / (float64(hopsPerSection[a]) * hop.Seconds())
+		if n == runner.NetNS {
+			printSections(out, a+" netns", a, s, s.PerSecond()/bound)
+		} else {
+			ratio = s.PerSecond() / bound
+			printSections(out, a, a, s, ratio)
+		}
+	}
+	if len(nets) == 2 && cs[runner.NetLoopback] > 0 {
+		cost = cs[runner.NetNS] / cs[runner.NetLoopback]
+	}
+	return ratio, cost, nil
 }
 
 // newRingNodeCmd is one process of bench's ring.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -79,24 +80,7 @@ func newImportCmd() *cobra.Command {
 				fmt.Fprintf(cmd.ErrOrStderr(), "dmx import: %s\n", n)
 			}
 			w := cmd.OutOrStdout()
-			for _, r := range res.Runs {
-				label := ""
-				if r.Label != "" {
-					label = fmt.Sprintf(" (%s)", r.Label)
-				}
-				fmt.Fprintf(w, "run %d%s: %s, %s, %s\n", r.ID, label, counted(r.Events, "event"), counted(r.Hosts, "process"), counted(r.Messages, "message"))
-			}
-			if len(res.Problems) > 0 {
-				ew := cmd.ErrOrStderr()
-				for i, p := range res.Problems {
-					if i == 10 {
-						fmt.Fprintf(ew, "dmx import: ... and %d more\n", len(res.Problems)-10)
-						break
-					}
-					fmt.Fprintf(ew, "dmx import: skipped: %v\n", p)
-				}
-				fmt.Fprintf(ew, "dmx import: skipped %s (--lenient): %s\n", counted(len(res.Problems), "problem"), res.Summary)
-			}
+			printImported(w, cmd.ErrOrStderr(), res)
 			fmt.Fprintf(w, "trace: %s\nlook further:\n  dmx check %s\n  dmx stats %s\n", out, out, out)
 			return nil
 		},
@@ -113,6 +97,29 @@ func newImportCmd() *cobra.Command {
 	cmd.Flags().StringVar(&algorithm, "algorithm", "", "the algorithm the logged program runs, as dmx list names it: its runs are checked as that algorithm's")
 	cmd.Flags().BoolVar(&lenient, "lenient", false, "import what can be read, skip what breaks the rules and count it")
 	return cmd
+}
+
+// printImported says what an import made: a line per run on w, and on ew
+// the problems skipped under --lenient (the first ten, and their count).
+func printImported(w, ew io.Writer, res foreign.Imported) {
+	for _, r := range res.Runs {
+		label := ""
+		if r.Label != "" {
+			label = fmt.Sprintf(" (%s)", r.Label)
+		}
+		fmt.Fprintf(w, "run %d%s: %s, %s, %s\n", r.ID, label, counted(r.Events, "event"), counted(r.Hosts, "process"), counted(r.Messages, "message"))
+	}
+	if len(res.Problems) == 0 {
+		return
+	}
+	for i, p := range res.Problems {
+		if i == 10 {
+			fmt.Fprintf(ew, "dmx import: ... and %d more\n", len(res.Problems)-10)
+			break
+		}
+		fmt.Fprintf(ew, "dmx import: skipped: %v\n", p)
+	}
+	fmt.Fprintf(ew, "dmx import: skipped %s (--lenient): %s\n", counted(len(res.Problems), "problem"), res.Summary)
 }
 
 // importLong is the long help of dmx import: what it does, in full.
