@@ -32,9 +32,10 @@ var Signals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 const ExitCode = 3
 
 var (
-	ch    = make(chan os.Signal, 1)
-	mu    sync.Mutex
-	taken bool
+	ch      = make(chan os.Signal, 1)
+	takeReq = make(chan chan struct{})
+	mu      sync.Mutex
+	taken   bool
 )
 
 func init() {
@@ -42,14 +43,34 @@ func init() {
 	go watch()
 }
 
-// watch ends dmx at the first signal caught before Take returned: one
-// caught as Take is called came before the caller was ready, or as it
-// got ready, and it is dealt with alike (leaving it to the caller, whose
-// handling may have begun a moment later, lost it: a dmx render that
-// finished with exit 0 after a SIGHUP, found by the adversarial pass).
-// signal.Stop guarantees that none comes after Take.
+// watch ends dmx at the first signal caught before Take returned, and
+// serves Take. A signal caught as Take is called came before the caller
+// was ready, or as it got ready, and is dealt with alike (left to the
+// caller, whose handling may have begun a moment later, it was lost: a
+// dmx render that finished with exit 0 after a SIGHUP, found by the
+// adversarial pass). One goroutine does both, so that Take cannot return
+// while a signal it caught is still to end dmx: Take returned, the caller
+// went on to make its trace, and the exit came in the middle of it,
+// leaving the file the trace's schema is made in (.NAME.dmx-new-*) and
+// its journal (TestSignalFromTheFirstMoment, once on an idle machine).
 func watch() {
-	s := <-ch
+	select {
+	case s := <-ch:
+		interrupted(s) // Take, if called, waits until dmx has ended
+	case done := <-takeReq:
+		// signal.Stop guarantees that none comes after it; one caught
+		// before it is still in ch.
+		signal.Stop(ch)
+		select {
+		case s := <-ch:
+			interrupted(s)
+		default:
+		}
+		close(done)
+	}
+}
+
+func interrupted(s os.Signal) {
 	fmt.Fprintf(os.Stderr, "dmx: interrupted (%v) before it began\n", s)
 	os.Exit(ExitCode)
 }
@@ -57,7 +78,7 @@ func watch() {
 // Take ends the catch. A caller that handles the signals itself registers
 // its own handling (signal.Notify) before it calls Take, so that none is
 // missed; for the others, each signal's default action is back once Take
-// returns.
+// returns. A signal caught before then ends dmx before Take returns.
 func Take() {
 	mu.Lock()
 	defer mu.Unlock()
@@ -65,5 +86,7 @@ func Take() {
 		return
 	}
 	taken = true
-	signal.Stop(ch)
+	done := make(chan struct{})
+	takeReq <- done
+	<-done
 }
