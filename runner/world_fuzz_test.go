@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/dmxlab/dmx/runner"
-	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/registry"
 )
 
 // worldSeeds are schedules of every kind of step, valid and not, that

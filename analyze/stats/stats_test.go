@@ -13,8 +13,8 @@ import (
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/changroberts"
 	"github.com/dmxlab/dmx/runner/algo/maekawa"
-	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/algo/ring"
+	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 

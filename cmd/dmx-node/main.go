@@ -15,8 +15,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/exec"
+	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/runner/udp"
 )
 

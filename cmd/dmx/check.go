@@ -15,8 +15,8 @@ import (
 	"github.com/dmxlab/dmx/render"
 	"github.com/dmxlab/dmx/render/htmlreport"
 	"github.com/dmxlab/dmx/runner"
-	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/exec"
+	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 

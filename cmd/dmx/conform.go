@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
-	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/conform"
+	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/dmxlab/dmx/analyze"
-	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/algotest"
+	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/format/govector"
 )

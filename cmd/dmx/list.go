@@ -9,9 +9,9 @@ import (
 
 	"github.com/dmxlab/dmx/render"
 	"github.com/dmxlab/dmx/runner/algo"
-	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/conform"
 	"github.com/dmxlab/dmx/runner/exec"
+	"github.com/dmxlab/dmx/runner/registry"
 )
 
 func newListCmd() *cobra.Command {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/registry"
 )
 
 // TestListAlgorithm: dmx list ALGO shows one algorithm in full (it was an

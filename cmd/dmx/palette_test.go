@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/dmxlab/dmx/render/viewer"
-	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/dmxlab/dmx/cmd/dmx/early"
 	"github.com/dmxlab/dmx/render"
 	"github.com/dmxlab/dmx/render/viewer"
-	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/runner/replay"
 	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/plural"

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/algotest"
+	"github.com/dmxlab/dmx/runner/registry"
 )
 
 var updateSimSums = algotest.UpdateFlag("rewrite the golden files (testdata/simsums.txt: the checksums of this build's simulated traces)")

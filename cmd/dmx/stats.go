@@ -8,7 +8,7 @@ import (
 	"github.com/dmxlab/dmx/analyze/stats"
 	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/render"
-	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/registry"
 )
 
 // newStatsCmd is dmx stats. Its JSON output is {"file": PATH, "runs":

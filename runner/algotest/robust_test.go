@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/dmxlab/dmx/runner/algo"
-	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/algotest"
+	"github.com/dmxlab/dmx/runner/registry"
 )
 
 type robustCase struct {

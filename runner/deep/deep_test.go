@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/dmxlab/dmx/runner/algo"
-	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/deep"
+	"github.com/dmxlab/dmx/runner/registry"
 )
 
 func fingerprint(v any) deep.Fingerprint {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
-	"github.com/dmxlab/dmx/runner/algo/registry"
 	"github.com/dmxlab/dmx/runner/exec"
+	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 

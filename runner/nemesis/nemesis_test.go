@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/runner"
-	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/registry"
 )
 
 func plan(t *testing.T, name string, n int) runner.Plan {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dmxlab/dmx/runner/algo"
-	"github.com/dmxlab/dmx/runner/algo/registry"
+	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/trace"
 
 	"github.com/dmxlab/dmx/runner"
