@@ -65,6 +65,14 @@ func failover(b *builder) {
 	coordinator(b, 1, 3, 0)
 }
 
+// tooTightTimeout: after bully3, P1 starts an election and declares itself
+// to P0 while P2 is up and still leads (seed 004: a time-out too tight).
+func tooTightTimeout(b *builder) {
+	bully3(b)
+	b.At(150).ElectionStart(1, 3)
+	coordinator(b, 1, 3, 0)
+}
+
 // leaseHandover: the master P2 leads from 10ms and steps down at stepDown
 // (its lease ran out, on its own clock); P1, voted for by P0, leads from
 // 350ms; P2 hears P1's renew at heard (after its step-down) and follows it.
@@ -291,11 +299,7 @@ func expect(t *testing.T, results []Result, want want, finding map[string]string
 		if !ok {
 			continue
 		}
-		text := r.Note
-		if len(r.Findings) > 0 {
-			text = r.Findings[0].Message
-		}
-		if !strings.Contains(text, sub) {
+		if text := said(r); !strings.Contains(text, sub) {
 			t.Errorf("%s: %q\ndoes not contain %q", r.Check, text, sub)
 		}
 	}

@@ -11,14 +11,20 @@ import (
 // to P0 when it leaves (seed 004's "Ordering: No" of a central coordinator
 // that serves requests in the order they reach it).
 func overtake(b *builder) {
-	b.Request(0, "cs")
-	b.Recv(1, b.Send(0, 1, "hello"))
-	b.Request(1, "cs")
-	b.Enter(1, "cs")
+	askedSecondEntersFirst(b)
 	b.Exit(1, "cs")
 	b.Recv(0, b.Send(1, 0, "token"))
 	b.Enter(0, "cs")
 	b.Exit(0, "cs")
+}
+
+// askedSecondEntersFirst: P0 asks and tells P1, which then asks and enters
+// (P1's request happened after P0's).
+func askedSecondEntersFirst(b *builder) {
+	b.Request(0, "cs")
+	b.Recv(1, b.Send(0, 1, "hello"))
+	b.Request(1, "cs")
+	b.Enter(1, "cs")
 }
 
 // starve: P0 asks; P1 and P2 take turns twice each, never hearing of P0's
@@ -66,10 +72,7 @@ func TestFairnessAndStarvation(t *testing.T) {
 		{
 			name: "older request never granted", n: 2, fairness: Violated, starving: OK,
 			build: func(b *builder) {
-				b.Request(0, "cs")
-				b.Recv(1, b.Send(0, 1, "hello"))
-				b.Request(1, "cs")
-				b.Enter(1, "cs")
+				askedSecondEntersFirst(b)
 				b.Exit(1, "cs")
 			},
 			incomplete: true,
@@ -78,10 +81,7 @@ func TestFairnessAndStarvation(t *testing.T) {
 		{
 			name: "a crash cancels the older request", n: 2, fairness: OK, starving: OK,
 			build: func(b *builder) {
-				b.Request(0, "cs")
-				b.Recv(1, b.Send(0, 1, "hello"))
-				b.Request(1, "cs")
-				b.Enter(1, "cs")
+				askedSecondEntersFirst(b)
 				b.Crash(0)
 				b.Exit(1, "cs")
 			},
@@ -90,10 +90,7 @@ func TestFairnessAndStarvation(t *testing.T) {
 			// Concurrent grants (mutex-causal's finding) order nothing.
 			name: "concurrent grants", n: 2, fairness: OK, starving: OK,
 			build: func(b *builder) {
-				b.Request(0, "cs")
-				b.Recv(1, b.Send(0, 1, "hello"))
-				b.Request(1, "cs")
-				b.Enter(1, "cs")
+				askedSecondEntersFirst(b)
 				b.Enter(0, "cs")
 				b.Exit(1, "cs")
 				b.Exit(0, "cs")
@@ -166,11 +163,7 @@ func TestStarvationBoundFromProcesses(t *testing.T) {
 	starve(b)
 	run := b.Run(true)
 	run.Nodes = 0
-	res, err := Evaluate(run, b.Reader(), []*Check{Starvation})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := res[0]; r.Verdict != Violated || !strings.Contains(r.Findings[0].Message, "more than 2") {
+	if r := checkOne(t, run, b.Reader(), Starvation); r.Verdict != Violated || !strings.Contains(r.Findings[0].Message, "more than 2") {
 		t.Errorf("%s %v", r.Verdict, r.Findings)
 	}
 }
