@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,14 +98,9 @@ func leaseHandover(b *builder, stepDown, heard int64) {
 }
 
 func TestElectionChecks(t *testing.T) {
-	tests := []struct {
-		name       string
-		n          int
-		build      func(b *builder)
-		incomplete bool
-		want       want              // checks not named must be ok
-		finding    map[string]string // check -> substring of its first finding (or note)
-	}{
+	checks := []*Check{Agreement, Validity, SplitBrain, Termination, MutexCausal, MutexRealtime, Liveness, Deadlock}
+	// These are bully's traces: seed 001's highest-id rule.
+	runCases(t, []checkCase{
 		{
 			name: "bully without failures", n: 3, build: bully3,
 			finding: map[string]string{"agreement": "at the end P0, P1 and P2 follow P2", "termination": "3 election starts, 3 decisions"},
@@ -259,14 +255,29 @@ func TestElectionChecks(t *testing.T) {
 			want:    want{"validity": Violated, "split-brain": Violated},
 			finding: map[string]string{"split-brain": "P2 from P2#1 leader(2) until P2#2 no leader and P1 from P1#4 leader(1) to the end of the run; in wall time: for 49ms"},
 		},
-	}
-	checks := []*Check{Agreement, Validity, SplitBrain, Termination, MutexCausal, MutexRealtime, Liveness, Deadlock}
-	for _, tt := range tests {
+	}, checks, WithValidity(ValidityHighestID))
+}
+
+// checkCase is a run a test builds and the verdicts the checks must give it.
+type checkCase struct {
+	name       string
+	n          int
+	build      func(b *builder)
+	incomplete bool              // the run did not end normally
+	opts       []Option          // the case's own, after the test's
+	want       want              // checks not named must be ok
+	finding    map[string]string // check -> substring of its first finding (or note)
+}
+
+// runCases evaluates checks on each case's run, with opts and the case's
+// own, and compares the results with what the case wants (expect).
+func runCases(t *testing.T, cases []checkCase, checks []*Check, opts ...Option) {
+	t.Helper()
+	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newBuilder(tt.n)
 			tt.build(b)
-			// These are bully's traces: seed 001's highest-id rule.
-			results, err := Evaluate(b.Run(!tt.incomplete), b.Reader(), checks, WithValidity(ValidityHighestID))
+			results, err := Evaluate(b.Run(!tt.incomplete), b.Reader(), checks, append(slices.Clip(opts), tt.opts...)...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -52,25 +52,17 @@ func starve(b *builder) {
 // Reference: seed 004, requirements of mutual exclusion: "Ordering/Fairness:
 // a request A happened-before request B => grant A before B".
 func TestFairnessAndStarvation(t *testing.T) {
-	tests := []struct {
-		name               string
-		n                  int
-		build              func(b *builder)
-		incomplete         bool
-		opts               []Option
-		fairness, starving Verdict
-		finding            map[string]string
-	}{
-		{name: "ricart-agrawala", n: 3, build: raRun, fairness: OK, starving: OK},
+	runCases(t, []checkCase{
+		{name: "ricart-agrawala", n: 3, build: raRun, want: fairAndStarving(OK, OK)},
 		{
-			name: "younger request granted first", n: 2, build: overtake, fairness: Violated, starving: OK,
+			name: "younger request granted first", n: 2, build: overtake, want: fairAndStarving(Violated, OK),
 			finding: map[string]string{
 				"fairness":   "P0#1 cs_request(cs) happened before P1#2 cs_request(cs), but P1 was granted first: P1#3 cs_enter(cs) happened before P0#4 cs_enter(cs)",
 				"starvation": "2 requests granted; a request overtaken at most once (P0#1; bound 1)",
 			},
 		},
 		{
-			name: "older request never granted", n: 2, fairness: Violated, starving: OK,
+			name: "older request never granted", n: 2, want: fairAndStarving(Violated, OK),
 			build: func(b *builder) {
 				askedSecondEntersFirst(b)
 				b.Exit(1, "cs")
@@ -79,7 +71,7 @@ func TestFairnessAndStarvation(t *testing.T) {
 			finding:    map[string]string{"fairness": "but P1 was granted first: P1#3 cs_enter(cs) and P0 was never granted"},
 		},
 		{
-			name: "a crash cancels the older request", n: 2, fairness: OK, starving: OK,
+			name: "a crash cancels the older request", n: 2, want: fairAndStarving(OK, OK),
 			build: func(b *builder) {
 				askedSecondEntersFirst(b)
 				b.Crash(0)
@@ -88,7 +80,7 @@ func TestFairnessAndStarvation(t *testing.T) {
 		},
 		{
 			// Concurrent grants (mutex-causal's finding) order nothing.
-			name: "concurrent grants", n: 2, fairness: OK, starving: OK,
+			name: "concurrent grants", n: 2, want: fairAndStarving(OK, OK),
 			build: func(b *builder) {
 				askedSecondEntersFirst(b)
 				b.Enter(0, "cs")
@@ -97,20 +89,20 @@ func TestFairnessAndStarvation(t *testing.T) {
 			},
 		},
 		{
-			name: "overtaken four times", n: 3, build: starve, fairness: OK, starving: Violated,
+			name: "overtaken four times", n: 3, build: starve, want: fairAndStarving(OK, Violated),
 			finding: map[string]string{"starvation": "P0#1 cs_request(cs) was overtaken 4 times, more than 2, by P1#3, P2#4, P1#8, P2#9 cs_enter(cs), until P0#3 cs_enter(cs)"},
 		},
 		{
 			// Without wall times, entries concurrent with the request
 			// may have come before it: only those that knew of it count.
-			name: "overtaken four times, no wall times", n: 3, fairness: OK, starving: OK,
+			name: "overtaken four times, no wall times", n: 3, want: fairAndStarving(OK, OK),
 			build: func(b *builder) { starve(b); noWall(b) },
 		},
 		{
 			// The bounds hold in runs without failures: P3 crashed while
 			// P0 waited (a lost token is made anew, and the order
 			// restarts).
-			name: "overtaken four times while a process crashed", n: 4, fairness: OK, starving: OK,
+			name: "overtaken four times while a process crashed", n: 4, want: fairAndStarving(OK, OK),
 			build: func(b *builder) {
 				starve(b)
 				// P3 crashes while P0 waits.
@@ -121,7 +113,7 @@ func TestFairnessAndStarvation(t *testing.T) {
 		},
 		{
 			// P3 was down when P0 asked and came back while it waited.
-			name: "overtaken four times while a process was down", n: 4, fairness: OK, starving: OK,
+			name: "overtaken four times while a process was down", n: 4, want: fairAndStarving(OK, OK),
 			build: func(b *builder) {
 				crash := b.Crash(3)
 				starve(b)
@@ -130,11 +122,11 @@ func TestFairnessAndStarvation(t *testing.T) {
 				b.events = append(b.events, ev)
 			},
 		},
-		{name: "overtaken four times, bound 4", n: 3, build: starve, opts: []Option{WithMaxOvertakes(4)}, fairness: OK, starving: OK},
+		{name: "overtaken four times, bound 4", n: 3, build: starve, opts: []Option{WithMaxOvertakes(4)}, want: fairAndStarving(OK, OK)},
 		{
 			// Entries concurrent with the request, read before it, count
 			// too: the verdict does not depend on the reader's order.
-			name: "overtaken by entries read before the request", n: 3, fairness: OK, starving: Violated,
+			name: "overtaken by entries read before the request", n: 3, want: fairAndStarving(OK, Violated),
 			build: func(b *builder) {
 				starve(b)
 				// Move P0's request to the end of the reader's order.
@@ -142,18 +134,12 @@ func TestFairnessAndStarvation(t *testing.T) {
 				b.events = append(b.events[1:], ev)
 			},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b := newBuilder(tt.n)
-			tt.build(b)
-			res, err := Evaluate(b.Run(!tt.incomplete), b.Reader(), []*Check{Fairness, Starvation}, tt.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			expect(t, res, want{"fairness": tt.fairness, "starvation": tt.starving}, tt.finding)
-		})
-	}
+	}, []*Check{Fairness, Starvation})
+}
+
+// fairAndStarving is the verdicts of fairness and of starvation.
+func fairAndStarving(fairness, starvation Verdict) want {
+	return want{"fairness": fairness, "starvation": starvation}
 }
 
 // TestStarvationBoundFromProcesses: without a process count in the run,
