@@ -22,9 +22,7 @@ import (
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.db")
-	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--seed", "1", "-o", good); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
+	dmxOK(t, "sim", "central", "-n", "3", "--seed", "1", "-o", good)
 	text := filepath.Join(dir, "notes.txt")
 	os.WriteFile(text, []byte("this is not a trace\n"), 0o644)
 	data, _ := os.ReadFile(good)
@@ -185,9 +183,7 @@ func TestNotRegularFile(t *testing.T) {
 // check.
 func TestDamagedIndex(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
-	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "10", "--seed", "2", "-o", path, "--no-check"); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
+	dmxOK(t, "sim", "central", "-n", "3", "--entries", "10", "--seed", "2", "-o", path, "--no-check")
 	b, _ := os.ReadFile(path)
 	// The first cell of a leaf page of the events_cs index (page type 10;
 	// its entries start with a critical-section kind): "cs_exit" becomes
@@ -230,9 +226,7 @@ func TestDamagedIndex(t *testing.T) {
 // is damaged, exit 2, though every row reads.
 func TestCheckCountsWhatItReads(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
-	if code, _, errs := dmx(t, "sim", "central", "-n", "2", "--entries", "2", "--seed", "2", "-o", path, "--no-check", "--no-diagram"); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
+	dmxOK(t, "sim", "central", "-n", "2", "--entries", "2", "--seed", "2", "-o", path, "--no-check", "--no-diagram")
 	db, err := sql.Open("sqlite3", path)
 	if err != nil {
 		t.Fatal(err)

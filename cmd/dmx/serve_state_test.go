@@ -255,17 +255,11 @@ func TestServeStateMillion(t *testing.T) {
 func importedRun(t *testing.T, dir string) (orig, imported string) {
 	t.Helper()
 	orig = filepath.Join(dir, "orig.db")
-	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "2", "--no-check", "--no-diagram", "-o", orig); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
+	dmxOK(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "2", "--no-check", "--no-diagram", "-o", orig)
 	log := filepath.Join(dir, "run.log")
-	if code, _, errs := dmx(t, "export", "shiviz", orig, "-o", log); code != 0 {
-		t.Fatalf("export: %s", errs)
-	}
+	dmxOK(t, "export", "shiviz", orig, "-o", log)
 	imported = filepath.Join(dir, "imported.db")
-	if code, _, errs := dmx(t, "import", "shiviz", log, "-o", imported); code != 0 {
-		t.Fatalf("import: %s", errs)
-	}
+	dmxOK(t, "import", "shiviz", log, "-o", imported)
 	return orig, imported
 }
 
@@ -278,9 +272,7 @@ func TestServeBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	empty := filepath.Join(dir, "empty.db")
-	if code, _, errs := dmx(t, "sim", "central", "-n", "2", "--entries", "1", "--no-diagram", "-o", empty); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
+	dmxOK(t, "sim", "central", "-n", "2", "--entries", "1", "--no-diagram", "-o", empty)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -302,13 +294,9 @@ func TestServeBadInput(t *testing.T) {
 func TestOnePalette(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "failover.db")
-	if code, _, errs := dmx(t, "sim", "--scenario", filepath.Join("..", "..", "examples", "central-failover.json"), "--no-diagram", "-o", db); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
+	dmxOK(t, "sim", "--scenario", filepath.Join("..", "..", "examples", "central-failover.json"), "--no-diagram", "-o", db)
 	dot := filepath.Join(dir, "d.dot")
-	if code, _, errs := dmx(t, "render", db, "-o", dot, "--from", "1", "--to", "400"); code != 0 {
-		t.Fatalf("render: %s", errs)
-	}
+	dmxOK(t, "render", db, "-o", dot, "--from", "1", "--to", "400")
 	st, err := trace.Open(db)
 	if err != nil {
 		t.Fatal(err)
