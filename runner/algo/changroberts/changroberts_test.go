@@ -197,11 +197,7 @@ func TestSweepLeaderCrashes(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, p := range []map[string]string{
+	algotest.CheckParams(t, Spec, 3, nil, []map[string]string{
 		{"x": "1"}, {"timeout": "soon"}, {"initiators": "-1"}, {"fd-period": "x"},
-	} {
-		if _, err := New(algo.Config{ID: 0, N: 3, Params: p}); err == nil {
-			t.Errorf("params %v accepted", p)
-		}
-	}
+	})
 }

@@ -73,19 +73,13 @@ func TestNoMessagesWhileHolding(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, tc := range []struct {
-		c  algo.Config
-		ok bool
-	}{
-		{algo.Config{ID: 0, N: 1}, true},
-		{algo.Config{ID: 0, N: 3, Params: map[string]string{"initial": "2"}}, true},
-		{algo.Config{ID: 0, N: 3, Params: map[string]string{"initial": "3"}}, false},
-		{algo.Config{ID: 0, N: 3, Params: map[string]string{"holder": "1"}}, false},
-	} {
-		if _, err := New(tc.c); (err == nil) != tc.ok {
-			t.Errorf("New(%+v) error %v, want ok=%v", tc.c, err, tc.ok)
-		}
-	}
+	algotest.CheckConfigs(t, Spec, []algo.Config{
+		{ID: 0, N: 1},
+		{ID: 0, N: 3, Params: map[string]string{"initial": "2"}},
+	}, []algo.Config{
+		{ID: 0, N: 3, Params: map[string]string{"initial": "3"}},
+		{ID: 0, N: 3, Params: map[string]string{"holder": "1"}},
+	})
 }
 
 // TestRecoveredInitialHolder: a restart is not the system's initialization.
