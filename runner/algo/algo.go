@@ -547,6 +547,47 @@ func (w *WaitSet) Set(out []Output, set []int) []Output {
 	return append(out, WaitFor(set))
 }
 
+// Outbox gathers the outputs of one Step of a machine that is also one of
+// its own peers (Maekawa's process is in its own voting set, a majority
+// coordinator is also a requester): a message to itself is queued and
+// handled after the current one, never sent (and so never counted).
+type Outbox struct {
+	Self  int      // the machine's own id
+	Out   []Output // the outputs so far
+	inbox []Msg    // the messages to itself, not yet handled
+}
+
+// Send sends m to P_to; to itself, it queues m for Deliver.
+func (b *Outbox) Send(to int, m Msg) {
+	if to == b.Self {
+		b.inbox = append(b.inbox, m)
+		return
+	}
+	b.Out = append(b.Out, SendTo(to, m))
+}
+
+// Note appends a Note output.
+func (b *Outbox) Note(format string, args ...any) {
+	b.Out = append(b.Out, NoteOut(format, args...))
+}
+
+// Deliver hands the messages to itself to deliver, in the order sent,
+// those sent while delivering too.
+func (b *Outbox) Deliver(deliver func(from int, m Msg)) {
+	for len(b.inbox) > 0 {
+		m := b.inbox[0]
+		b.inbox = b.inbox[1:]
+		deliver(b.Self, m)
+	}
+}
+
+// Take returns the outputs gathered and empties the box for the next Step.
+func (b *Outbox) Take() []Output {
+	out := b.Out
+	b.Out = nil
+	return out
+}
+
 // Members returns the indices i with b[i] set, in order: how a machine's
 // State shows a per-process []bool (replies received, votes held).
 func Members(b []bool) []int {

@@ -131,10 +131,6 @@ type req struct {
 
 func (a req) before(b req) bool { return a.t < b.t || (a.t == b.t && a.id < b.id) }
 
-type selfMsg struct {
-	msg algo.Msg
-}
-
 // Machine is one process of Maekawa's algorithm: a requester and a voter.
 type Machine struct {
 	id, n   int
@@ -154,9 +150,8 @@ type Machine struct {
 	queue    []req // basic: FIFO; inquire: by (T, id)
 	inquired bool  // inquire: an inquire was sent for the current vote
 
-	wait  algo.WaitSet // the last Wait set output
-	inbox []selfMsg
-	out   []algo.Output
+	wait algo.WaitSet // the last Wait set output
+	box  algo.Outbox  // this Step's outputs and messages to itself
 }
 
 // New builds the machine of node c.ID.
@@ -164,7 +159,7 @@ func New(c algo.Config) (algo.Machine, error) {
 	if err := c.Validate(params); err != nil {
 		return nil, err
 	}
-	m := &Machine{id: c.ID, n: c.N, set: VotingSet(c.ID, c.N)}
+	m := &Machine{id: c.ID, n: c.N, set: VotingSet(c.ID, c.N), box: algo.Outbox{Self: c.ID}}
 	switch v := c.Param("variant", "basic"); v {
 	case "basic":
 	case "inquire":
@@ -185,26 +180,12 @@ func (m *Machine) reset() {
 	m.wait = nil
 }
 
-// send sends msg to P_to; a message to itself is handled locally after the
-// current one, never sent (and so never counted).
-func (m *Machine) send(to int, msg algo.Msg) {
-	if to == m.id {
-		m.inbox = append(m.inbox, selfMsg{msg})
-		return
-	}
-	m.out = append(m.out, algo.SendTo(to, msg))
-}
-
-func (m *Machine) note(format string, args ...any) {
-	m.out = append(m.out, algo.NoteOut(format, args...))
-}
-
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
 	if o, ok := in.Outsider(m.n); ok {
 		return []algo.Output{o}
 	}
-	m.out = nil
+	m.box.Out = nil
 	switch in.Kind {
 	case algo.Start:
 	case algo.Recover:
@@ -214,7 +195,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		m.reset()
 	case algo.Request:
 		if m.state != released {
-			m.note("request ignored: already %v", m.state)
+			m.box.Note("request ignored: already %v", m.state)
 			break
 		}
 		// enter(): state = WANTED; multicast request to V_i.
@@ -223,33 +204,27 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		clear(m.failed)
 		clear(m.inquiries)
 		for _, v := range m.set {
-			m.send(v, algo.Msg{Type: MsgRequest, Stamp: m.t, ID: m.id})
+			m.box.Send(v, algo.Msg{Type: MsgRequest, Stamp: m.t, ID: m.id})
 		}
 	case algo.Release:
 		if m.state != held {
-			m.note("release ignored: not in the critical section (%v)", m.state)
+			m.box.Note("release ignored: not in the critical section (%v)", m.state)
 			break
 		}
 		// exit(): state = RELEASED; multicast release to V_i.
 		m.state = released
 		clear(m.votes)
 		for _, v := range m.set {
-			m.send(v, algo.Msg{Type: MsgRelease, Stamp: m.t, ID: m.id})
+			m.box.Send(v, algo.Msg{Type: MsgRelease, Stamp: m.t, ID: m.id})
 		}
 	case algo.Receive:
 		m.deliver(in.From, in.Msg)
 	case algo.Timer:
-		m.note("unexpected timer %q", in.TimerName)
+		m.box.Note("unexpected timer %q", in.TimerName)
 	}
-	for len(m.inbox) > 0 {
-		s := m.inbox[0]
-		m.inbox = m.inbox[1:]
-		m.deliver(m.id, s.msg)
-	}
+	m.box.Deliver(m.deliver)
 	m.updateWait()
-	out := m.out
-	m.out = nil
-	return out
+	return m.box.Take()
 }
 
 func (m *Machine) deliver(from int, msg algo.Msg) {
@@ -267,14 +242,14 @@ func (m *Machine) deliver(from int, msg algo.Msg) {
 	case MsgFailed:
 		m.onFailed(from, msg.Stamp)
 	default:
-		m.note("unknown message %q from P%d", msg.Type, from)
+		m.box.Note("unknown message %q from P%d", msg.Type, from)
 	}
 }
 
 // vote gives this process's vote to r.
 func (m *Machine) vote(r req) {
 	m.voted, m.lock, m.inquired = true, r, false
-	m.send(r.id, algo.Msg{Type: MsgReply, Stamp: r.t})
+	m.box.Send(r.id, algo.Msg{Type: MsgReply, Stamp: r.t})
 }
 
 func (m *Machine) onRequest(r req) {
@@ -302,22 +277,22 @@ func (m *Machine) onRequest(r req) {
 		// holder for the vote back, once per vote.
 		if !m.inquired {
 			m.inquired = true
-			m.send(m.lock.id, algo.Msg{Type: MsgInquire, Stamp: m.lock.t})
+			m.box.Send(m.lock.id, algo.Msg{Type: MsgInquire, Stamp: m.lock.t})
 		}
 		// The displaced head now waits behind R and the holder.
 		if len(m.queue) > 1 && !m.queue[1].failed {
 			m.queue[1].failed = true
-			m.send(m.queue[1].id, algo.Msg{Type: MsgFailed, Stamp: m.queue[1].t})
+			m.box.Send(m.queue[1].id, algo.Msg{Type: MsgFailed, Stamp: m.queue[1].t})
 		}
 		return
 	}
 	m.queue[i].failed = true
-	m.send(r.id, algo.Msg{Type: MsgFailed, Stamp: r.t})
+	m.box.Send(r.id, algo.Msg{Type: MsgFailed, Stamp: r.t})
 }
 
 func (m *Machine) onRelease(from int) {
 	if m.inquire && (!m.voted || m.lock.id != from) {
-		m.note("release from P%d, which does not hold this vote", from)
+		m.box.Note("release from P%d, which does not hold this vote", from)
 		return
 	}
 	// Seed 001: "if (queue empty) voted = false else dequeue head of queue,
@@ -334,7 +309,7 @@ func (m *Machine) onRelease(from int) {
 
 func (m *Machine) onRelinquish(from int) {
 	if !m.voted || m.lock.id != from {
-		m.note("relinquish from P%d, which does not hold this vote", from)
+		m.box.Note("relinquish from P%d, which does not hold this vote", from)
 		return
 	}
 	// Queue the holder's request again (it already counts as failed here)
@@ -353,7 +328,7 @@ func (m *Machine) onRelinquish(from int) {
 
 func (m *Machine) onReply(from int) {
 	if m.state != wanted {
-		m.note("reply from P%d ignored: not waiting (%v)", from, m.state)
+		m.box.Note("reply from P%d ignored: not waiting (%v)", from, m.state)
 		return
 	}
 	m.votes[from] = true
@@ -369,7 +344,7 @@ func (m *Machine) onReply(from int) {
 	m.state = held
 	clear(m.inquiries) // the release will answer them
 	m.updateWait()
-	m.out = append(m.out, algo.EnterCS())
+	m.box.Out = append(m.box.Out, algo.EnterCS())
 }
 
 func (m *Machine) onInquire(from int, t uint64) {
@@ -400,7 +375,7 @@ func (m *Machine) relinquish(v int) {
 	m.inquiries[v] = false
 	m.votes[v] = false
 	m.failed[v] = true
-	m.send(v, algo.Msg{Type: MsgRelinquish, Stamp: m.t})
+	m.box.Send(v, algo.Msg{Type: MsgRelinquish, Stamp: m.t})
 }
 
 // updateWait outputs a Wait when the set of processes this one is blocked on
@@ -419,7 +394,7 @@ func (m *Machine) updateWait() {
 		set = append(set, m.lock.id)
 		slices.Sort(set)
 	}
-	m.out = m.wait.Set(m.out, set)
+	m.box.Out = m.wait.Set(m.box.Out, set)
 }
 
 // String describes the machine's state, for scripts and debugging.
