@@ -84,3 +84,19 @@ func violations(t testing.TB, spec algo.Spec, opt Options, seeds int, c *analyze
 		}
 	}
 }
+
+// Build builds the machine of c with spec.New for a test that steps it by
+// hand, as the algorithm's own type M; a refused configuration or a
+// machine of another type fails t.
+func Build[M algo.Machine](t testing.TB, spec algo.Spec, c algo.Config) M {
+	t.Helper()
+	m, err := spec.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm, ok := m.(M)
+	if !ok {
+		t.Fatalf("%s: New built a %T", spec.Name, m)
+	}
+	return mm
+}

@@ -66,15 +66,12 @@ func TestAbstractExact(t *testing.T) {
 		return a.value == b.value
 	}
 	run := func(ins []algo.Input) (*Machine, [][]algo.Output) {
-		m, err := New(algo.Config{ID: 0, N: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := algotest.Build[*Machine](t, Spec, algo.Config{ID: 0, N: 3})
 		var outs [][]algo.Output
 		for _, in := range ins {
-			outs = append(outs, m.(*Machine).Step(in))
+			outs = append(outs, m.Step(in))
 		}
-		return m.(*Machine), outs
+		return m, outs
 	}
 	// Entered and left at other times, with other acks: t and heard
 	// differ, at clock 12 both are stale.
@@ -126,9 +123,7 @@ func TestAbstractFromShift(t *testing.T) {
 	types := []string{MsgRequest, MsgAck, MsgRelease}
 	for run := 0; run < 200; run++ {
 		d := 1 + r.Uint64N(50)
-		ma, _ := New(algo.Config{ID: 0, N: 3})
-		mb, _ := New(algo.Config{ID: 0, N: 3})
-		a, b := ma.(*Machine), mb.(*Machine)
+		a, b := algotest.Build[*Machine](t, Spec, algo.Config{ID: 0, N: 3}), algotest.Build[*Machine](t, Spec, algo.Config{ID: 0, N: 3})
 		clock := uint64(0)
 		for step := 0; step < 30; step++ {
 			clock += 1 + r.Uint64N(3)
@@ -176,8 +171,7 @@ func TestAbstractFromShift(t *testing.T) {
 // TestClone: a clone equals its original and shares nothing with it: a
 // step of one leaves the other as it was.
 func TestClone(t *testing.T) {
-	m, _ := New(algo.Config{ID: 0, N: 3})
-	a := m.(*Machine)
+	a := algotest.Build[*Machine](t, Spec, algo.Config{ID: 0, N: 3})
 	a.Step(algo.Input{Kind: algo.Receive, Clock: 3, From: 1, Msg: algo.Msg{Type: MsgRequest, Stamp: 2, ID: 1}})
 	a.Step(algo.Input{Kind: algo.Request, Clock: 4, Resource: "cs"})
 	b := a.Clone().(*Machine)

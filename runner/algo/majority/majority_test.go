@@ -31,11 +31,7 @@ func TestQuorum(t *testing.T) {
 
 func build(t *testing.T, id, n int, p map[string]string) *Machine {
 	t.Helper()
-	m, err := New(algo.Config{ID: id, N: n, Params: p, Rand: rand.New(rand.NewPCG(1, uint64(id)))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m.(*Machine)
+	return algotest.Build[*Machine](t, Spec, algo.Config{ID: id, N: n, Params: p, Rand: rand.New(rand.NewPCG(1, uint64(id)))})
 }
 
 func deliver(m *Machine, from int, typ string, stamp uint64) []algo.Output {

@@ -86,11 +86,7 @@ func TestRH1(t *testing.T) {
 
 func build(t *testing.T, id, n int) *Machine {
 	t.Helper()
-	m, err := New(algo.Config{ID: id, N: n})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m.(*Machine)
+	return algotest.Build[*Machine](t, Spec, algo.Config{ID: id, N: n})
 }
 
 // TestSweep runs the algorithm in the simulator for many seeds and

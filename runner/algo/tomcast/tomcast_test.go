@@ -42,11 +42,7 @@ func TestKeyOrder(t *testing.T) {
 
 func build(t *testing.T, id, n int) *Machine {
 	t.Helper()
-	m, err := New(algo.Config{ID: id, N: n})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m.(*Machine)
+	return algotest.Build[*Machine](t, Spec, algo.Config{ID: id, N: n})
 }
 
 func delivered(outs []algo.Output) []string {
