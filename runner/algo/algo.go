@@ -261,11 +261,40 @@ func Stamp(out Words, v uint64) {
 	out.Word(v)
 }
 
-// StampedRequest is a request (T, id) as a State shows it: the timestamp
-// it was made with and the process that made it.
+// StampedRequest is a request (T, id): the timestamp it was made with and
+// the process that made it; the requests that lamport, maekawa and majority
+// queue, and as a State shows them.
 type StampedRequest struct {
 	T  uint64 `json:"t"`
 	ID int    `json:"id"`
+}
+
+// Before is the total order of requests: by timestamp, ties by process id
+// (seed 003 slide 7: "if timestamps are equal, process identifiers are
+// compared"; seed 002: L(e) = M*Li(e) + i).
+func (a StampedRequest) Before(b StampedRequest) bool {
+	return a.T < b.T || (a.T == b.T && a.ID < b.ID)
+}
+
+// String is the request as machines' String methods show it: (T,id).
+func (a StampedRequest) String() string { return fmt.Sprintf("(%d,%d)", a.T, a.ID) }
+
+// Request returns a itself: a StampedRequest is Queued.
+func (a StampedRequest) Request() StampedRequest { return a }
+
+// Queued is a request as a machine queues it: a StampedRequest, or a
+// struct that embeds one beside what else the machine keeps of it
+// (maekawa's failed flag).
+type Queued interface{ Request() StampedRequest }
+
+// Enqueue inserts r into q, which is in Before order, after the requests
+// before it, and returns the queue and r's place in it.
+func Enqueue[R Queued](q []R, r R) ([]R, int) {
+	i := 0
+	for i < len(q) && q[i].Request().Before(r.Request()) {
+		i++
+	}
+	return slices.Insert(q, i, r), i
 }
 
 // Config is what a machine is built from.

@@ -122,14 +122,12 @@ func (s state) String() string {
 	return [...]string{"RELEASED", "WANTED", "HELD"}[s]
 }
 
-// req is a request as a voter keeps it.
+// req is a request as a voter keeps it: (T, id), in algo's total order
+// of requests, and whether this voter told its requester failed.
 type req struct {
-	t      uint64
-	id     int
+	algo.StampedRequest
 	failed bool // inquire variant: this voter told the requester failed
 }
-
-func (a req) before(b req) bool { return a.t < b.t || (a.t == b.t && a.id < b.id) }
 
 // Machine is one process of Maekawa's algorithm: a requester and a voter.
 type Machine struct {
@@ -230,7 +228,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 func (m *Machine) deliver(from int, msg algo.Msg) {
 	switch msg.Type {
 	case MsgRequest:
-		m.onRequest(req{t: msg.Stamp, id: from})
+		m.onRequest(req{StampedRequest: algo.StampedRequest{T: msg.Stamp, ID: from}})
 	case MsgRelease:
 		m.onRelease(from)
 	case MsgReply:
@@ -249,7 +247,7 @@ func (m *Machine) deliver(from int, msg algo.Msg) {
 // vote gives this process's vote to r.
 func (m *Machine) vote(r req) {
 	m.voted, m.lock, m.inquired = true, r, false
-	m.box.Send(r.id, algo.Msg{Type: MsgReply, Stamp: r.t})
+	m.box.Send(r.ID, algo.Msg{Type: MsgReply, Stamp: r.T})
 }
 
 func (m *Machine) onRequest(r req) {
@@ -267,31 +265,28 @@ func (m *Machine) onRequest(r req) {
 		m.vote(r)
 		return
 	}
-	i := 0
-	for i < len(m.queue) && m.queue[i].before(r) {
-		i++
-	}
-	m.queue = slices.Insert(m.queue, i, r)
-	if i == 0 && r.before(m.lock) {
+	var i int
+	m.queue, i = algo.Enqueue(m.queue, r)
+	if i == 0 && r.Before(m.lock.StampedRequest) {
 		// R precedes the vote's holder and every waiting request: ask the
 		// holder for the vote back, once per vote.
 		if !m.inquired {
 			m.inquired = true
-			m.box.Send(m.lock.id, algo.Msg{Type: MsgInquire, Stamp: m.lock.t})
+			m.box.Send(m.lock.ID, algo.Msg{Type: MsgInquire, Stamp: m.lock.T})
 		}
 		// The displaced head now waits behind R and the holder.
 		if len(m.queue) > 1 && !m.queue[1].failed {
 			m.queue[1].failed = true
-			m.box.Send(m.queue[1].id, algo.Msg{Type: MsgFailed, Stamp: m.queue[1].t})
+			m.box.Send(m.queue[1].ID, algo.Msg{Type: MsgFailed, Stamp: m.queue[1].T})
 		}
 		return
 	}
 	m.queue[i].failed = true
-	m.box.Send(r.id, algo.Msg{Type: MsgFailed, Stamp: r.t})
+	m.box.Send(r.ID, algo.Msg{Type: MsgFailed, Stamp: r.T})
 }
 
 func (m *Machine) onRelease(from int) {
-	if m.inquire && (!m.voted || m.lock.id != from) {
+	if m.inquire && (!m.voted || m.lock.ID != from) {
 		m.box.Note("release from P%d, which does not hold this vote", from)
 		return
 	}
@@ -308,7 +303,7 @@ func (m *Machine) onRelease(from int) {
 }
 
 func (m *Machine) onRelinquish(from int) {
-	if !m.voted || m.lock.id != from {
+	if !m.voted || m.lock.ID != from {
 		m.box.Note("relinquish from P%d, which does not hold this vote", from)
 		return
 	}
@@ -316,11 +311,7 @@ func (m *Machine) onRelinquish(from int) {
 	// and vote for the head of the queue, which precedes it.
 	back := m.lock
 	back.failed = true
-	i := 0
-	for i < len(m.queue) && m.queue[i].before(back) {
-		i++
-	}
-	m.queue = slices.Insert(m.queue, i, back)
+	m.queue, _ = algo.Enqueue(m.queue, back)
 	head := m.queue[0]
 	m.queue = m.queue[1:]
 	m.vote(head)
@@ -390,8 +381,8 @@ func (m *Machine) updateWait() {
 			}
 		}
 	}
-	if m.voted && len(m.queue) > 0 && m.lock.id != m.id && !slices.Contains(set, m.lock.id) {
-		set = append(set, m.lock.id)
+	if m.voted && len(m.queue) > 0 && m.lock.ID != m.id && !slices.Contains(set, m.lock.ID) {
+		set = append(set, m.lock.ID)
 		slices.Sort(set)
 	}
 	m.box.Out = m.wait.Set(m.box.Out, set)
@@ -411,17 +402,10 @@ func (m *Machine) String() string {
 		fmt.Fprintf(&b, " T=%d votes=%v", m.t, got)
 	}
 	if m.voted {
-		fmt.Fprintf(&b, " voted-for=P%d", m.lock.id)
+		fmt.Fprintf(&b, " voted-for=P%d", m.lock.ID)
 	}
 	if len(m.queue) > 0 {
-		b.WriteString(" queue=[")
-		for i, r := range m.queue {
-			if i > 0 {
-				b.WriteString(" ")
-			}
-			fmt.Fprintf(&b, "(%d,%d)", r.t, r.id)
-		}
-		b.WriteString("]")
+		fmt.Fprintf(&b, " queue=%v", m.queue)
 	}
 	if len(m.wait) > 0 {
 		fmt.Fprintf(&b, " waiting-for=%v", m.wait)
@@ -455,10 +439,10 @@ func (m *Machine) State() any {
 		st.Failed = algo.Members(m.failed)
 	}
 	if m.voted {
-		st.VotedFor = &request{T: m.lock.t, ID: m.lock.id}
+		st.VotedFor = &request{T: m.lock.T, ID: m.lock.ID}
 	}
 	for _, r := range m.queue {
-		st.Queue = append(st.Queue, request{r.t, r.id, r.failed})
+		st.Queue = append(st.Queue, request{r.T, r.ID, r.failed})
 	}
 	return st
 }

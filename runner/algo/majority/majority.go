@@ -114,13 +114,9 @@ const (
 	denied
 )
 
-// req is a request (T, id), ordered by timestamp, ties by id.
-type req struct {
-	t  uint64
-	id int
-}
-
-func (a req) before(b req) bool { return a.t < b.t || (a.t == b.t && a.id < b.id) }
+// req is a request (T, id), in algo's total order of requests: by
+// timestamp, ties by id.
+type req = algo.StampedRequest
 
 // Machine is one process of the decentralized algorithm: a requester, and a
 // coordinator if its id is below k.
@@ -283,7 +279,7 @@ func (m *Machine) recover(v algo.Msg) {
 		return
 	}
 	if v.Type == MsgVote && v.Stamp != 0 {
-		m.voted, m.holder = true, req{t: v.Stamp, id: v.ID}
+		m.voted, m.holder = true, req{T: v.Stamp, ID: v.ID}
 		m.stored = m.holder
 		m.box.Note("restarted: the vote is with P%d (T=%d), from stable storage", v.ID, v.Stamp)
 	}
@@ -296,7 +292,7 @@ func (m *Machine) deliver(from int, msg algo.Msg) {
 			m.box.Note("request from P%d ignored: not a coordinator", from)
 			return
 		}
-		m.onRequest(req{t: msg.Stamp, id: from})
+		m.onRequest(req{T: msg.Stamp, ID: from})
 	case MsgRelease:
 		if !m.coordinator() {
 			m.box.Note("release from P%d ignored: not a coordinator", from)
@@ -393,23 +389,23 @@ func (m *Machine) onDeny(from int, t uint64) {
 // --- Coordinator ---
 
 func (m *Machine) onRequest(r req) {
-	if r.t <= m.done[r.id] {
+	if r.T <= m.done[r.ID] {
 		// Its release overtook it: the attempt is over.
-		m.box.Note("request (%d,%d) ignored: already released", r.t, r.id)
+		m.box.Note("request (%d,%d) ignored: already released", r.T, r.ID)
 		return
 	}
 	// A process asks again only after releasing: its older requests are
 	// over even if their release has not arrived yet.
-	m.withdraw(r.id, r.t-1)
+	m.withdraw(r.ID, r.T-1)
 	if m.voted {
-		if r.before(m.holder) {
+		if r.Before(m.holder) {
 			// Timestamp order: r comes before the vote's holder, so it is
 			// next; hold the answer back.
 			m.enqueue(r)
 			return
 		}
 		// Point 3: DENY; r comes after a vote already given.
-		m.box.Send(r.id, algo.Msg{Type: MsgDeny, Stamp: r.t})
+		m.box.Send(r.ID, algo.Msg{Type: MsgDeny, Stamp: r.T})
 		return
 	}
 	m.enqueue(r)
@@ -430,9 +426,9 @@ func (m *Machine) onRelease(from int, t uint64) {
 // holds it). It reports whether anything was forgotten.
 func (m *Machine) withdraw(j int, t uint64) bool {
 	n := len(m.queue)
-	m.queue = slices.DeleteFunc(m.queue, func(r req) bool { return r.id == j && r.t <= t })
+	m.queue = slices.DeleteFunc(m.queue, func(r req) bool { return r.ID == j && r.T <= t })
 	changed := len(m.queue) != n
-	if m.voted && m.holder.id == j && m.holder.t <= t {
+	if m.voted && m.holder.ID == j && m.holder.T <= t {
 		m.voted, m.holder = false, req{}
 		changed = true
 	}
@@ -440,11 +436,7 @@ func (m *Machine) withdraw(j int, t uint64) bool {
 }
 
 func (m *Machine) enqueue(r req) {
-	i := 0
-	for i < len(m.queue) && m.queue[i].before(r) {
-		i++
-	}
-	m.queue = slices.Insert(m.queue, i, r)
+	m.queue, _ = algo.Enqueue(m.queue, r)
 }
 
 // settle gives a free vote to the earliest queued request and denies the
@@ -459,9 +451,9 @@ func (m *Machine) settle() {
 	m.voted, m.holder = true, head
 	// Stable storage first: a crash after the grant left must not lose it.
 	m.persist()
-	m.box.Send(head.id, algo.Msg{Type: MsgGrant, Stamp: head.t})
+	m.box.Send(head.ID, algo.Msg{Type: MsgGrant, Stamp: head.T})
 	for _, r := range rest {
-		m.box.Send(r.id, algo.Msg{Type: MsgDeny, Stamp: r.t})
+		m.box.Send(r.ID, algo.Msg{Type: MsgDeny, Stamp: r.T})
 	}
 }
 
@@ -478,7 +470,7 @@ func (m *Machine) persist() {
 	m.stored = cur
 	v := algo.Msg{Type: MsgVote}
 	if m.voted {
-		v.Stamp, v.ID = m.holder.t, m.holder.id
+		v.Stamp, v.ID = m.holder.T, m.holder.ID
 	}
 	m.box.Out = append(m.box.Out, algo.Output{Kind: algo.Persist, Msg: v})
 }
@@ -496,10 +488,10 @@ func (m *Machine) updateWait() {
 			}
 			w := c
 			if c == m.id {
-				if !m.voted || m.holder.id == m.id {
+				if !m.voted || m.holder.ID == m.id {
 					continue
 				}
-				w = m.holder.id
+				w = m.holder.ID
 			}
 			if !slices.Contains(set, w) {
 				set = append(set, w)
@@ -533,19 +525,12 @@ func (m *Machine) String() string {
 		return b.String()
 	}
 	if m.voted {
-		fmt.Fprintf(&b, " vote=(%d,%d)", m.holder.t, m.holder.id)
+		fmt.Fprintf(&b, " vote=%v", m.holder)
 	} else {
 		b.WriteString(" vote=free")
 	}
 	if len(m.queue) > 0 {
-		b.WriteString(" queue=[")
-		for i, r := range m.queue {
-			if i > 0 {
-				b.WriteString(" ")
-			}
-			fmt.Fprintf(&b, "(%d,%d)", r.t, r.id)
-		}
-		b.WriteString("]")
+		fmt.Fprintf(&b, " queue=%v", m.queue)
 	}
 	return b.String()
 }
@@ -564,7 +549,7 @@ func (m *Machine) State() any {
 		Vote        *algo.StampedRequest  `json:"vote"`
 		Queue       []algo.StampedRequest `json:"queue"`
 		WaitingFor  []int                 `json:"waiting_for"`
-	}{State: m.state.String(), Grants: []int{}, Denies: []int{}, Coordinator: m.coordinator(), Queue: []algo.StampedRequest{}, WaitingFor: algo.Clone(m.wait)}
+	}{State: m.state.String(), Grants: []int{}, Denies: []int{}, Coordinator: m.coordinator(), Queue: algo.Clone(m.queue), WaitingFor: algo.Clone(m.wait)}
 	if m.state != idle {
 		st.T, st.Attempt = m.t, m.attempts
 	}
@@ -577,10 +562,8 @@ func (m *Machine) State() any {
 		}
 	}
 	if m.voted {
-		st.Vote = &algo.StampedRequest{T: m.holder.t, ID: m.holder.id}
-	}
-	for _, r := range m.queue {
-		st.Queue = append(st.Queue, algo.StampedRequest{T: r.t, ID: r.id})
+		vote := m.holder
+		st.Vote = &vote
 	}
 	return st
 }
