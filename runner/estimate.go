@@ -54,14 +54,11 @@ func (p Plan) Estimate() Size {
 		return Size{}
 	}
 	n := float64(p.N)
-	cs := make([]int64, p.N) // entries of each process, over its resources
+	span, cs := p.expected()
 	var entries int64
-	for i := 0; i < p.N; i++ {
-		w := p.Workload.For(i)
-		cs[i] = int64(w.Entries) * int64(max(1, len(w.Resources)))
-		entries += cs[i]
+	for _, c := range cs {
+		entries += c
 	}
-	span := p.span(cs)
 	setting := theory.Setting{N: p.N, Params: p.Params, CS: cs}
 
 	crashes := 0
@@ -111,6 +108,17 @@ func (p Plan) Estimate() Size {
 	vc := n*(digits+1) + 1
 	bytes := bytesEmpty + events*(bytesPerEvent+vc) + msgs*bytesPerMessage
 	return Size{Events: int64(events), Messages: int64(msgs), Bytes: int64(bytes), Span: span}
+}
+
+// expected is how long p's run is expected to last (span) and the
+// critical-section entries of each process over its resources.
+func (p Plan) expected() (time.Duration, []int64) {
+	cs := make([]int64, p.N)
+	for i := range cs {
+		w := p.Workload.For(i)
+		cs[i] = int64(w.Entries) * int64(max(1, len(w.Resources)))
+	}
+	return p.span(cs), cs
 }
 
 // low is the figure of an estimate that Estimate counts: the low end of a

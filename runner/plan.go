@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -266,7 +267,7 @@ func NewPlan(d Driver) Plan {
 	}
 	switch d {
 	case DriverSim:
-		p.Sim.Delay, p.Sim.Limit = defaultDelay, defaultSimLimit
+		p.Sim.Delay = defaultDelay // Sim.Limit 0: defaultLimit, from the run's size
 	case DriverUDP:
 		p.UDP.Stall = defaultStall
 	}
@@ -298,9 +299,6 @@ func (p Plan) WithDefaults() Plan {
 	slot := time.Duration(0)
 	switch p.Driver {
 	case DriverSim:
-		if p.Sim.Limit == 0 {
-			p.Sim.Limit = defaultSimLimit
-		}
 		if p.Sim.Linger == 0 {
 			p.Sim.Linger = 4 * p.Sim.Delay.Max
 			if p.Sim.Linger == 0 {
@@ -322,7 +320,28 @@ func (p Plan) WithDefaults() Plan {
 	if p.Workload.Contention == ContentionNone && p.Workload.Slot == 0 {
 		p.Workload.Slot = slot
 	}
+	if p.Driver == DriverSim && p.Sim.Limit == 0 {
+		p.Sim.Limit = p.defaultLimit()
+	}
 	return p
+}
+
+// defaultLimit is the simulated time after which p's run is cut short when
+// no limit is given: ten times the span its size estimate expects
+// (Estimate), at least defaultSimLimit. A fixed 10 minutes cut a large run
+// that was going well (ricart-agrawala, 5 x 90,000 entries, is expected to
+// take about 31 simulated minutes) and marked it inconclusive; a livelock
+// still stops, here or at --max-events' bound, which grows with the
+// estimate the same way.
+func (p Plan) defaultLimit() time.Duration {
+	if p.Spec == nil || p.N < 1 {
+		return defaultSimLimit
+	}
+	span, _ := p.expected()
+	if span > math.MaxInt64/10 {
+		return time.Duration(math.MaxInt64)
+	}
+	return max(defaultSimLimit, 10*span)
 }
 
 // PickSeed gives p a random seed if it has none (0), to be printed so that
@@ -653,6 +672,7 @@ func (p Plan) Args() ([]string, error) {
 		a = append(a, "--scenario", p.Scenario.Path)
 	}
 	raw := p
+	baseLimit := base.Sim.Limit
 	p, base = p.WithDefaults(), base.WithDefaults()
 	a.flag("--seed", true, strconv.FormatUint(p.Seed, 10))
 	a.flag("-n", p.N != base.N, strconv.Itoa(p.N))
@@ -671,7 +691,13 @@ func (p Plan) Args() ([]string, error) {
 	if p.Driver == DriverSim {
 		a.flag("--delay", p.Sim.Delay != base.Sim.Delay, p.Sim.Delay.String())
 		a.boolFlag("reorder", p.Sim.Reorder, base.Sim.Reorder)
-		a.flag("--limit", p.Sim.Limit != base.Sim.Limit, p.Sim.Limit.String())
+		// A limit left to its default is one the run's own size gives,
+		// which the rerun computes again.
+		limit := baseLimit
+		if limit == 0 {
+			limit = p.defaultLimit()
+		}
+		a.flag("--limit", p.Sim.Limit != limit, p.Sim.Limit.String())
 	} else {
 		a.flag("--port", p.UDP.BasePort != base.UDP.BasePort, strconv.Itoa(p.UDP.BasePort))
 		a.flag("--stall", p.UDP.Stall != base.UDP.Stall, p.UDP.Stall.String())

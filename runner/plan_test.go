@@ -230,6 +230,12 @@ func TestPlanDefaults(t *testing.T) {
 		{"sim mutex has no duration", runner.Plan{Driver: runner.DriverSim, Spec: mutex}, func(p runner.Plan) bool { return p.Duration == 0 }},
 		{"udp mutex is cut short at 2m", runner.Plan{Driver: runner.DriverUDP, Spec: mutex}, func(p runner.Plan) bool { return p.Duration == 2*time.Minute }},
 		{"sim limit 10m", runner.Plan{Spec: mutex}, func(p runner.Plan) bool { return p.Driver == runner.DriverSim && p.Sim.Limit == 10*time.Minute }},
+		// ricart-agrawala, 5 x 90,000 entries, is expected to take about 31
+		// simulated minutes: a fixed 10 minutes cut it short.
+		{"sim limit grows with the run", runner.Plan{Spec: registry.Lookup("ricart-agrawala"), N: 5, Workload: bigWorkload()},
+			func(p runner.Plan) bool { return p.Sim.Limit >= 3*time.Hour }},
+		{"a sim limit given stays", runner.Plan{Spec: mutex, N: 5, Workload: bigWorkload(), Sim: runner.SimOptions{Limit: time.Minute}},
+			func(p runner.Plan) bool { return p.Sim.Limit == time.Minute }},
 		{"sim linger 4 delays", runner.Plan{Spec: mutex, Sim: runner.SimOptions{Delay: runner.Fixed(3 * time.Millisecond)}}, func(p runner.Plan) bool { return p.Sim.Linger == 12*time.Millisecond }},
 		{"sim linger at least 1ms", runner.Plan{Spec: mutex}, func(p runner.Plan) bool { return p.Sim.Linger == time.Millisecond }},
 		{"udp stall 5s, linger 200ms", runner.Plan{Driver: runner.DriverUDP, Spec: mutex}, func(p runner.Plan) bool {
@@ -246,6 +252,13 @@ func TestPlanDefaults(t *testing.T) {
 			t.Errorf("%s: %+v", c.name, got)
 		}
 	}
+}
+
+// bigWorkload is the default workload with 90,000 entries a process.
+func bigWorkload() runner.Workload {
+	w := runner.NewPlan(runner.DriverSim).Workload
+	w.Entries = 90000
+	return w
 }
 
 // TestPlanDefaultParams: real processes start from roomier time-outs than
@@ -331,6 +344,18 @@ func TestPlanArgs(t *testing.T) {
 		if err != nil || strings.Join(args, " ") != c.want {
 			t.Errorf("%s: %q, %v; want %q", c.name, strings.Join(args, " "), err, c.want)
 		}
+	}
+	// A limit left to default is not said (the rerun computes the same
+	// from the run's size); one given is, even where it equals the
+	// default of a smaller run.
+	big := runner.NewPlan(runner.DriverSim)
+	big.Spec, big.Seed, big.Workload.Entries = registry.Lookup("ricart-agrawala"), 1, 90000
+	if args, err := big.Args(); err != nil || strings.Join(args, " ") != "sim ricart-agrawala --seed 1 --entries 90000" {
+		t.Errorf("default limit of a large run: %q, %v", args, err)
+	}
+	big.Sim.Limit = 10 * time.Minute
+	if args, err := big.Args(); err != nil || strings.Join(args, " ") != "sim ricart-agrawala --seed 1 --entries 90000 --limit 10m0s" {
+		t.Errorf("a limit given: %q, %v", args, err)
 	}
 	// What no flag says.
 	p := cases["sim everything"]

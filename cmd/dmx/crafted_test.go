@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -143,5 +147,138 @@ func TestPlotNonsenseWallTimes(t *testing.T) {
 				t.Errorf("%s: dmx %s: exit %d:\n%s", stmt, args[0], code, out)
 			}
 		}
+	}
+}
+
+// craft records a small run into dir/name and changes it with SQL
+// statements, as a hand-edited or hostile trace is.
+func craft(t *testing.T, dir, name string, stmts ...string) string {
+	t.Helper()
+	path := simTrace(t, dir, name)
+	craftOn(t, path, stmts...)
+	return path
+}
+
+// craftOn runs SQL statements on the trace at path.
+func craftOn(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	onSQL(t, path, stmts, func(s string, err error) { t.Fatalf("%s: %v", s, err) })
+}
+
+// onSQL runs the statements on the SQLite file at path, handing refused
+// to each one SQLite refuses and its error.
+func onSQL(t *testing.T, path string, stmts []string, refused func(stmt string, err error)) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			refused(s, err)
+		}
+	}
+}
+
+// bounded runs dmx with args as a process of its own, for at most d, and
+// returns its exit code, output and peak resident memory in MB.
+func bounded(t *testing.T, d time.Duration, args ...string) (int, string, int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	out, _ := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("dmx %v still running after %v:\n%s", args, d, out)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return cmd.ProcessState.ExitCode(), string(out), ru.Maxrss / 1024
+}
+
+// TestClaimedSizes: a run's claimed number of processes is believed only
+// as far as its events go (beyond 1,024), by every reader: a claim of
+// 2,000,000,000 made dmx replay take 14.8 GB in 100 s, one of 65,536 with
+// 5 real processes made dmx render take 58 s and 1.38 GB (issue 22).
+func TestClaimedSizes(t *testing.T) {
+	dir := t.TempDir()
+	huge := craft(t, dir, "huge.db", "UPDATE runs SET nodes = 2000000000")
+	sparse := craft(t, dir, "sparse.db", "UPDATE runs SET nodes = 65536", "UPDATE events SET proc = 65535 WHERE proc = 1")
+	names := craft(t, dir, "names.db", "INSERT INTO procs (run, proc, name) VALUES (1, 1000000, 'far')")
+	for _, path := range []string{huge, sparse, names} {
+		for _, args := range [][]string{
+			{"check", path}, {"stats", path}, {"replay", path}, {"render", path, "-o", filepath.Join(dir, "x.svg")},
+			{"export", "shiviz", path}, {"export", "perfetto", path}, {"serve", path, "--addr", "127.0.0.1:0"},
+		} {
+			code, out, mb := bounded(t, 30*time.Second, args...)
+			if code != exitUsage || !strings.Contains(out, "broken trace") || !strings.Contains(out, filepath.Base(path)) {
+				t.Errorf("dmx %s %s: exit %d, want 2 and a broken trace named:\n%s", args[0], filepath.Base(path), code, out)
+			}
+			if mb > 400 { // dmx starts in 50 to 150 MB; the claims took gigabytes
+				t.Errorf("dmx %s %s: %d MB resident", args[0], filepath.Base(path), mb)
+			}
+		}
+	}
+	// A run of dmx's own size with no events at all (interrupted before
+	// its nodes started) is read as before.
+	empty := craft(t, dir, "empty.db", "UPDATE runs SET nodes = 1000, complete = 0, status = 'interrupted'", "DELETE FROM messages", "DELETE FROM events")
+	if code, out, errs := dmx(t, "check", empty); code != exitInconclusive && code != exitOK {
+		t.Errorf("check of an empty run of 1000 processes: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestHugeNames: names a trace holds (resources, message types,
+// processes) are handed to the analyses and pictures shortened beyond
+// trace.MaxName, so that memory and pictures stay bounded while different
+// names stay different (issue 22: 5 MB resource names made dmx check take
+// 5.7 GB, dmx render more than 12 GB). Two resources of 1 MB that differ
+// in their last byte, on a run that violates mutual exclusion.
+func TestHugeNames(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "huge.db")
+	if code, _, errs := dmx(t, "sim", "lamport", "--reorder", "--contention", "high", "--seed", "1", "-n", "3", "--entries", "2", "-o", path, "--no-diagram", "--no-check"); code != 0 {
+		t.Fatalf("sim: %s", errs)
+	}
+	craftOn(t, path,
+		`UPDATE events SET resource = printf('%.*c', 1000000, 'r') || (proc % 2) WHERE resource IS NOT NULL AND resource <> ''`,
+		`UPDATE events SET msg_type = printf('%.*c', 1000000, 'm') WHERE msg_type IS NOT NULL`,
+		`INSERT INTO procs (run, proc, name) VALUES (1, 0, printf('%.*c', 1000000, 'p'))`)
+	_, _, base := bounded(t, time.Minute, "sql", path, "SELECT 1")
+	svg := filepath.Join(dir, "huge.svg")
+	for _, args := range [][]string{
+		{"check", path}, {"stats", path}, {"render", path, "-o", svg}, {"replay", path},
+	} {
+		code, out, mb := bounded(t, 2*time.Minute, args...)
+		if code == exitUsage || strings.Contains(out, "goroutine") {
+			t.Errorf("dmx %s: exit %d\n%.2000s", args[0], code, out)
+		}
+		if mb > base+200 {
+			t.Errorf("dmx %s: %d MB resident (dmx alone: %d MB)", args[0], mb, base)
+		}
+		if len(out) > 1<<20 {
+			t.Errorf("dmx %s wrote %d bytes", args[0], len(out))
+		}
+		t.Logf("dmx %s: exit %d, %d MB (dmx alone: %d MB)", args[0], code, mb, base)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 4<<20 || !strings.Contains(string(b), "(1000001 bytes)") {
+		t.Errorf("the picture: %d bytes, names shortened: %v", len(b), strings.Contains(string(b), "(1000001 bytes)"))
+	}
+	// A kind of 2 MB (found by the adversarial pass: dmx render and dmx
+	// report ran for more than 10 minutes) is shortened as the names are.
+	kinds := craft(t, dir, "kinds.db", `UPDATE events SET kind = printf('%.*c', 2000000, 'k') WHERE id IN (4, 9, 20)`)
+	for _, args := range [][]string{{"render", kinds, "-o", filepath.Join(dir, "kinds.svg")}, {"report", kinds, "-o", filepath.Join(dir, "rep")}} {
+		code, out, mb := bounded(t, time.Minute, args...)
+		if code < 0 || code > 3 || mb > base+200 || len(out) > 1<<20 {
+			t.Errorf("dmx %s of 2 MB kinds: exit %d, %d MB\n%.2000s", args[0], code, mb, out)
+		}
+	}
+	// The two resources are still two: each process's sections are on its own.
+	code, out, _ := dmx(t, "sql", path, "SELECT count(DISTINCT resource) AS n FROM events WHERE resource <> ''", "--format", "csv", "--max-value", "2000000")
+	if code != 0 || out != "n\n2\n" {
+		t.Fatalf("sql: %d %q", code, out)
 	}
 }

@@ -32,6 +32,7 @@ package main
 // transcript that fails prints what the command printed, to paste.
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -659,5 +660,201 @@ func TestDocsMatching(t *testing.T) {
 		if p := docLineProblems(line); (len(p) > 0) != bad {
 			t.Errorf("%q: problems %q, want some: %v", line, p, bad)
 		}
+	}
+}
+
+// TestProtocolDoc: docs/protocol.md's complete program and every command
+// it shows run as the page says they do, and the transcripts it quotes
+// are what dmx prints.
+func TestProtocolDoc(t *testing.T) {
+	b, err := os.ReadFile("../../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	program := block(t, doc, "python")
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "lock.py")
+	if err := os.WriteFile(lock, []byte(program), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	py := strings.TrimSuffix(python(t, "central.py"), " "+filepath.Join("..", "..", "examples", "programs", "central.py"))
+	// The page's commands, each with the exit code the page says.
+	want := []int{0, 0, 0, 0, 0, 1}
+	cmds := strings.Split(strings.TrimSpace(block(t, doc, "sh")), "\n")
+	if len(cmds) != len(want) {
+		t.Fatalf("the page shows %d commands, the test knows %d", len(cmds), len(want))
+	}
+	for i, line := range cmds {
+		args := shellWords(line)
+		if args[0] != "dmx" {
+			t.Fatalf("%q is not a dmx command", line)
+		}
+		args = args[1:]
+		for j, a := range args {
+			switch {
+			case strings.HasSuffix(a, ".db"):
+				args[j] = filepath.Join(dir, a)
+			case a == "python3 lock.py":
+				args[j] = py + " " + lock
+			}
+		}
+		code, stdout, stderr := dmx(t, args...)
+		if code != want[i] {
+			t.Errorf("%s: exit %d, want %d\n%s%s", line, code, want[i], stdout, stderr)
+		}
+	}
+	// The conformance transcript: ricart-buggy's first difference.
+	out := filepath.Join(dir, "ricart-buggy.db")
+	dmx(t, "sim", "--exec", goProgram(t, "examples/programs/ricart-buggy"), "--seed", "1", "-o", out, "--no-check", "--no-diagram")
+	_, stdout, _ := dmx(t, "check", "--conform", "ricart-agrawala", out)
+	i := strings.Index(doc, "      first difference:")
+	quoted := doc[i : i+strings.Index(doc[i:], "\n\n")]
+	for _, l := range strings.Split(quoted, "\n") {
+		if !strings.Contains(stdout, strings.TrimSpace(l)) {
+			t.Errorf("the page quotes %q; dmx prints:\n%s", l, stdout)
+		}
+	}
+}
+
+// block returns the first fenced block of lang in doc.
+func block(t *testing.T, doc, lang string) string {
+	t.Helper()
+	start := strings.Index(doc, "```"+lang+"\n")
+	if start < 0 {
+		t.Fatalf("no %s block", lang)
+	}
+	rest := doc[start+len(lang)+4:]
+	return rest[:strings.Index(rest, "```")]
+}
+
+// TestREADMEForNewUsers: what a user of the repository reads in the README
+// is there for them. It cites no shared/seeds (a directory of the
+// project's makers, not in the repository) but names the five course notes
+// by title and the algorithms' doc.go files, which exist; it warns that
+// the first build compiles SQLite in silence and says how to watch it; and
+// it stays under 300 lines.
+func TestREADMEForNewUsers(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	if strings.Contains(readme, "shared/seeds") {
+		t.Error("the README cites shared/seeds, which users of the repository do not have")
+	}
+	for _, seed := range []string{"000", "001", "002", "003", "004"} {
+		if !regexp.MustCompile(`(?m)^- ` + seed + `: .*\*[A-Z][^*]+\*`).MatchString(readme) {
+			t.Errorf("the README does not name course notes %s by title", seed)
+		}
+	}
+	paths := regexp.MustCompile("`(runner/algo/[a-z]+/doc.go)`").FindAllStringSubmatch(readme, -1)
+	if len(paths) == 0 {
+		t.Error("the README names no algorithm's doc.go")
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(filepath.Join("..", "..", p[1])); err != nil {
+			t.Errorf("the README names %s: %v", p[1], err)
+		}
+	}
+	two, _, _ := strings.Cut(readme[strings.Index(readme, "## Two commands"):], "\n## ")
+	if !strings.Contains(two, "compiles SQLite") || !strings.Contains(two, "go build -v") {
+		t.Error("the README's first steps do not say that the first build compiles SQLite, and how to watch it (go build -v)")
+	}
+	// A front door a newcomer reads in ten minutes: the depth is in docs/.
+	if n := strings.Count(readme, "\n"); n > 300 {
+		t.Errorf("the README has %d lines; keep it under 300 and move the depth into docs/", n)
+	}
+}
+
+// TestDocsPictures runs every command docs/pictures.md and docs/report.md
+// show (the indented lines that start with "dmx "), in a directory that
+// holds the traces they name, as a reader would: each must end with the
+// verdict it reports (0, or 1 for a run with findings), never a usage
+// error.
+func TestDocsPictures(t *testing.T) {
+	dir, root := inScratch(t, "examples")
+	// The traces the pages name.
+	for db, args := range map[string][]string{
+		"run.db":      {"sim", "bully", "--seed", "7", "--faults", "crash:leader@600ms,crash:leader@1300ms"},
+		"failover.db": {"sim", "--scenario", filepath.Join(root, "examples", "central-failover.json")},
+		"big.db":      {"sim", "ricart-agrawala", "--seed", "1", "--entries", "200"},
+		"bp.db":       {"sim", "--scenario", filepath.Join(root, "examples", "bully-partition.json")},
+	} {
+		if code, _, errs := dmx(t, append(args, "--no-diagram", "--no-check", "-o", filepath.Join(dir, db))...); code != 0 {
+			t.Fatalf("%s: %s", db, errs)
+		}
+	}
+	eachDocLine(t, root, "    dmx ", []string{"pictures.md", "report.md"}, func(page, line string) {
+		code, out, errs := dmx(t, strings.Fields(line)...)
+		if code != exitOK && code != exitViolated {
+			t.Errorf("%s: dmx %s: exit %d\n%s%s", page, line, code, out, errs)
+		}
+	})
+}
+
+// inScratch makes a temporary directory, with the repository's entries
+// names linked into it, the test's working directory, as a reader's
+// would be; it returns the directory and the repository's root.
+func inScratch(t *testing.T, names ...string) (dir, root string) {
+	t.Helper()
+	dir = t.TempDir()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range names {
+		if err := os.Symlink(filepath.Join(root, d), filepath.Join(dir, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	return dir, root
+}
+
+// TestDocsChecksAndImports runs, in order, every command docs/checks.md
+// and docs/imports.md show as typed ("    $ dmx ..."), in a directory that
+// has the repository's examples and trace test data, as a reader would:
+// each must end with the exit code its line gives ("# exit 1"), 0 if none.
+func TestDocsChecksAndImports(t *testing.T) {
+	_, root := inScratch(t, "examples", "trace")
+	eachDocLine(t, root, "    $ dmx ", []string{"checks.md", "imports.md"}, func(page, line string) {
+		want := exitOK
+		if cmd, code, ok := strings.Cut(line, " # exit "); ok {
+			line = cmd
+			var err error
+			if want, err = strconv.Atoi(strings.TrimSpace(code)); err != nil {
+				t.Fatalf("%s: %q: %v", page, line, err)
+			}
+		}
+		code, out, errs := dmx(t, shellWords(line)...)
+		if code != want {
+			t.Errorf("%s: dmx %s: exit %d, want %d\n%s%s", page, line, code, want, out, errs)
+		}
+	})
+}
+
+// eachDocLine calls do with each line of docs/PAGE, for each of pages,
+// that starts with prefix, the prefix cut off; pages that show fewer than
+// 8 such lines fail the test (the prefix no longer matches what they show).
+func eachDocLine(t *testing.T, root, prefix string, pages []string, do func(page, line string)) {
+	t.Helper()
+	n := 0
+	for _, page := range pages {
+		f, err := os.Open(filepath.Join(root, "docs", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), prefix); ok {
+				n++
+				do(page, line)
+			}
+		}
+		f.Close()
+	}
+	if n < 8 {
+		t.Errorf("%d commands found in the pages", n)
 	}
 }

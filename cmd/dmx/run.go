@@ -105,7 +105,7 @@ func (f *runFlags) registerPlan(cmd *cobra.Command, d runner.Driver) {
 	if d == runner.DriverSim {
 		fs.Var(&p.Sim.Delay, "delay", "one-way message delay: fixed or uniform range")
 		fs.BoolVar(&p.Sim.Reorder, "reorder", false, "let messages between two processes overtake each other (channels are FIFO by default)")
-		fs.DurationVar(&p.Sim.Limit, "limit", p.Sim.Limit, "simulated time after which the run is cut short")
+		fs.DurationVar(&p.Sim.Limit, "limit", p.Sim.Limit, "simulated time after which the run is cut short (default: ten times the run's expected length, at least 10m)")
 		fs.Int64Var(&f.maxEvents, "max-events", 0, "cut the run short after this many events (0: ten times the run's estimated size, at least 1,000,000, so that a livelock stops; -1: no bound but --limit)")
 		fs.DurationVar(&p.Duration, "duration", 0, "how long an election run lasts in simulated time (default 2s)")
 	} else {

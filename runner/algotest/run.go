@@ -367,7 +367,9 @@ func (r *run) config() runner.Plan {
 	}
 	if r.spec.Kind == algo.Election {
 		cfg.Duration = last + o.Settle
-		cfg.Sim.Limit = max(cfg.Sim.Limit, cfg.Duration+time.Second)
+		if cfg.Sim.Limit != 0 { // 0: the default, ten times Duration at least
+			cfg.Sim.Limit = max(cfg.Sim.Limit, cfg.Duration+time.Second)
+		}
 	}
 	return cfg
 }
