@@ -49,6 +49,17 @@ func dmx(t testing.TB, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// dmxOK runs dmx as dmx does and fails the test unless it exits 0; it
+// returns what dmx wrote to stdout.
+func dmxOK(t testing.TB, args ...string) string {
+	t.Helper()
+	code, out, errs := dmx(t, args...)
+	if code != 0 {
+		t.Fatalf("dmx %s: exit %d: %s", strings.Join(args, " "), code, errs)
+	}
+	return out
+}
+
 func TestRunRecordsAndChecks(t *testing.T) {
 	for _, algo := range []string{"ricart-agrawala", "central"} {
 		t.Run(algo, func(t *testing.T) {
@@ -89,9 +100,7 @@ func TestSimSameSeedSameTrace(t *testing.T) {
 	var dumps []string
 	for _, name := range []string{"a.db", "b.db"} {
 		p := filepath.Join(dir, name)
-		if code, _, errs := dmx(t, "sim", "ricart-agrawala", "--seed", "77", "-n", "5", "-o", p, "--no-diagram"); code != 0 {
-			t.Fatalf("sim: exit %d: %s", code, errs)
-		}
+		dmxOK(t, "sim", "ricart-agrawala", "--seed", "77", "-n", "5", "-o", p, "--no-diagram")
 		code, out, errs := dmx(t, "sql", p, q, "--format", "csv")
 		if code != 0 {
 			t.Fatalf("sql: %s", errs)
@@ -115,9 +124,7 @@ func TestContentionFreeMessageCounts(t *testing.T) {
 		algo, want string
 	}{{"ricart-agrawala", "8"}, {"central", "3"}} {
 		p := filepath.Join(dir, c.algo+".db")
-		if code, _, errs := dmx(t, "sim", c.algo, "-n", "5", "--contention", "none", "--seed", "3", "-o", p, "--no-diagram"); code != 0 {
-			t.Fatalf("sim: %s", errs)
-		}
+		dmxOK(t, "sim", c.algo, "-n", "5", "--contention", "none", "--seed", "3", "-o", p, "--no-diagram")
 		code, out, errs := dmx(t, "sql", p, messagesPerCS, "--format", "csv")
 		if code != 0 {
 			t.Fatalf("sql: %s", errs)
@@ -196,9 +203,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("closed") }
 // known check, not a run that silently checks nothing.
 func TestUnknownCheck(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
-	if code, _, errs := dmx(t, "sim", "central", "-n", "2", "--entries", "1", "--seed", "1", "-o", path, "--no-check"); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
+	dmxOK(t, "sim", "central", "-n", "2", "--entries", "1", "--seed", "1", "-o", path, "--no-check")
 	for _, only := range []string{"mutex-casual", "clocks,mutex-casual", "clocks, liveness ,nope"} {
 		code, out, errs := dmx(t, "check", "--checks", only, path)
 		if code != exitUsage {
@@ -222,9 +227,7 @@ func TestUnknownCheck(t *testing.T) {
 // comma-separated list would.
 func TestChecksRepeated(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
-	if code, _, errs := dmx(t, "sim", "central", "-n", "2", "--entries", "1", "--seed", "1", "-o", path, "--no-check"); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
+	dmxOK(t, "sim", "central", "-n", "2", "--entries", "1", "--seed", "1", "-o", path, "--no-check")
 	code, out, errs := dmx(t, "check", "--checks", "clocks", "--checks", "liveness,mutex-causal", path)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
@@ -243,9 +246,7 @@ func TestChecksRepeated(t *testing.T) {
 // mutex-realtime (skipped, exit 0) unless --require asks for it (exit 3).
 func TestRequire(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
-	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "1", "-o", path, "--no-check"); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
+	dmxOK(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "1", "-o", path, "--no-check")
 	craftOn(t, path, "UPDATE events SET wall_ns = 0")
 	code, out, errs := dmx(t, "check", path)
 	if code != exitOK || !strings.Contains(out, "skipped") {

@@ -16,10 +16,23 @@ import (
 func simTrace(t *testing.T, dir, name string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
-	if code, _, errs := dmx(t, "sim", "central", "-n", "2", "--entries", "1", "--seed", "1", "-o", path, "--no-diagram"); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errs)
-	}
+	dmxOK(t, "sim", "central", "-n", "2", "--entries", "1", "--seed", "1", "-o", path, "--no-diagram")
 	return path
+}
+
+// snapshot reads the files at paths, to compare them with what they hold
+// after a command that must not change them.
+func snapshot(t *testing.T, paths ...string) map[string][]byte {
+	t.Helper()
+	m := map[string][]byte{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[p] = b
+	}
+	return m
 }
 
 // TestOutputsNeverOverwriteATrace: a file a command writes that names the
@@ -42,14 +55,7 @@ func TestOutputsNeverOverwriteATrace(t *testing.T) {
 	if err := os.WriteFile(scen, []byte(`{"algorithm": "central", "nodes": 2, "entries": 1}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	keep := map[string][]byte{}
-	for _, p := range []string{r, other, scen} {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keep[p] = b
-	}
+	keep := snapshot(t, r, other, scen)
 	for _, c := range []struct {
 		args []string
 		want []string // in the message: both files

@@ -236,9 +236,7 @@ func TestClaimedSizes(t *testing.T) {
 func TestHugeNames(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "huge.db")
-	if code, _, errs := dmx(t, "sim", "lamport", "--reorder", "--contention", "high", "--seed", "1", "-n", "3", "--entries", "2", "-o", path, "--no-diagram", "--no-check"); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
+	dmxOK(t, "sim", "lamport", "--reorder", "--contention", "high", "--seed", "1", "-n", "3", "--entries", "2", "-o", path, "--no-diagram", "--no-check")
 	craftOn(t, path,
 		`UPDATE events SET resource = printf('%.*c', 1000000, 'r') || (proc % 2) WHERE resource IS NOT NULL AND resource <> ''`,
 		`UPDATE events SET msg_type = printf('%.*c', 1000000, 'm') WHERE msg_type IS NOT NULL`,

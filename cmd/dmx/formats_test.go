@@ -202,14 +202,10 @@ func TestRoundTrips(t *testing.T) {
 			if algo == "central" {
 				args = append(args, "--faults", "crash:2@20ms,recover:2@60ms") // crash and recover events too
 			}
-			if code, _, errs := dmx(t, args...); code != 0 {
-				t.Fatalf("sim: exit %d: %s", code, errs)
-			}
+			dmxOK(t, args...)
 			a := loadRun(t, orig)
 			log := filepath.Join(dir, "run.log")
-			if code, _, errs := dmx(t, "export", "shiviz", orig, "-o", log); code != 0 {
-				t.Fatalf("export shiviz: exit %d: %s", code, errs)
-			}
+			dmxOK(t, "export", "shiviz", orig, "-o", log)
 			text, err := os.ReadFile(log)
 			if err != nil {
 				t.Fatal(err)
@@ -236,9 +232,7 @@ func TestRoundTrips(t *testing.T) {
 				t.Fatal(err)
 			}
 			logs := filepath.Join(dir, "logs")
-			if code, _, errs := dmx(t, "export", "govector", orig, "-o", logs); code != 0 {
-				t.Fatalf("export govector: exit %d: %s", code, errs)
-			}
+			dmxOK(t, "export", "govector", orig, "-o", logs)
 			var files []string
 			for _, f := range govector.FileNames(a.names) {
 				files = append(files, filepath.Join(logs, f))
@@ -279,13 +273,9 @@ func TestRoundTrips(t *testing.T) {
 func TestExportPerfetto(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "run.db")
-	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "4", "--faults", "crash:1@30ms,recover:1@80ms", "-o", db, "--no-check"); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errs)
-	}
+	dmxOK(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "4", "--faults", "crash:1@30ms,recover:1@80ms", "-o", db, "--no-check")
 	out := filepath.Join(dir, "run.json")
-	if code, _, errs := dmx(t, "export", "perfetto", db, "-o", out); code != 0 {
-		t.Fatalf("export: exit %d: %s", code, errs)
-	}
+	dmxOK(t, "export", "perfetto", db, "-o", out)
 	data, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -557,12 +547,8 @@ func TestLogExamples(t *testing.T) {
 	// A round trip through GoVector with timestamps keeps the wall times:
 	// every check runs, and the run is as good as before.
 	ra, back, logs := filepath.Join(dir, "ra.db"), filepath.Join(dir, "back.db"), filepath.Join(dir, "logs")
-	if code, _, errs := dmx(t, "sim", "ricart-agrawala", "--seed", "42", "-n", "3", "--entries", "2", "-o", ra, "--no-check"); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
-	if code, _, errs := dmx(t, "export", "govector", ra, "-o", logs, "--timestamps"); code != 0 {
-		t.Fatalf("export: %s", errs)
-	}
+	dmxOK(t, "sim", "ricart-agrawala", "--seed", "42", "-n", "3", "--entries", "2", "-o", ra, "--no-check")
+	dmxOK(t, "export", "govector", ra, "-o", logs, "--timestamps")
 	files := []string{filepath.Join(logs, "P0-Log.txt"), filepath.Join(logs, "P1-Log.txt"), filepath.Join(logs, "P2-Log.txt")}
 	if code, out, errs := dmx(t, append(append([]string{"import", "govector"}, files...), "--dmx", "-o", back)...); code != 0 || !strings.Contains(out, "run 1: 90 events, 3 processes, 24 messages") {
 		t.Fatalf("import: exit %d\n%s%s", code, out, errs)
@@ -578,9 +564,7 @@ func TestLogExamples(t *testing.T) {
 func TestExportMermaid(t *testing.T) {
 	dir := t.TempDir()
 	small := filepath.Join(dir, "small.db")
-	if code, _, errs := dmx(t, "sim", "ricart-agrawala", "-n", "3", "--entries", "2", "--seed", "3", "-o", small, "--no-diagram", "--no-check"); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errs)
-	}
+	dmxOK(t, "sim", "ricart-agrawala", "-n", "3", "--entries", "2", "--seed", "3", "-o", small, "--no-diagram", "--no-check")
 	code, out, errs := dmx(t, "export", "mermaid", small)
 	if code != 0 {
 		t.Fatalf("export mermaid: exit %d: %s", code, errs)
@@ -591,9 +575,7 @@ func TestExportMermaid(t *testing.T) {
 		}
 	}
 	big := filepath.Join(dir, "big.db")
-	if code, _, errs := dmx(t, "sim", "ricart-agrawala", "-n", "5", "--seed", "3", "-o", big, "--no-diagram", "--no-check"); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errs)
-	}
+	dmxOK(t, "sim", "ricart-agrawala", "-n", "5", "--seed", "3", "-o", big, "--no-diagram", "--no-check")
 	code, _, errs = dmx(t, "export", "mermaid", big)
 	if code != 2 || !strings.Contains(errs, "dmx render") {
 		t.Fatalf("export mermaid of a big run: exit %d, want 2 with advice to render a window:\n%s", code, errs)

@@ -15,16 +15,82 @@ import (
 	"github.com/dmxlab/dmx/trace/plural"
 )
 
-// plotFlags are dmx plot's flags.
-type plotFlags struct {
+// pictureFlags are the flags dmx plot and dmx render share: each draws
+// one run of a trace into the file -o, in the format its extension names
+// (or --format), with the findings of dmx check marked unless
+// --no-findings. dmx plot has these flags only.
+type pictureFlags struct {
 	out, format string
 	runID       int64
 	noFindings  bool
 	open        openFlags
 }
 
+// register registers the flags, their help naming what the command makes
+// (noun), what it does (verb) and the formats it writes.
+func (f *pictureFlags) register(cmd *cobra.Command, noun, verb string, formats []string) {
+	fs := cmd.Flags()
+	fs.StringVarP(&f.out, "out", "o", "", fmt.Sprintf("the %s to write: %s", noun, orList(".", formats)))
+	fs.StringVar(&f.format, "format", "", orList("", formats)+" (default: by the extension of -o)")
+	fs.Int64Var(&f.runID, "run", 0, fmt.Sprintf("the run to %s, when the trace holds several", verb))
+	fs.BoolVar(&f.noFindings, "no-findings", false, fmt.Sprintf("do not run the checks; %s the run only", verb))
+	f.open.register(cmd)
+}
+
+// outFormat is the format to write, one of formats: --format, else the
+// one -o's extension names.
+func (f *pictureFlags) outFormat(formats []string) (string, error) {
+	if f.out == "" {
+		return "", fmt.Errorf("no output file: give -o FILE (%s)", orList(".", formats))
+	}
+	format := f.format
+	if format == "" {
+		var err error
+		if format, err = spacetime.FormatOf(f.out); err != nil {
+			return "", errors.New(strings.Replace(err.Error(), orList(".", spacetime.Formats), orList(".", formats), 1))
+		}
+	}
+	return format, checkFormat(format, formats...)
+}
+
+// openRun opens the one run to draw of the trace in (after checking that
+// writing out destroys nothing) and lists its findings when withFindings.
+// The caller closes the store.
+func (f *pictureFlags) openRun(out, in file, withFindings bool) (*trace.Store, trace.Run, []analyze.Finding, error) {
+	if err := checkOutput(out, in); err != nil {
+		return nil, trace.Run{}, nil, err
+	}
+	st, run, err := f.open.oneRun(in.path, f.runID)
+	if err != nil {
+		return nil, trace.Run{}, nil, err
+	}
+	var fs []analyze.Finding
+	if withFindings {
+		if fs, err = findingsIn(st, run); err != nil {
+			st.Close()
+			return nil, trace.Run{}, nil, err
+		}
+	}
+	return st, run, fs, nil
+}
+
+// orList is "a, b or c" of xs, each after prefix.
+func orList(prefix string, xs []string) string {
+	ws := make([]string, len(xs))
+	for i, x := range xs {
+		ws[i] = prefix + x
+	}
+	if len(ws) < 2 {
+		return strings.Join(ws, "")
+	}
+	return strings.Join(ws[:len(ws)-1], ", ") + " or " + ws[len(ws)-1]
+}
+
+// plotFormats are the formats dmx plot writes.
+var plotFormats = []string{"svg", "png"}
+
 func newPlotCmd() *cobra.Command {
-	f := &plotFlags{}
+	f := &pictureFlags{}
 	cmd := &cobra.Command{
 		Use:   "plot TRACE -o FILE",
 		Short: "Plot throughput, waiting time and message latency over wall time (SVG, PNG)",
@@ -42,33 +108,15 @@ The format is the output file's extension: .svg or .png.`,
   dmx plot failover.db -o plot.png --run 2`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.out == "" {
-				return &exitError{exitUsage, errors.New("no output file: give -o FILE (.svg or .png)")}
-			}
-			format := f.format
-			if format == "" {
-				var err error
-				if format, err = spacetime.FormatOf(f.out); err != nil {
-					return &exitError{exitUsage, errors.New(strings.Replace(err.Error(), ".svg, .png, .dot or .md", ".svg or .png", 1))}
-				}
-			}
-			if err := checkFormat(format, "svg", "png"); err != nil {
+			format, err := f.outFormat(plotFormats)
+			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			if err := checkOutput(file{"the plot", f.out}, file{"the trace", args[0]}); err != nil {
-				return &exitError{exitUsage, err}
-			}
-			st, run, err := f.open.oneRun(args[0], f.runID)
+			st, run, fs, err := f.openRun(file{"the plot", f.out}, file{"the trace", args[0]}, !f.noFindings)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
 			defer st.Close()
-			var fs []analyze.Finding
-			if !f.noFindings {
-				if fs, err = findingsIn(st, run); err != nil {
-					return &exitError{exitUsage, err}
-				}
-			}
 			d, err := plotData(st, run, fs)
 			if err != nil {
 				return &exitError{exitUsage, err}
@@ -82,12 +130,7 @@ The format is the output file's extension: .svg or .png.`,
 			return nil
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVarP(&f.out, "out", "o", "", "the plot to write: .svg or .png")
-	fs.StringVar(&f.format, "format", "", "svg or png (default: by the extension of -o)")
-	fs.Int64Var(&f.runID, "run", 0, "the run to plot, when the trace holds several")
-	fs.BoolVar(&f.noFindings, "no-findings", false, "do not run the checks; plot the run only")
-	f.open.register(cmd)
+	f.register(cmd, "plot", "plot", plotFormats)
 	return cmd
 }
 

@@ -21,16 +21,15 @@ import (
 
 // renderFlags are dmx render's flags: they map onto spacetime.Options.
 type renderFlags struct {
-	out, format, axis      string
-	from, to, procs        string
-	around                 string
-	finding, maxEvents     int
-	radius                 string
-	runID                  int64
-	noFindings, noCollapse bool
-	heartbeats, allPages   bool
-	page                   int
-	open                   openFlags
+	axis                 string
+	from, to, procs      string
+	around               string
+	finding, maxEvents   int
+	radius               string
+	noCollapse           bool
+	heartbeats, allPages bool
+	page                 int
+	pictureFlags
 }
 
 func newRenderCmd() *cobra.Command {
@@ -75,8 +74,6 @@ heartbeats are left out (--heartbeats draws them). A window of more than
 		RunE: f.run,
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&f.out, "out", "o", "", "the picture to write: .svg, .png, .dot or .md")
-	fs.StringVar(&f.format, "format", "", "svg, png, dot or md (default: by the extension of -o)")
 	fs.StringVar(&f.axis, "time", "lamport", "place events by lamport time or wall time")
 	fs.StringVar(&f.from, "from", "", "start of the window: a Lamport time, or with --time wall a time since the run's start (120ms)")
 	fs.StringVar(&f.to, "to", "", "end of the window, as --from")
@@ -85,28 +82,18 @@ heartbeats are left out (--heartbeats draws them). A window of more than
 	fs.IntVar(&f.finding, "finding", 0, "a window around the Nth finding of dmx check (1 is the first)")
 	fs.StringVar(&f.radius, "radius", "", "half the width of an --around or --finding window (Lamport units, or a duration with --time wall; default 30 Lamport units or a twentieth of the run)")
 	fs.IntVar(&f.maxEvents, "max-events", spacetime.DefaultMaxEvents, "refuse a window of more events than this")
-	fs.Int64Var(&f.runID, "run", 0, "the run to draw, when the trace holds several")
-	fs.BoolVar(&f.noFindings, "no-findings", false, "do not run the checks; draw the run only")
 	fs.BoolVar(&f.noCollapse, "no-collapse", false, "draw every local event, even in long runs of them")
 	fs.BoolVar(&f.heartbeats, "heartbeats", false, "draw a failure detector's heartbeats (left out by default, and counted)")
 	fs.IntVar(&f.page, "page", 1, "the page to draw of a window too long for one")
 	fs.BoolVar(&f.allPages, "pages", false, "draw every page of a long window, as FILE-p2.svg... after FILE")
-	f.open.register(cmd)
+	f.register(cmd, "picture", "draw", spacetime.Formats)
 	return cmd
 }
 
 // run draws the picture render's flags ask for of the trace args[0].
 func (f *renderFlags) run(cmd *cobra.Command, args []string) error {
-	if f.out == "" {
-		return &exitError{exitUsage, errors.New("no output file: give -o FILE (.svg, .png, .dot or .md)")}
-	}
-	format := f.format
-	if format == "" {
-		var err error
-		if format, err = spacetime.FormatOf(f.out); err != nil {
-			return &exitError{exitUsage, err}
-		}
-	} else if err := checkFormat(format, spacetime.Formats...); err != nil {
+	format, err := f.outFormat(spacetime.Formats)
+	if err != nil {
 		return &exitError{exitUsage, err}
 	}
 	opts, err := f.options()
@@ -114,19 +101,12 @@ func (f *renderFlags) run(cmd *cobra.Command, args []string) error {
 		return &exitError{exitUsage, err}
 	}
 	opts.Trace = args[0]
-	if err := checkOutput(file{"the picture (-o)", f.out}, file{"the input trace", args[0]}); err != nil {
-		return &exitError{exitUsage, err}
-	}
-	st, run, err := f.open.oneRun(args[0], f.runID)
+	st, run, fs, err := f.openRun(file{"the picture (-o)", f.out}, file{"the input trace", args[0]}, !f.noFindings || opts.Finding > 0)
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
 	defer st.Close()
-	if !f.noFindings || opts.Finding > 0 {
-		if opts.Findings, err = findingsIn(st, run); err != nil {
-			return &exitError{exitUsage, err}
-		}
-	}
+	opts.Findings = fs
 	if format == "md" {
 		d, err := buildDiagram(st, run, opts)
 		if err != nil {

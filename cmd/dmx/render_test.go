@@ -168,9 +168,7 @@ func TestCheckDrawsFindings(t *testing.T) {
 func TestPlot(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "failover.db")
-	if code, _, errs := dmx(t, "sim", "--scenario", "../../examples/central-failover.json", "--no-diagram", "-o", db); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
+	dmxOK(t, "sim", "--scenario", "../../examples/central-failover.json", "--no-diagram", "-o", db)
 	for _, ext := range []string{"svg", "png"} {
 		out := filepath.Join(dir, "plot."+ext)
 		code, stdout, errs := dmx(t, "plot", db, "-o", out)

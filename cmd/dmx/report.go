@@ -157,11 +157,7 @@ func reportRun(st *trace.Store, run trace.Run, rep render.Report, pictures int) 
 	}
 	if run.Mode != "import" {
 		if p, err := runner.PlanFromRun(run, lookupFor(run)); err == nil {
-			if args, err := p.Args(); err == nil {
-				args = programArgs(p, args)
-				for i, a := range args {
-					args[i] = shellQuote(a)
-				}
+			if args, err := rerunWords(p); err == nil {
 				r.Rerun = "dmx " + strings.Join(args, " ")
 			}
 		}

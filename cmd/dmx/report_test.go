@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -221,10 +220,7 @@ func TestServeSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest("GET", "/sweep", nil)
-	req.Host = "127.0.0.1:80"
-	srv.Handler().ServeHTTP(rec, req)
+	rec := viewerGet(srv.Handler(), "/sweep")
 	page := rec.Body.String()
 	if rec.Code != 200 || !strings.Contains(page, "6 runs: the verdicts per check") || !strings.Contains(page, "split-brain") {
 		t.Fatalf("/sweep: %d\n%s", rec.Code, page)

@@ -599,11 +599,7 @@ func announce(stderr io.Writer, name string, p runner.Plan, est runner.Size, ext
 	if d := realDefaults(p); d != "" {
 		fmt.Fprintf(stderr, "params: %s (the defaults of real processes; dmx sim keeps the algorithm's own)\n", d)
 	}
-	if args, err := p.Args(); err == nil {
-		args = programArgs(p, args)
-		for i, a := range args {
-			args[i] = shellQuote(a)
-		}
+	if args, err := rerunWords(p); err == nil {
 		args = append(args, extra...)
 		fmt.Fprintf(stderr, "rerun: dmx %s\n", strings.Join(args, " "))
 	}

@@ -9,11 +9,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dmxlab/dmx/render/viewer"
+	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/runner/replay"
 	"github.com/dmxlab/dmx/trace"
 )
@@ -55,12 +57,19 @@ func stateServer(t *testing.T, paths ...string) func(path string) (int, []byte) 
 	}
 	h := srv.Handler()
 	return func(path string) (int, []byte) {
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest("GET", path, nil)
-		req.Host = "127.0.0.1:80"
-		h.ServeHTTP(rec, req)
+		rec := viewerGet(h, path)
 		return rec.Code, rec.Body.Bytes()
 	}
+}
+
+// viewerGet asks h, dmx serve's handler, for path as a browser on the
+// machine does (the viewer answers only requests to a loopback host).
+func viewerGet(h http.Handler, path string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", path, nil)
+	req.Host = "127.0.0.1:80"
+	h.ServeHTTP(rec, req)
+	return rec
 }
 
 // TestServeState: the state /api/state gives after an event of a
@@ -246,17 +255,11 @@ func TestServeStateMillion(t *testing.T) {
 func importedRun(t *testing.T, dir string) (orig, imported string) {
 	t.Helper()
 	orig = filepath.Join(dir, "orig.db")
-	if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "2", "--no-check", "--no-diagram", "-o", orig); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
+	dmxOK(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "2", "--no-check", "--no-diagram", "-o", orig)
 	log := filepath.Join(dir, "run.log")
-	if code, _, errs := dmx(t, "export", "shiviz", orig, "-o", log); code != 0 {
-		t.Fatalf("export: %s", errs)
-	}
+	dmxOK(t, "export", "shiviz", orig, "-o", log)
 	imported = filepath.Join(dir, "imported.db")
-	if code, _, errs := dmx(t, "import", "shiviz", log, "-o", imported); code != 0 {
-		t.Fatalf("import: %s", errs)
-	}
+	dmxOK(t, "import", "shiviz", log, "-o", imported)
 	return orig, imported
 }
 
@@ -269,9 +272,7 @@ func TestServeBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	empty := filepath.Join(dir, "empty.db")
-	if code, _, errs := dmx(t, "sim", "central", "-n", "2", "--entries", "1", "--no-diagram", "-o", empty); code != 0 {
-		t.Fatalf("sim: %s", errs)
-	}
+	dmxOK(t, "sim", "central", "-n", "2", "--entries", "1", "--no-diagram", "-o", empty)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -285,5 +286,51 @@ func TestServeBadInput(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errs, c.want) {
 			t.Errorf("dmx %s: exit %d, stderr %q; want exit 2 saying %q", strings.Join(c.args, " "), code, errs, c.want)
 		}
+	}
+}
+
+// TestOnePalette: dmx render and dmx serve give every message type and
+// resource of a run the same colour (issue 23: they differed).
+func TestOnePalette(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "failover.db")
+	dmxOK(t, "sim", "--scenario", filepath.Join("..", "..", "examples", "central-failover.json"), "--no-diagram", "-o", db)
+	dot := filepath.Join(dir, "d.dot")
+	dmxOK(t, "render", db, "-o", dot, "--from", "1", "--to", "400")
+	st, err := trace.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv, err := viewer.New([]*trace.Store{st}, viewer.Options{Roles: registry.Roles, MsgTypes: msgTypes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := viewerGet(srv.Handler(), "/api/outline?run=0:1")
+	if rec.Code != 200 {
+		t.Fatalf("outline: %d %s", rec.Code, rec.Body)
+	}
+	var out struct {
+		Colors struct{ Types, Resources map[string]string }
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(dot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every labelled message arrow of the picture: its colour is the
+	// viewer's for its type.
+	seen := 0
+	for _, m := range regexp.MustCompile(`color="(#[0-9a-f]{6})" penwidth=1 (?:style=dashed )?label="([a-z_]+)" lp=`).FindAllSubmatch(b, -1) {
+		col, typ := string(m[1]), string(m[2])
+		if want := out.Colors.Types[typ]; want == "" || want != col {
+			t.Errorf("message %s: %s in the picture, %q in the viewer", typ, col, want)
+		}
+		seen++
+	}
+	if seen < 5 || len(out.Colors.Types) < 5 || len(out.Colors.Resources) == 0 {
+		t.Fatalf("%d message labels compared; the viewer's colours: %v", seen, out.Colors)
 	}
 }

@@ -390,9 +390,7 @@ func TestSignalDuringStart(t *testing.T) {
 				switch what[0] {
 				case "check":
 					// Big enough that the check is not over before the signal.
-					if code, _, errs := dmx(t, "sim", "central", "-n", "3", "--entries", "300", "--seed", "1", "-o", path, "--no-diagram", "--no-check"); code != 0 {
-						t.Fatalf("sim: %s", errs)
-					}
+					dmxOK(t, "sim", "central", "-n", "3", "--entries", "300", "--seed", "1", "-o", path, "--no-diagram", "--no-check")
 					args = append(what, path)
 				case "sim":
 					args = append(what, "-o", path)
@@ -468,15 +466,11 @@ func TestEarlyBeforeGraphviz(t *testing.T) {
 func TestInterruptLeavesNothingHalfMade(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.db")
-	if code, _, errs := dmx(t, "sim", "ricart-agrawala", "-n", "5", "--entries", "300", "--seed", "3", "-o", a, "--no-diagram", "--no-check"); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errs)
-	}
+	dmxOK(t, "sim", "ricart-agrawala", "-n", "5", "--entries", "300", "--seed", "3", "-o", a, "--no-diagram", "--no-check")
 	b := filepath.Join(dir, "b.db")
 	copyFile(t, a, b)
 	log := filepath.Join(dir, "a.log")
-	if code, _, errs := dmx(t, "export", "shiviz", a, "-o", log); code != 0 {
-		t.Fatalf("export: exit %d: %s", code, errs)
-	}
+	dmxOK(t, "export", "shiviz", a, "-o", log)
 	// appears reports whether a file whose name starts with name is in dir
 	// (the output, its -wal, or the file a trace is made in).
 	appears := func(name string) func() bool {

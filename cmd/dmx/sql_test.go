@@ -14,9 +14,7 @@ import (
 func sqlTrace(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "v.db")
-	if code, _, errs := dmx(t, "sim", "ricart-agrawala", "-n", "3", "--entries", "3", "--seed", "1", "-o", path, "--no-check"); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errs)
-	}
+	dmxOK(t, "sim", "ricart-agrawala", "-n", "3", "--entries", "3", "--seed", "1", "-o", path, "--no-check")
 	return path
 }
 

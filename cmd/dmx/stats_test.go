@@ -25,9 +25,7 @@ func TestStats(t *testing.T) {
 		{"lamport", 4, 9, "3(N-1)"},
 	} {
 		p := filepath.Join(dir, c.algo+".db")
-		if code, _, errs := dmx(t, "sim", c.algo, "-n", fmt.Sprint(c.n), "--contention", "none", "--seed", "5", "-o", p, "--no-diagram"); code != 0 {
-			t.Fatalf("sim: %s", errs)
-		}
+		dmxOK(t, "sim", c.algo, "-n", fmt.Sprint(c.n), "--contention", "none", "--seed", "5", "-o", p, "--no-diagram")
 		code, out, errs := dmx(t, "stats", p)
 		if code != 0 || !strings.Contains(out, "messages per CS") || !strings.Contains(out, c.formula) {
 			t.Fatalf("stats: exit %d\n%s%s", code, out, errs)
@@ -75,9 +73,7 @@ func TestStatsSeveral(t *testing.T) {
 	var paths []string
 	for _, a := range []string{"central", "ricart-agrawala"} {
 		p := filepath.Join(dir, a+".db")
-		if code, _, errs := dmx(t, "sim", a, "-n", "3", "--entries", "2", "--seed", "3", "-o", p, "--no-check"); code != 0 {
-			t.Fatalf("sim: %s", errs)
-		}
+		dmxOK(t, "sim", a, "-n", "3", "--entries", "2", "--seed", "3", "-o", p, "--no-check")
 		paths = append(paths, p)
 	}
 	code, out, errs := dmx(t, append([]string{"stats"}, paths...)...)

@@ -373,16 +373,25 @@ func (f *sweepFlags) driver(o sweep.Options, stderr io.Writer) sweep.Driver {
 // line says whole gets the line that says the most, with what it leaves
 // out.
 func rerunLine(p runner.Plan) string {
-	args, err := p.Args()
-	args = programArgs(p, args)
-	for i, a := range args {
-		args[i] = shellQuote(a)
-	}
+	args, err := rerunWords(p)
 	line := "dmx " + strings.Join(args, " ")
 	if err != nil {
 		line += " (" + err.Error() + ")"
 	}
 	return line
+}
+
+// rerunWords are the words after "dmx" of the command line that records
+// p's run again (a program of one's own by --exec), quoted for a POSIX
+// shell, and with them what that line leaves out of p (runner.Plan.Args):
+// run and sim print them, sweep's table and the report show them.
+func rerunWords(p runner.Plan) ([]string, error) {
+	args, err := p.Args()
+	args = programArgs(p, args)
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	return args, err
 }
 
 // seedList prints seeds compactly: 3, 7..12, 20.

@@ -40,14 +40,10 @@ func limited(t *testing.T, dir string, kb int, args ...string) (int, string) {
 func TestWriteFailureLeavesNoHalfFile(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.db")
-	if code, _, errs := dmx(t, "sim", "ricart-agrawala", "-n", "5", "--entries", "30", "--seed", "2", "-o", big, "--no-diagram", "--no-check"); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errs)
-	}
+	dmxOK(t, "sim", "ricart-agrawala", "-n", "5", "--entries", "30", "--seed", "2", "-o", big, "--no-diagram", "--no-check")
 	small := simTrace(t, dir, "small.db")
 	log := filepath.Join(dir, "big.log")
-	if code, _, errs := dmx(t, "export", "shiviz", big, "-o", log); code != 0 {
-		t.Fatalf("export: exit %d: %s", code, errs)
-	}
+	dmxOK(t, "export", "shiviz", big, "-o", log)
 	// The outputs as they were: a good picture and report of the small run.
 	pic, rep := filepath.Join(dir, "run.svg"), filepath.Join(dir, "rep")
 	for _, args := range [][]string{{"render", small, "-o", pic}, {"report", small, "-o", rep}} {
@@ -55,14 +51,7 @@ func TestWriteFailureLeavesNoHalfFile(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", args[0], code, errs)
 		}
 	}
-	before := map[string][]byte{}
-	for _, f := range []string{pic, filepath.Join(rep, "report.html")} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		before[f] = b
-	}
+	before := snapshot(t, pic, filepath.Join(rep, "report.html"))
 	for _, c := range []struct {
 		args []string
 		kb   int
