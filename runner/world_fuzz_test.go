@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,6 +82,9 @@ func FuzzWorldSteps(f *testing.F) {
 // TestWriteWorldSeeds writes the seed corpus of FuzzWorldSteps into
 // testdata/fuzz (DMX_FUZZ_SEEDS=1), in the form go test -fuzz reads.
 func TestWriteWorldSeeds(t *testing.T) {
+	if os.Getenv("DMX_FUZZ_SEEDS") == "" {
+		t.Skip("DMX_FUZZ_SEEDS=1 writes the seed corpus")
+	}
 	write := fuzzseed.Writer(t, "FuzzWorldSteps")
 	for i, s := range worldSeeds {
 		write(fmt.Sprintf("seed-%d-%s", i, s.algo), fmt.Sprintf("string(%q)", s.algo), fmt.Sprintf("byte(%q)", rune(s.n)), fmt.Sprintf("string(%q)", s.schedule))

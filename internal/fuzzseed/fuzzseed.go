@@ -1,7 +1,7 @@
 // Package fuzzseed writes the seed corpus of a fuzz test into the
-// package's testdata/fuzz/NAME, in the form go test -fuzz reads, when
-// DMX_FUZZ_SEEDS is set (the corpus is committed; a test writes it anew
-// only when asked).
+// package's testdata/fuzz/NAME, in the form go test -fuzz reads. The
+// corpus is committed: the test that writes it runs only when asked
+// (DMX_FUZZ_SEEDS=1), and checks that itself.
 package fuzzseed
 
 import (
@@ -11,15 +11,11 @@ import (
 	"testing"
 )
 
-// Writer skips t unless DMX_FUZZ_SEEDS is set; else it makes
-// testdata/fuzz/name and returns a function that writes one seed file
-// there: its file name, then the Go expression of each of the fuzz
-// function's arguments, in order (`string("x")`, `bool(true)`).
+// Writer makes testdata/fuzz/name and returns a function that writes one
+// seed file there: its file name, then the Go expression of each of the
+// fuzz function's arguments, in order (`string("x")`, `bool(true)`).
 func Writer(t *testing.T, name string) func(file string, args ...string) {
 	t.Helper()
-	if os.Getenv("DMX_FUZZ_SEEDS") == "" {
-		t.Skip("DMX_FUZZ_SEEDS=1 writes the seed corpus")
-	}
 	dir := filepath.Join("testdata", "fuzz", name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"testing"
 
@@ -111,6 +112,9 @@ func clonePackets(ps []*packet) []*packet {
 // TestWriteFuzzSeeds writes the seed corpus of FuzzDatagram into
 // testdata/fuzz (DMX_FUZZ_SEEDS=1), in the form go test -fuzz reads.
 func TestWriteFuzzSeeds(t *testing.T) {
+	if os.Getenv("DMX_FUZZ_SEEDS") == "" {
+		t.Skip("DMX_FUZZ_SEEDS=1 writes the seed corpus")
+	}
 	write := fuzzseed.Writer(t, "FuzzDatagram")
 	for i, ps := range fuzzPackets() {
 		d := newSealer(fuzzKey).sealAll(ps)
