@@ -148,7 +148,7 @@ func (c *agreement) judge(el *election, at *agreementTerms, end End) Result {
 	}
 	f := at.f
 	if len(byLeader) > 1 {
-		leaders := sortedInts(byLeader)
+		leaders := sortedKeys(byLeader)
 		// The largest camp first.
 		slices.SortStableFunc(leaders, func(a, b int) int { return cmp.Compare(len(byLeader[b]), len(byLeader[a])) })
 		var parts []string

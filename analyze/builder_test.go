@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"slices"
+	"testing"
 
 	"github.com/dmxlab/dmx/trace"
 )
@@ -121,4 +122,29 @@ func (b *builder) Run(complete bool) trace.Run {
 // Reader reads a copy of the events in recording order.
 func (b *builder) Reader() *trace.SliceReader {
 	return &trace.SliceReader{Events: slices.Clone(b.events)}
+}
+
+// checkOne evaluates check c alone on run, read from r; a broken trace
+// fails the test.
+func checkOne(t *testing.T, run trace.Run, r trace.Reader, c *Check, opts ...Option) Result {
+	t.Helper()
+	res, err := Evaluate(run, r, []*Check{c}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res[0]
+}
+
+// runOne runs one check over the builder's trace.
+func runOne(t *testing.T, b *builder, complete bool, c *Check, opts ...Option) Result {
+	t.Helper()
+	return checkOne(t, b.Run(complete), b.Reader(), c, opts...)
+}
+
+// said is what r says: its first finding, or its note if it found nothing.
+func said(r Result) string {
+	if len(r.Findings) > 0 {
+		return r.Findings[0].Message
+	}
+	return r.Note
 }

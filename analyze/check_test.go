@@ -39,13 +39,36 @@ func raRun(b *builder) {
 // skewedSections: P1's clock is 5ms behind P0's, so the token P0 passes on
 // when it leaves reaches P1 "before" P0 left, and their sections overlap
 // in wall time only.
-func skewedSections(b *builder) {
+func skewedSections(b *builder) { tokenToSkewed(b, 8, 11) }
+
+// tokenToSkewed: P0 holds cs from 10ms to 12ms, then passes the token to
+// P1, whose clock stamps the token's arrival recvAt and its own exit
+// exitAt (its entry follows the arrival by a step).
+func tokenToSkewed(b *builder, recvAt, exitAt int64) {
 	b.At(10).Enter(0, "cs")
 	b.At(12).Exit(0, "cs")
 	m := b.Send(0, 1, "token")
-	b.At(8).Recv(1, m)
+	b.At(recvAt).Recv(1, m)
 	b.Enter(1, "cs")
-	b.At(11).Exit(1, "cs")
+	b.At(exitAt).Exit(1, "cs")
+}
+
+// overlapInWallTime: P0 and P1 are in cs at once, for 1ms of wall time,
+// with no message between them.
+func overlapInWallTime(b *builder) {
+	b.At(10).Enter(0, "cs")
+	b.At(11).Enter(1, "cs")
+	b.At(12).Exit(0, "cs")
+	b.At(13).Exit(1, "cs")
+}
+
+// apartInWallTime: P0's section and then, 10ms later, P1's, with no
+// message between them.
+func apartInWallTime(b *builder) {
+	b.At(10).Enter(0, "cs")
+	b.Exit(0, "cs")
+	b.At(20).Enter(1, "cs")
+	b.Exit(1, "cs")
 }
 
 // want is the verdicts a test expects; checks not named must be ok.
@@ -82,13 +105,7 @@ func TestChecks(t *testing.T) {
 			},
 		},
 		{
-			name: "overlap in wall time", n: 2,
-			build: func(b *builder) {
-				b.At(10).Enter(0, "cs")
-				b.At(11).Enter(1, "cs")
-				b.At(12).Exit(0, "cs")
-				b.At(13).Exit(1, "cs")
-			},
+			name: "overlap in wall time", n: 2, build: overlapInWallTime,
 			want: want{"mutex-causal": Violated, "mutex-realtime": Violated},
 			finding: map[string]string{
 				"mutex-causal":   "concurrent critical sections on cs: P0 [P0#1..P0#2] and P1 [P1#1..P1#2]: neither entry happened before the other",
@@ -97,13 +114,7 @@ func TestChecks(t *testing.T) {
 			events: map[string][]trace.Ref{"mutex-causal": {ref(0, 1), ref(0, 2), ref(1, 1), ref(1, 2)}},
 		},
 		{
-			name: "concurrent but apart in wall time", n: 2,
-			build: func(b *builder) {
-				b.At(10).Enter(0, "cs")
-				b.Exit(0, "cs")
-				b.At(20).Enter(1, "cs")
-				b.Exit(1, "cs")
-			},
+			name: "concurrent but apart in wall time", n: 2, build: apartInWallTime,
 			want:    want{"mutex-causal": Violated},
 			finding: map[string]string{"mutex-causal": "concurrent critical sections on cs"},
 		},
@@ -496,10 +507,7 @@ func TestSummarize(t *testing.T) {
 
 func TestJSON(t *testing.T) {
 	b := newBuilder(2)
-	b.At(10).Enter(0, "cs")
-	b.Exit(0, "cs")
-	b.At(20).Enter(1, "cs")
-	b.Exit(1, "cs")
+	apartInWallTime(b)
 	results, err := Evaluate(b.Run(true), b.Reader(), []*Check{MutexCausal, Liveness})
 	if err != nil {
 		t.Fatal(err)
@@ -545,16 +553,9 @@ func TestRegistry(t *testing.T) {
 func TestFindingsCapped(t *testing.T) {
 	b := newBuilder(2)
 	for range MaxFindings + 5 {
-		b.Enter(0, "cs")
-		b.Enter(1, "cs")
-		b.Exit(0, "cs")
-		b.Exit(1, "cs")
+		concurrentSections(b)
 	}
-	results, err := Evaluate(b.Run(true), b.Reader(), []*Check{MutexCausal})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := results[0]
+	r := runOne(t, b, true, MutexCausal)
 	if r.Verdict != Violated || len(r.Findings) != MaxFindings || !strings.HasPrefix(r.Note, "") || !strings.Contains(r.Note, "more findings not shown") {
 		t.Errorf("verdict %s, %d findings, note %q", r.Verdict, len(r.Findings), r.Note)
 	}

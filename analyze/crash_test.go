@@ -36,12 +36,9 @@ func (cc crashCase) run(t *testing.T, okName, violatedName string) {
 			if cc.order != nil {
 				cc.order(evs)
 			}
-			res, err := Evaluate(b.Run(true), &trace.SliceReader{Events: evs}, []*Check{cc.check})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res[0].Verdict != c.verdict {
-				t.Fatalf("verdict %s, want %s: %v", res[0].Verdict, c.verdict, res[0].Findings)
+			r := checkOne(t, b.Run(true), &trace.SliceReader{Events: evs}, cc.check)
+			if r.Verdict != c.verdict {
+				t.Fatalf("verdict %s, want %s: %v", r.Verdict, c.verdict, r.Findings)
 			}
 		})
 	}

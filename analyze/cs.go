@@ -1,7 +1,9 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/dmxlab/dmx/trace"
@@ -63,11 +65,16 @@ func (o *openSpans) close(proc int, exit trace.Ref, wall int64, crashed bool) *c
 }
 
 // sortedKeys returns the keys of m in order, for deterministic findings.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
+}
+
+// entry returns m's entry at k, made (and added reported) if m had none:
+// the per-resource state a check makes on a resource's first event.
+func entry[K comparable, V any](m map[K]*V, k K) (v *V, added bool) {
+	if v = m[k]; v == nil {
+		v, added = new(V), true
+		m[k] = v
 	}
-	slices.Sort(keys)
-	return keys
+	return v, added
 }

@@ -17,26 +17,19 @@ func (b *builder) Wait(p int, res string, set ...int) trace.Ref {
 
 func (b *builder) Recover(p int) trace.Ref { return b.emit(p, trace.KindRecover, nil) }
 
-// runOne runs one check over the builder's trace.
-func runOne(t *testing.T, b *builder, complete bool, c *Check) Result {
-	t.Helper()
-	res, err := Evaluate(b.Run(complete), b.Reader(), []*Check{c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res[0]
-}
-
 // nestedDeadlock is seed 001's resource deadlock: P0 holds printer and asks
 // for scanner, P1 holds scanner and asks for printer (no wait events: the
 // holders alone make the cycle).
-func nestedDeadlock(b *builder) {
-	b.Request(0, "printer")
-	b.Enter(0, "printer")
-	b.Request(1, "scanner")
-	b.Enter(1, "scanner")
-	b.Request(0, "scanner")
-	b.Request(1, "printer")
+func nestedDeadlock(b *builder) { crossedHolds(b, 0, 1, "printer", "scanner") }
+
+// crossedHolds: p holds r and q holds s; then p asks for s and q for r.
+func crossedHolds(b *builder, p, q int, r, s string) {
+	b.Request(p, r)
+	b.Enter(p, r)
+	b.Request(q, s)
+	b.Enter(q, s)
+	b.Request(p, s)
+	b.Request(q, r)
 }
 
 func TestDeadlock(t *testing.T) {
@@ -153,10 +146,7 @@ func TestDeadlock(t *testing.T) {
 			if res.Verdict != tt.want {
 				t.Fatalf("verdict %s, want %s: %+v", res.Verdict, tt.want, res)
 			}
-			text := res.Note
-			if len(res.Findings) > 0 {
-				text = res.Findings[0].Message
-			}
+			text := said(res)
 			for _, s := range tt.finding {
 				if !strings.Contains(text, s) {
 					t.Errorf("%q\ndoes not contain %q", text, s)
@@ -274,10 +264,5 @@ func TestDeadlockOR(t *testing.T) {
 // and P3, on resources a and b.
 func twoDeadlocks(b *builder) {
 	nestedDeadlock(b)
-	b.Request(2, "a")
-	b.Enter(2, "a")
-	b.Request(3, "b")
-	b.Enter(3, "b")
-	b.Request(2, "b")
-	b.Request(3, "a")
+	crossedHolds(b, 2, 3, "a", "b")
 }

@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -112,13 +111,11 @@ type belief struct {
 
 // election returns the election of resource res, made on its first event.
 func (e *electorate) election(res string) *election {
-	el := e.el[res]
-	if el == nil {
-		if e.el == nil {
-			e.el = make(map[string]*election)
-		}
-		el = new(election)
-		e.el[res] = el
+	if e.el == nil {
+		e.el = make(map[string]*election)
+	}
+	el, added := entry(e.el, res)
+	if added {
 		e.names = append(e.names, res)
 	}
 	return el
@@ -310,13 +307,3 @@ func procList(ids []int) string {
 // noElection is the result of an election check on a trace without
 // election events (a mutual-exclusion run): nothing to judge.
 func noElection() Result { return notApplicable("no election events") }
-
-// sortedInts returns the keys of m in order.
-func sortedInts[V any](m map[int]V) []int {
-	keys := make([]int, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}

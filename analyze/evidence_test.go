@@ -98,19 +98,11 @@ func TestCrashEndedEvidence(t *testing.T) {
 			if !tc.wall {
 				noWall(b)
 			}
-			res, err := Evaluate(b.Run(true), b.Reader(), []*Check{tc.check})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := res[0]
+			r := runOne(t, b, true, tc.check)
 			if r.Verdict != tc.want {
 				t.Fatalf("%s: %s, want %s: %v; %s", r.Check, r.Verdict, tc.want, r.Findings, r.Note)
 			}
-			text := r.Note
-			if len(r.Findings) > 0 {
-				text = r.Findings[0].Message
-			}
-			if !strings.Contains(text, tc.saying) {
+			if text := said(r); !strings.Contains(text, tc.saying) {
 				t.Errorf("%s says\n\t%s\nwant it to say\n\t%s", r.Check, text, tc.saying)
 			}
 		})
@@ -246,15 +238,12 @@ func TestHostNamesInFindings(t *testing.T) {
 	run := b.Run(true)
 	run.Names = []string{"n3", "n2", "n1"}
 	run.Mode = "import"
-	res, err := Evaluate(run, b.Reader(), []*Check{MutexCausal})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := checkOne(t, run, b.Reader(), MutexCausal)
 	want := "concurrent critical sections on cs: n3 [n3#1..no exit] and n1 [n1#1..no exit]"
-	if len(res[0].Findings) == 0 || !strings.HasPrefix(res[0].Findings[0].Message, want) {
-		t.Fatalf("findings %v, want %q", res[0].Findings, want)
+	if len(r.Findings) == 0 || !strings.HasPrefix(r.Findings[0].Message, want) {
+		t.Fatalf("findings %v, want %q", r.Findings, want)
 	}
-	if got := res[0].Findings[0].Events; got[0] != (trace.Ref{Proc: 0, Seq: 1}) {
+	if got := r.Findings[0].Events; got[0] != (trace.Ref{Proc: 0, Seq: 1}) {
 		t.Errorf("the finding's events are %v: they stay process numbers", got)
 	}
 }
@@ -278,15 +267,8 @@ func TestElectionCutByDuration(t *testing.T) {
 		b.At(200).Internal(1)
 		run := b.Run(true)
 		run.Params = []byte(tc.params)
-		res, err := Evaluate(run, b.Reader(), []*Check{Termination})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := res[0]
-		text := r.Note
-		if len(r.Findings) > 0 {
-			text = r.Findings[0].Message
-		}
+		r := checkOne(t, run, b.Reader(), Termination)
+		text := said(r)
 		if r.Verdict != tc.want || !strings.Contains(text, tc.saying) {
 			t.Errorf("params %s: %s: %s\nwant %s saying %q", tc.params, r.Verdict, text, tc.want, tc.saying)
 		}
@@ -297,6 +279,11 @@ func TestElectionCutByDuration(t *testing.T) {
 // no message orders against a decision leaves the decision unknown in a
 // trace without wall times, instead of being ordered by the walk.
 func TestValidityWithoutWallTimes(t *testing.T) {
+	toldOfRecovery := func(b *builder) { // P2 crashes, recovers and tells P1
+		b.Crash(2)
+		b.Recover(2)
+		b.Recv(1, b.Send(2, 1, "back"))
+	}
 	for _, tc := range []struct {
 		name  string
 		build func(*builder)
@@ -308,28 +295,20 @@ func TestValidityWithoutWallTimes(t *testing.T) {
 			b.Leader(1, 1, 2)
 		}, Unknown},
 		{"crash told before the decision", func(b *builder) {
-			b.Crash(2)
-			b.Recover(2)
-			b.Recv(1, b.Send(2, 1, "back"))
+			toldOfRecovery(b)
 			b.Crash(2)
 			b.Leader(1, 2, 2)
 		}, Unknown},
 		{"recovered and told", func(b *builder) {
-			b.Crash(2)
-			b.Recover(2)
-			b.Recv(1, b.Send(2, 1, "back"))
+			toldOfRecovery(b)
 			b.Leader(1, 1, 2)
 		}, Violated},
 	} {
 		b := newBuilder(3)
 		tc.build(b)
 		noWall(b)
-		res, err := Evaluate(b.Run(true), b.Reader(), []*Check{Validity}, WithValidity(ValidityHighestID))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res[0].Verdict != tc.want {
-			t.Errorf("%s: %s, want %s: %v %s", tc.name, res[0].Verdict, tc.want, res[0].Findings, res[0].Note)
+		if r := runOne(t, b, true, Validity, WithValidity(ValidityHighestID)); r.Verdict != tc.want {
+			t.Errorf("%s: %s, want %s: %v %s", tc.name, r.Verdict, tc.want, r.Findings, r.Note)
 		}
 	}
 }
@@ -338,19 +317,22 @@ func TestValidityWithoutWallTimes(t *testing.T) {
 // a deadlock, and the note says whom each waits for and in what state.
 func TestDeadlockSaysWhomTheyWaitFor(t *testing.T) {
 	b := newBuilder(3)
+	blockedBehindCrash(b, 1)
+	r := runOne(t, b, true, Deadlock)
+	want := "2 processes blocked at the end of the run, in no cycle: P1 waits for P0 (crashed at P0#3); P2 waits for P1 (blocked) (not a deadlock; liveness judges whether requests were granted)"
+	if r.Verdict != OK || r.Note != want {
+		t.Errorf("deadlock: %s: %q\nwant ok: %q", r.Verdict, r.Note, want)
+	}
+}
+
+// blockedBehindCrash: P0 holds cs; P1 asks and waits for P0, P2 asks and
+// waits for p2WaitsFor; then P0 crashes.
+func blockedBehindCrash(b *builder, p2WaitsFor int) {
 	b.Request(0, "cs")
 	b.Enter(0, "cs")
 	b.Request(1, "cs")
 	b.Wait(1, "cs", 0)
 	b.Request(2, "cs")
-	b.Wait(2, "cs", 1)
+	b.Wait(2, "cs", p2WaitsFor)
 	b.Crash(0)
-	res, err := Evaluate(b.Run(true), b.Reader(), []*Check{Deadlock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "2 processes blocked at the end of the run, in no cycle: P1 waits for P0 (crashed at P0#3); P2 waits for P1 (blocked) (not a deadlock; liveness judges whether requests were granted)"
-	if res[0].Verdict != OK || res[0].Note != want {
-		t.Errorf("deadlock: %s: %q\nwant ok: %q", res[0].Verdict, res[0].Note, want)
-	}
 }

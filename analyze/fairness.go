@@ -167,11 +167,7 @@ func newGrants(cfg Config, starve bool) *grants {
 }
 
 func (g *grants) resource(name string) *grantRes {
-	r := g.res[name]
-	if r == nil {
-		r = new(grantRes)
-		g.res[name] = r
-	}
+	r, _ := entry(g.res, name)
 	return r
 }
 

@@ -11,14 +11,20 @@ import (
 // to P0 when it leaves (seed 004's "Ordering: No" of a central coordinator
 // that serves requests in the order they reach it).
 func overtake(b *builder) {
-	b.Request(0, "cs")
-	b.Recv(1, b.Send(0, 1, "hello"))
-	b.Request(1, "cs")
-	b.Enter(1, "cs")
+	askedSecondEntersFirst(b)
 	b.Exit(1, "cs")
 	b.Recv(0, b.Send(1, 0, "token"))
 	b.Enter(0, "cs")
 	b.Exit(0, "cs")
+}
+
+// askedSecondEntersFirst: P0 asks and tells P1, which then asks and enters
+// (P1's request happened after P0's).
+func askedSecondEntersFirst(b *builder) {
+	b.Request(0, "cs")
+	b.Recv(1, b.Send(0, 1, "hello"))
+	b.Request(1, "cs")
+	b.Enter(1, "cs")
 }
 
 // starve: P0 asks; P1 and P2 take turns twice each, never hearing of P0's
@@ -46,74 +52,57 @@ func starve(b *builder) {
 // Reference: seed 004, requirements of mutual exclusion: "Ordering/Fairness:
 // a request A happened-before request B => grant A before B".
 func TestFairnessAndStarvation(t *testing.T) {
-	tests := []struct {
-		name               string
-		n                  int
-		build              func(b *builder)
-		incomplete         bool
-		opts               []Option
-		fairness, starving Verdict
-		finding            map[string]string
-	}{
-		{name: "ricart-agrawala", n: 3, build: raRun, fairness: OK, starving: OK},
+	runCases(t, []checkCase{
+		{name: "ricart-agrawala", n: 3, build: raRun, want: fairAndStarving(OK, OK)},
 		{
-			name: "younger request granted first", n: 2, build: overtake, fairness: Violated, starving: OK,
+			name: "younger request granted first", n: 2, build: overtake, want: fairAndStarving(Violated, OK),
 			finding: map[string]string{
 				"fairness":   "P0#1 cs_request(cs) happened before P1#2 cs_request(cs), but P1 was granted first: P1#3 cs_enter(cs) happened before P0#4 cs_enter(cs)",
 				"starvation": "2 requests granted; a request overtaken at most once (P0#1; bound 1)",
 			},
 		},
 		{
-			name: "older request never granted", n: 2, fairness: Violated, starving: OK,
+			name: "older request never granted", n: 2, want: fairAndStarving(Violated, OK),
 			build: func(b *builder) {
-				b.Request(0, "cs")
-				b.Recv(1, b.Send(0, 1, "hello"))
-				b.Request(1, "cs")
-				b.Enter(1, "cs")
+				askedSecondEntersFirst(b)
 				b.Exit(1, "cs")
 			},
 			incomplete: true,
 			finding:    map[string]string{"fairness": "but P1 was granted first: P1#3 cs_enter(cs) and P0 was never granted"},
 		},
 		{
-			name: "a crash cancels the older request", n: 2, fairness: OK, starving: OK,
+			name: "a crash cancels the older request", n: 2, want: fairAndStarving(OK, OK),
 			build: func(b *builder) {
-				b.Request(0, "cs")
-				b.Recv(1, b.Send(0, 1, "hello"))
-				b.Request(1, "cs")
-				b.Enter(1, "cs")
+				askedSecondEntersFirst(b)
 				b.Crash(0)
 				b.Exit(1, "cs")
 			},
 		},
 		{
 			// Concurrent grants (mutex-causal's finding) order nothing.
-			name: "concurrent grants", n: 2, fairness: OK, starving: OK,
+			name: "concurrent grants", n: 2, want: fairAndStarving(OK, OK),
 			build: func(b *builder) {
-				b.Request(0, "cs")
-				b.Recv(1, b.Send(0, 1, "hello"))
-				b.Request(1, "cs")
-				b.Enter(1, "cs")
+				askedSecondEntersFirst(b)
 				b.Enter(0, "cs")
 				b.Exit(1, "cs")
 				b.Exit(0, "cs")
 			},
 		},
 		{
-			name: "overtaken four times", n: 3, build: starve, fairness: OK, starving: Violated,
+			name: "overtaken four times", n: 3, build: starve, want: fairAndStarving(OK, Violated),
 			finding: map[string]string{"starvation": "P0#1 cs_request(cs) was overtaken 4 times, more than 2, by P1#3, P2#4, P1#8, P2#9 cs_enter(cs), until P0#3 cs_enter(cs)"},
 		},
 		{
 			// Without wall times, entries concurrent with the request
 			// may have come before it: only those that knew of it count.
-			name: "overtaken four times, no wall times", n: 3, fairness: OK, starving: OK,
+			name: "overtaken four times, no wall times", n: 3, want: fairAndStarving(OK, OK),
 			build: func(b *builder) { starve(b); noWall(b) },
 		},
 		{
 			// The bounds hold in runs without failures: P3 crashed while
 			// P0 waited (a lost token is made anew, and the order
 			// restarts).
-			name: "overtaken four times while a process crashed", n: 4, fairness: OK, starving: OK,
+			name: "overtaken four times while a process crashed", n: 4, want: fairAndStarving(OK, OK),
 			build: func(b *builder) {
 				starve(b)
 				// P3 crashes while P0 waits.
@@ -124,7 +113,7 @@ func TestFairnessAndStarvation(t *testing.T) {
 		},
 		{
 			// P3 was down when P0 asked and came back while it waited.
-			name: "overtaken four times while a process was down", n: 4, fairness: OK, starving: OK,
+			name: "overtaken four times while a process was down", n: 4, want: fairAndStarving(OK, OK),
 			build: func(b *builder) {
 				crash := b.Crash(3)
 				starve(b)
@@ -133,11 +122,11 @@ func TestFairnessAndStarvation(t *testing.T) {
 				b.events = append(b.events, ev)
 			},
 		},
-		{name: "overtaken four times, bound 4", n: 3, build: starve, opts: []Option{WithMaxOvertakes(4)}, fairness: OK, starving: OK},
+		{name: "overtaken four times, bound 4", n: 3, build: starve, opts: []Option{WithMaxOvertakes(4)}, want: fairAndStarving(OK, OK)},
 		{
 			// Entries concurrent with the request, read before it, count
 			// too: the verdict does not depend on the reader's order.
-			name: "overtaken by entries read before the request", n: 3, fairness: OK, starving: Violated,
+			name: "overtaken by entries read before the request", n: 3, want: fairAndStarving(OK, Violated),
 			build: func(b *builder) {
 				starve(b)
 				// Move P0's request to the end of the reader's order.
@@ -145,18 +134,12 @@ func TestFairnessAndStarvation(t *testing.T) {
 				b.events = append(b.events[1:], ev)
 			},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b := newBuilder(tt.n)
-			tt.build(b)
-			res, err := Evaluate(b.Run(!tt.incomplete), b.Reader(), []*Check{Fairness, Starvation}, tt.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			expect(t, res, want{"fairness": tt.fairness, "starvation": tt.starving}, tt.finding)
-		})
-	}
+	}, []*Check{Fairness, Starvation})
+}
+
+// fairAndStarving is the verdicts of fairness and of starvation.
+func fairAndStarving(fairness, starvation Verdict) want {
+	return want{"fairness": fairness, "starvation": starvation}
 }
 
 // TestStarvationBoundFromProcesses: without a process count in the run,
@@ -166,11 +149,7 @@ func TestStarvationBoundFromProcesses(t *testing.T) {
 	starve(b)
 	run := b.Run(true)
 	run.Nodes = 0
-	res, err := Evaluate(run, b.Reader(), []*Check{Starvation})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := res[0]; r.Verdict != Violated || !strings.Contains(r.Findings[0].Message, "more than 2") {
+	if r := checkOne(t, run, b.Reader(), Starvation); r.Verdict != Violated || !strings.Contains(r.Findings[0].Message, "more than 2") {
 		t.Errorf("%s %v", r.Verdict, r.Findings)
 	}
 }

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -50,13 +51,8 @@ func newFlog(rng *rand.Rand, names []string) *flog {
 func (l *flog) event(h int, text string) {
 	c := l.clock[h]
 	c[l.names[h]]++
-	keys := make([]string, 0, len(c))
-	for k := range c {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	var parts []string
-	for _, k := range keys {
+	for _, k := range sortedKeys(c) {
 		parts = append(parts, fmt.Sprintf("%q:%d", k, c[k]))
 	}
 	fmt.Fprintf(&l.b, "%s {%s}\n%s\n", l.names[h], strings.Join(parts, ", "), text)
@@ -66,7 +62,7 @@ func (l *flog) event(h int, text string) {
 func (l *flog) send(h int, text string) int {
 	l.event(h, text)
 	l.nmsg++
-	l.sent[l.nmsg] = maps(l.clock[h])
+	l.sent[l.nmsg] = maps.Clone(l.clock[h])
 	return l.nmsg
 }
 
@@ -76,14 +72,6 @@ func (l *flog) recv(h, m int, text string) {
 		l.clock[h][k] = max(l.clock[h][k], v)
 	}
 	l.event(h, text)
-}
-
-func maps(m map[string]uint64) map[string]uint64 {
-	c := make(map[string]uint64, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }
 
 // fplant is a violation planted in one execution: what it does, and the

@@ -334,19 +334,11 @@ func TestValidityRules(t *testing.T) {
 			if tt.rule != "" {
 				opts = append(opts, WithValidity(tt.rule))
 			}
-			res, err := Evaluate(run, b.Reader(), []*Check{Validity}, opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := res[0]
+			r := checkOne(t, run, b.Reader(), Validity, opts...)
 			if r.Verdict != tt.verdict {
 				t.Fatalf("%s, want %s: %v %q %v", r.Verdict, tt.verdict, r.Findings, r.Note, r.Err)
 			}
-			text := r.Note
-			if len(r.Findings) > 0 {
-				text = r.Findings[0].Message
-			}
-			if tt.finding != "" && text != tt.finding {
+			if text := said(r); tt.finding != "" && text != tt.finding {
 				t.Errorf("finding\n\t%s\nwant\n\t%s", text, tt.finding)
 			}
 		})

@@ -49,28 +49,11 @@ var goldenCases = []goldenCase{
 	}},
 	{ClockSkew, "pass-ricart-agrawala", "Wall times that grow along every causal chain.", 3, false, "", raRun},
 	{ClockSkew, "fail-sections", "P1's clock behind P0's: the token P0 passes on reaches P1 stamped before P0 left.", 2, false, "", skewedSections},
-	{ClockSkew, "fail-sections-apart-in-wall-time", "P1's clock is 10ms behind: the section it enters after P0's is stamped wholly before P0's, so the two do not overlap in wall time either: the finding is the clocks' alone.", 2, false, "", func(b *builder) {
-		b.At(10).Enter(0, "cs")
-		b.At(12).Exit(0, "cs")
-		m := b.Send(0, 1, "token")
-		b.At(3).Recv(1, m)
-		b.Enter(1, "cs")
-		b.At(5).Exit(1, "cs")
-	}},
+	{ClockSkew, "fail-sections-apart-in-wall-time", "P1's clock is 10ms behind: the section it enters after P0's is stamped wholly before P0's, so the two do not overlap in wall time either: the finding is the clocks' alone.", 2, false, "", func(b *builder) { tokenToSkewed(b, 3, 5) }},
 	{MutexCausal, "pass-ricart-agrawala", "Ricart-Agrawala: P0's deferred reply orders P1's entry after P0's exit ([RA3]).", 3, false, "", raRun},
-	{MutexCausal, "fail-concurrent", "Two sections that no message orders.", 2, false, "", func(b *builder) {
-		b.Enter(0, "cs")
-		b.Enter(1, "cs")
-		b.Exit(0, "cs")
-		b.Exit(1, "cs")
-	}},
+	{MutexCausal, "fail-concurrent", "Two sections that no message orders.", 2, false, "", concurrentSections},
 	{MutexRealtime, "pass-ricart-agrawala", "Sections one after the other in wall time.", 3, false, "", raRun},
-	{MutexRealtime, "fail-overlap", "Two sections that overlap for 1ms.", 2, false, "", func(b *builder) {
-		b.At(10).Enter(0, "cs")
-		b.At(11).Enter(1, "cs")
-		b.At(12).Exit(0, "cs")
-		b.At(13).Exit(1, "cs")
-	}},
+	{MutexRealtime, "fail-overlap", "Two sections that overlap for 1ms.", 2, false, "", overlapInWallTime},
 	{Liveness, "pass-ricart-agrawala", "Every request granted.", 3, false, "", raRun},
 	{Liveness, "fail-never-granted", "P1's request is still waiting when the run ends.", 2, false, "", func(b *builder) {
 		b.Request(0, "cs")
@@ -103,17 +86,9 @@ var goldenCases = []goldenCase{
 		}
 	}},
 	{Validity, "pass-shards", "One election per shard, each won by a process that took part (the weak rule of a foreign trace).", 3, false, "", shards},
-	{Validity, "fail-lower-id", "Bully with a time-out too tight (seed 004): P1 declares itself while P2 is up; the run declares the highest-id rule.", 3, false, `{"validity":"highest-id"}`, func(b *builder) {
-		bully3(b)
-		b.At(150).ElectionStart(1, 3)
-		coordinator(b, 1, 3, 0)
-	}},
+	{Validity, "fail-lower-id", "Bully with a time-out too tight (seed 004): P1 declares itself while P2 is up; the run declares the highest-id rule.", 3, false, `{"validity":"highest-id"}`, tooTightTimeout},
 	{SplitBrain, "pass-shards", "Two leaders, of two shards.", 3, false, "", shards},
-	{SplitBrain, "fail-two-leaders", "P1 declares itself while P2 still leads.", 3, false, "", func(b *builder) {
-		bully3(b)
-		b.At(150).ElectionStart(1, 3)
-		coordinator(b, 1, 3, 0)
-	}},
+	{SplitBrain, "fail-two-leaders", "P1 declares itself while P2 still leads.", 3, false, "", tooTightTimeout},
 	{Termination, "pass-bully", "Every process decided after every start.", 3, false, "", bully3},
 	{Termination, "fail-unanswered", "After P2's crash P1 starts an election; P0 gets its message and does nothing, and nothing decides until the run ends 850ms later.", 3, false, "", func(b *builder) {
 		bully3(b)
@@ -175,15 +150,7 @@ var goldenCases = []goldenCase{
 		noWall(b)
 	}},
 	{SplitBrain, "pass-fail-over", "The same fail-over with wall times: P2 crashed 10ms before P1 was elected.", 3, false, "", leaderCrashThenElected},
-	{Deadlock, "pass-blocked-waiting-for-a-crash", "P1 and P2 wait for P0, which crashed: blocked, but in no cycle; the note says whom each waits for and in what state.", 3, false, "", func(b *builder) {
-		b.Request(0, "cs")
-		b.Enter(0, "cs")
-		b.Request(1, "cs")
-		b.Wait(1, "cs", 0)
-		b.Request(2, "cs")
-		b.Wait(2, "cs", 0)
-		b.Crash(0)
-	}},
+	{Deadlock, "pass-blocked-waiting-for-a-crash", "P1 and P2 wait for P0, which crashed: blocked, but in no cycle; the note says whom each waits for and in what state.", 3, false, "", func(b *builder) { blockedBehindCrash(b, 0) }},
 	{Validity, "unknown-crash-concurrent-no-wall", "Bully's rule without wall times: P1 declares itself; P2's crash is concurrent with it, so whether P2 was alive then is not known.", 3, false, `{"validity":"highest-id"}`, func(b *builder) {
 		b.Leader(1, 2, 1)
 		b.Crash(2)

@@ -65,12 +65,8 @@ func TestWalkFollowsLinks(t *testing.T) {
 					t.Errorf("%v: clock %s, want %s", ref, got[ref], vc)
 				}
 			}
-			res, err := Evaluate(run, &trace.SliceReader{Events: evs}, []*Check{Clocks})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res[0].Verdict != OK {
-				t.Errorf("clocks: %v %v", res[0].Verdict, res[0].Findings)
+			if r := checkOne(t, run, &trace.SliceReader{Events: evs}, Clocks); r.Verdict != OK {
+				t.Errorf("clocks: %v %v", r.Verdict, r.Findings)
 			}
 		})
 	}
@@ -114,14 +110,11 @@ func TestFindingSources(t *testing.T) {
 	evs := []trace.Event{
 		at(0, 1, trace.KindCSEnter, 2), at(1, 1, trace.KindCSEnter, 4), at(0, 2, trace.KindCSExit, 6), at(1, 2, trace.KindCSExit, 8),
 	}
-	res, err := Evaluate(trace.Run{ID: 1, Nodes: 2, Mode: "import", Complete: true}, &trace.SliceReader{Events: evs}, []*Check{MutexCausal})
-	if err != nil {
-		t.Fatal(err)
+	r := checkOne(t, trace.Run{ID: 1, Nodes: 2, Mode: "import", Complete: true}, &trace.SliceReader{Events: evs}, MutexCausal)
+	if len(r.Findings) != 1 {
+		t.Fatalf("findings: %v", r.Findings)
 	}
-	if len(res[0].Findings) != 1 {
-		t.Fatalf("findings: %v", res[0].Findings)
-	}
-	f := res[0].Findings[0]
+	f := r.Findings[0]
 	for i, ref := range f.Events {
 		want := map[trace.Ref]string{{Proc: 0, Seq: 1}: "lock.log:2", {Proc: 1, Seq: 1}: "lock.log:4",
 			{Proc: 0, Seq: 2}: "lock.log:6", {Proc: 1, Seq: 2}: "lock.log:8"}[ref]

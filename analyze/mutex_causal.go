@@ -123,11 +123,7 @@ const maxPending = 100 * MaxFindings
 func (c *mutexCausal) Event(ev *trace.Event, hb *HB) {
 	switch ev.Kind {
 	case trace.KindCSEnter:
-		r := c.res[ev.Resource]
-		if r == nil {
-			r = new(causalRes)
-			c.res[ev.Resource] = r
-		}
+		r, _ := entry(c.res, ev.Resource)
 		s := &csSpan{proc: ev.Proc, enter: ev.Ref(), t0: ev.Wall}
 		c.sections++
 		if len(r.open) > 0 {

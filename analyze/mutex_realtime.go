@@ -108,10 +108,8 @@ func (c *mutexRealtime) Event(ev *trace.Event, hb *HB) {
 	}
 	switch ev.Kind {
 	case trace.KindCSEnter:
-		r := c.res[ev.Resource]
-		if r == nil {
-			r = new(realtimeRes)
-			c.res[ev.Resource] = r
+		r, added := entry(c.res, ev.Resource)
+		if added {
 			c.names = append(c.names, ev.Resource)
 		}
 		c.ids++

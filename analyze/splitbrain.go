@@ -155,10 +155,8 @@ func (c *splitBrain) Event(ev *trace.Event, hb *HB) {
 	switch ev.Kind {
 	case trace.KindLeader:
 		c.leaders++
-		e := c.el[ev.Resource]
-		if e == nil {
-			e = new(reigns)
-			c.el[ev.Resource] = e
+		e, added := entry(c.el, ev.Resource)
+		if added {
 			c.names = append(c.names, ev.Resource)
 		}
 		e.cur = grow(e.cur, ev.Proc)

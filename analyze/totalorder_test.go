@@ -60,11 +60,7 @@ func TestTotalOrder(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b := newBuilder(3)
 			c.build(b)
-			res, err := Evaluate(b.Run(c.complete), b.Reader(), []*Check{TotalOrder})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := res[0]
+			r := runOne(t, b, c.complete, TotalOrder)
 			if r.Verdict != c.verdict {
 				t.Fatalf("verdict %s, want %s (%v; %s)", r.Verdict, c.verdict, r.Findings, r.Note)
 			}
