@@ -261,11 +261,40 @@ func Stamp(out Words, v uint64) {
 	out.Word(v)
 }
 
-// StampedRequest is a request (T, id) as a State shows it: the timestamp
-// it was made with and the process that made it.
+// StampedRequest is a request (T, id): the timestamp it was made with and
+// the process that made it; the requests that lamport, maekawa and majority
+// queue, and as a State shows them.
 type StampedRequest struct {
 	T  uint64 `json:"t"`
 	ID int    `json:"id"`
+}
+
+// Before is the total order of requests: by timestamp, ties by process id
+// (seed 003 slide 7: "if timestamps are equal, process identifiers are
+// compared"; seed 002: L(e) = M*Li(e) + i).
+func (a StampedRequest) Before(b StampedRequest) bool {
+	return a.T < b.T || (a.T == b.T && a.ID < b.ID)
+}
+
+// String is the request as machines' String methods show it: (T,id).
+func (a StampedRequest) String() string { return fmt.Sprintf("(%d,%d)", a.T, a.ID) }
+
+// Request returns a itself: a StampedRequest is Queued.
+func (a StampedRequest) Request() StampedRequest { return a }
+
+// Queued is a request as a machine queues it: a StampedRequest, or a
+// struct that embeds one beside what else the machine keeps of it
+// (maekawa's failed flag).
+type Queued interface{ Request() StampedRequest }
+
+// Enqueue inserts r into q, which is in Before order, after the requests
+// before it, and returns the queue and r's place in it.
+func Enqueue[R Queued](q []R, r R) ([]R, int) {
+	i := 0
+	for i < len(q) && q[i].Request().Before(r.Request()) {
+		i++
+	}
+	return slices.Insert(q, i, r), i
 }
 
 // Config is what a machine is built from.
@@ -545,6 +574,47 @@ func (w *WaitSet) Set(out []Output, set []int) []Output {
 	}
 	*w = slices.Clone(set)
 	return append(out, WaitFor(set))
+}
+
+// Outbox gathers the outputs of one Step of a machine that is also one of
+// its own peers (Maekawa's process is in its own voting set, a majority
+// coordinator is also a requester): a message to itself is queued and
+// handled after the current one, never sent (and so never counted).
+type Outbox struct {
+	Self  int      // the machine's own id
+	Out   []Output // the outputs so far
+	inbox []Msg    // the messages to itself, not yet handled
+}
+
+// Send sends m to P_to; to itself, it queues m for Deliver.
+func (b *Outbox) Send(to int, m Msg) {
+	if to == b.Self {
+		b.inbox = append(b.inbox, m)
+		return
+	}
+	b.Out = append(b.Out, SendTo(to, m))
+}
+
+// Note appends a Note output.
+func (b *Outbox) Note(format string, args ...any) {
+	b.Out = append(b.Out, NoteOut(format, args...))
+}
+
+// Deliver hands the messages to itself to deliver, in the order sent,
+// those sent while delivering too.
+func (b *Outbox) Deliver(deliver func(from int, m Msg)) {
+	for len(b.inbox) > 0 {
+		m := b.inbox[0]
+		b.inbox = b.inbox[1:]
+		deliver(b.Self, m)
+	}
+}
+
+// Take returns the outputs gathered and empties the box for the next Step.
+func (b *Outbox) Take() []Output {
+	out := b.Out
+	b.Out = nil
+	return out
 }
 
 // Members returns the indices i with b[i] set, in order: how a machine's

@@ -3,7 +3,6 @@ package bully
 import (
 	_ "embed"
 	"fmt"
-	"strconv"
 
 	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
@@ -27,16 +26,13 @@ const (
 // DefaultTimeout is the default of the parameter timeout, in ns.
 const DefaultTimeout = 50_000_000
 
-var params = append([]algo.Param{
-	{Name: "timeout", Default: "50ms", Doc: "[RE1]: how long to wait for an answer (a duration, or ns)"},
-	{Name: "coordinator-timeout", Default: "2x timeout", Doc: "[RE1]: how long to wait for the coordinator message after an answer; the winner itself first waits out its own answer time-out, so this must exceed timeout plus two message delays"},
-	election.InitiatorsParam,
-}, fd.Params...)
+var params = election.Params(
+	algo.Param{Name: "timeout", Default: "50ms", Doc: "[RE1]: how long to wait for an answer (a duration, or ns)"},
+	algo.Param{Name: "coordinator-timeout", Default: "2x timeout", Doc: "[RE1]: how long to wait for the coordinator message after an answer; the winner itself first waits out its own answer time-out, so this must exceed timeout plus two message delays"},
+)
 
 // variants are the configurations tests run besides the defaults.
-var variants = []algo.Variant{
-	{Params: map[string]string{"initiators": "all"}, Doc: "every process starts an election at once"},
-}
+var variants = []algo.Variant{election.AllInitiators("")}
 
 // docGo is this package's doc.go, the documentation dmx list shows.
 //
@@ -243,11 +239,7 @@ func (m *Machine) coordinator(out []algo.Output, from int, msg algo.Msg) []algo.
 
 // String describes the machine's state, for scripts and debugging.
 func (m *Machine) String() string {
-	l := "?"
-	if m.Dec.Leader >= 0 {
-		l = strconv.Itoa(m.Dec.Leader)
-	}
-	return fmt.Sprintf("%v leader=%s term=%d %v", m.phase, l, m.Term, m.fd)
+	return fmt.Sprintf("%v leader=%s term=%d %v", m.phase, election.LeaderString(m.Dec.Leader), m.Term, m.fd)
 }
 
 // State implements algo.Inspector: the leader and term, the phase of the

@@ -138,11 +138,7 @@ func TestRH1RH2(t *testing.T) {
 		}, waitCoordinator, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mm, err := New(algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := mm.(*Machine)
+			m := algotest.Build[*Machine](t, Spec, algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
 			m.Step(algo.Input{Kind: algo.Start})
 			for _, in := range tc.setup {
 				m.Step(in)
@@ -175,11 +171,7 @@ func TestSuspectedLeaderStartsElection(t *testing.T) {
 		silent int // the process heard from only at 0
 		starts bool
 	}{{2, true}, {1, false}} {
-		mm, err := New(algo.Config{ID: 0, N: 3, Params: map[string]string{"initiators": "none"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := mm.(*Machine)
+		m := algotest.Build[*Machine](t, Spec, algo.Config{ID: 0, N: 3, Params: map[string]string{"initiators": "none"}})
 		m.Step(algo.Input{Kind: algo.Start})
 		m.Step(algo.Input{Kind: algo.Receive, From: 2, Msg: algo.Msg{Type: MsgCoordinator, ID: 2, Term: 1}})
 		// The other process is heard from at 30ms.
@@ -293,11 +285,7 @@ func TestFalseSuspicionSplitBrain(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, p := range []map[string]string{
+	algotest.CheckParams(t, Spec, 3, nil, []map[string]string{
 		{"x": "1"}, {"timeout": "soon"}, {"initiators": "7"}, {"initiators": "a"}, {"fd-period": "-1ms"},
-	} {
-		if _, err := New(algo.Config{ID: 0, N: 3, Params: p}); err == nil {
-			t.Errorf("params %v accepted", p)
-		}
-	}
+	})
 }

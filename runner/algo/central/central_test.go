@@ -128,23 +128,16 @@ func (r *recorder) arrive(j int) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, tc := range []struct {
-		c  algo.Config
-		ok bool
-	}{
-		{algo.Config{ID: 0, N: 1}, true},
-		{algo.Config{ID: 2, N: 3, Params: map[string]string{"coordinator": "2"}}, true},
-		{algo.Config{ID: 0, N: 3, Params: map[string]string{"coordinator": "3"}}, false},
-		{algo.Config{ID: 0, N: 3, Params: map[string]string{"coordinator": "x"}}, false},
-		{algo.Config{ID: 0, N: 3, Params: map[string]string{"coordinatr": "1"}}, false},
-		{algo.Config{ID: 3, N: 3}, false},
-		{algo.Config{ID: 0, N: 0}, false},
-	} {
-		_, err := New(tc.c)
-		if (err == nil) != tc.ok {
-			t.Errorf("New(%+v) error %v, want ok=%v", tc.c, err, tc.ok)
-		}
-	}
+	algotest.CheckConfigs(t, Spec, []algo.Config{
+		{ID: 0, N: 1},
+		{ID: 2, N: 3, Params: map[string]string{"coordinator": "2"}},
+	}, []algo.Config{
+		{ID: 0, N: 3, Params: map[string]string{"coordinator": "3"}},
+		{ID: 0, N: 3, Params: map[string]string{"coordinator": "x"}},
+		{ID: 0, N: 3, Params: map[string]string{"coordinatr": "1"}},
+		{ID: 3, N: 3},
+		{ID: 0, N: 0},
+	})
 }
 
 func TestSpec(t *testing.T) {

@@ -109,6 +109,20 @@ func newFailover(c algo.Config, mode string) (algo.Machine, error) {
 
 func (m *failover) isCoord() bool { return m.coord == m.id }
 
+// report tells the coordinator of this process's request or release (msg,
+// stamped with the request's time and the epoch): as the state kind if
+// this process is the coordinator, not at all while none is known (the
+// note says what happens instead).
+func (m *failover) report(out []algo.Output, msg, kind, meanwhile string) []algo.Output {
+	switch {
+	case m.isCoord():
+		return m.learn(out, m.id, kind, m.stamp)
+	case m.coord != none:
+		return append(out, algo.SendTo(m.coord, algo.Msg{Type: msg, ID: m.id, Stamp: m.stamp, Term: m.epoch}))
+	}
+	return append(out, algo.NoteOut("no coordinator known: %s", meanwhile))
+}
+
 // Step implements algo.Machine.
 func (m *failover) Step(in algo.Input) []algo.Output {
 	if o, ok := in.Ignored(m.n, m.state); ok {
@@ -127,26 +141,12 @@ func (m *failover) Step(in algo.Input) []algo.Output {
 		out = m.elStep(out, in)
 	case algo.Request:
 		m.state, m.stamp = algo.Requested, in.Clock
-		switch {
-		case m.isCoord():
-			out = m.learn(out, m.id, MsgStateRequesting, m.stamp)
-		case m.coord != none:
-			out = append(out, algo.SendTo(m.coord, algo.Msg{Type: MsgRequest, ID: m.id, Stamp: m.stamp, Term: m.epoch}))
-		default:
-			// No coordinator yet: the state query of the one being
-			// elected collects the request.
-			out = append(out, algo.NoteOut("no coordinator known: the request waits for a state query"))
-		}
+		// No coordinator yet: the state query of the one being elected
+		// collects the request.
+		out = m.report(out, MsgRequest, MsgStateRequesting, "the request waits for a state query")
 	case algo.Release:
 		m.state = algo.Released
-		switch {
-		case m.isCoord():
-			out = m.learn(out, m.id, MsgStateIdle, m.stamp)
-		case m.coord != none:
-			out = append(out, algo.SendTo(m.coord, algo.Msg{Type: MsgRelease, ID: m.id, Stamp: m.stamp, Term: m.epoch}))
-		default:
-			out = append(out, algo.NoteOut("no coordinator known: the next state query reports the release"))
-		}
+		out = m.report(out, MsgRelease, MsgStateIdle, "the next state query reports the release")
 	case algo.Receive:
 		switch in.Msg.Type {
 		case MsgRequest, MsgRelease, MsgStateIdle, MsgStateRequesting, MsgStateHolding:

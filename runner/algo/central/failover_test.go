@@ -231,25 +231,18 @@ func TestFailoverCost(t *testing.T) {
 }
 
 func TestNewValidatesFailover(t *testing.T) {
-	for _, tc := range []struct {
-		p  map[string]string
-		ok bool
-	}{
-		{map[string]string{"failover": "bully"}, true},
-		{map[string]string{"failover": "ring", "timeout": "100ms", "fd-allowance": "30ms", "revoke": "true"}, true},
-		{map[string]string{"failover": "none"}, true},
-		{map[string]string{"failover": "paxos"}, false},
-		{map[string]string{"failover": "bully", "coordinator": "1"}, false},
-		{map[string]string{"timeout": "100ms"}, false},
-		{map[string]string{"revoke": "true"}, false},
-		{map[string]string{"failover": "bully", "revoke": "yes"}, false},
-		{map[string]string{"failover": "bully", "initiators": "7"}, false},
-	} {
-		_, err := New(algo.Config{ID: 0, N: 3, Params: tc.p})
-		if (err == nil) != tc.ok {
-			t.Errorf("New(%v) error %v, want ok=%v", tc.p, err, tc.ok)
-		}
-	}
+	algotest.CheckParams(t, Spec, 3, []map[string]string{
+		{"failover": "bully"},
+		{"failover": "ring", "timeout": "100ms", "fd-allowance": "30ms", "revoke": "true"},
+		{"failover": "none"},
+	}, []map[string]string{
+		{"failover": "paxos"},
+		{"failover": "bully", "coordinator": "1"},
+		{"timeout": "100ms"},
+		{"revoke": "true"},
+		{"failover": "bully", "revoke": "yes"},
+		{"failover": "bully", "initiators": "7"},
+	})
 }
 
 // loneCoordinatorSeed is a seed whose run (failover=ring, revoke=false,

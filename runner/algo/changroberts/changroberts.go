@@ -3,7 +3,6 @@ package changroberts
 import (
 	_ "embed"
 	"fmt"
-	"strconv"
 
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algo/election"
@@ -22,15 +21,12 @@ const TimerTimeout = "timeout"
 // DefaultTimeout is the default of the parameter timeout, in ns.
 const DefaultTimeout = 200_000_000
 
-var params = append([]algo.Param{
-	{Name: "timeout", Default: "200ms", Doc: "how long a participant waits for the elected message before it starts a new election (seed 001 \"Failures?\")"},
-	election.InitiatorsParam,
-}, fd.Params...)
+var params = election.Params(
+	algo.Param{Name: "timeout", Default: "200ms", Doc: "how long a participant waits for the elected message before it starts a new election (seed 001 \"Failures?\")"},
+)
 
 // variants are the configurations tests run besides the defaults.
-var variants = []algo.Variant{
-	{Params: map[string]string{"initiators": "all"}, Doc: "every process starts an election at once (seed 001: multiple initiators)"},
-}
+var variants = []algo.Variant{election.AllInitiators("seed 001: multiple initiators")}
 
 // docGo is this package's doc.go, the documentation dmx list shows.
 //
@@ -188,15 +184,11 @@ func (m *Machine) Elect() []algo.Output {
 
 // String describes the machine's state, for scripts and debugging.
 func (m *Machine) String() string {
-	l := "?"
-	if m.Dec.Leader >= 0 {
-		l = strconv.Itoa(m.Dec.Leader)
-	}
 	s := "NON-PARTICIPANT"
 	if m.Waiting {
 		s = "PARTICIPANT"
 	}
-	return fmt.Sprintf("%s elected=%s term=%d %v", s, l, m.Term, m.FD)
+	return fmt.Sprintf("%s elected=%s term=%d %v", s, election.LeaderString(m.Dec.Leader), m.Term, m.FD)
 }
 
 // State implements algo.Inspector: the leader and term, and the

@@ -96,11 +96,7 @@ func TestRH1(t *testing.T) {
 		{j, true, -1, true},  // message.id = j: coordinator, elected message
 	} {
 		t.Run(fmt.Sprintf("id=%d participant=%v", tc.id, tc.participant), func(t *testing.T) {
-			mm, err := New(algo.Config{ID: j, N: 5, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := mm.(*Machine)
+			m := algotest.Build[*Machine](t, Spec, algo.Config{ID: j, N: 5, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
 			m.Step(algo.Input{Kind: algo.Start})
 			m.Waiting = tc.participant
 			out := m.Step(algo.Input{Kind: algo.Receive, From: 1, Msg: algo.Msg{Type: MsgElection, ID: tc.id, Term: 1}})
@@ -132,11 +128,7 @@ func TestRH1(t *testing.T) {
 // and makes the receiver NON-PARTICIPANT.
 // Reference: seed 001 [RD1].
 func TestRD1(t *testing.T) {
-	mm, err := New(algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := mm.(*Machine)
+	m := algotest.Build[*Machine](t, Spec, algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "1"}})
 	m.Step(algo.Input{Kind: algo.Start})
 	if !m.Waiting {
 		t.Fatal("an initiator is a participant ([RE1])")
@@ -148,8 +140,8 @@ func TestRD1(t *testing.T) {
 		t.Fatalf("outputs %v, state %v: want it forwarded, elected=2, NON-PARTICIPANT", out, m)
 	}
 	// Named the receiver: stop.
-	mm, _ = New(algo.Config{ID: 2, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
-	if out := mm.Step(algo.Input{Kind: algo.Receive, From: 1, Msg: algo.Msg{Type: MsgElected, ID: 2}}); len(out) != 0 {
+	m = algotest.Build[*Machine](t, Spec, algo.Config{ID: 2, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
+	if out := m.Step(algo.Input{Kind: algo.Receive, From: 1, Msg: algo.Msg{Type: MsgElected, ID: 2}}); len(out) != 0 {
 		t.Fatalf("elected message back at its coordinator: outputs %v", out)
 	}
 }
@@ -159,11 +151,7 @@ func TestRD1(t *testing.T) {
 // Reference: seed 001 "Failures?": "May re-initiate election if receives an
 // Election message but times out waiting for an Elected message".
 func TestTimeoutRestarts(t *testing.T) {
-	mm, err := New(algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := mm.(*Machine)
+	m := algotest.Build[*Machine](t, Spec, algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
 	m.Step(algo.Input{Kind: algo.Start})
 	m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgElection, ID: 0, Term: 1}})
 	out := m.Step(algo.Input{Kind: algo.Timer, TimerName: TimerTimeout})
@@ -197,11 +185,7 @@ func TestSweepLeaderCrashes(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, p := range []map[string]string{
+	algotest.CheckParams(t, Spec, 3, nil, []map[string]string{
 		{"x": "1"}, {"timeout": "soon"}, {"initiators": "-1"}, {"fd-period": "x"},
-	} {
-		if _, err := New(algo.Config{ID: 0, N: 3, Params: p}); err == nil {
-			t.Errorf("params %v accepted", p)
-		}
-	}
+	})
 }

@@ -2,6 +2,7 @@ package election
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,6 +13,32 @@ import (
 // InitiatorsParam is the parameter initiators, the same in every election
 // machine.
 var InitiatorsParam = algo.Param{Name: "initiators", Default: "0", Doc: "who starts an election at Start: comma-separated ids, all, or none"}
+
+// Params are an election machine's parameters: its own (timeout among
+// them), initiators, and the failure detector's, all that Configure reads.
+func Params(own ...algo.Param) []algo.Param {
+	return slices.Concat(own, []algo.Param{InitiatorsParam}, fd.Params)
+}
+
+// AllInitiators is the variant that every election algorithm's tests run
+// besides the defaults: every process starts an election at once; seed,
+// if not empty, is where the notes speak of it.
+func AllInitiators(seed string) algo.Variant {
+	doc := "every process starts an election at once"
+	if seed != "" {
+		doc += " (" + seed + ")"
+	}
+	return algo.Variant{Params: map[string]string{"initiators": "all"}, Doc: doc}
+}
+
+// LeaderString is leader as a machine's String shows it: the id, or ?
+// while no leader is known (leader < 0).
+func LeaderString(leader int) string {
+	if leader < 0 {
+		return "?"
+	}
+	return strconv.Itoa(leader)
+}
 
 // Setup is what an election machine reads from its Config.
 type Setup struct {

@@ -42,13 +42,8 @@ var Spec = algo.Spec{
 	New: New,
 }
 
-// req is a queued request (T, id).
-type req struct {
-	t  uint64
-	id int
-}
-
-func (a req) before(b req) bool { return a.t < b.t || (a.t == b.t && a.id < b.id) }
+// req is a queued request (T, id), in algo's total order of requests.
+type req = algo.StampedRequest
 
 // Machine is one process of Lamport's algorithm.
 type Machine struct {
@@ -70,16 +65,12 @@ func New(c algo.Config) (algo.Machine, error) {
 }
 
 func (m *Machine) insert(r req) {
-	i := 0
-	for i < len(m.queue) && m.queue[i].before(r) {
-		i++
-	}
-	m.queue = slices.Insert(m.queue, i, r)
+	m.queue, _ = algo.Enqueue(m.queue, r)
 }
 
 func (m *Machine) remove(id int) bool {
 	n := len(m.queue)
-	m.queue = slices.DeleteFunc(m.queue, func(r req) bool { return r.id == id })
+	m.queue = slices.DeleteFunc(m.queue, func(r req) bool { return r.ID == id })
 	return len(m.queue) != n
 }
 
@@ -102,7 +93,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		// Seed 000: send request(i, T_i) to all nodes and place it on the
 		// own queue.
 		m.requesting, m.t = true, in.Clock
-		m.insert(req{m.t, m.id})
+		m.insert(req{T: m.t, ID: m.id})
 		for j := 0; j < m.n; j++ {
 			if j != m.id {
 				out = append(out, algo.SendTo(j, algo.Msg{Type: MsgRequest, Stamp: m.t, ID: m.id}))
@@ -127,7 +118,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		case MsgRequest:
 			// Seed 002: enter the request in the queue and reply with a
 			// timestamp, to the sender only.
-			m.insert(req{in.Msg.Stamp, in.From})
+			m.insert(req{T: in.Msg.Stamp, ID: in.From})
 			out = append(out, algo.SendTo(in.From, algo.Msg{Type: MsgAck, Stamp: in.Clock, ID: m.id}))
 		case MsgAck:
 			m.heard[in.From] = max(m.heard[in.From], in.Msg.Stamp)
@@ -162,11 +153,11 @@ func (m *Machine) progress(out []algo.Output) []algo.Output {
 	}
 	// (2) the own request has the earliest timestamp in the queue.
 	for _, r := range m.queue {
-		if r.id == m.id {
+		if r.ID == m.id {
 			break
 		}
-		if !slices.Contains(blocked, r.id) {
-			blocked = append(blocked, r.id)
+		if !slices.Contains(blocked, r.ID) {
+			blocked = append(blocked, r.ID)
 		}
 	}
 	slices.Sort(blocked)
@@ -261,22 +252,22 @@ func (m *Machine) AbstractFrom(out algo.Words, clock, base uint64) {
 	for j := 0; j < m.n; j++ {
 		ahead := m.requesting
 		for _, r := range m.queue {
-			if r.id == m.id {
+			if r.ID == m.id {
 				ahead = false
 			}
-			if r.id != j {
+			if r.ID != j {
 				continue
 			}
 			switch {
-			case r.t >= clock && r.id != m.id:
+			case r.T >= clock && r.ID != m.id:
 				out.Word(queuedKept)
-				algo.Stamp(out, r.t-base)
+				algo.Stamp(out, r.T-base)
 			case ahead:
 				out.Word(queuedAhead)
 			default:
 				out.Word(queuedBehind)
 			}
-			out.Word(uint64(r.id))
+			out.Word(uint64(r.ID))
 		}
 	}
 	for _, h := range m.heard {
@@ -312,7 +303,7 @@ func (m *Machine) AbstractStamp(out algo.Words, msg algo.Msg, clock, base uint64
 	switch {
 	case !m.requesting:
 		out.Word(stampBelow)
-	case msg.Type == MsgRequest && (req{msg.Stamp, msg.ID}).before(req{m.t, m.id}):
+	case msg.Type == MsgRequest && (req{T: msg.Stamp, ID: msg.ID}).Before(req{T: m.t, ID: m.id}):
 		out.Word(stampAhead)
 	case msg.Type == MsgRequest:
 		out.Word(stampBehind)
@@ -370,14 +361,7 @@ func (m *Machine) String() string {
 	case m.requesting:
 		s = fmt.Sprintf("REQUESTED T=%d waiting-for=%v", m.t, m.wait)
 	}
-	s += " queue=["
-	for i, r := range m.queue {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("(%d,%d)", r.t, r.id)
-	}
-	return s + fmt.Sprintf("] heard=%v", m.heard)
+	return s + fmt.Sprintf(" queue=%v heard=%v", m.queue, m.heard)
 }
 
 // State implements algo.Inspector: the request queue (T, id) earliest
@@ -391,15 +375,12 @@ func (m *Machine) State() any {
 		Queue      []algo.StampedRequest `json:"queue"`
 		Heard      []uint64              `json:"heard"`
 		WaitingFor []int                 `json:"waiting_for"`
-	}{State: "RELEASED", Queue: []algo.StampedRequest{}, Heard: algo.Clone(m.heard), WaitingFor: algo.Clone(m.wait)}
+	}{State: "RELEASED", Queue: algo.Clone(m.queue), Heard: algo.Clone(m.heard), WaitingFor: algo.Clone(m.wait)}
 	switch {
 	case m.held:
 		st.State, st.T = "HELD", m.t
 	case m.requesting:
 		st.State, st.T = "REQUESTED", m.t
-	}
-	for _, r := range m.queue {
-		st.Queue = append(st.Queue, algo.StampedRequest{T: r.t, ID: r.id})
 	}
 	return st
 }

@@ -1,7 +1,6 @@
 package lamport
 
 import (
-	"errors"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -31,24 +30,13 @@ func TestSweepFIFO(t *testing.T) {
 // seed breaks mutual exclusion (see testdata/not_fifo.txt for the
 // interleaving).
 func TestNeedsFIFO(t *testing.T) {
-	for seed := uint64(1); seed <= 300; seed++ {
-		_, err := algotest.Run(Spec, algotest.Options{N: 3, Seed: seed, Think: 1})
-		var f *algotest.Failure
-		if errors.As(err, &f) && f.Violates(analyze.MutexCausal) {
-			t.Logf("seed %d: %v", seed, err)
-			return
-		}
-		if err != nil {
-			t.Fatalf("seed: %d: %v", seed, err)
-		}
+	if algotest.FirstViolation(t, Spec, algotest.Options{N: 3, Think: 1}, 300, analyze.MutexCausal) == 0 {
+		t.Fatal("no seed out of 300 broke mutual exclusion without FIFO channels")
 	}
-	t.Fatal("no seed out of 300 broke mutual exclusion without FIFO channels")
 }
 
 func TestNewValidates(t *testing.T) {
-	if _, err := New(algo.Config{ID: 0, N: 2, Params: map[string]string{"fifo": "1"}}); err == nil {
-		t.Error("an unknown parameter was accepted")
-	}
+	algotest.CheckParams(t, Spec, 2, nil, []map[string]string{{"fifo": "1"}})
 }
 
 // TestAbstractExact: two machines whose histories differ only in the
@@ -78,15 +66,12 @@ func TestAbstractExact(t *testing.T) {
 		return a.value == b.value
 	}
 	run := func(ins []algo.Input) (*Machine, [][]algo.Output) {
-		m, err := New(algo.Config{ID: 0, N: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := algotest.Build[*Machine](t, Spec, algo.Config{ID: 0, N: 3})
 		var outs [][]algo.Output
 		for _, in := range ins {
-			outs = append(outs, m.(*Machine).Step(in))
+			outs = append(outs, m.Step(in))
 		}
-		return m.(*Machine), outs
+		return m, outs
 	}
 	// Entered and left at other times, with other acks: t and heard
 	// differ, at clock 12 both are stale.
@@ -138,9 +123,7 @@ func TestAbstractFromShift(t *testing.T) {
 	types := []string{MsgRequest, MsgAck, MsgRelease}
 	for run := 0; run < 200; run++ {
 		d := 1 + r.Uint64N(50)
-		ma, _ := New(algo.Config{ID: 0, N: 3})
-		mb, _ := New(algo.Config{ID: 0, N: 3})
-		a, b := ma.(*Machine), mb.(*Machine)
+		a, b := algotest.Build[*Machine](t, Spec, algo.Config{ID: 0, N: 3}), algotest.Build[*Machine](t, Spec, algo.Config{ID: 0, N: 3})
 		clock := uint64(0)
 		for step := 0; step < 30; step++ {
 			clock += 1 + r.Uint64N(3)
@@ -188,8 +171,7 @@ func TestAbstractFromShift(t *testing.T) {
 // TestClone: a clone equals its original and shares nothing with it: a
 // step of one leaves the other as it was.
 func TestClone(t *testing.T) {
-	m, _ := New(algo.Config{ID: 0, N: 3})
-	a := m.(*Machine)
+	a := algotest.Build[*Machine](t, Spec, algo.Config{ID: 0, N: 3})
 	a.Step(algo.Input{Kind: algo.Receive, Clock: 3, From: 1, Msg: algo.Msg{Type: MsgRequest, Stamp: 2, ID: 1}})
 	a.Step(algo.Input{Kind: algo.Request, Clock: 4, Resource: "cs"})
 	b := a.Clone().(*Machine)

@@ -3,11 +3,11 @@ package lease
 import (
 	_ "embed"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
+	"github.com/dmxlab/dmx/runner/algo/election"
 )
 
 // Message types.
@@ -374,11 +374,7 @@ func (m *Machine) Leader() int { return m.leader }
 
 // String describes the machine's state, for scripts and debugging.
 func (m *Machine) String() string {
-	l := "?"
-	if m.leader >= 0 {
-		l = strconv.Itoa(m.leader)
-	}
-	s := fmt.Sprintf("%v term=%d leader=%s", m.role, m.term, l)
+	s := fmt.Sprintf("%v term=%d leader=%s", m.role, m.term, election.LeaderString(m.leader))
 	if m.votedTerm != 0 {
 		s += fmt.Sprintf(" voted=P%d@%d", m.votedFor, m.votedTerm)
 	}

@@ -165,9 +165,5 @@ func TestSafeButNotLive(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, p := range []map[string]string{{"x": "1"}, {"lease": "0"}, {"lease": "x"}, {"backoff": "-1s"}} {
-		if _, err := New(algo.Config{ID: 0, N: 3, Params: p}); err == nil {
-			t.Errorf("params %v accepted", p)
-		}
-	}
+	algotest.CheckParams(t, Spec, 3, nil, []map[string]string{{"x": "1"}, {"lease": "0"}, {"lease": "x"}, {"backoff": "-1s"}})
 }

@@ -122,17 +122,11 @@ func (s state) String() string {
 	return [...]string{"RELEASED", "WANTED", "HELD"}[s]
 }
 
-// req is a request as a voter keeps it.
+// req is a request as a voter keeps it: (T, id), in algo's total order
+// of requests, and whether this voter told its requester failed.
 type req struct {
-	t      uint64
-	id     int
+	algo.StampedRequest
 	failed bool // inquire variant: this voter told the requester failed
-}
-
-func (a req) before(b req) bool { return a.t < b.t || (a.t == b.t && a.id < b.id) }
-
-type selfMsg struct {
-	msg algo.Msg
 }
 
 // Machine is one process of Maekawa's algorithm: a requester and a voter.
@@ -154,9 +148,8 @@ type Machine struct {
 	queue    []req // basic: FIFO; inquire: by (T, id)
 	inquired bool  // inquire: an inquire was sent for the current vote
 
-	wait  algo.WaitSet // the last Wait set output
-	inbox []selfMsg
-	out   []algo.Output
+	wait algo.WaitSet // the last Wait set output
+	box  algo.Outbox  // this Step's outputs and messages to itself
 }
 
 // New builds the machine of node c.ID.
@@ -164,7 +157,7 @@ func New(c algo.Config) (algo.Machine, error) {
 	if err := c.Validate(params); err != nil {
 		return nil, err
 	}
-	m := &Machine{id: c.ID, n: c.N, set: VotingSet(c.ID, c.N)}
+	m := &Machine{id: c.ID, n: c.N, set: VotingSet(c.ID, c.N), box: algo.Outbox{Self: c.ID}}
 	switch v := c.Param("variant", "basic"); v {
 	case "basic":
 	case "inquire":
@@ -185,26 +178,12 @@ func (m *Machine) reset() {
 	m.wait = nil
 }
 
-// send sends msg to P_to; a message to itself is handled locally after the
-// current one, never sent (and so never counted).
-func (m *Machine) send(to int, msg algo.Msg) {
-	if to == m.id {
-		m.inbox = append(m.inbox, selfMsg{msg})
-		return
-	}
-	m.out = append(m.out, algo.SendTo(to, msg))
-}
-
-func (m *Machine) note(format string, args ...any) {
-	m.out = append(m.out, algo.NoteOut(format, args...))
-}
-
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
 	if o, ok := in.Outsider(m.n); ok {
 		return []algo.Output{o}
 	}
-	m.out = nil
+	m.box.Out = nil
 	switch in.Kind {
 	case algo.Start:
 	case algo.Recover:
@@ -214,7 +193,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		m.reset()
 	case algo.Request:
 		if m.state != released {
-			m.note("request ignored: already %v", m.state)
+			m.box.Note("request ignored: already %v", m.state)
 			break
 		}
 		// enter(): state = WANTED; multicast request to V_i.
@@ -223,39 +202,33 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		clear(m.failed)
 		clear(m.inquiries)
 		for _, v := range m.set {
-			m.send(v, algo.Msg{Type: MsgRequest, Stamp: m.t, ID: m.id})
+			m.box.Send(v, algo.Msg{Type: MsgRequest, Stamp: m.t, ID: m.id})
 		}
 	case algo.Release:
 		if m.state != held {
-			m.note("release ignored: not in the critical section (%v)", m.state)
+			m.box.Note("release ignored: not in the critical section (%v)", m.state)
 			break
 		}
 		// exit(): state = RELEASED; multicast release to V_i.
 		m.state = released
 		clear(m.votes)
 		for _, v := range m.set {
-			m.send(v, algo.Msg{Type: MsgRelease, Stamp: m.t, ID: m.id})
+			m.box.Send(v, algo.Msg{Type: MsgRelease, Stamp: m.t, ID: m.id})
 		}
 	case algo.Receive:
 		m.deliver(in.From, in.Msg)
 	case algo.Timer:
-		m.note("unexpected timer %q", in.TimerName)
+		m.box.Note("unexpected timer %q", in.TimerName)
 	}
-	for len(m.inbox) > 0 {
-		s := m.inbox[0]
-		m.inbox = m.inbox[1:]
-		m.deliver(m.id, s.msg)
-	}
+	m.box.Deliver(m.deliver)
 	m.updateWait()
-	out := m.out
-	m.out = nil
-	return out
+	return m.box.Take()
 }
 
 func (m *Machine) deliver(from int, msg algo.Msg) {
 	switch msg.Type {
 	case MsgRequest:
-		m.onRequest(req{t: msg.Stamp, id: from})
+		m.onRequest(req{StampedRequest: algo.StampedRequest{T: msg.Stamp, ID: from}})
 	case MsgRelease:
 		m.onRelease(from)
 	case MsgReply:
@@ -267,14 +240,14 @@ func (m *Machine) deliver(from int, msg algo.Msg) {
 	case MsgFailed:
 		m.onFailed(from, msg.Stamp)
 	default:
-		m.note("unknown message %q from P%d", msg.Type, from)
+		m.box.Note("unknown message %q from P%d", msg.Type, from)
 	}
 }
 
 // vote gives this process's vote to r.
 func (m *Machine) vote(r req) {
 	m.voted, m.lock, m.inquired = true, r, false
-	m.send(r.id, algo.Msg{Type: MsgReply, Stamp: r.t})
+	m.box.Send(r.ID, algo.Msg{Type: MsgReply, Stamp: r.T})
 }
 
 func (m *Machine) onRequest(r req) {
@@ -292,32 +265,29 @@ func (m *Machine) onRequest(r req) {
 		m.vote(r)
 		return
 	}
-	i := 0
-	for i < len(m.queue) && m.queue[i].before(r) {
-		i++
-	}
-	m.queue = slices.Insert(m.queue, i, r)
-	if i == 0 && r.before(m.lock) {
+	var i int
+	m.queue, i = algo.Enqueue(m.queue, r)
+	if i == 0 && r.Before(m.lock.StampedRequest) {
 		// R precedes the vote's holder and every waiting request: ask the
 		// holder for the vote back, once per vote.
 		if !m.inquired {
 			m.inquired = true
-			m.send(m.lock.id, algo.Msg{Type: MsgInquire, Stamp: m.lock.t})
+			m.box.Send(m.lock.ID, algo.Msg{Type: MsgInquire, Stamp: m.lock.T})
 		}
 		// The displaced head now waits behind R and the holder.
 		if len(m.queue) > 1 && !m.queue[1].failed {
 			m.queue[1].failed = true
-			m.send(m.queue[1].id, algo.Msg{Type: MsgFailed, Stamp: m.queue[1].t})
+			m.box.Send(m.queue[1].ID, algo.Msg{Type: MsgFailed, Stamp: m.queue[1].T})
 		}
 		return
 	}
 	m.queue[i].failed = true
-	m.send(r.id, algo.Msg{Type: MsgFailed, Stamp: r.t})
+	m.box.Send(r.ID, algo.Msg{Type: MsgFailed, Stamp: r.T})
 }
 
 func (m *Machine) onRelease(from int) {
-	if m.inquire && (!m.voted || m.lock.id != from) {
-		m.note("release from P%d, which does not hold this vote", from)
+	if m.inquire && (!m.voted || m.lock.ID != from) {
+		m.box.Note("release from P%d, which does not hold this vote", from)
 		return
 	}
 	// Seed 001: "if (queue empty) voted = false else dequeue head of queue,
@@ -333,19 +303,15 @@ func (m *Machine) onRelease(from int) {
 }
 
 func (m *Machine) onRelinquish(from int) {
-	if !m.voted || m.lock.id != from {
-		m.note("relinquish from P%d, which does not hold this vote", from)
+	if !m.voted || m.lock.ID != from {
+		m.box.Note("relinquish from P%d, which does not hold this vote", from)
 		return
 	}
 	// Queue the holder's request again (it already counts as failed here)
 	// and vote for the head of the queue, which precedes it.
 	back := m.lock
 	back.failed = true
-	i := 0
-	for i < len(m.queue) && m.queue[i].before(back) {
-		i++
-	}
-	m.queue = slices.Insert(m.queue, i, back)
+	m.queue, _ = algo.Enqueue(m.queue, back)
 	head := m.queue[0]
 	m.queue = m.queue[1:]
 	m.vote(head)
@@ -353,7 +319,7 @@ func (m *Machine) onRelinquish(from int) {
 
 func (m *Machine) onReply(from int) {
 	if m.state != wanted {
-		m.note("reply from P%d ignored: not waiting (%v)", from, m.state)
+		m.box.Note("reply from P%d ignored: not waiting (%v)", from, m.state)
 		return
 	}
 	m.votes[from] = true
@@ -369,7 +335,7 @@ func (m *Machine) onReply(from int) {
 	m.state = held
 	clear(m.inquiries) // the release will answer them
 	m.updateWait()
-	m.out = append(m.out, algo.EnterCS())
+	m.box.Out = append(m.box.Out, algo.EnterCS())
 }
 
 func (m *Machine) onInquire(from int, t uint64) {
@@ -400,7 +366,7 @@ func (m *Machine) relinquish(v int) {
 	m.inquiries[v] = false
 	m.votes[v] = false
 	m.failed[v] = true
-	m.send(v, algo.Msg{Type: MsgRelinquish, Stamp: m.t})
+	m.box.Send(v, algo.Msg{Type: MsgRelinquish, Stamp: m.t})
 }
 
 // updateWait outputs a Wait when the set of processes this one is blocked on
@@ -415,11 +381,11 @@ func (m *Machine) updateWait() {
 			}
 		}
 	}
-	if m.voted && len(m.queue) > 0 && m.lock.id != m.id && !slices.Contains(set, m.lock.id) {
-		set = append(set, m.lock.id)
+	if m.voted && len(m.queue) > 0 && m.lock.ID != m.id && !slices.Contains(set, m.lock.ID) {
+		set = append(set, m.lock.ID)
 		slices.Sort(set)
 	}
-	m.out = m.wait.Set(m.out, set)
+	m.box.Out = m.wait.Set(m.box.Out, set)
 }
 
 // String describes the machine's state, for scripts and debugging.
@@ -436,17 +402,10 @@ func (m *Machine) String() string {
 		fmt.Fprintf(&b, " T=%d votes=%v", m.t, got)
 	}
 	if m.voted {
-		fmt.Fprintf(&b, " voted-for=P%d", m.lock.id)
+		fmt.Fprintf(&b, " voted-for=P%d", m.lock.ID)
 	}
 	if len(m.queue) > 0 {
-		b.WriteString(" queue=[")
-		for i, r := range m.queue {
-			if i > 0 {
-				b.WriteString(" ")
-			}
-			fmt.Fprintf(&b, "(%d,%d)", r.t, r.id)
-		}
-		b.WriteString("]")
+		fmt.Fprintf(&b, " queue=%v", m.queue)
 	}
 	if len(m.wait) > 0 {
 		fmt.Fprintf(&b, " waiting-for=%v", m.wait)
@@ -480,10 +439,10 @@ func (m *Machine) State() any {
 		st.Failed = algo.Members(m.failed)
 	}
 	if m.voted {
-		st.VotedFor = &request{T: m.lock.t, ID: m.lock.id}
+		st.VotedFor = &request{T: m.lock.T, ID: m.lock.ID}
 	}
 	for _, r := range m.queue {
-		st.Queue = append(st.Queue, request{r.t, r.id, r.failed})
+		st.Queue = append(st.Queue, request{r.T, r.ID, r.failed})
 	}
 	return st
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/dmxlab/dmx/analyze"
-	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algotest"
 )
 
@@ -130,33 +129,14 @@ func TestInquireSweep(t *testing.T) {
 // TestInquireNeedsFIFO shows the variant's FIFO assumption is real: without
 // it an inquire can overtake the vote it asks about, and some seed deadlocks.
 func TestInquireNeedsFIFO(t *testing.T) {
-	for seed := uint64(1); seed <= 300; seed++ {
-		_, err := algotest.Run(Spec, algotest.Options{N: 8, Seed: seed, Params: map[string]string{"variant": "inquire"}})
-		var f *algotest.Failure
-		if errors.As(err, &f) && f.Violates(analyze.Liveness) {
-			t.Logf("seed %d: %v", seed, err)
-			return
-		}
-		if err != nil {
-			t.Fatalf("seed: %d: %v", seed, err)
-		}
+	opt := algotest.Options{N: 8, Params: map[string]string{"variant": "inquire"}}
+	if algotest.FirstViolation(t, Spec, opt, 300, analyze.Liveness) == 0 {
+		t.Fatal("no seed deadlocked without FIFO channels")
 	}
-	t.Fatal("no seed deadlocked without FIFO channels")
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, tc := range []struct {
-		p  map[string]string
-		ok bool
-	}{
-		{nil, true},
-		{map[string]string{"variant": "basic"}, true},
-		{map[string]string{"variant": "inquire"}, true},
-		{map[string]string{"variant": "fixed"}, false},
-		{map[string]string{"sets": "grid"}, false},
-	} {
-		if _, err := New(algo.Config{ID: 0, N: 4, Params: tc.p}); (err == nil) != tc.ok {
-			t.Errorf("params %v: error %v, want ok=%v", tc.p, err, tc.ok)
-		}
-	}
+	algotest.CheckParams(t, Spec, 4,
+		[]map[string]string{nil, {"variant": "basic"}, {"variant": "inquire"}},
+		[]map[string]string{{"variant": "fixed"}, {"sets": "grid"}})
 }

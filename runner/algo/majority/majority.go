@@ -114,18 +114,9 @@ const (
 	denied
 )
 
-// req is a request (T, id), ordered by timestamp, ties by id.
-type req struct {
-	t  uint64
-	id int
-}
-
-func (a req) before(b req) bool { return a.t < b.t || (a.t == b.t && a.id < b.id) }
-
-type selfMsg struct {
-	from int
-	msg  algo.Msg
-}
+// req is a request (T, id), in algo's total order of requests: by
+// timestamp, ties by id.
+type req = algo.StampedRequest
 
 // Machine is one process of the decentralized algorithm: a requester, and a
 // coordinator if its id is below k.
@@ -153,9 +144,8 @@ type Machine struct {
 	done   []uint64 // done[j]: the latest T P_j released
 	stored req      // the vote last persisted (zero: none)
 
-	wait  algo.WaitSet // the last Wait set output
-	inbox []selfMsg
-	out   []algo.Output
+	wait algo.WaitSet // the last Wait set output
+	box  algo.Outbox  // this Step's outputs and messages to itself
 }
 
 // New builds the machine of node c.ID.
@@ -170,7 +160,7 @@ func New(c algo.Config) (algo.Machine, error) {
 	if k < 1 || k > c.N {
 		return nil, fmt.Errorf("parameter coordinators=%d: want 1..%d", k, c.N)
 	}
-	m := &Machine{id: c.ID, n: c.N, k: k, m: Quorum(k), rnd: c.Rand}
+	m := &Machine{id: c.ID, n: c.N, k: k, m: Quorum(k), rnd: c.Rand, box: algo.Outbox{Self: c.ID}}
 	switch v := c.Param("forget", "false"); v {
 	case "true":
 		m.forget = true
@@ -235,40 +225,26 @@ func (m *Machine) reset() {
 
 func (m *Machine) coordinator() bool { return m.id < m.k }
 
-// send sends msg to P_to; a message to itself (its own coordinator role) is
-// handled locally after the current one, never sent.
-func (m *Machine) send(to int, msg algo.Msg) {
-	if to == m.id {
-		m.inbox = append(m.inbox, selfMsg{m.id, msg})
-		return
-	}
-	m.out = append(m.out, algo.SendTo(to, msg))
-}
-
-func (m *Machine) note(format string, args ...any) {
-	m.out = append(m.out, algo.NoteOut(format, args...))
-}
-
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
 	if o, ok := in.Outsider(m.n); ok {
 		return []algo.Output{o}
 	}
-	m.out = nil
+	m.box.Out = nil
 	switch in.Kind {
 	case algo.Start:
 	case algo.Recover:
 		m.recover(in.Msg)
 	case algo.Request:
 		if m.state != idle {
-			m.note("request ignored: already %v", m.state)
+			m.box.Note("request ignored: already %v", m.state)
 			break
 		}
 		m.attempts = 0
 		m.attempt(in.Clock)
 	case algo.Release:
 		if m.state != held {
-			m.note("release ignored: not in the critical section (%v)", m.state)
+			m.box.Note("release ignored: not in the critical section (%v)", m.state)
 			break
 		}
 		// "The requester tells all the other coordinators when it has
@@ -277,7 +253,7 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		m.releaseAll()
 	case algo.Timer:
 		if in.TimerName != TimerBackoff || m.state != backingOff {
-			m.note("unexpected timer %q (%v)", in.TimerName, m.state)
+			m.box.Note("unexpected timer %q (%v)", in.TimerName, m.state)
 			break
 		}
 		// Point 5: retry, with a new timestamp.
@@ -285,15 +261,9 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 	case algo.Receive:
 		m.deliver(in.From, in.Msg)
 	}
-	for len(m.inbox) > 0 {
-		s := m.inbox[0]
-		m.inbox = m.inbox[1:]
-		m.deliver(s.from, s.msg)
-	}
+	m.box.Deliver(m.deliver)
 	m.updateWait()
-	out := m.out
-	m.out = nil
-	return out
+	return m.box.Take()
 }
 
 // recover restarts the process from stable storage: with forget=false the
@@ -305,13 +275,13 @@ func (m *Machine) recover(v algo.Msg) {
 	}
 	if m.forget {
 		// Point 4: "forgets the vote it gave, then votes again".
-		m.note("restarted: the vote is forgotten (forget=true)")
+		m.box.Note("restarted: the vote is forgotten (forget=true)")
 		return
 	}
 	if v.Type == MsgVote && v.Stamp != 0 {
-		m.voted, m.holder = true, req{t: v.Stamp, id: v.ID}
+		m.voted, m.holder = true, req{T: v.Stamp, ID: v.ID}
 		m.stored = m.holder
-		m.note("restarted: the vote is with P%d (T=%d), from stable storage", v.ID, v.Stamp)
+		m.box.Note("restarted: the vote is with P%d (T=%d), from stable storage", v.ID, v.Stamp)
 	}
 }
 
@@ -319,13 +289,13 @@ func (m *Machine) deliver(from int, msg algo.Msg) {
 	switch msg.Type {
 	case MsgRequest:
 		if !m.coordinator() {
-			m.note("request from P%d ignored: not a coordinator", from)
+			m.box.Note("request from P%d ignored: not a coordinator", from)
 			return
 		}
-		m.onRequest(req{t: msg.Stamp, id: from})
+		m.onRequest(req{T: msg.Stamp, ID: from})
 	case MsgRelease:
 		if !m.coordinator() {
-			m.note("release from P%d ignored: not a coordinator", from)
+			m.box.Note("release from P%d ignored: not a coordinator", from)
 			return
 		}
 		m.onRelease(from, msg.Stamp)
@@ -334,7 +304,7 @@ func (m *Machine) deliver(from int, msg algo.Msg) {
 	case MsgDeny:
 		m.onDeny(from, msg.Stamp)
 	default:
-		m.note("unknown message %q from P%d", msg.Type, from)
+		m.box.Note("unknown message %q from P%d", msg.Type, from)
 	}
 }
 
@@ -349,7 +319,7 @@ func (m *Machine) attempt(t uint64) {
 	m.grants, m.denies = 0, 0
 	m.attempts++
 	for c := 0; c < m.k; c++ {
-		m.send(c, algo.Msg{Type: MsgRequest, Stamp: t, ID: m.id})
+		m.box.Send(c, algo.Msg{Type: MsgRequest, Stamp: t, ID: m.id})
 	}
 }
 
@@ -358,19 +328,19 @@ func (m *Machine) attempt(t uint64) {
 func (m *Machine) releaseAll() {
 	m.released = m.t
 	for c := 0; c < m.k; c++ {
-		m.send(c, algo.Msg{Type: MsgRelease, Stamp: m.t, ID: m.id})
+		m.box.Send(c, algo.Msg{Type: MsgRelease, Stamp: m.t, ID: m.id})
 	}
 }
 
 func (m *Machine) onGrant(from int, t uint64) {
 	if from >= m.k {
-		m.note("grant from P%d ignored: not a coordinator", from)
+		m.box.Note("grant from P%d ignored: not a coordinator", from)
 		return
 	}
 	switch {
 	case t == m.t && m.state == wanting:
 		if m.answers[from] != missing {
-			m.note("second answer from P%d to T=%d ignored", from, t)
+			m.box.Note("second answer from P%d to T=%d ignored", from, t)
 			return
 		}
 		m.answers[from] = granted
@@ -379,7 +349,7 @@ func (m *Machine) onGrant(from int, t uint64) {
 			// Point 2: m > n/2 grants.
 			m.state = held
 			m.updateWait()
-			m.out = append(m.out, algo.EnterCS())
+			m.box.Out = append(m.box.Out, algo.EnterCS())
 		}
 	case t == m.t && m.state == held:
 		// A late grant for the attempt in the CS: the release after it
@@ -390,8 +360,8 @@ func (m *Machine) onGrant(from int, t uint64) {
 	default:
 		// A vote for an attempt this process knows nothing of (it has
 		// restarted since): give it back.
-		m.note("grant from P%d for unknown T=%d: given back", from, t)
-		m.send(from, algo.Msg{Type: MsgRelease, Stamp: t, ID: m.id})
+		m.box.Note("grant from P%d for unknown T=%d: given back", from, t)
+		m.box.Send(from, algo.Msg{Type: MsgRelease, Stamp: t, ID: m.id})
 	}
 }
 
@@ -410,32 +380,32 @@ func (m *Machine) onDeny(from int, t uint64) {
 	if m.boMax > m.boMin {
 		d += m.rnd.Int64N(m.boMax - m.boMin + 1)
 	}
-	m.note("short of votes at T=%d (%d grants, %d denies of %d): back off %v", m.t, m.grants, m.denies, m.k, time.Duration(d))
+	m.box.Note("short of votes at T=%d (%d grants, %d denies of %d): back off %v", m.t, m.grants, m.denies, m.k, time.Duration(d))
 	m.state = backingOff
 	m.releaseAll()
-	m.out = append(m.out, algo.SetTimerOut(TimerBackoff, d))
+	m.box.Out = append(m.box.Out, algo.SetTimerOut(TimerBackoff, d))
 }
 
 // --- Coordinator ---
 
 func (m *Machine) onRequest(r req) {
-	if r.t <= m.done[r.id] {
+	if r.T <= m.done[r.ID] {
 		// Its release overtook it: the attempt is over.
-		m.note("request (%d,%d) ignored: already released", r.t, r.id)
+		m.box.Note("request (%d,%d) ignored: already released", r.T, r.ID)
 		return
 	}
 	// A process asks again only after releasing: its older requests are
 	// over even if their release has not arrived yet.
-	m.withdraw(r.id, r.t-1)
+	m.withdraw(r.ID, r.T-1)
 	if m.voted {
-		if r.before(m.holder) {
+		if r.Before(m.holder) {
 			// Timestamp order: r comes before the vote's holder, so it is
 			// next; hold the answer back.
 			m.enqueue(r)
 			return
 		}
 		// Point 3: DENY; r comes after a vote already given.
-		m.send(r.id, algo.Msg{Type: MsgDeny, Stamp: r.t})
+		m.box.Send(r.ID, algo.Msg{Type: MsgDeny, Stamp: r.T})
 		return
 	}
 	m.enqueue(r)
@@ -456,9 +426,9 @@ func (m *Machine) onRelease(from int, t uint64) {
 // holds it). It reports whether anything was forgotten.
 func (m *Machine) withdraw(j int, t uint64) bool {
 	n := len(m.queue)
-	m.queue = slices.DeleteFunc(m.queue, func(r req) bool { return r.id == j && r.t <= t })
+	m.queue = slices.DeleteFunc(m.queue, func(r req) bool { return r.ID == j && r.T <= t })
 	changed := len(m.queue) != n
-	if m.voted && m.holder.id == j && m.holder.t <= t {
+	if m.voted && m.holder.ID == j && m.holder.T <= t {
 		m.voted, m.holder = false, req{}
 		changed = true
 	}
@@ -466,11 +436,7 @@ func (m *Machine) withdraw(j int, t uint64) bool {
 }
 
 func (m *Machine) enqueue(r req) {
-	i := 0
-	for i < len(m.queue) && m.queue[i].before(r) {
-		i++
-	}
-	m.queue = slices.Insert(m.queue, i, r)
+	m.queue, _ = algo.Enqueue(m.queue, r)
 }
 
 // settle gives a free vote to the earliest queued request and denies the
@@ -485,9 +451,9 @@ func (m *Machine) settle() {
 	m.voted, m.holder = true, head
 	// Stable storage first: a crash after the grant left must not lose it.
 	m.persist()
-	m.send(head.id, algo.Msg{Type: MsgGrant, Stamp: head.t})
+	m.box.Send(head.ID, algo.Msg{Type: MsgGrant, Stamp: head.T})
 	for _, r := range rest {
-		m.send(r.id, algo.Msg{Type: MsgDeny, Stamp: r.t})
+		m.box.Send(r.ID, algo.Msg{Type: MsgDeny, Stamp: r.T})
 	}
 }
 
@@ -504,9 +470,9 @@ func (m *Machine) persist() {
 	m.stored = cur
 	v := algo.Msg{Type: MsgVote}
 	if m.voted {
-		v.Stamp, v.ID = m.holder.t, m.holder.id
+		v.Stamp, v.ID = m.holder.T, m.holder.ID
 	}
-	m.out = append(m.out, algo.Output{Kind: algo.Persist, Msg: v})
+	m.box.Out = append(m.box.Out, algo.Output{Kind: algo.Persist, Msg: v})
 }
 
 // updateWait outputs a Wait when the set of processes this one is blocked on
@@ -522,10 +488,10 @@ func (m *Machine) updateWait() {
 			}
 			w := c
 			if c == m.id {
-				if !m.voted || m.holder.id == m.id {
+				if !m.voted || m.holder.ID == m.id {
 					continue
 				}
-				w = m.holder.id
+				w = m.holder.ID
 			}
 			if !slices.Contains(set, w) {
 				set = append(set, w)
@@ -533,7 +499,7 @@ func (m *Machine) updateWait() {
 		}
 		slices.Sort(set)
 	}
-	m.out = m.wait.Set(m.out, set)
+	m.box.Out = m.wait.Set(m.box.Out, set)
 }
 
 // String describes the machine's state, for scripts and debugging.
@@ -559,19 +525,12 @@ func (m *Machine) String() string {
 		return b.String()
 	}
 	if m.voted {
-		fmt.Fprintf(&b, " vote=(%d,%d)", m.holder.t, m.holder.id)
+		fmt.Fprintf(&b, " vote=%v", m.holder)
 	} else {
 		b.WriteString(" vote=free")
 	}
 	if len(m.queue) > 0 {
-		b.WriteString(" queue=[")
-		for i, r := range m.queue {
-			if i > 0 {
-				b.WriteString(" ")
-			}
-			fmt.Fprintf(&b, "(%d,%d)", r.t, r.id)
-		}
-		b.WriteString("]")
+		fmt.Fprintf(&b, " queue=%v", m.queue)
 	}
 	return b.String()
 }
@@ -590,7 +549,7 @@ func (m *Machine) State() any {
 		Vote        *algo.StampedRequest  `json:"vote"`
 		Queue       []algo.StampedRequest `json:"queue"`
 		WaitingFor  []int                 `json:"waiting_for"`
-	}{State: m.state.String(), Grants: []int{}, Denies: []int{}, Coordinator: m.coordinator(), Queue: []algo.StampedRequest{}, WaitingFor: algo.Clone(m.wait)}
+	}{State: m.state.String(), Grants: []int{}, Denies: []int{}, Coordinator: m.coordinator(), Queue: algo.Clone(m.queue), WaitingFor: algo.Clone(m.wait)}
 	if m.state != idle {
 		st.T, st.Attempt = m.t, m.attempts
 	}
@@ -603,10 +562,8 @@ func (m *Machine) State() any {
 		}
 	}
 	if m.voted {
-		st.Vote = &algo.StampedRequest{T: m.holder.t, ID: m.holder.id}
-	}
-	for _, r := range m.queue {
-		st.Queue = append(st.Queue, algo.StampedRequest{T: r.t, ID: r.id})
+		vote := m.holder
+		st.Vote = &vote
 	}
 	return st
 }

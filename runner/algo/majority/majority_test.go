@@ -31,11 +31,7 @@ func TestQuorum(t *testing.T) {
 
 func build(t *testing.T, id, n int, p map[string]string) *Machine {
 	t.Helper()
-	m, err := New(algo.Config{ID: id, N: n, Params: p, Rand: rand.New(rand.NewPCG(1, uint64(id)))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m.(*Machine)
+	return algotest.Build[*Machine](t, Spec, algo.Config{ID: id, N: n, Params: p, Rand: rand.New(rand.NewPCG(1, uint64(id)))})
 }
 
 func deliver(m *Machine, from int, typ string, stamp uint64) []algo.Output {
@@ -335,29 +331,15 @@ func TestLivelock(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, tc := range []struct {
-		p  map[string]string
-		ok bool
-	}{
-		{nil, true},
-		{map[string]string{"coordinators": "1"}, true},
-		{map[string]string{"coordinators": "4"}, true},
-		{map[string]string{"coordinators": "0"}, false},
-		{map[string]string{"coordinators": "5"}, false},
-		{map[string]string{"coordinators": "all"}, false},
-		{map[string]string{"forget": "true"}, true},
-		{map[string]string{"forget": "false"}, true},
-		{map[string]string{"forget": "yes"}, false},
-		{map[string]string{"backoff": "2ms"}, true},
-		{map[string]string{"backoff": "0-2ms"}, true},
-		{map[string]string{"backoff": "1000-5000"}, true},
-		{map[string]string{"backoff": "0"}, false},
-		{map[string]string{"backoff": "5ms-1ms"}, false},
-		{map[string]string{"backoff": "soon"}, false},
-		{map[string]string{"quorum": "3"}, false},
-	} {
-		if _, err := New(algo.Config{ID: 0, N: 4, Params: tc.p}); (err == nil) != tc.ok {
-			t.Errorf("params %v: error %v, want ok=%v", tc.p, err, tc.ok)
-		}
-	}
+	algotest.CheckParams(t, Spec, 4, []map[string]string{
+		nil,
+		{"coordinators": "1"}, {"coordinators": "4"},
+		{"forget": "true"}, {"forget": "false"},
+		{"backoff": "2ms"}, {"backoff": "0-2ms"}, {"backoff": "1000-5000"},
+	}, []map[string]string{
+		{"coordinators": "0"}, {"coordinators": "5"}, {"coordinators": "all"},
+		{"forget": "yes"},
+		{"backoff": "0"}, {"backoff": "5ms-1ms"}, {"backoff": "soon"},
+		{"quorum": "3"},
+	})
 }

@@ -73,19 +73,13 @@ func TestNoMessagesWhileHolding(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, tc := range []struct {
-		c  algo.Config
-		ok bool
-	}{
-		{algo.Config{ID: 0, N: 1}, true},
-		{algo.Config{ID: 0, N: 3, Params: map[string]string{"initial": "2"}}, true},
-		{algo.Config{ID: 0, N: 3, Params: map[string]string{"initial": "3"}}, false},
-		{algo.Config{ID: 0, N: 3, Params: map[string]string{"holder": "1"}}, false},
-	} {
-		if _, err := New(tc.c); (err == nil) != tc.ok {
-			t.Errorf("New(%+v) error %v, want ok=%v", tc.c, err, tc.ok)
-		}
-	}
+	algotest.CheckConfigs(t, Spec, []algo.Config{
+		{ID: 0, N: 1},
+		{ID: 0, N: 3, Params: map[string]string{"initial": "2"}},
+	}, []algo.Config{
+		{ID: 0, N: 3, Params: map[string]string{"initial": "3"}},
+		{ID: 0, N: 3, Params: map[string]string{"holder": "1"}},
+	})
 }
 
 // TestRecoveredInitialHolder: a restart is not the system's initialization.
@@ -93,18 +87,13 @@ func TestNewValidates(t *testing.T) {
 // process that comes back after a crash has NO-TOKEN, even P_x, or there
 // would be two tokens. It gets the token again by asking ([RA1]).
 func TestRecoveredInitialHolder(t *testing.T) {
-	mc, err := New(algo.Config{ID: 0, N: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := mc.(*Machine)
+	m := algotest.Build[*Machine](t, Spec, algo.Config{ID: 0, N: 3})
 	m.Step(algo.Input{Kind: algo.Start})
 	if m.state != tokenPresent {
 		t.Fatalf("P0 starts in %v, want TOKEN-PRESENT ([RI1])", m.state)
 	}
 	// P0 crashes; the runtime builds a fresh machine and steps it with Recover.
-	mc, _ = New(algo.Config{ID: 0, N: 3})
-	m = mc.(*Machine)
+	m = algotest.Build[*Machine](t, Spec, algo.Config{ID: 0, N: 3})
 	m.Step(algo.Input{Kind: algo.Recover})
 	if m.state != noToken || m.token != nil {
 		t.Fatalf("recovered P0 is %v with token %v, want NO-TOKEN and none", m.state, m.token)

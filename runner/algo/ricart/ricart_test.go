@@ -86,11 +86,7 @@ func TestRH1(t *testing.T) {
 
 func build(t *testing.T, id, n int) *Machine {
 	t.Helper()
-	m, err := New(algo.Config{ID: id, N: n})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m.(*Machine)
+	return algotest.Build[*Machine](t, Spec, algo.Config{ID: id, N: n})
 }
 
 // TestSweep runs the algorithm in the simulator for many seeds and
@@ -120,12 +116,8 @@ func TestSweepHighContention(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	if _, err := New(algo.Config{ID: 0, N: 2, Params: map[string]string{"x": "1"}}); err == nil {
-		t.Error("an unknown parameter was accepted")
-	}
-	if _, err := New(algo.Config{ID: 2, N: 2}); err == nil {
-		t.Error("an id outside the group was accepted")
-	}
+	// An unknown parameter; an id outside the group.
+	algotest.CheckConfigs(t, Spec, nil, []algo.Config{{ID: 0, N: 2, Params: map[string]string{"x": "1"}}, {ID: 2, N: 2}})
 }
 
 // TestStaleReply: a reply counts only for the request it answers.

@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/runner/algo"
@@ -25,15 +24,12 @@ const TimerTimeout = "timeout"
 // DefaultTimeout is the default of the parameter timeout, in ns.
 const DefaultTimeout = 200_000_000
 
-var params = append([]algo.Param{
-	{Name: "timeout", Default: "200ms", Doc: "how long a process that took part in an election waits for the coordinator message before it starts a new one (seed 001 \"Failures?\")"},
-	election.InitiatorsParam,
-}, fd.Params...)
+var params = election.Params(
+	algo.Param{Name: "timeout", Default: "200ms", Doc: "how long a process that took part in an election waits for the coordinator message before it starts a new one (seed 001 \"Failures?\")"},
+)
 
 // variants are the configurations tests run besides the defaults.
-var variants = []algo.Variant{
-	{Params: map[string]string{"initiators": "all"}, Doc: "every process starts an election at once"},
-}
+var variants = []algo.Variant{election.AllInitiators("")}
 
 // docGo is this package's doc.go, the documentation dmx list shows.
 //
@@ -179,15 +175,11 @@ func (m *Machine) Elect() []algo.Output {
 
 // String describes the machine's state, for scripts and debugging.
 func (m *Machine) String() string {
-	l := "?"
-	if m.Dec.Leader >= 0 {
-		l = strconv.Itoa(m.Dec.Leader)
-	}
 	s := "idle"
 	if m.Waiting {
 		s = "electing"
 	}
-	return fmt.Sprintf("%s leader=%s term=%d %v", s, l, m.Term, m.FD)
+	return fmt.Sprintf("%s leader=%s term=%d %v", s, election.LeaderString(m.Dec.Leader), m.Term, m.FD)
 }
 
 // State implements algo.Inspector: the leader and term, and whether the

@@ -62,11 +62,7 @@ func TestCountAllInitiators(t *testing.T) {
 // Reference: seed 001 "Failures?": "May re-initiate election if receives an
 // Election message but times out waiting for an Elected message".
 func TestTimeoutRestarts(t *testing.T) {
-	mm, err := New(algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := mm.(*Machine)
+	m := algotest.Build[*Machine](t, Spec, algo.Config{ID: 1, N: 3, Params: map[string]string{"fd-period": "0", "initiators": "none"}})
 	m.Step(algo.Input{Kind: algo.Start})
 	out := m.Step(algo.Input{Kind: algo.Receive, From: 0, Msg: algo.Msg{Type: MsgElection, Term: 1, Vals: []uint64{0}}})
 	if len(out) != 2 || out[0].To != 2 || !slices.Equal(out[0].Msg.Vals, []uint64{0, 1}) || out[1].TimerName != TimerTimeout {
@@ -111,11 +107,7 @@ func TestSweepLeaderCrashes(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, p := range []map[string]string{
+	algotest.CheckParams(t, Spec, 3, nil, []map[string]string{
 		{"x": "1"}, {"timeout": "soon"}, {"initiators": "7"}, {"fd-allowance": "x"},
-	} {
-		if _, err := New(algo.Config{ID: 0, N: 3, Params: p}); err == nil {
-			t.Errorf("params %v accepted", p)
-		}
-	}
+	})
 }

@@ -174,24 +174,17 @@ func TestRegenNoFailureSameRun(t *testing.T) {
 }
 
 func TestNewValidatesRegen(t *testing.T) {
-	for _, tc := range []struct {
-		p  map[string]string
-		ok bool
-	}{
-		{map[string]string{"regenerate": "true"}, true},
-		{map[string]string{"regenerate": "true", "election": "ring", "token-timeout": "1s", "timeout": "100ms", "fd-allowance": "30ms"}, true},
-		{map[string]string{"regenerate": "false"}, true},
-		{map[string]string{"regenerate": "yes"}, false},
-		{map[string]string{"regenerate": "true", "election": "bully"}, false},
-		{map[string]string{"regenerate": "true", "token-timeout": "0"}, false},
-		{map[string]string{"election": "ring"}, false},
-		{map[string]string{"token-timeout": "1s"}, false},
-	} {
-		_, err := New(algo.Config{ID: 0, N: 3, Params: tc.p})
-		if (err == nil) != tc.ok {
-			t.Errorf("New(%v) error %v, want ok=%v", tc.p, err, tc.ok)
-		}
-	}
+	algotest.CheckParams(t, Spec, 3, []map[string]string{
+		{"regenerate": "true"},
+		{"regenerate": "true", "election": "ring", "token-timeout": "1s", "timeout": "100ms", "fd-allowance": "30ms"},
+		{"regenerate": "false"},
+	}, []map[string]string{
+		{"regenerate": "yes"},
+		{"regenerate": "true", "election": "bully"},
+		{"regenerate": "true", "token-timeout": "0"},
+		{"election": "ring"},
+		{"token-timeout": "1s"},
+	})
 }
 
 // twoTokensSeed is a seed whose run (N = 5, D = 1ms, delays 1-15ms, no

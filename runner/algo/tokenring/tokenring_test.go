@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/algotest"
 )
 
@@ -59,16 +58,7 @@ func TestLoadedRingCost(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, tc := range []struct {
-		v  string
-		ok bool
-	}{{"1ms", true}, {"0", true}, {"250000", true}, {"-1ms", false}, {"soon", false}} {
-		_, err := New(algo.Config{ID: 0, N: 3, Params: map[string]string{"pass-delay": tc.v}})
-		if (err == nil) != tc.ok {
-			t.Errorf("pass-delay=%s: error %v, want ok=%v", tc.v, err, tc.ok)
-		}
-	}
-	if _, err := New(algo.Config{ID: 0, N: 3, Params: map[string]string{"delay": "1ms"}}); err == nil {
-		t.Error("an unknown parameter was accepted")
-	}
+	algotest.CheckParams(t, Spec, 3,
+		[]map[string]string{{"pass-delay": "1ms"}, {"pass-delay": "0"}, {"pass-delay": "250000"}},
+		[]map[string]string{{"pass-delay": "-1ms"}, {"pass-delay": "soon"}, {"delay": "1ms"}})
 }

@@ -1,7 +1,6 @@
 package tomcast
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -43,11 +42,7 @@ func TestKeyOrder(t *testing.T) {
 
 func build(t *testing.T, id, n int) *Machine {
 	t.Helper()
-	m, err := New(algo.Config{ID: id, N: n})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m.(*Machine)
+	return algotest.Build[*Machine](t, Spec, algo.Config{ID: id, N: n})
 }
 
 func delivered(outs []algo.Output) []string {
@@ -190,16 +185,7 @@ func TestNeedsFIFO(t *testing.T) {
 		t.Fatalf("seed %d with FIFO: %v", seed, err)
 	}
 	// Not a fluke of one seed: count the seeds of 300 that break the order.
-	broken := 0
-	for s := uint64(1); s <= 300; s++ {
-		_, err := algotest.Run(Spec, algotest.Options{N: 3, Seed: s, Think: 2 * time.Millisecond})
-		var f *algotest.Failure
-		if errors.As(err, &f) && f.Violates(analyze.TotalOrder) {
-			broken++
-		} else if err != nil {
-			t.Fatalf("seed: %d: %v", s, err)
-		}
-	}
+	broken := algotest.CountViolations(t, Spec, algotest.Options{N: 3, Think: 2 * time.Millisecond}, 300, analyze.TotalOrder)
 	if broken == 0 {
 		t.Fatal("no seed of 300 broke the order without FIFO (N=3)")
 	}
@@ -207,10 +193,6 @@ func TestNeedsFIFO(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	if _, err := New(algo.Config{ID: 0, N: 2, Params: map[string]string{"fifo": "true"}}); err == nil {
-		t.Error("an unknown parameter was accepted")
-	}
-	if _, err := New(algo.Config{ID: 2, N: 2}); err == nil {
-		t.Error("an id outside the group was accepted")
-	}
+	// An unknown parameter; an id outside the group.
+	algotest.CheckConfigs(t, Spec, nil, []algo.Config{{ID: 0, N: 2, Params: map[string]string{"fifo": "true"}}, {ID: 2, N: 2}})
 }
