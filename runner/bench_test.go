@@ -1,10 +1,10 @@
 package runner_test
 
 import (
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dmxlab/dmx/internal/cputime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/trace"
@@ -50,7 +50,7 @@ func BenchmarkSimulate(b *testing.B) {
 				p.Faults = fs
 			}
 			var events int64
-			cpu0 := cpuTime()
+			cpu0 := cputime.Self()
 			for i := 0; i < b.N; i++ {
 				w := &wireRecorder{}
 				if _, err := runner.Simulate(p, w, nil); err != nil {
@@ -59,16 +59,9 @@ func BenchmarkSimulate(b *testing.B) {
 				events += w.events
 			}
 			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
-			if cpu := cpuTime() - cpu0; cpu > 0 {
+			if cpu := cputime.Self() - cpu0; cpu > 0 {
 				b.ReportMetric(float64(events)/cpu.Seconds(), "events/cpu-s")
 			}
 		})
 	}
-}
-
-// cpuTime returns the processor time the process has used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

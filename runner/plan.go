@@ -445,7 +445,7 @@ func (p Plan) Validate() error {
 	default:
 		return planErr("channels", p.Channels, "want %s or %s", ChannelsReliable, ChannelsRaw)
 	}
-	for _, id := range sortedProcs(p.Workload.Procs) {
+	for _, id := range slices.Sorted(maps.Keys(p.Workload.Procs)) {
 		if id < 0 || id >= p.N {
 			return planErr("procs", fmt.Sprintf("P%d", id), "not a process of this run (0..%d)", p.N-1)
 		}
@@ -798,13 +798,4 @@ func (p Plan) driver() Driver {
 		return DriverSim
 	}
 	return p.Driver
-}
-
-func sortedProcs(m map[int]ProcWorkload) []int {
-	ids := make([]int, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	return ids
 }

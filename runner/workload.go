@@ -3,7 +3,9 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -283,7 +285,7 @@ func (w *Workload) Validate() error {
 	if w.Contention < 0 || int(w.Contention) >= len(contentionNames) {
 		return planErr("contention", int(w.Contention), "want random, none or high")
 	}
-	for _, id := range sortedProcs(w.Procs) {
+	for _, id := range slices.Sorted(maps.Keys(w.Procs)) {
 		p := w.Procs[id]
 		proc := fmt.Sprintf("P%d", id)
 		if p.Entries != nil && *p.Entries < 0 {

@@ -457,6 +457,17 @@ func (w *World) Can(s Step) error {
 	return nil
 }
 
+// slot returns the workload of s's process and the place of s's resource
+// in it, which a request or release moves on; nil in a world stepped by
+// hand, which has no workload.
+func (w *World) slot(s Step) (*procLoad, int) {
+	if w.hand {
+		return nil, -1
+	}
+	pl := &w.load[s.Proc]
+	return pl, slices.Index(pl.resources, s.Resource)
+}
+
 // Apply carries out step s, which must be one that can happen (Can); if it
 // cannot, Apply changes nothing and says why.
 func (w *World) Apply(s Step) error {
@@ -497,26 +508,18 @@ func (w *World) Apply(s Step) error {
 		}
 		nd.Fire(s.Resource, s.Timer)
 	case StepRequest:
-		if w.hand {
-			nd.Request(s.Resource)
-			break
-		}
-		pl := &w.load[s.Proc]
-		j := slices.Index(pl.resources, s.Resource)
-		if w.plan.Spec.Kind == algo.Multicast {
-			pl.left[j]--
-		} else {
-			pl.phase[j] = requesting
+		if pl, j := w.slot(s); pl != nil {
+			if w.plan.Spec.Kind == algo.Multicast {
+				pl.left[j]--
+			} else {
+				pl.phase[j] = requesting
+			}
 		}
 		nd.Request(s.Resource)
 	case StepRelease:
-		if w.hand {
-			nd.Release(s.Resource)
-			break
+		if pl, j := w.slot(s); pl != nil {
+			pl.phase[j], pl.left[j] = idle, pl.left[j]-1
 		}
-		pl := &w.load[s.Proc]
-		j := slices.Index(pl.resources, s.Resource)
-		pl.phase[j], pl.left[j] = idle, pl.left[j]-1
 		nd.Release(s.Resource)
 	case StepCrash:
 		nd.Crash(trace.Crash{Reason: "scheduled"})

@@ -10,25 +10,17 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
-)
 
-// cpuTime is the CPU time (user and system) the process has used so far:
-// beside events/s, which depends on what else the machine is doing, the CPU
-// time per event says what recording costs.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/dmxlab/dmx/internal/cputime"
+)
 
 // report reports events/s and CPU ns/event of n events since start and cpu0.
 func report(b *testing.B, n int, start time.Time, cpu0 time.Duration) {
 	el := time.Since(start)
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Self() - cpu0
 	b.StopTimer()
 	b.ReportMetric(float64(n)/el.Seconds(), "events/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/event")
@@ -145,17 +137,10 @@ func benchAt(i int) Event {
 // commit does by itself.
 func BenchmarkRecord(b *testing.B) {
 	b.Run("writer", func(b *testing.B) {
-		s, err := Create(filepath.Join(b.TempDir(), "w.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
+		s, run := begin(b, filepath.Join(b.TempDir(), "w.db"), Run{Algorithm: "ricart-agrawala", Nodes: 5, Mode: "sim"})
 		defer s.Close()
-		run, err := s.BeginRun(Run{Algorithm: "ricart-agrawala", Nodes: 5, Mode: "sim"})
-		if err != nil {
-			b.Fatal(err)
-		}
 		b.ResetTimer()
-		start, cpu0 := time.Now(), cpuTime()
+		start, cpu0 := time.Now(), cputime.Self()
 		w := s.NewWriter(run)
 		for i := 0; i < b.N; i++ {
 			e := benchAt(i)
@@ -206,14 +191,7 @@ func TestFloorSameRows(t *testing.T) {
 // recordBench records the first n bench events with a Writer into a new
 // trace at path, closed, and returns the run.
 func recordBench(tb testing.TB, path string, n int) int64 {
-	s, err := Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	run, err := s.BeginRun(Run{Algorithm: "ricart-agrawala", Nodes: 5, Mode: "sim"})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	s, run := begin(tb, path, Run{Algorithm: "ricart-agrawala", Nodes: 5, Mode: "sim"})
 	w := s.NewWriter(run)
 	for i := 0; i < n; i++ {
 		e := benchAt(i)
@@ -276,7 +254,7 @@ func benchFloor(b *testing.B, msgs bool) {
 	var cpu0 time.Duration
 	insertFloor(b, filepath.Join(b.TempDir(), "f.db"), b.N, msgs, func() {
 		b.ResetTimer()
-		start, cpu0 = time.Now(), cpuTime()
+		start, cpu0 = time.Now(), cputime.Self()
 	})
 	report(b, b.N, start, cpu0)
 }
@@ -430,7 +408,7 @@ func BenchmarkRead(b *testing.B) {
 	}
 	defer s.Close()
 	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), cputime.Self()
 	var r *EventReader
 	for i := 0; i < b.N; i++ {
 		if r == nil {

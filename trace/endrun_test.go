@@ -103,15 +103,8 @@ func TestEndRunAgrees(t *testing.T) {
 func endRunTrace(tb testing.TB, n int) (*Store, int64) {
 	tb.Helper()
 	sends, internal := n-1, 700
-	s, err := Create(filepath.Join(tb.TempDir(), "t.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
+	s, id := begin(tb, filepath.Join(tb.TempDir(), "t.db"), Run{Algorithm: "ricart-agrawala", Nodes: n, Mode: "sim"})
 	tb.Cleanup(func() { s.Close() })
-	id, err := s.BeginRun(Run{Algorithm: "ricart-agrawala", Nodes: n, Mode: "sim"})
-	if err != nil {
-		tb.Fatal(err)
-	}
 	w := s.NewWriter(id)
 	for p := 0; p < n; p++ {
 		seq := int64(0)

@@ -91,15 +91,8 @@ func TestBadLinks(t *testing.T) {
 // as NoSeed, while a run of seed 0 keeps its seed.
 func TestNoSeed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
-	s, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, imp := begin(t, path, Run{Algorithm: "shiviz", Nodes: 2, Mode: "import", NoSeed: true, Seed: 9})
 	defer s.Close()
-	imp, err := s.BeginRun(Run{Algorithm: "shiviz", Nodes: 2, Mode: "import", NoSeed: true, Seed: 9})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sim, err := s.BeginRun(Run{Algorithm: "central", Nodes: 2, Mode: "sim"})
 	if err != nil {
 		t.Fatal(err)

@@ -49,15 +49,8 @@ func spoolFiles(t *testing.T, dir string) []string {
 // recorded through a Spool; the Store closes with the test.
 func spooling(t *testing.T, path string, n int) (*Store, int64, *Spool) {
 	t.Helper()
-	s, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, id := begin(t, path, Run{Algorithm: "central", Nodes: n, Mode: "udp"})
 	t.Cleanup(func() { s.Close() })
-	id, err := s.BeginRun(Run{Algorithm: "central", Nodes: n, Mode: "udp"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sp, err := s.NewSpool(id)
 	if err != nil {
 		t.Fatal(err)

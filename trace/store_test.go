@@ -50,22 +50,30 @@ func withDetail(e Event, detail string) Event {
 	return e
 }
 
-// record writes a run of events to the trace at path and returns its id.
-func record(t testing.TB, path string, r Run, evs []Event) int64 {
+// begin creates the trace at path and begins run r in it.
+func begin(t testing.TB, path string, r Run) (*Store, int64) {
 	t.Helper()
 	s, err := Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	id, err := s.BeginRun(r)
+	if err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	return s, id
+}
+
+// record writes a run of events to the trace at path and returns its id.
+func record(t testing.TB, path string, r Run, evs []Event) int64 {
+	t.Helper()
+	s, id := begin(t, path, r)
 	defer func() {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}()
-	id, err := s.BeginRun(r)
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := s.NewWriter(id)
 	for i := range evs {
 		if err := w.Add(&evs[i]); err != nil {
@@ -96,6 +104,15 @@ func open(t testing.TB, path string) *Store {
 func query(t testing.TB, s *Store, q string, args ...any) []string {
 	t.Helper()
 	return sqltest.Rows(t, s.DB(), q, args...)
+}
+
+// wantRows checks the rows q gives for run id against want; table names
+// them in the error.
+func wantRows(t *testing.T, s *Store, table, q string, id int64, want []string) {
+	t.Helper()
+	if got := query(t, s, q, id); !reflect.DeepEqual(got, want) {
+		t.Errorf("%s:\n got %q\nwant %q", table, got, want)
+	}
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -196,14 +213,7 @@ func TestAppendRuns(t *testing.T) {
 func TestNoSideFilesAfterClose(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "t.db")
-	s, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := s.BeginRun(Run{Algorithm: "central", Nodes: 2, Mode: "sim"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, id := begin(t, path, Run{Algorithm: "central", Nodes: 2, Mode: "sim"})
 	w := s.NewWriter(id)
 	for i := int64(1); i <= 10000; i++ {
 		e := ev(int(i%2), (i+1)/2, KindInternal, i)
@@ -249,35 +259,21 @@ func TestViews(t *testing.T) {
 	}
 	id := record(t, path, Run{Algorithm: "bully", Nodes: 4, Mode: "sim"}, evs)
 	s := open(t, path)
-	got := query(t, s, `SELECT proc, resource, entry, wait_ns, hold_ns, request_lamport, enter_lamport, exit_lamport,
-		enter_event IS NULL, exit_event IS NULL FROM cs_intervals WHERE run = ? ORDER BY proc, resource, entry`, id)
-	want := []string{
+	wantRows(t, s, "cs_intervals", `SELECT proc, resource, entry, wait_ns, hold_ns, request_lamport, enter_lamport, exit_lamport,
+		enter_event IS NULL, exit_event IS NULL FROM cs_intervals WHERE run = ? ORDER BY proc, resource, entry`, id, []string{
 		"0|cs|1|50|20|1|2|3|0|0",
 		"0|cs|2|NULL|NULL|4|NULL|NULL|1|1",
 		"1|cs|1|70|10|1|2|3|0|0",
 		"1|other|1|NULL|NULL|4|NULL|NULL|1|1",
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("cs_intervals:\n got %q\nwant %q", got, want)
-	}
-	got = query(t, s, `SELECT proc, kind, leader, term, wall_ns FROM elections WHERE run = ? ORDER BY wall_ns`, id)
-	want = []string{"2|start|NULL|7|300", "2|decide|2|7|310", "3|decide|2|NULL|320"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("elections:\n got %q\nwant %q", got, want)
-	}
+	})
+	wantRows(t, s, "elections", `SELECT proc, kind, leader, term, wall_ns FROM elections WHERE run = ? ORDER BY wall_ns`, id,
+		[]string{"2|start|NULL|7|300", "2|decide|2|7|310", "3|decide|2|NULL|320"})
 }
 
 func TestSetProcNames(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
-	s, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, id := begin(t, path, Run{Algorithm: "imported", Nodes: 3, Mode: "import"})
 	defer s.Close()
-	id, err := s.BeginRun(Run{Algorithm: "imported", Nodes: 3, Mode: "import"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := s.SetProcNames(id, []string{"a", "b", "c"}); err != nil {
 		t.Fatal(err)
 	}
@@ -406,17 +402,13 @@ func TestCSIntervalsAfterCrash(t *testing.T) {
 	}
 	id := record(t, path, Run{Algorithm: "central", Nodes: 2, Mode: "sim"}, evs)
 	s := open(t, path)
-	got := query(t, s, `SELECT proc, entry, request_ns, enter_ns, exit_ns, wait_ns, hold_ns
-		FROM cs_intervals WHERE run = ? ORDER BY proc, entry`, id)
-	want := []string{
+	wantRows(t, s, "cs_intervals", `SELECT proc, entry, request_ns, enter_ns, exit_ns, wait_ns, hold_ns
+		FROM cs_intervals WHERE run = ? ORDER BY proc, entry`, id, []string{
 		"0|1|100|110|NULL|10|NULL",
 		"0|2|210|NULL|NULL|NULL|NULL",
 		"0|3|310|330|340|20|10",
 		"1|1|150|160|170|10|10",
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("cs_intervals:\n got %q\nwant %q", got, want)
-	}
+	})
 }
 
 // TestShortName: long names are shortened, distinct ones stay distinct,

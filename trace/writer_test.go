@@ -169,15 +169,8 @@ func testFate(t *testing.T, evs []Event, want string) {
 // TestReceiveBeforeSend: a receive committed before its send is recorded.
 func TestReceiveBeforeSend(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
-	s, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, id := begin(t, path, Run{Algorithm: "central", Nodes: 2, Mode: "udp"})
 	defer s.Close()
-	id, err := s.BeginRun(Run{Algorithm: "central", Nodes: 2, Mode: "udp"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := s.NewWriter(id)
 	r := recv(1, 1, 0, 7, "grant", 20)
 	w.Add(&r)
@@ -244,14 +237,7 @@ func checkChatter(t *testing.T, s *Store, run int64, n, k int) {
 func TestConcurrentAdd(t *testing.T) {
 	const n, k = 8, 2000
 	path := filepath.Join(t.TempDir(), "t.db")
-	s, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := s.BeginRun(Run{Algorithm: "token-ring", Nodes: n, Mode: "udp"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, id := begin(t, path, Run{Algorithm: "token-ring", Nodes: n, Mode: "udp"})
 	w := s.NewWriter(id)
 	var wg sync.WaitGroup
 	for p := 0; p < n; p++ {
@@ -358,15 +344,8 @@ func TestFlushErrorKeepsEvents(t *testing.T) {
 	defer func(d time.Duration) { busyTimeout = d }(busyTimeout)
 	busyTimeout = 50 * time.Millisecond
 	path := filepath.Join(t.TempDir(), "t.db")
-	s, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, id := begin(t, path, Run{Algorithm: "central", Nodes: 2, Mode: "sim"})
 	defer s.Close()
-	id, err := s.BeginRun(Run{Algorithm: "central", Nodes: 2, Mode: "sim"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	other, err := sql.Open("sqlite3", dsn(path, "_busy_timeout=50"))
 	if err != nil {
 		t.Fatal(err)
@@ -421,20 +400,13 @@ func TestFlushErrorKeepsEvents(t *testing.T) {
 // seq as another) is reported by name and does not hold up the others.
 func TestDuplicateEventReported(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
-	s, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, id := begin(t, path, Run{Algorithm: "central", Nodes: 1, Mode: "sim"})
 	defer s.Close()
-	id, err := s.BeginRun(Run{Algorithm: "central", Nodes: 1, Mode: "sim"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := s.NewWriter(id)
 	for _, e := range []Event{ev(0, 1, KindStart, 1), ev(0, 2, KindInternal, 2), ev(0, 2, KindInternal, 3), ev(0, 3, KindStop, 4)} {
 		w.Add(&e)
 	}
-	err = w.Flush()
+	err := w.Flush()
 	if err == nil || !strings.Contains(err.Error(), "P0#2") || !strings.Contains(err.Error(), "1 event not stored") {
 		t.Errorf("Flush = %v, want a report of P0#2", err)
 	}

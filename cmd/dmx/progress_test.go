@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/dmxlab/dmx/internal/syncbuf"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/trace"
@@ -42,22 +41,7 @@ func TestProgressText(t *testing.T) {
 
 // syncBuffer is a bytes.Buffer that the progress goroutine and the test
 // can share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // TestProgressLine: nothing shows for a run shorter than progressAfter;
 // after it the line is rewritten in place and erased at the end.

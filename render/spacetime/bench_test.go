@@ -6,10 +6,10 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dmxlab/dmx/internal/cputime"
 	"github.com/dmxlab/dmx/internal/simtest"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
@@ -48,11 +48,11 @@ func benchSVG(b *testing.B, events int) {
 	r := benchRun(b, events)
 	src := func() (trace.Reader, error) { return r.st.Events(r.run.ID) }
 	b.Run("read", func(b *testing.B) {
-		cpu0 := cpuTime()
+		cpu0 := cputime.Self()
 		for b.Loop() {
 			readAll(b, r)
 		}
-		b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+		b.ReportMetric((cputime.Self()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	})
 	// Every page of the whole run: read, laid out, written; with the CPU
 	// time (user and system, all threads: the garbage collector's too)
@@ -60,7 +60,7 @@ func benchSVG(b *testing.B, events int) {
 	b.Run("svg", func(b *testing.B) {
 		b.ReportAllocs()
 		peak := watchHeap(b)
-		cpu0 := cpuTime()
+		cpu0 := cputime.Self()
 		for b.Loop() {
 			d, err := spacetime.Build(r.run, src, spacetime.Options{MaxEvents: 1 << 30})
 			if err != nil {
@@ -71,7 +71,7 @@ func benchSVG(b *testing.B, events int) {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+		b.ReportMetric((cputime.Self()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 		b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MB")
 	})
 }
@@ -84,15 +84,6 @@ func BenchmarkSVG10k(b *testing.B) { benchSVG(b, 10000) }
 // BenchmarkSVG100k draws 100,000 events as SVG: issue 23's bar is 2 s of
 // CPU and 200 MB.
 func BenchmarkSVG100k(b *testing.B) { benchSVG(b, 100000) }
-
-// cpuTime is the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // watchHeap samples the live heap (objects, after the last collection's
 // marking) every millisecond until the benchmark ends; the returned func

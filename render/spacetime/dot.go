@@ -69,25 +69,15 @@ func nodeDOT(b []byte, i int, n *Node, h float64) []byte {
 			// viewer has.
 			b = append(b[:len(b)-1], '\\', n.Align, '"')
 		}
-		b = append(b, " fontsize="...)
-		b = num(b, n.Size)
-		if n.Bold {
-			b = append(b, " fontname=\"Helvetica-Bold\""...)
-		}
-		if n.Color != "" {
-			b = append(b, " fontcolor=\""...)
-			b = append(b, n.Color...)
-			b = append(b, '"')
-		}
+		b = dotFont(b, n.Size, n.Bold, n.Color)
 		size(n.W, n.Size*1.2)
 	default:
 		// go-graphviz passes an empty label as none, which Graphviz
 		// replaces by the node's name: a dot is a point (which has no
 		// label), other shapes get a label of one space.
 		if n.Shape == Dot && n.Stroke == "" {
-			b = append(b, " shape=point color=\""...)
-			b = append(b, n.Fill...)
-			b = append(b, '"')
+			b = append(b, " shape=point"...)
+			b = attr(b, "color", n.Fill)
 		} else {
 			b = append(b, " label=\"\\ \""...)
 		}
@@ -112,14 +102,11 @@ func nodeDOT(b []byte, i int, n *Node, h float64) []byte {
 		if n.Fill == "" {
 			b = append(b, " style=solid"...)
 		} else {
-			b = append(b, " fillcolor=\""...)
-			b = append(b, n.Fill...)
-			b = append(b, '"')
+			b = attr(b, "fillcolor", n.Fill)
 		}
 		if n.Stroke != "" {
-			b = append(b, " color=\""...)
-			b = append(b, n.Stroke...)
-			b = append(b, "\" penwidth="...)
+			b = attr(b, "color", n.Stroke)
+			b = append(b, " penwidth="...)
 			b = num(b, n.Pen)
 		}
 	}
@@ -134,9 +121,7 @@ func end(b []byte, tip, class string) []byte {
 		b = quote(b, tip)
 	}
 	if class != "" {
-		b = append(b, " class=\""...)
-		b = append(b, class...)
-		b = append(b, '"')
+		b = attr(b, "class", class)
 	}
 	return append(b, "];\n"...)
 }
@@ -176,9 +161,8 @@ func edgeDOT(b []byte, e *Edge, h float64) []byte {
 	if !e.Arrow {
 		b = append(b, " dir=none"...)
 	}
-	b = append(b, " color=\""...)
-	b = append(b, e.Color...)
-	b = append(b, "\" penwidth="...)
+	b = attr(b, "color", e.Color)
+	b = append(b, " penwidth="...)
 	b = num(b, e.Width)
 	if e.Dash {
 		b = append(b, " style=dashed"...)
@@ -188,15 +172,34 @@ func edgeDOT(b []byte, e *Edge, h float64) []byte {
 		b = quote(b, e.Label)
 		b = append(b, " lp=\""...)
 		b = pt(b, flip(e.LabelAt))
-		b = append(b, "\" fontsize="...)
-		b = num(b, e.LabelSize)
-		if e.LabelCol != "" {
-			b = append(b, " fontcolor=\""...)
-			b = append(b, e.LabelCol...)
-			b = append(b, '"')
-		}
+		b = append(b, '"')
+		b = dotFont(b, e.LabelSize, false, e.LabelCol)
 	}
 	return end(b, e.Tip, e.Class)
+}
+
+// attr appends the attribute name="value", value as it is (a colour, an
+// SVG class: nothing in it to escape).
+func attr(b []byte, name, value string) []byte {
+	b = append(b, ' ')
+	b = append(b, name...)
+	b = append(b, `="`...)
+	b = append(b, value...)
+	return append(b, '"')
+}
+
+// dotFont appends the font of a node's text or an edge's label: its size,
+// bold or not, and its colour unless the default.
+func dotFont(b []byte, size float64, bold bool, color string) []byte {
+	b = append(b, " fontsize="...)
+	b = num(b, size)
+	if bold {
+		b = append(b, " fontname=\"Helvetica-Bold\""...)
+	}
+	if color != "" {
+		b = attr(b, "fontcolor", color)
+	}
+	return b
 }
 
 // num appends x with at most two decimals, without trailing zeros.

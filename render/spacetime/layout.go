@@ -1292,7 +1292,6 @@ func (pg *pg) findings() {
 		labelled := false
 		edge := 0
 		for _, p := range o.Parts {
-			both := len(p.At) == 2 && p.At[0] != outside && p.At[1] != outside
 			switch p.Role {
 			case "section", "reign":
 				lane, ok := l.lane(p.Events[0].Proc)
@@ -1326,15 +1325,9 @@ func (pg *pg) findings() {
 				}
 				labelled = true
 			case "not-before":
-				if !both {
-					break
-				}
-				ra, oa := pg.on(p.At[0])
-				rb, ob := pg.on(p.At[1])
-				a, b := d.Events[p.At[0]], d.Events[p.At[1]]
-				lab := fmt.Sprintf("%s missing: %v → %v", tag, a.Ref, b.Ref)
-				if oa && ob && ra == rb {
-					pg.findingEdge(pg.item[l.rep[p.At[0]]], pg.item[l.rep[p.At[1]]], lab, tip)
+				if a, b, ok := pg.pair(p.At); ok {
+					ea, eb := d.Events[p.At[0]], d.Events[p.At[1]]
+					pg.findingEdge(a, b, fmt.Sprintf("%s missing: %v → %v", tag, ea.Ref, eb.Ref), tip)
 					labelled = true
 				}
 			case "waits-for":
@@ -1352,13 +1345,7 @@ func (pg *pg) findings() {
 				}
 				labelled = true
 			case "same":
-				if !both {
-					break
-				}
-				ra, oa := pg.on(p.At[0])
-				rb, ob := pg.on(p.At[1])
-				if oa && ob && ra == rb {
-					a, b := pg.item[l.rep[p.At[0]]], pg.item[l.rep[p.At[1]]]
+				if a, b, ok := pg.pair(p.At); ok {
 					na, nb := pg.p.Nodes[a], pg.p.Nodes[b]
 					e := pg.line(a, b, Edge{Color: colFinding, Width: 1.8, Dash: true, LabelSize: fontMark, LabelCol: colFinding, Tip: tip, Class: "finding"})
 					mid := lerp(Pt{na.X, na.Y}, Pt{nb.X, nb.Y}, 0.5)
@@ -1383,6 +1370,20 @@ func (pg *pg) findings() {
 			}
 		}
 	}
+}
+
+// pair returns the items of a finding part's two events when both are
+// drawn on this page in one row: only then does an edge join them.
+func (pg *pg) pair(at []int) (a, b int, ok bool) {
+	if len(at) != 2 {
+		return 0, 0, false
+	}
+	ra, oa := pg.on(at[0])
+	rb, ob := pg.on(at[1])
+	if !oa || !ob || ra != rb {
+		return 0, 0, false
+	}
+	return pg.item[pg.l.rep[at[0]]], pg.item[pg.l.rep[at[1]]], true
 }
 
 // findingEdge draws a red curved arrow between two events of a finding.

@@ -5,10 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/dmxlab/dmx/internal/cputime"
 	"github.com/dmxlab/dmx/internal/simtest"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/registry"
@@ -109,7 +108,7 @@ func BenchmarkWindow(b *testing.B) {
 		width := int64(float64(want) / per)
 		b.Run(fmt.Sprintf("%devents", want), func(b *testing.B) {
 			i, n := 0, 0
-			cpu0 := cpuTime()
+			cpu0 := cputime.Self()
 			for b.Loop() {
 				lo := o.Lamport[0] + int64(i*7919)%max(span-width, 1)
 				i++
@@ -123,17 +122,9 @@ func BenchmarkWindow(b *testing.B) {
 				n += len(w.Events)
 			}
 			b.ReportMetric(float64(n)/float64(i), "events/window")
-			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(i), "cpu-ms/window")
+			b.ReportMetric(float64((cputime.Self()-cpu0).Microseconds())/1000/float64(i), "cpu-ms/window")
 		})
 	}
-}
-
-// cpuTime is the CPU time the process has used: beside the time per
-// window, which depends on what else the machine runs, what a window costs.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkDensity draws the whole run zoomed out (from the run's

@@ -3,6 +3,7 @@ package conform
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -148,9 +149,13 @@ func isInput(ev *trace.Event) bool {
 	return false
 }
 
-// build makes the process's machines afresh (a start or a recovery).
+// build makes the process's machines afresh (a start or a recovery), one
+// for each of resources (the default resource when there are none).
 func (c *checker) build(resources []string) error {
 	c.machines = map[string]algo.Machine{}
+	if len(resources) == 0 {
+		resources = []string{runner.DefaultResource}
+	}
 	if c.spec.Kind != algo.MutualExclusion {
 		resources = []string{""}
 	}
@@ -173,36 +178,25 @@ func (c *checker) step(st *input) (done bool, err error) {
 	in := algo.Input{Clock: ev.Lamport, Now: ev.Wall - c.origin}
 	var targets []string
 	switch ev.Kind {
-	case trace.KindStart:
-		d, err := ev.Start()
-		if err != nil {
-			return true, err
-		}
-		c.origin = d.Origin
-		in.Now = ev.Wall - c.origin
-		rs := d.Resources
-		if len(rs) == 0 {
-			rs = []string{runner.DefaultResource}
-		}
-		if err := c.build(rs); err != nil {
-			return true, err
-		}
-		in.Kind = algo.Start
-		targets = c.resources()
-	case trace.KindRecover:
-		c.inc++
-		rs := []string{}
-		for r := range c.machines {
-			rs = append(rs, r)
-		}
-		sort.Strings(rs)
-		if len(rs) == 0 {
-			rs = []string{runner.DefaultResource}
+	case trace.KindStart, trace.KindRecover:
+		// A start makes the process's machines for the resources it
+		// names; a recovery makes a new incarnation's for those it had.
+		var rs []string
+		if ev.Kind == trace.KindStart {
+			d, err := ev.Start()
+			if err != nil {
+				return true, err
+			}
+			c.origin = d.Origin
+			in.Now = ev.Wall - c.origin
+			rs, in.Kind = d.Resources, algo.Start
+		} else {
+			c.inc++
+			rs, in.Kind = slices.Sorted(maps.Keys(c.machines)), algo.Recover
 		}
 		if err := c.build(rs); err != nil {
 			return true, err
 		}
-		in.Kind = algo.Recover
 		targets = c.resources()
 	case trace.KindCrash, trace.KindStop:
 		c.res.Per[c.id]++

@@ -97,13 +97,8 @@ func (h *Hasher) value(v reflect.Value) {
 		for i := 0; i < v.NumField(); i++ {
 			h.value(v.Field(i))
 		}
-	case reflect.Array:
-		h.Word(uint64(v.Len()))
-		for i := 0; i < v.Len(); i++ {
-			h.value(v.Index(i))
-		}
-	case reflect.Slice:
-		if v.IsNil() {
+	case reflect.Array, reflect.Slice:
+		if v.Kind() == reflect.Slice && v.IsNil() {
 			h.Word(math.MaxUint64)
 			return
 		}

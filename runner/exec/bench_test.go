@@ -1,10 +1,10 @@
 package exec_test
 
 import (
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dmxlab/dmx/internal/cputime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/exec"
@@ -66,14 +66,14 @@ func BenchmarkMessageCost(b *testing.B) {
 			b.StopTimer()
 			idle := c.plan
 			idle.Workload.Entries = 0
-			up0 := cpuTime()
+			up0 := cputime.WithChildren()
 			if _, err := runner.Simulate(idle, &sends{}, nil); err != nil {
 				b.Fatal(err)
 			}
-			startup := cpuTime() - up0
+			startup := cputime.WithChildren() - up0
 			b.StartTimer()
 			var msgs, events int64
-			cpu0 := cpuTime()
+			cpu0 := cputime.WithChildren()
 			for i := 0; i < b.N; i++ {
 				var s sends
 				if _, err := runner.Simulate(c.plan, &s, nil); err != nil {
@@ -84,7 +84,7 @@ func BenchmarkMessageCost(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(msgs), "ns/msg")
 			// CPU, of dmx and of the programs (reaped at the end of each
 			// run): less at the mercy of a busy machine than wall time.
-			cpu := cpuTime() - cpu0
+			cpu := cputime.WithChildren() - cpu0
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(msgs), "cpu-ns/msg")
 			// What a message adds, the start-up taken off.
 			b.ReportMetric(float64((cpu-time.Duration(b.N)*startup).Nanoseconds())/float64(msgs), "msg-cpu-ns/msg")
@@ -93,16 +93,4 @@ func BenchmarkMessageCost(b *testing.B) {
 			b.ReportMetric(float64(events)/float64(b.N), "events/op")
 		})
 	}
-}
-
-// cpuTime is the CPU time (user and system) of this process and of its
-// children that ended.
-func cpuTime() time.Duration {
-	var self, kids syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
-	tv := func(t syscall.Timeval) time.Duration {
-		return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
-	}
-	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -379,16 +378,6 @@ func quote(b []byte) string {
 		return s[:max] + fmt.Sprintf("... (%d bytes)", len(s))
 	}
 	return s
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // docGo is this package's doc.go: the program's Spec.Doc.

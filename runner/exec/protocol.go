@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +29,7 @@ func appendInit(b []byte, m *machine, restart bool, clock uint64) []byte {
 	b = append(b, `,"seed":`...)
 	b = strconv.AppendUint(b, m.seed, 10)
 	b = append(b, `,"params":{`...)
-	for i, k := range sortedKeys(m.params) {
+	for i, k := range slices.Sorted(maps.Keys(m.params)) {
 		if i > 0 {
 			b = append(b, ',')
 		}

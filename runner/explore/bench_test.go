@@ -1,11 +1,10 @@
 package explore_test
 
 import (
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/internal/cputime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/explore"
 )
@@ -133,9 +132,9 @@ func BenchmarkReference(b *testing.B) {
 	} {
 		b.Run(tc.name+"/tree", func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				cpu0 := cpu()
+				cpu0 := cputime.Self()
 				nodes, _, done := plainTree(b, tc.p, 50_000_000)
-				secs := (cpu() - cpu0).Seconds()
+				secs := (cputime.Self() - cpu0).Seconds()
 				b.ReportMetric(float64(nodes), "states")
 				b.ReportMetric(secs, "cpu-s")
 				b.ReportMetric(float64(nodes)/secs, "states/cpu-s")
@@ -175,10 +174,4 @@ func report(b *testing.B, res *explore.Result) {
 		exhausted = 1
 	}
 	b.ReportMetric(exhausted, "exhausted")
-}
-
-func cpu() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -7,10 +7,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/internal/cputime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/deep"
@@ -154,7 +154,7 @@ func Search(opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), cputime.Self()
 	s.start = start
 	if s.visited != nil {
 		defer s.visited.free()
@@ -164,7 +164,7 @@ func Search(opt Options) (*Result, error) {
 	} else {
 		err = s.passes()
 	}
-	s.st.Elapsed, s.st.CPU = time.Since(start), cpuTime()-cpu0
+	s.st.Elapsed, s.st.CPU = time.Since(start), cputime.Self()-cpu0
 	if err == nil {
 		err = s.err
 	}
@@ -813,13 +813,4 @@ func compareKeys(a, b key) int {
 		return strings.Compare(a.resource, b.resource)
 	}
 	return strings.Compare(a.timer, b.timer)
-}
-
-// cpuTime returns the processor time the process has used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

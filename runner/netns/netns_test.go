@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmxlab/dmx/internal/syncbuf"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/netns"
@@ -28,6 +29,24 @@ func needNetns(t *testing.T) {
 	if err := netns.Probe(); err != nil {
 		t.Skipf("skipped: runs over network namespaces need root (CI runs as root): %v", err)
 	}
+}
+
+// plan is the plan of a test over network namespaces (skipped where
+// they cannot be made): n processes of algorithm name making entries
+// each, under faults (none when "").
+func plan(t *testing.T, name string, n, entries int, faults string) runner.Plan {
+	t.Helper()
+	needNetns(t)
+	p := runner.NewPlan(runner.DriverUDP)
+	p.Spec, p.N = registry.Lookup(name), n
+	p.Workload.Entries = entries
+	if faults != "" {
+		var err error
+		if p.Faults, err = runner.ParseFaults(faults); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
 }
 
 type collector struct {
@@ -54,30 +73,13 @@ func run(t *testing.T, ctx context.Context, p runner.Plan) (udp.LaunchResult, []
 	if p.UDP.Stall == 0 {
 		p.UDP.Stall = 5 * time.Second
 	}
-	var stderr lockedBuilder
+	var stderr syncbuf.Buffer
 	c := &collector{}
 	res, err := netns.Launch(ctx, p, c, udp.LaunchHooks{Command: udp.TestNodeCommand, Stderr: &stderr})
 	if err != nil {
 		t.Fatalf("launch: %v\nstderr:\n%s", err, stderr.String())
 	}
 	return res, c.evs, stderr.String()
-}
-
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // dmxNamespaces lists the names of network namespaces dmx made that are
@@ -98,11 +100,8 @@ func dmxNamespaces(t *testing.T) []string {
 }
 
 func TestCentralOverNetns(t *testing.T) {
-	needNetns(t)
+	p := plan(t, "central", 3, 3, "")
 	before := dmxNamespaces(t)
-	p := runner.NewPlan(runner.DriverUDP)
-	p.Spec, p.N = registry.Lookup("central"), 3
-	p.Workload.Entries = 3
 	res, evs, stderr := run(t, context.Background(), p)
 	if !res.Complete {
 		t.Fatalf("run did not complete: %s\n%s", res.Status, stderr)
@@ -224,18 +223,11 @@ func TestEveryAlgorithm(t *testing.T) {
 // datagrams it sees (the kernel's draw, not dmx's seed), and the fault's
 // end event says how many.
 func TestLossByKernel(t *testing.T) {
-	needNetns(t)
-	p := runner.NewPlan(runner.DriverUDP)
-	p.Spec, p.N = registry.Lookup("ricart-agrawala"), 4
+	const spec = "loss:30%@100ms-1.1s"
 	// At least 1500 x 1ms of thinking: the run outlasts the loss's window,
 	// whose end event says what the rules dropped.
-	p.Workload.Entries = 1500
+	p := plan(t, "ricart-agrawala", 4, 1500, spec)
 	p.Workload.Think, p.Workload.Hold = runner.Fixed(time.Millisecond), runner.Fixed(0)
-	const spec = "loss:30%@100ms-1.1s"
-	var err error
-	if p.Faults, err = runner.ParseFaults(spec); err != nil {
-		t.Fatal(err)
-	}
 	res, evs, stderr := run(t, context.Background(), p)
 	if !strings.Contains(stderr, "fault "+spec+": by the kernel") {
 		t.Errorf("stderr does not say the kernel makes it:\n%s", stderr)
@@ -284,16 +276,9 @@ func TestLossByKernel(t *testing.T) {
 // events; with it, by netem. Either way no message in the window arrives
 // sooner than the delay.
 func TestDelayFallback(t *testing.T) {
-	needNetns(t)
-	p := runner.NewPlan(runner.DriverUDP)
-	p.Spec, p.N = registry.Lookup("central"), 3
-	p.Workload.Entries = 6
-	p.Workload.Think = runner.Fixed(20 * time.Millisecond)
 	const spec = "delay:30ms"
-	var err error
-	if p.Faults, err = runner.ParseFaults(spec); err != nil {
-		t.Fatal(err)
-	}
+	p := plan(t, "central", 3, 6, spec)
+	p.Workload.Think = runner.Fixed(20 * time.Millisecond)
 	res, evs, stderr := run(t, context.Background(), p)
 	if !res.Complete {
 		t.Fatalf("run did not complete: %s\n%s", res.Status, stderr)
@@ -340,10 +325,7 @@ func TestDelayFallback(t *testing.T) {
 // TestInterruptedLeavesNothing: a run stopped by its context (Ctrl-C)
 // removes its namespaces all the same.
 func TestInterruptedLeavesNothing(t *testing.T) {
-	needNetns(t)
-	p := runner.NewPlan(runner.DriverUDP)
-	p.Spec, p.N = registry.Lookup("token-ring"), 3
-	p.Workload.Entries = 1_000_000
+	p := plan(t, "token-ring", 3, 1_000_000, "")
 	p.Workload.Think = runner.Fixed(10 * time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(700*time.Millisecond, cancel)
@@ -361,15 +343,8 @@ func TestInterruptedLeavesNothing(t *testing.T) {
 // incarnation starts in its namespace at its address, under the kernel
 // fault in force, which it records; the run completes once healed.
 func TestIsolateHealRestart(t *testing.T) {
-	needNetns(t)
-	p := runner.NewPlan(runner.DriverUDP)
-	p.Spec, p.N = registry.Lookup("central"), 3
-	p.Workload.Entries = 6
+	p := plan(t, "central", 3, 6, "isolate:coordinator@100ms,crash:2@150ms,recover:2@250ms,heal@500ms")
 	p.Workload.Think = runner.Fixed(30 * time.Millisecond)
-	var err error
-	if p.Faults, err = runner.ParseFaults("isolate:coordinator@100ms,crash:2@150ms,recover:2@250ms,heal@500ms"); err != nil {
-		t.Fatal(err)
-	}
 	res, evs, stderr := run(t, context.Background(), p)
 	if !res.Complete {
 		t.Fatalf("run did not complete: %s\n%s", res.Status, stderr)

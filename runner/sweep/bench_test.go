@@ -2,30 +2,23 @@ package sweep
 
 import (
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/internal/cputime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 
-// cpuTime is the process's user and system time, every thread's.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // cpuPerOp reports, when the returned func is called, the CPU time per
 // op since cpuPerOp: on a shared machine a figure that waiting for a core
 // does not inflate.
 func cpuPerOp(b *testing.B) func() {
-	cpu0 := cpuTime()
+	cpu0 := cputime.Self()
 	return func() {
-		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		b.ReportMetric(float64((cputime.Self()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 	}
 }
 
@@ -59,7 +52,7 @@ func BenchmarkSweep1000(b *testing.B) {
 		b.Run("workers="+string(rune('0'+workers)), func(b *testing.B) {
 			o := raOptions(b)
 			o.Seeds, o.Workers = Seeds{1, 1000}, workers
-			cpu0, start := cpuTime(), time.Now()
+			cpu0, start := cputime.Self(), time.Now()
 			for i := 0; i < b.N; i++ {
 				st, err := trace.Create(filepath.Join(b.TempDir(), "s.db"))
 				if err != nil {
@@ -74,7 +67,7 @@ func BenchmarkSweep1000(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(1000*b.N)/time.Since(start).Seconds(), "runs/s")
-			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric((cputime.Self()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 		})
 	}
 }

@@ -9,11 +9,11 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/internal/syncbuf"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/trace"
@@ -198,7 +198,7 @@ func TestNodeBinaryOfAnotherBuild(t *testing.T) {
 		p.Spec, p.N, p.Seed = registry.Lookup("central"), 3, 1
 		p.Workload.Entries = 2
 		var col runner.Collector
-		lb := &lockedBuilder{b: &strings.Builder{}}
+		lb := &syncbuf.Buffer{}
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		res, err := Launch(ctx, p, &col, LaunchHooks{Command: start, Stderr: lb})
 		cancel()
@@ -206,25 +206,6 @@ func TestNodeBinaryOfAnotherBuild(t *testing.T) {
 			t.Fatalf("run beside %s: %v, complete %v, %d events\n%s", c.dir, err, res.Complete, res.Events, lb.String())
 		}
 	}
-}
-
-// lockedBuilder is a strings.Builder the launcher's goroutines may write
-// to at once.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  *strings.Builder
-}
-
-func (w *lockedBuilder) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedBuilder) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
 
 // TestSourceCoversTree: the source BuildIdentity hashes is every Go file

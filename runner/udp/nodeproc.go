@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dmxlab/dmx/internal/cputime"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
 
@@ -821,8 +822,4 @@ func readLine(r *bufio.Reader, v any) error {
 }
 
 // ProcessCPU is the CPU time (user and system) this process used so far.
-func ProcessCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func ProcessCPU() time.Duration { return cputime.Self() }
