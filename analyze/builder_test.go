@@ -141,6 +141,17 @@ func runOne(t *testing.T, b *builder, complete bool, c *Check, opts ...Option) R
 	return checkOne(t, b.Run(complete), b.Reader(), c, opts...)
 }
 
+// runChecks runs checks over the builder's trace of a complete run; a
+// broken trace fails the test.
+func runChecks(t *testing.T, b *builder, checks []*Check, opts ...Option) []Result {
+	t.Helper()
+	res, err := Evaluate(b.Run(true), b.Reader(), checks, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // said is what r says: its first finding, or its note if it found nothing.
 func said(r Result) string {
 	if len(r.Findings) > 0 {

@@ -152,23 +152,13 @@ func TestChecks(t *testing.T) {
 		},
 		{
 			name: "same process enters twice", n: 1,
-			build: func(b *builder) {
-				b.Enter(0, "cs")
-				b.Enter(0, "cs")
-				b.Exit(0, "cs")
-				b.Exit(0, "cs")
-			},
+			build:   func(b *builder) { enterBothThenLeave(b, 0, "cs", 0, "cs") },
 			want:    want{"mutex-causal": Violated},
 			finding: map[string]string{"mutex-causal": "P0 entered again before leaving"},
 		},
 		{
 			name: "different resources do not exclude", n: 2,
-			build: func(b *builder) {
-				b.Enter(0, "a")
-				b.Enter(1, "b")
-				b.Exit(0, "a")
-				b.Exit(1, "b")
-			},
+			build: func(b *builder) { enterBothThenLeave(b, 0, "a", 1, "b") },
 		},
 		{
 			name: "never exits: open until the end", n: 2,
@@ -508,10 +498,7 @@ func TestSummarize(t *testing.T) {
 func TestJSON(t *testing.T) {
 	b := newBuilder(2)
 	apartInWallTime(b)
-	results, err := Evaluate(b.Run(true), b.Reader(), []*Check{MutexCausal, Liveness})
-	if err != nil {
-		t.Fatal(err)
-	}
+	results := runChecks(t, b, []*Check{MutexCausal, Liveness})
 	got, err := json.Marshal(JSON(b.Run(true), results))
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,14 @@ func crossedHolds(b *builder, p, q int, r, s string) {
 	b.Request(q, r)
 }
 
+// waitForEachOther: P0 and P1 ask for cs, and each waits for the other.
+func waitForEachOther(b *builder) {
+	b.Request(0, "cs")
+	b.Request(1, "cs")
+	b.Wait(0, "cs", 1)
+	b.Wait(1, "cs", 0)
+}
+
 func TestDeadlock(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -72,10 +80,7 @@ func TestDeadlock(t *testing.T) {
 			// the reply arrives and P0 enters: transient, no deadlock.
 			name: "transient cycle resolved", n: 2, want: OK,
 			build: func(b *builder) {
-				b.Request(0, "cs")
-				b.Request(1, "cs")
-				b.Wait(0, "cs", 1)
-				b.Wait(1, "cs", 0)
+				waitForEachOther(b)
 				ok := b.Send(1, 0, "ok")
 				b.Recv(0, ok)
 				b.Wait(0, "cs")
@@ -111,10 +116,7 @@ func TestDeadlock(t *testing.T) {
 		{
 			name: "withdrawn wait edge", n: 2, want: OK,
 			build: func(b *builder) {
-				b.Request(0, "cs")
-				b.Request(1, "cs")
-				b.Wait(0, "cs", 1)
-				b.Wait(1, "cs", 0)
+				waitForEachOther(b)
 				b.Wait(1, "cs")
 			},
 		},

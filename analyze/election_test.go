@@ -59,11 +59,17 @@ func bully3(b *builder) {
 // failover: after bully3, P2 crashes; P1's detector notices, P1 starts an
 // election, hears nothing, and tells P0.
 func failover(b *builder) {
+	leaderCrashes(b)
+	b.At(200).emit(1, trace.KindTimeout, nil)
+	coordinator(b, 1, 3, 0)
+}
+
+// leaderCrashes: after bully3, the leader P2 crashes at 100ms and P1 starts
+// an election at 150ms.
+func leaderCrashes(b *builder) {
 	bully3(b)
 	b.At(100).Crash(2)
 	b.At(150).ElectionStart(1, 3)
-	b.At(200).emit(1, trace.KindTimeout, nil)
-	coordinator(b, 1, 3, 0)
 }
 
 // tooTightTimeout: after bully3, P1 starts an election and declares itself
@@ -132,9 +138,7 @@ func TestElectionChecks(t *testing.T) {
 			// After the fail-over P0 never hears of the new coordinator.
 			name: "election that does not end", n: 3,
 			build: func(b *builder) {
-				bully3(b)
-				b.At(100).Crash(2)
-				b.At(150).ElectionStart(1, 3)
+				leaderCrashes(b)
 				b.At(200).Leader(1, 1, 3)
 				m := b.Send(1, 0, "coordinator") // lost
 				b.emit(1, trace.KindDrop, func(ev *trace.Event) { ev.Msg, ev.Peer, ev.MsgType = m, 0, "coordinator" })
@@ -147,11 +151,7 @@ func TestElectionChecks(t *testing.T) {
 		},
 		{
 			name: "election that does not end, incomplete run", n: 3, incomplete: true,
-			build: func(b *builder) {
-				bully3(b)
-				b.At(100).Crash(2)
-				b.At(150).ElectionStart(1, 3)
-			},
+			build:   leaderCrashes,
 			want:    want{"termination": Unknown},
 			finding: map[string]string{"termination": "the run is incomplete: the election started at P1#"},
 		},

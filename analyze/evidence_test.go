@@ -117,10 +117,7 @@ func TestNothingToJudge(t *testing.T) {
 	b.Recv(1, b.Send(0, 1, "x"))
 	b.Enter(0, "lock")
 	b.Exit(0, "lock")
-	res, err := Evaluate(b.Run(true), b.Reader(), All)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runChecks(t, b, All)
 	for _, r := range res {
 		switch r.Check {
 		case "agreement", "validity", "split-brain", "termination":
@@ -136,17 +133,11 @@ func TestNothingToJudge(t *testing.T) {
 	if v := Summarize(res); v != OK {
 		t.Errorf("run verdict %s, want ok (mutex-causal and clocks judged)", v)
 	}
-	res, err = Evaluate(b.Run(true), b.Reader(), []*Check{Agreement, TotalOrder})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res = runChecks(t, b, []*Check{Agreement, TotalOrder})
 	if v := Summarize(res); v != NotApplicable {
 		t.Errorf("verdict of checks with nothing to judge: %s, want not applicable", v)
 	}
-	res, err = Evaluate(b.Run(true), b.Reader(), []*Check{Agreement}, WithRequire("agreement"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	res = runChecks(t, b, []*Check{Agreement}, WithRequire("agreement"))
 	if res[0].Verdict != Unknown || !strings.HasPrefix(res[0].Note, "required, but not applicable") {
 		t.Errorf("required agreement: %s (%s), want unknown", res[0].Verdict, res[0].Note)
 	}

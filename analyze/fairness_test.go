@@ -96,7 +96,7 @@ func TestFairnessAndStarvation(t *testing.T) {
 			// Without wall times, entries concurrent with the request
 			// may have come before it: only those that knew of it count.
 			name: "overtaken four times, no wall times", n: 3, want: fairAndStarving(OK, OK),
-			build: func(b *builder) { starve(b); noWall(b) },
+			build: withoutWall(starve),
 		},
 		{
 			// The bounds hold in runs without failures: P3 crashed while

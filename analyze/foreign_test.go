@@ -19,10 +19,7 @@ import (
 func TestRowsOutOfSeqOrder(t *testing.T) {
 	b := newBuilder(3)
 	raRun(b)
-	want, err := Evaluate(b.Run(true), b.Reader(), All)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := runChecks(t, b, All)
 	for name, reorder := range map[string]func([]trace.Event) []trace.Event{
 		"two rows of one process swapped": func(ev []trace.Event) []trace.Event {
 			i := slices.IndexFunc(ev, func(e trace.Event) bool { return e.Proc == 0 && e.Seq == 2 })
@@ -110,6 +107,14 @@ func noWall(b *builder) {
 	}
 }
 
+// withoutWall builds build's run as a log without wall times records it.
+func withoutWall(build func(b *builder)) func(b *builder) {
+	return func(b *builder) {
+		build(b)
+		noWall(b)
+	}
+}
+
 // TestNoWallTimes: a check that lacks the data it needs is skipped, and a
 // skipped check does not make the verdict inconclusive; one with nothing to
 // check is ok.
@@ -125,10 +130,7 @@ func TestNoWallTimes(t *testing.T) {
 		b := newBuilder(2)
 		b.Recv(1, b.Send(0, 1, "x"))
 		noWall(b)
-		results, err := Evaluate(b.Run(true), b.Reader(), All)
-		if err != nil {
-			t.Fatal(err)
-		}
+		results := runChecks(t, b, All)
 		if v := verdicts(results)["mutex-realtime"]; v != NotApplicable {
 			t.Errorf("mutex-realtime: %s, want not applicable", v)
 		}
@@ -140,10 +142,7 @@ func TestNoWallTimes(t *testing.T) {
 		b := newBuilder(3)
 		raRun(b)
 		noWall(b)
-		results, err := Evaluate(b.Run(true), b.Reader(), All)
-		if err != nil {
-			t.Fatal(err)
-		}
+		results := runChecks(t, b, All)
 		for _, r := range results {
 			if r.Check == "mutex-realtime" && (r.Verdict != Skipped || r.Note != "no wall times: 2 critical sections on 1 resource not checked") {
 				t.Errorf("mutex-realtime: %s %q, want skipped", r.Verdict, r.Note)
@@ -157,10 +156,7 @@ func TestNoWallTimes(t *testing.T) {
 		b := newBuilder(3)
 		raRun(b)
 		noWall(b)
-		results, err := Evaluate(b.Run(true), b.Reader(), All, WithRequire("mutex-realtime"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		results := runChecks(t, b, All, WithRequire("mutex-realtime"))
 		if v := verdicts(results)["mutex-realtime"]; v != Unknown {
 			t.Errorf("mutex-realtime: %s, want unknown", v)
 		}
@@ -207,10 +203,7 @@ func TestElectionsPerResource(t *testing.T) {
 	checks := []*Check{Agreement, Validity, SplitBrain, Termination}
 	b := newBuilder(3)
 	shards(b)
-	results, err := Evaluate(b.Run(true), b.Reader(), checks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	results := runChecks(t, b, checks)
 	for _, r := range results {
 		if r.Verdict != OK {
 			t.Errorf("%s: %s, want ok: %v %s", r.Check, r.Verdict, r.Findings, r.Note)
@@ -222,10 +215,7 @@ func TestElectionsPerResource(t *testing.T) {
 	shards(b)
 	b.Leader(0, 0, 2)
 	b.on("a")
-	results, err = Evaluate(b.Run(true), b.Reader(), checks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	results = runChecks(t, b, checks)
 	for _, r := range results {
 		want := OK
 		if r.Check == "split-brain" || r.Check == "agreement" {

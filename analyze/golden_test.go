@@ -91,23 +91,17 @@ var goldenCases = []goldenCase{
 	{SplitBrain, "fail-two-leaders", "P1 declares itself while P2 still leads.", 3, false, "", tooTightTimeout},
 	{Termination, "pass-bully", "Every process decided after every start.", 3, false, "", bully3},
 	{Termination, "fail-unanswered", "After P2's crash P1 starts an election; P0 gets its message and does nothing, and nothing decides until the run ends 850ms later.", 3, false, "", func(b *builder) {
-		bully3(b)
-		b.At(100).Crash(2)
-		b.At(150).ElectionStart(1, 3)
+		leaderCrashes(b)
 		b.Recv(0, b.Send(1, 0, "election"))
 		b.At(1000).Internal(0)
 	}},
 	{Termination, "fail-lost-to-the-crash", "After P2's crash P1 starts an election and sends it to P2 only, which never gets it; nothing decides until the run ends.", 3, false, "", func(b *builder) {
-		bully3(b)
-		b.At(100).Crash(2)
-		b.At(150).ElectionStart(1, 3)
+		leaderCrashes(b)
 		b.Send(1, 2, "election")
 		b.At(1000).Internal(0)
 	}},
 	{Termination, "unknown-ended-by-duration", "A run that ran for its time ends 2ms after P1 started an election, its message to P0 on its way: elections in this run took 22ms.", 3, false, "", func(b *builder) {
-		bully3(b)
-		b.At(100).Crash(2)
-		b.At(150).ElectionStart(1, 3)
+		leaderCrashes(b)
 		b.Send(1, 0, "election")
 		b.At(152).Internal(0)
 	}},
@@ -127,28 +121,13 @@ var goldenCases = []goldenCase{
 	}},
 	// Issue 29: crash-ended sections and reigns, with and without wall
 	// times; checks with nothing to judge.
-	{MutexCausal, "fail-crash-inside-no-wall", "A GoVector-like log without wall times: P1 enters after hearing from P0, which is inside; P0 hears from P1 and crashes inside. P1's entry happened before P0's crash: both were inside at once.", 2, false, "", func(b *builder) {
-		crashInside(b)
-		noWall(b)
-	}},
-	{MutexCausal, "unknown-crash-then-entry-no-wall", "P0 crashes inside after telling P1, which then enters; without wall times nothing orders the crash and the entry.", 2, false, "", func(b *builder) {
-		crashThenEnter(b)
-		noWall(b)
-	}},
+	{MutexCausal, "fail-crash-inside-no-wall", "A GoVector-like log without wall times: P1 enters after hearing from P0, which is inside; P0 hears from P1 and crashes inside. P1's entry happened before P0's crash: both were inside at once.", 2, false, "", withoutWall(crashInside)},
+	{MutexCausal, "unknown-crash-then-entry-no-wall", "P0 crashes inside after telling P1, which then enters; without wall times nothing orders the crash and the entry.", 2, false, "", withoutWall(crashThenEnter)},
 	{MutexCausal, "pass-crash-then-entry-apart-in-wall-time", "The same with wall times: P0 crashed 10ms before P1 entered.", 2, false, "", crashThenEnter},
-	{MutexCausal, "pass-crash-told-by-recovery", "P0 crashes inside, recovers and tells P1, which then enters: ordered, without wall times.", 2, false, "", func(b *builder) {
-		crashRecoverTell(b)
-		noWall(b)
-	}},
+	{MutexCausal, "pass-crash-told-by-recovery", "P0 crashes inside, recovers and tells P1, which then enters: ordered, without wall times.", 2, false, "", withoutWall(crashRecoverTell)},
 	{MutexCausal, "na-no-sections", "Messages only: nothing to judge.", 2, false, "", func(b *builder) { b.Recv(1, b.Send(0, 1, "x")) }},
-	{SplitBrain, "fail-hears-next-term-then-crashes-no-wall", "A log without wall times: P2 leads term 1, hears from P0, which follows P1 in term 2, and crashes still leading.", 3, false, "", func(b *builder) {
-		leaderHearsNextTerm(b)
-		noWall(b)
-	}},
-	{SplitBrain, "unknown-fail-over-no-wall", "P2 leads and crashes; P1 is elected; without wall times nothing orders the crash and the election.", 3, false, "", func(b *builder) {
-		leaderCrashThenElected(b)
-		noWall(b)
-	}},
+	{SplitBrain, "fail-hears-next-term-then-crashes-no-wall", "A log without wall times: P2 leads term 1, hears from P0, which follows P1 in term 2, and crashes still leading.", 3, false, "", withoutWall(leaderHearsNextTerm)},
+	{SplitBrain, "unknown-fail-over-no-wall", "P2 leads and crashes; P1 is elected; without wall times nothing orders the crash and the election.", 3, false, "", withoutWall(leaderCrashThenElected)},
 	{SplitBrain, "pass-fail-over", "The same fail-over with wall times: P2 crashed 10ms before P1 was elected.", 3, false, "", leaderCrashThenElected},
 	{Deadlock, "pass-blocked-waiting-for-a-crash", "P1 and P2 wait for P0, which crashed: blocked, but in no cycle; the note says whom each waits for and in what state.", 3, false, "", func(b *builder) { blockedBehindCrash(b, 0) }},
 	{Validity, "unknown-crash-concurrent-no-wall", "Bully's rule without wall times: P1 declares itself; P2's crash is concurrent with it, so whether P2 was alive then is not known.", 3, false, `{"validity":"highest-id"}`, func(b *builder) {

@@ -95,9 +95,13 @@ func formatParts(parts []Part) string {
 
 // concurrentSections: P0 and P1 in the critical section at once, neither
 // knowing of the other.
-func concurrentSections(b *builder) {
-	b.Enter(0, "cs")
-	b.Enter(1, "cs")
-	b.Exit(0, "cs")
-	b.Exit(1, "cs")
+func concurrentSections(b *builder) { enterBothThenLeave(b, 0, "cs", 1, "cs") }
+
+// enterBothThenLeave: p enters r and q enters s; then p leaves r and q
+// leaves s, with no message between them.
+func enterBothThenLeave(b *builder, p int, r string, q int, s string) {
+	b.Enter(p, r)
+	b.Enter(q, s)
+	b.Exit(p, r)
+	b.Exit(q, s)
 }
