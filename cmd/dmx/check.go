@@ -23,7 +23,6 @@ import (
 func newCheckCmd() *cobra.Command {
 	var format, diagrams, report, conformTo string
 	var only, require []string
-	var runID int64
 	var maxFindings, overtakes int
 	var summary, fullIntegrity bool
 	var open openFlags
@@ -42,7 +41,7 @@ func newCheckCmd() *cobra.Command {
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if conformTo != "" {
-				code, err := checkConform(cmd.OutOrStdout(), conformTo, args, runID, open, format)
+				code, err := checkConform(cmd.OutOrStdout(), conformTo, args, open, format)
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
@@ -72,7 +71,7 @@ func newCheckCmd() *cobra.Command {
 			var swept []tally.Run
 			var parts []htmlreport.Run
 			for _, path := range args {
-				st, runs, err := open.runs(path, runID)
+				st, runs, err := open.runs(path)
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
@@ -106,7 +105,6 @@ func newCheckCmd() *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, json, or junit (JUnit XML for CI test reports)")
 	cmd.Flags().StringSliceVar(&only, "checks", nil, "checks to run, comma-separated or repeated (default: those that apply to each run)")
 	cmd.Flags().StringSliceVar(&require, "require", nil, "checks that must not be skipped for want of data (a skipped one makes the verdict inconclusive); they are run too")
-	cmd.Flags().Int64Var(&runID, "run", 0, "check only this run of each trace (default: every run)")
 	cmd.Flags().IntVar(&overtakes, "max-overtakes", 0, "check starvation: how many times a waiting request may be overtaken (default: once per other process, N-1)")
 	cmd.Flags().IntVar(&maxFindings, "max-findings", defaultMaxShown, "findings shown per check in table output (json shows all)")
 	cmd.Flags().StringVar(&conformTo, "conform", "", "compare a program of your own with dmx's machine of this algorithm, input by input (in place of the checks)")
@@ -114,7 +112,7 @@ func newCheckCmd() *cobra.Command {
 	cmd.Flags().StringVar(&report, "report", "", "write the HTML report of the runs (as dmx report) into this directory: DIR/report.html")
 	cmd.Flags().BoolVar(&fullIntegrity, "integrity-check", false,
 		"check the whole file for damage first, every table and index (PRAGMA integrity_check, about 0.6s per million events); by default what is read is verified as it is read")
-	open.register(cmd)
+	open.registerRun(cmd, "check only this run of each trace (default: every run)")
 	return cmd
 }
 
@@ -368,12 +366,15 @@ func exitCode(v analyze.Verdict) int {
 	return exitInconclusive
 }
 
-// openFlags are the flags of the commands that read traces.
+// openFlags are the flags of the commands that read traces, and --run of
+// those that read the runs it chooses (registerRun).
 type openFlags struct {
 	noIntegrity bool
 	// verifyRead: dmx check verifies what it reads instead of the whole
 	// file first (see checkRuns).
 	verifyRead bool
+	// run is --run: the one run to read of each trace, 0 every run.
+	run int64
 }
 
 func (f *openFlags) register(cmd *cobra.Command) {
@@ -381,23 +382,30 @@ func (f *openFlags) register(cmd *cobra.Command) {
 		"do not check the whole file for damage before reading it (saves about 0.6s per million events)")
 }
 
+// registerRun registers --run, with help saying what the command does
+// with that run only, and the flags of register.
+func (f *openFlags) registerRun(cmd *cobra.Command, help string) {
+	cmd.Flags().Int64Var(&f.run, "run", 0, help)
+	f.register(cmd)
+}
+
 // open opens the trace at path read-only.
 func (f *openFlags) open(path string) (*trace.Store, error) {
 	return trace.OpenWith(path, trace.OpenOptions{NoIntegrityCheck: f.noIntegrity || f.verifyRead})
 }
 
-// runs opens the trace at path and lists its runs, or only run runID
+// runs opens the trace at path and lists its runs, or only run --run
 // when it is not 0. A trace without runs is an error: there is nothing to
 // report on. The caller closes the store.
-func (f *openFlags) runs(path string, runID int64) (*trace.Store, []trace.Run, error) {
+func (f *openFlags) runs(path string) (*trace.Store, []trace.Run, error) {
 	st, err := f.open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	runs, err := st.Runs()
-	if err == nil && runID != 0 {
+	if err == nil && f.run != 0 {
 		var r trace.Run
-		r, err = st.Run(runID)
+		r, err = st.Run(f.run)
 		runs = []trace.Run{r}
 	}
 	if err == nil && len(runs) == 0 {
@@ -412,8 +420,8 @@ func (f *openFlags) runs(path string, runID int64) (*trace.Store, []trace.Run, e
 
 // oneRun is runs for a command that reads one run: a trace of several
 // needs --run. The caller closes the store.
-func (f *openFlags) oneRun(path string, runID int64) (*trace.Store, trace.Run, error) {
-	st, runs, err := f.runs(path, runID)
+func (f *openFlags) oneRun(path string) (*trace.Store, trace.Run, error) {
+	st, runs, err := f.runs(path)
 	if err != nil {
 		return nil, trace.Run{}, err
 	}

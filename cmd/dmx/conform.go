@@ -39,10 +39,10 @@ type conformDiffOut struct {
 	Rule    string   `json:"rule"`
 }
 
-// checkConform compares every run of the traces at paths (or run runID)
+// checkConform compares every run of the traces at paths (or run --run)
 // with dmx's algorithm name and prints the result; it returns the exit
 // code: 0 every run conforms, 1 one does not.
-func checkConform(out io.Writer, name string, paths []string, runID int64, open openFlags, format string) (int, error) {
+func checkConform(out io.Writer, name string, paths []string, open openFlags, format string) (int, error) {
 	spec := registry.Lookup(name)
 	if spec == nil {
 		return exitUsage, fmt.Errorf("--conform %q: not one of dmx's algorithms (%s)", name, strings.Join(registry.Names(), ", "))
@@ -53,7 +53,7 @@ func checkConform(out io.Writer, name string, paths []string, runID int64, open 
 	code := exitOK
 	var reps []conformReport
 	for _, path := range paths {
-		st, runs, err := open.runs(path, runID)
+		st, runs, err := open.runs(path)
 		if err != nil {
 			return exitUsage, err
 		}

@@ -22,7 +22,6 @@ import (
 // newExportCmd is dmx export: a trace in the formats of other tools.
 func newExportCmd() *cobra.Command {
 	var out string
-	var runID int64
 	var timestamps bool
 	var open openFlags
 	cmd := &cobra.Command{
@@ -44,13 +43,13 @@ text of its log. A format that writes one file writes to stdout without -o.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] == "parquet" {
-				return exportParquet(cmd, &open, args[1:], out, runID)
+				return exportParquet(cmd, &open, args[1:], out)
 			}
 			if len(args) > 2 {
 				return &exitError{exitUsage, fmt.Errorf("export %s: one trace at a time (parquet takes several)", args[0])}
 			}
 			if args[0] == "mermaid" {
-				return exportMermaid(cmd, &open, args[1], out, runID)
+				return exportMermaid(cmd, &open, args[1], out)
 			}
 			exp := format.Exporter(args[0])
 			if exp == nil {
@@ -64,7 +63,7 @@ text of its log. A format that writes one file writes to stdout without -o.`,
 					return &exitError{exitUsage, err}
 				}
 			}
-			st, runs, err := open.runs(args[1], runID)
+			st, runs, err := open.runs(args[1])
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -91,20 +90,19 @@ text of its log. A format that writes one file writes to stdout without -o.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "the file (or directory, for govector) to write")
-	cmd.Flags().Int64Var(&runID, "run", 0, "export only this run (default: every run)")
 	cmd.Flags().BoolVar(&timestamps, "timestamps", false, "govector: start each clock line with the event's wall time in ns")
-	open.register(cmd)
+	open.registerRun(cmd, "export only this run (default: every run)")
 	return cmd
 }
 
 // exportParquet writes the runs of the traces at paths into the
 // directory out as Parquet files (trace/parquet), each run checked as dmx
 // check checks it for verdicts.parquet.
-func exportParquet(cmd *cobra.Command, open *openFlags, paths []string, out string, runID int64) error {
+func exportParquet(cmd *cobra.Command, open *openFlags, paths []string, out string) error {
 	if out == "" {
 		return &exitError{exitUsage, errors.New("export parquet: -o DIR is required (it writes a directory of files)")}
 	}
-	if runID != 0 && len(paths) > 1 {
+	if open.run != 0 && len(paths) > 1 {
 		return &exitError{exitUsage, errors.New("export parquet: --run chooses a run of one trace; name one trace")}
 	}
 	for _, p := range paths {
@@ -114,7 +112,7 @@ func exportParquet(cmd *cobra.Command, open *openFlags, paths []string, out stri
 	}
 	var sources []parquet.Source
 	for _, path := range paths {
-		st, runs, err := open.runs(path, runID)
+		st, runs, err := open.runs(path)
 		if err != nil {
 			return &exitError{exitUsage, err}
 		}
@@ -192,13 +190,13 @@ func exporterList() string {
 // exportMermaid writes one run of a trace as a fenced Mermaid sequence
 // diagram: the same drawing as dmx render -o x.md, of the whole run. A run
 // too big for Mermaid is refused with the advice to draw a window.
-func exportMermaid(cmd *cobra.Command, open *openFlags, path, out string, runID int64) error {
+func exportMermaid(cmd *cobra.Command, open *openFlags, path, out string) error {
 	if out != "" {
 		if err := checkOutput(file{"the export (-o)", out}, file{"the input trace", path}); err != nil {
 			return &exitError{exitUsage, err}
 		}
 	}
-	st, run, err := open.oneRun(path, runID)
+	st, run, err := open.oneRun(path)
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}

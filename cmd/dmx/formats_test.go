@@ -29,21 +29,14 @@ type run struct {
 
 func loadRun(t *testing.T, path string) run {
 	t.Helper()
-	st, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, one := openOneRun(t, path)
 	defer st.Close()
-	runs, err := st.Runs()
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("%s: runs %v, %v", path, runs, err)
-	}
-	evs, err := st.AllEvents(runs[0].ID)
+	evs, err := st.AllEvents(one.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The clocks as happens-before gives them, whatever was recorded.
-	x, err := analyze.ExportRun(runs[0], evs)
+	x, err := analyze.ExportRun(one, evs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,18 +83,28 @@ func kernelFaults(t *testing.T, path, spec string) string {
 	return strings.Join(lines[1:], ",")
 }
 
+// netnsPartition runs algo on 5 processes in network namespaces (seed 3)
+// for d with the partition spec, which nftables makes, into a trace of its
+// own; it returns the trace's path, the exit code, the output (--format
+// json) and stderr.
+func netnsPartition(t *testing.T, algo, spec, d string) (path string, code int, out, errs string) {
+	t.Helper()
+	needNetns(t)
+	path = filepath.Join(t.TempDir(), algo+".db")
+	code, out, errs = dmx(t, "run", algo, "--net", "netns", "-n", "5", "--faults", spec, "--duration", d,
+		"--seed", "3", "--format", "json", "--no-diagram", "-o", path)
+	return path, code, out, errs
+}
+
 // TestNetnsPartitionSplitsBully: a partition made by nftables cuts the
 // highest-id process off from a minority, which elects its own leader:
 // the trace shows the fault made by the kernel at every process, and the
 // split-brain check finds two leaders at once.
 func TestNetnsPartitionSplitsBully(t *testing.T) {
-	needNetns(t)
-	path := filepath.Join(t.TempDir(), "bully.db")
 	const spec = "partition:0+1:2+3+4@400ms-1.8s"
 	// The run lasts well past the partition's end (1.8s), so that every
 	// process records the end even when a loaded machine delays it.
-	code, out, errs := dmx(t, "run", "bully", "--net", "netns", "-n", "5", "--faults", spec, "--duration", "3s",
-		"--seed", "3", "--format", "json", "--no-diagram", "-o", path)
+	path, code, out, errs := netnsPartition(t, "bully", spec, "3s")
 	if code != exitViolated {
 		t.Fatalf("exit %d, want 1 (split brain)\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -124,11 +134,8 @@ func TestNetnsPartitionSplitsBully(t *testing.T) {
 // majority: no master of a new term comes from it, and the elections it
 // keeps starting never end (termination not ok).
 func TestNetnsPartitionStallsLeaseMinority(t *testing.T) {
-	needNetns(t)
-	path := filepath.Join(t.TempDir(), "lease.db")
 	const spec = "partition:3+4:0+1+2@500ms"
-	code, out, errs := dmx(t, "run", "lease", "--net", "netns", "-n", "5", "--faults", spec, "--duration", "2500ms",
-		"--seed", "3", "--format", "json", "--no-diagram", "-o", path)
+	path, code, out, errs := netnsPartition(t, "lease", spec, "2500ms")
 	if code != exitViolated && code != exitInconclusive {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}

@@ -21,7 +21,6 @@ import (
 // --no-findings. dmx plot has these flags only.
 type pictureFlags struct {
 	out, format string
-	runID       int64
 	noFindings  bool
 	open        openFlags
 }
@@ -32,9 +31,8 @@ func (f *pictureFlags) register(cmd *cobra.Command, noun, verb string, formats [
 	fs := cmd.Flags()
 	fs.StringVarP(&f.out, "out", "o", "", fmt.Sprintf("the %s to write: %s", noun, orList(".", formats)))
 	fs.StringVar(&f.format, "format", "", orList("", formats)+" (default: by the extension of -o)")
-	fs.Int64Var(&f.runID, "run", 0, fmt.Sprintf("the run to %s, when the trace holds several", verb))
 	fs.BoolVar(&f.noFindings, "no-findings", false, fmt.Sprintf("do not run the checks; %s the run only", verb))
-	f.open.register(cmd)
+	f.open.registerRun(cmd, fmt.Sprintf("the run to %s, when the trace holds several", verb))
 }
 
 // outFormat is the format to write, one of formats: --format, else the
@@ -60,7 +58,7 @@ func (f *pictureFlags) openRun(out, in file, withFindings bool) (*trace.Store, t
 	if err := checkOutput(out, in); err != nil {
 		return nil, trace.Run{}, nil, err
 	}
-	st, run, err := f.open.oneRun(in.path, f.runID)
+	st, run, err := f.open.oneRun(in.path)
 	if err != nil {
 		return nil, trace.Run{}, nil, err
 	}

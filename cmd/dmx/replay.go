@@ -13,7 +13,6 @@ import (
 
 func newReplayCmd() *cobra.Command {
 	var (
-		runID     int64
 		step      bool
 		at, until string
 		format    string
@@ -73,7 +72,7 @@ diverges on a run another version of dmx recorded.`,
 					return &exitError{exitUsage, fmt.Errorf("--until: %w", err)}
 				}
 			}
-			st, runs, err := open.runs(args[0], runID)
+			st, runs, err := open.runs(args[0])
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -91,12 +90,11 @@ diverges on a run another version of dmx recorded.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.Int64Var(&runID, "run", 0, "replay only this run of the trace (default: every run)")
 	fs.BoolVar(&step, "step", false, "print every event with its process's state and what changed")
 	fs.StringVar(&at, "at", "", "print steps from this event on, e.g. P3#40 (implies --step)")
 	fs.StringVar(&until, "until", "", "end the replay after this event, e.g. P3#60")
 	fs.StringVar(&format, "format", "text", "output: text or json (JSON lines with --step)")
-	open.register(cmd)
+	open.registerRun(cmd, "replay only this run of the trace (default: every run)")
 	return cmd
 }
 

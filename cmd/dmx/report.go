@@ -29,7 +29,6 @@ const defaultReportPictures = 12
 
 func newReportCmd() *cobra.Command {
 	var out string
-	var runID int64
 	var pictures int
 	var open openFlags
 	cmd := &cobra.Command{
@@ -58,7 +57,7 @@ Exit code: the verdict, as dmx check's (0 ok, 1 violated, 3 inconclusive);
 			if pictures < 0 {
 				return &exitError{exitUsage, fmt.Errorf("--pictures %d: want 0 or more", pictures)}
 			}
-			reps, runs, sweep, err := reportParts(&open, args, runID, pictures)
+			reps, runs, sweep, err := reportParts(&open, args, pictures)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
@@ -71,9 +70,8 @@ Exit code: the verdict, as dmx check's (0 ok, 1 violated, 3 inconclusive);
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "the directory to write report.html into (made if missing)")
-	cmd.Flags().Int64Var(&runID, "run", 0, "report only this run of each trace (default: every run)")
 	cmd.Flags().IntVar(&pictures, "pictures", defaultReportPictures, "findings of a run drawn (the others are listed with the command that draws them)")
-	open.register(cmd)
+	open.registerRun(cmd, "report only this run of each trace (default: every run)")
 	return cmd
 }
 

@@ -89,11 +89,11 @@ func detailed(runs []tally.Run, s *htmlreport.Sweep) map[runKey]bool {
 // reportParts checks every run of the traces at paths and makes the
 // report's parts: for more than one run, the sweep's table first; past
 // maxDetailed runs, a part of their own only for the runs it names.
-func reportParts(open *openFlags, paths []string, runID int64, pictures int) ([]render.Report, []htmlreport.Run, *htmlreport.Sweep, error) {
+func reportParts(open *openFlags, paths []string, pictures int) ([]render.Report, []htmlreport.Run, *htmlreport.Sweep, error) {
 	var reps []render.Report
 	var swept []tally.Run
 	for _, path := range paths {
-		st, rs, err := open.runs(path, runID)
+		st, rs, err := open.runs(path)
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -95,6 +95,21 @@ func serveProc(t testing.TB, traces ...string) (string, *exec.Cmd) {
 	return "", nil
 }
 
+// servedPage serves the traces with dmx serve and opens its page in a
+// browser of 1500x900 (chrome); what is done in the page must be done
+// within limit.
+func servedPage(t *testing.T, chrome string, limit time.Duration, traces ...string) context.Context {
+	t.Helper()
+	url, _ := serveProc(t, traces...)
+	ctx := browser(t, chrome, 1500, 900)
+	tctx, cancel := context.WithTimeout(ctx, limit)
+	t.Cleanup(cancel)
+	if err := chromedp.Run(tctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	return tctx
+}
+
 // browser starts a headless Chromium with a fresh profile.
 func browser(t testing.TB, path string, w, h int) context.Context {
 	t.Helper()
@@ -298,15 +313,8 @@ func TestServeInBrowser(t *testing.T) {
 	if code, out, errs := dmx(t, "sim", "lamport", "--contention", "high", "--seed", "1", "--no-diagram", "--append", "-o", path); code != 0 {
 		t.Fatalf("sim: exit %d\n%s%s", code, out, errs)
 	}
-	url, _ := serveProc(t, path)
-	ctx := browser(t, chrome, 1500, 900)
-	tctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-
 	// The diagram draws: lanes, events, arrows, sections.
-	if err := chromedp.Run(tctx, chromedp.Navigate(url)); err != nil {
-		t.Fatal(err)
-	}
+	tctx := servedPage(t, chrome, 3*time.Minute, path)
 	v := waitView(t, tctx, "the diagram", 30*time.Second, func(v pageView) bool {
 		return len(v.Panes) == 1 && v.Panes[0].Drawn.Mode == "events" && v.Panes[0].Drawn.Events > 0
 	})
@@ -447,18 +455,12 @@ func TestServeInBrowserFaults(t *testing.T) {
 	if code, out, errs := dmx(t, "sim", "--scenario", "../../examples/token-regeneration.json", "--no-diagram", "-o", ring); code != 0 {
 		t.Fatalf("sim token-regeneration: exit %d\n%s%s", code, out, errs)
 	}
-	url, _ := serveProc(t, dead, bully, ring)
-	ctx := browser(t, chrome, 1500, 900)
-	tctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
+	tctx := servedPage(t, chrome, 3*time.Minute, dead, bully, ring)
 	eval := func(js string, res any) {
 		t.Helper()
 		if err := chromedp.Run(tctx, chromedp.Evaluate(js, res)); err != nil {
 			t.Fatalf("%s: %v", js, err)
 		}
-	}
-	if err := chromedp.Run(tctx, chromedp.Navigate(url)); err != nil {
-		t.Fatal(err)
 	}
 
 	// The deadlock: one edge drawn per wait-for edge of the finding. A
@@ -782,13 +784,7 @@ func TestServeInBrowserNoState(t *testing.T) {
 	chrome := chromium(t)
 	dir := t.TempDir()
 	_, imported := importedRun(t, dir)
-	url, _ := serveProc(t, imported)
-	ctx := browser(t, chrome, 1500, 900)
-	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := chromedp.Run(tctx, chromedp.Navigate(url)); err != nil {
-		t.Fatal(err)
-	}
+	tctx := servedPage(t, chrome, 2*time.Minute, imported)
 	waitView(t, tctx, "the diagram", 30*time.Second, func(v pageView) bool {
 		return len(v.Panes) == 1 && v.Panes[0].Drawn.Events > 0
 	})

@@ -131,16 +131,25 @@ func sideFiles(t *testing.T, path string) []string {
 // it is complete, as readers see it.
 func runRow(t *testing.T, path string) trace.Run {
 	t.Helper()
+	st, run := openOneRun(t, path)
+	st.Close()
+	return run
+}
+
+// openOneRun opens the trace at path, which must hold one run, and returns
+// it with that run. The caller closes the store.
+func openOneRun(t *testing.T, path string) (*trace.Store, trace.Run) {
+	t.Helper()
 	st, err := trace.Open(path)
 	if err != nil {
 		t.Fatalf("open the trace: %v", err)
 	}
-	defer st.Close()
 	runs, err := st.Runs()
 	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs: %v, %v", runs, err)
+		st.Close()
+		t.Fatalf("%s: runs %v, %v", path, runs, err)
 	}
-	return runs[0]
+	return st, runs[0]
 }
 
 // interruptedTrace checks that the trace at path is whole, nothing left

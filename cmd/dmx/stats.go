@@ -17,7 +17,6 @@ import (
 // package analyze/stats.
 func newStatsCmd() *cobra.Command {
 	var format string
-	var runID int64
 	var open openFlags
 	cmd := &cobra.Command{
 		Use:   "stats TRACE...",
@@ -54,7 +53,7 @@ column first.`,
 			}
 			var files []render.StatsFile
 			for _, path := range args {
-				all, err := measure(&open, path, runID)
+				all, err := measure(&open, path)
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
@@ -64,15 +63,14 @@ column first.`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, json or csv")
-	cmd.Flags().Int64Var(&runID, "run", 0, "measure only this run (default: every run)")
-	open.register(cmd)
+	open.registerRun(cmd, "measure only this run (default: every run)")
 	return cmd
 }
 
 // measure measures the runs of the trace at path, opened as open says
-// (only run runID if it is not 0), each beside the costs of its algorithm.
-func measure(open *openFlags, path string, runID int64) ([]*stats.Stats, error) {
-	st, runs, err := open.runs(path, runID)
+// (only run --run if it is not 0), each beside the costs of its algorithm.
+func measure(open *openFlags, path string) ([]*stats.Stats, error) {
+	st, runs, err := open.runs(path)
 	if err != nil {
 		return nil, err
 	}
