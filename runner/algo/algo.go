@@ -610,6 +610,22 @@ func (b *Outbox) Deliver(deliver func(from int, m Msg)) {
 	}
 }
 
+// Step is the frame of a Step of a machine built on the box: an input
+// from outside the group of n is refused (Input.Outsider); otherwise
+// handle takes the input, deliver then each message the machine sent
+// itself (Deliver), and settle runs last (the machine's Wait update).
+// Step returns the outputs gathered.
+func (b *Outbox) Step(in Input, n int, handle func(Input), deliver func(from int, m Msg), settle func()) []Output {
+	if o, ok := in.Outsider(n); ok {
+		return []Output{o}
+	}
+	b.Out = nil
+	handle(in)
+	b.Deliver(deliver)
+	settle()
+	return b.Take()
+}
+
 // Take returns the outputs gathered and empties the box for the next Step.
 func (b *Outbox) Take() []Output {
 	out := b.Out

@@ -180,10 +180,11 @@ func (m *Machine) reset() {
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
-	if o, ok := in.Outsider(m.n); ok {
-		return []algo.Output{o}
-	}
-	m.box.Out = nil
+	return m.box.Step(in, m.n, m.handle, m.deliver, m.updateWait)
+}
+
+// handle is what an input does, before the messages to itself.
+func (m *Machine) handle(in algo.Input) {
 	switch in.Kind {
 	case algo.Start:
 	case algo.Recover:
@@ -220,9 +221,6 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 	case algo.Timer:
 		m.box.Note("unexpected timer %q", in.TimerName)
 	}
-	m.box.Deliver(m.deliver)
-	m.updateWait()
-	return m.box.Take()
 }
 
 func (m *Machine) deliver(from int, msg algo.Msg) {

@@ -227,10 +227,11 @@ func (m *Machine) coordinator() bool { return m.id < m.k }
 
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
-	if o, ok := in.Outsider(m.n); ok {
-		return []algo.Output{o}
-	}
-	m.box.Out = nil
+	return m.box.Step(in, m.n, m.handle, m.deliver, m.updateWait)
+}
+
+// handle is what an input does, before the messages to itself.
+func (m *Machine) handle(in algo.Input) {
 	switch in.Kind {
 	case algo.Start:
 	case algo.Recover:
@@ -261,9 +262,6 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 	case algo.Receive:
 		m.deliver(in.From, in.Msg)
 	}
-	m.box.Deliver(m.deliver)
-	m.updateWait()
-	return m.box.Take()
 }
 
 // recover restarts the process from stable storage: with forget=false the

@@ -82,12 +82,6 @@ func (m *Machine) reset() {
 	m.wait = nil
 }
 
-// Before reports whether request (t, i) precedes request (u, j) in the total
-// order of seed 003 slide 7: by timestamp, equal timestamps by process id.
-func Before(t uint64, i int, u uint64, j int) bool {
-	return t < u || (t == u && i < j)
-}
-
 // Step implements algo.Machine.
 func (m *Machine) Step(in algo.Input) []algo.Output {
 	if o, ok := in.Ignored(m.n, m.state); ok {
@@ -149,7 +143,9 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 // onRequest is [RH1] for a request (T_Pj, j) from P_j.
 func (m *Machine) onRequest(out []algo.Output, from int, msg algo.Msg) []algo.Output {
 	tj, j := msg.Stamp, msg.ID
-	if m.state == algo.Held || (m.state == algo.Requested && Before(m.t, m.id, tj, j)) {
+	// (T_Pi, i) < (T_Pj, j): algo's total order of requests (seed 003 slide 7).
+	mine := algo.StampedRequest{T: m.t, ID: m.id}
+	if m.state == algo.Held || (m.state == algo.Requested && mine.Before(algo.StampedRequest{T: tj, ID: j})) {
 		// Queue the request without replying.
 		m.deferred = append(m.deferred, queued{from: from, t: tj})
 		return out

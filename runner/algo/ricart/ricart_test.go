@@ -13,29 +13,6 @@ func TestScripts(t *testing.T) {
 	algotest.RunScripts(t, Spec, "testdata")
 }
 
-// TestBefore is the total order of requests.
-// Reference: seed 003 slide 7: by timestamp; "if timestamps are equal,
-// process identifiers are compared"; seed 004 "(T,p_j) < (T_i,p_i)".
-func TestBefore(t *testing.T) {
-	for _, tc := range []struct {
-		t    uint64
-		i    int
-		u    uint64
-		j    int
-		want bool
-	}{
-		{3, 2, 7, 0, true},  // earlier timestamp wins whatever the ids
-		{7, 0, 3, 2, false}, // later timestamp loses whatever the ids
-		{5, 0, 5, 2, true},  // tie: the smaller id wins
-		{5, 2, 5, 0, false}, // tie: the larger id loses
-		{5, 1, 5, 1, false}, // a request does not precede itself
-	} {
-		if got := Before(tc.t, tc.i, tc.u, tc.j); got != tc.want {
-			t.Errorf("Before((%d,%d), (%d,%d)) = %v, want %v", tc.t, tc.i, tc.u, tc.j, got, tc.want)
-		}
-	}
-}
-
 // TestRH1 drives one machine into each state and checks whether it replies
 // to an incoming request or defers it.
 // Reference: seed 003 [RH1]: defer iff state = HELD or (state = REQUESTED and

@@ -40,14 +40,10 @@ var Spec = algo.Spec{
 	New: New,
 }
 
-// key names a multicast: its timestamp and its origin. Keys are totally
-// ordered by timestamp, then origin (seed 002's L(e) = M*Li(e) + i).
-type key struct {
-	t    uint64
-	from int
-}
-
-func (a key) before(b key) bool { return a.t < b.t || (a.t == b.t && a.from < b.from) }
+// key names a multicast: its timestamp T and its origin ID. Keys are in
+// algo's total order of requests: by timestamp, then origin (seed 002's
+// L(e) = M*Li(e) + i).
+type key = algo.StampedRequest
 
 // entry is a queued multicast. An entry can exist before its message
 // arrives: an ACK from a third process may come first.
@@ -79,7 +75,7 @@ func New(c algo.Config) (algo.Machine, error) {
 // find returns the entry of k, creating it in its place if needed.
 func (m *Machine) find(k key) *entry {
 	i := 0
-	for i < len(m.queue) && m.queue[i].key.before(k) {
+	for i < len(m.queue) && m.queue[i].key.Before(k) {
 		i++
 	}
 	if i < len(m.queue) && m.queue[i].key == k {
@@ -121,9 +117,9 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 		case MsgMsg:
 			// Queue it by timestamp, then multicast an ACK to every
 			// process, this one included (seed 002).
-			k := key{in.Msg.Stamp, in.From}
+			k := key{T: in.Msg.Stamp, ID: in.From}
 			if m.done[k] {
-				return []algo.Output{algo.NoteOut("duplicate message (%d,%d) ignored: delivered already", k.t, k.from)}
+				return []algo.Output{algo.NoteOut("duplicate message (%d,%d) ignored: delivered already", k.T, k.ID)}
 			}
 			e := m.find(k)
 			if e.have {
@@ -137,9 +133,9 @@ func (m *Machine) Step(in algo.Input) []algo.Output {
 			if in.Msg.ID < 0 || in.Msg.ID >= m.n {
 				return []algo.Output{algo.NoteOut("ack from P%d for unknown origin %d ignored", in.From, in.Msg.ID)}
 			}
-			k := key{in.Msg.Stamp, in.Msg.ID}
+			k := key{T: in.Msg.Stamp, ID: in.Msg.ID}
 			if m.done[k] {
-				return []algo.Output{algo.NoteOut("ack from P%d for (%d,%d), delivered already", in.From, k.t, k.from)}
+				return []algo.Output{algo.NoteOut("ack from P%d for (%d,%d), delivered already", in.From, k.T, k.ID)}
 			}
 			e := m.find(k)
 			if !e.acks[in.From] {
@@ -165,7 +161,7 @@ func (m *Machine) deliverReady(out []algo.Output) []algo.Output {
 		m.queue = m.queue[1:]
 		m.delivered++
 		m.done[h.key] = true
-		out = append(out, algo.Output{Kind: algo.MulticastDelivered, From: h.from, Msg: algo.Msg{Type: MsgMsg, Stamp: h.t, ID: h.seq}})
+		out = append(out, algo.Output{Kind: algo.MulticastDelivered, From: h.ID, Msg: algo.Msg{Type: MsgMsg, Stamp: h.T, ID: h.seq}})
 	}
 	return out
 }
@@ -178,7 +174,7 @@ func (m *Machine) String() string {
 		if i > 0 {
 			b.WriteString(" ")
 		}
-		fmt.Fprintf(&b, "(%d,%d)", e.t, e.from)
+		fmt.Fprintf(&b, "(%d,%d)", e.T, e.ID)
 		if !e.have {
 			b.WriteString("?")
 		}
@@ -209,7 +205,7 @@ func (m *Machine) State() any {
 		Queue     []queued `json:"queue"`
 	}{Sent: m.seq, Delivered: m.delivered, Queue: []queued{}}
 	for _, e := range m.queue {
-		st.Queue = append(st.Queue, queued{e.t, e.from, e.have, algo.Members(e.acks)})
+		st.Queue = append(st.Queue, queued{e.T, e.ID, e.have, algo.Members(e.acks)})
 	}
 	return st
 }

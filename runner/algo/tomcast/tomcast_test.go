@@ -17,29 +17,6 @@ func TestScripts(t *testing.T) {
 	algotest.RunScripts(t, Spec, "testdata")
 }
 
-// TestKeyOrder is the queue's total order.
-// Reference: seed 002: the queue is "ordered by the messages' timestamps";
-// distinct processes' clocks are told apart by id, L(e) = M*Li(e) + i.
-func TestKeyOrder(t *testing.T) {
-	for _, tc := range []struct {
-		a, b key
-		want bool
-	}{
-		{key{3, 2}, key{7, 0}, true},
-		{key{7, 0}, key{3, 2}, false},
-		{key{5, 0}, key{5, 2}, true},
-		{key{5, 2}, key{5, 0}, false},
-		{key{5, 1}, key{5, 1}, false},
-	} {
-		// The seed's single number L = M*L_i + i orders the same way.
-		const m = 10
-		lin := func(k key) uint64 { return m*k.t + uint64(k.from) }
-		if got := tc.a.before(tc.b); got != tc.want || got != (lin(tc.a) < lin(tc.b)) {
-			t.Errorf("%v before %v = %v, want %v", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
-
 func build(t *testing.T, id, n int) *Machine {
 	t.Helper()
 	return algotest.Build[*Machine](t, Spec, algo.Config{ID: id, N: n})
