@@ -144,6 +144,19 @@ func repro(p runner.Plan) string {
 	return "dmx " + strings.Join(args, " ")
 }
 
+// completeRun simulates p and fails the test unless the run completes; it
+// returns the run's events and the command that reproduces it.
+func completeRun(t *testing.T, p runner.Plan) ([]trace.Event, string) {
+	t.Helper()
+	var c runner.Collector
+	res, err := runner.Simulate(p, &c, nil)
+	repro := repro(p)
+	if err != nil || !res.Complete {
+		t.Fatalf("seed %d: %v %s (reproduce: %s)", p.Seed, err, res.Status, repro)
+	}
+	return c.Events, repro
+}
+
 // TestSweep runs every mutual-exclusion algorithm in every configuration
 // that claims its properties (not basic Maekawa, which deadlocks) over 30
 // seeds (300 with DMX_LONG=1; a third for a further variant) for each N in {1,2,3,5,8,9}, with
@@ -245,19 +258,14 @@ func TestSweepMulticast(t *testing.T) {
 				p.Spec, p.N, p.Seed = spec, n, seed
 				p.Workload.Entries, p.Workload.Think, p.Workload.Hold = 3, runner.Dist{Max: time.Millisecond}, runner.Dist{}
 				p.Sim.Delay = runner.Dist{Min: 100 * time.Microsecond, Max: 3 * time.Millisecond}
-				var c runner.Collector
-				res, err := runner.Simulate(p, &c, nil)
-				repro := repro(p)
-				if err != nil || !res.Complete {
-					t.Fatalf("seed %d: %v %s (reproduce: %s)", seed, err, res.Status, repro)
-				}
-				checkOK(t, spec, n, c.Events, seed, repro)
+				evs, repro := completeRun(t, p)
+				checkOK(t, spec, n, evs, seed, repro)
 				multicasts := 3 * n
-				if got := count(c.Events, trace.KindDeliver, -1); got != multicasts*n {
+				if got := count(evs, trace.KindDeliver, -1); got != multicasts*n {
 					t.Fatalf("seed %d: %d deliveries, want %d (reproduce: %s)", seed, got, multicasts*n, repro)
 				}
 				sends, self := 0, 0
-				for _, e := range c.Events {
+				for _, e := range evs {
 					if e.Kind == trace.KindSend {
 						sends++
 						if e.Peer == e.Proc {
@@ -300,16 +308,11 @@ func TestSweepElections(t *testing.T) {
 					p := runner.NewPlan(runner.DriverSim)
 					p.Spec, p.N, p.Seed, p.Params, p.Faults, p.Duration = spec, n, seed, a.params, faults, 1500*time.Millisecond
 					p.Sim.Delay = runner.Dist{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}
-					var c runner.Collector
-					res, err := runner.Simulate(p, &c, nil)
-					repro := repro(p)
-					if err != nil || !res.Complete {
-						t.Fatalf("seed %d: %v %s (reproduce: %s)", seed, err, res.Status, repro)
-					}
-					if got := count(c.Events, trace.KindCrash, -1); got != len(faults) {
+					evs, repro := completeRun(t, p)
+					if got := count(evs, trace.KindCrash, -1); got != len(faults) {
 						t.Fatalf("seed %d: %d crashes, want %d: no leader to crash? (reproduce: %s)", seed, got, len(faults), repro)
 					}
-					checkOK(t, spec, n, c.Events, seed, repro)
+					checkOK(t, spec, n, evs, seed, repro)
 				}
 			})
 		}
@@ -348,17 +351,13 @@ func TestSweepBadNetwork(t *testing.T) {
 					p := runner.NewPlan(runner.DriverSim)
 					p.Spec, p.N, p.Seed, p.Params, p.Faults = a.spec, n, seed, a.params, faults
 					p.Workload.Entries, p.Workload.Contention, p.Workload.Hold = 3, runner.ContentionHigh, runner.Dist{Max: 2 * time.Millisecond}
-					var c runner.Collector
-					res, err := runner.Simulate(p, &c, nil)
-					if err != nil || !res.Complete {
-						t.Fatalf("seed %d: %v %s (reproduce: %s)", seed, err, res.Status, repro(p))
-					}
-					for _, e := range c.Events {
+					evs, repro := completeRun(t, p)
+					for _, e := range evs {
 						if e.Kind == trace.KindDrop {
 							drops++
 						}
 					}
-					checkOK(t, a.spec, n, c.Events, seed, repro(p))
+					checkOK(t, a.spec, n, evs, seed, repro)
 				}
 				if drops == 0 {
 					t.Fatalf("no message dropped in %d seeds: the faults did nothing", seeds)

@@ -3,11 +3,11 @@ package runner_test
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/dmxlab/dmx/internal/fuzzseed"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/registry"
 )
@@ -85,14 +85,8 @@ func TestWriteWorldSeeds(t *testing.T) {
 	if os.Getenv("DMX_FUZZ_SEEDS") == "" {
 		t.Skip("DMX_FUZZ_SEEDS=1 writes the seed corpus")
 	}
-	dir := filepath.Join("testdata", "fuzz", "FuzzWorldSteps")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	write := fuzzseed.Writer(t, "FuzzWorldSteps")
 	for i, s := range worldSeeds {
-		body := fmt.Sprintf("go test fuzz v1\nstring(%q)\nbyte(%q)\nstring(%q)\n", s.algo, rune(s.n), s.schedule)
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed-%d-%s", i, s.algo)), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		write(fmt.Sprintf("seed-%d-%s", i, s.algo), fmt.Sprintf("string(%q)", s.algo), fmt.Sprintf("byte(%q)", rune(s.n)), fmt.Sprintf("string(%q)", s.schedule))
 	}
 }

@@ -53,11 +53,7 @@ func benchServer(b *testing.B) (*Server, *runView, *outline) {
 	if path == "" {
 		path = benchTrace(b)
 	}
-	st, err := trace.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
+	st := openTrace(b, path)
 	s, err := New([]*trace.Store{st}, Options{})
 	if err != nil {
 		b.Fatal(err)

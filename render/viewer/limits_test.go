@@ -128,11 +128,7 @@ func TestTooManyLanes(t *testing.T) {
 	if _, err := trace.WriteRun(path, trace.Run{Algorithm: "wide", Nodes: n, Mode: "import", NoSeed: true, Ended: 1, Complete: true, Status: "done"}, evs); err != nil {
 		t.Fatal(err)
 	}
-	st, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTrace(t, path)
 	base := serve(t, newServer(t, Options{}, st))
 	code, body := call{path: "/api/outline?run=0:1"}.do(t, base)
 	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "the viewer draws at most 4096") {
@@ -167,11 +163,7 @@ func TestNonsenseWallTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	st, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTrace(t, path)
 	base := serve(t, newServer(t, Options{}, st))
 	for _, p := range []string{"/api/overview?axis=wall", "/api/density?axis=wall", "/api/window?axis=wall&lo=0&hi=10"} {
 		if code, body := (call{path: p}).do(t, base); code != http.StatusUnprocessableEntity || !strings.Contains(body, "too far apart for a wall axis") {

@@ -31,6 +31,17 @@ func lamportReorder(p *runner.Plan) {
 	p.Workload.Contention = runner.ContentionHigh
 }
 
+// openTrace opens the trace at path for the test.
+func openTrace(t testing.TB, path string) *trace.Store {
+	t.Helper()
+	st, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 // open records plans into one trace (a run each) and opens it.
 func open(t testing.TB, plans ...runner.Plan) (*trace.Store, string) {
 	t.Helper()
@@ -38,11 +49,7 @@ func open(t testing.TB, plans ...runner.Plan) (*trace.Store, string) {
 	for _, p := range plans {
 		simtest.Record(t, path, p)
 	}
-	st, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openTrace(t, path)
 	return st, path
 }
 
@@ -275,11 +282,7 @@ func TestOldTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	ost, err := trace.Open(old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ost.Close()
+	ost := openTrace(t, old)
 	s := newServer(t, Options{}, ost)
 	v, nv := s.runs[0], newer.runs[0]
 	o, err := v.outline()
@@ -316,11 +319,7 @@ func TestOldTrace(t *testing.T) {
 	if out, err := exec.Command("sh", "-c", command).CombinedOutput(); err != nil {
 		t.Fatalf("the note's command %s: %v\n%s", command, err, out)
 	}
-	again, err := trace.Open(old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer again.Close()
+	again := openTrace(t, old)
 	for _, name := range []string{"events_lamport", "events_wall"} {
 		if has, err := again.HasIndex(name); err != nil || !has {
 			t.Errorf("after the note's command, index %s: %v %v", name, has, err)
@@ -548,11 +547,7 @@ func TestEmptyRun(t *testing.T) {
 	if _, err := trace.WriteRun(path, trace.Run{Algorithm: "central", Nodes: 3, Mode: "sim", Ended: 1, Status: "interrupted"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	st, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTrace(t, path)
 	s := newServer(t, Options{Check: check}, st)
 	base := serve(t, s)
 	for _, c := range []call{

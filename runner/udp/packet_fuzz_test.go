@@ -4,11 +4,12 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/dmxlab/dmx/internal/fuzzseed"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/trace"
@@ -114,10 +115,7 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	if os.Getenv("DMX_FUZZ_SEEDS") == "" {
 		t.Skip("DMX_FUZZ_SEEDS=1 writes the seed corpus")
 	}
-	dir := filepath.Join("testdata", "fuzz", "FuzzDatagram")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	write := fuzzseed.Writer(t, "FuzzDatagram")
 	for i, ps := range fuzzPackets() {
 		d := newSealer(fuzzKey).sealAll(ps)
 		for _, raw := range []bool{false, true} {
@@ -125,11 +123,8 @@ func TestWriteFuzzSeeds(t *testing.T) {
 			if raw {
 				b = d
 			}
-			body := "go test fuzz v1\n[]byte(" + quoteBytes(b) + ")\n" + map[bool]string{false: "bool(false)\n", true: "bool(true)\n"}[raw]
-			name := filepath.Join(dir, "seed-"+string(rune('a'+i))+map[bool]string{false: "-body", true: "-datagram"}[raw])
-			if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			write("seed-"+string(rune('a'+i))+map[bool]string{false: "-body", true: "-datagram"}[raw],
+				"[]byte("+quoteBytes(b)+")", fmt.Sprintf("bool(%t)", raw))
 		}
 	}
 }

@@ -20,16 +20,13 @@ const (
 	MsgRelease = "release"
 )
 
-var params = []algo.Param{
+var params = append([]algo.Param{
 	{Name: "coordinator", Default: "0", Doc: "id of the coordinator process (it also competes for the resource); failover=none only"},
 	{Name: "failover", Default: FailoverNone, Doc: "none: a fixed coordinator (the notes' algorithm); bully or ring: the coordinator is elected with that election algorithm and the heartbeat detector, and a new one takes over when it crashes (state query, epochs)"},
 	{Name: "revoke", Default: "false", Doc: "failover: when the detector suspects the holder, take its grant back and grant the next; a crashed holder then blocks nobody, but a falsely suspected one is still in the critical section when the next enters"},
 	{Name: "timeout", Default: "50ms", Doc: "failover: the election's time-out (default 50ms with bully, 200ms with ring)"},
 	{Name: "initiators", Default: "0", Doc: "failover: who starts the first election at Start: comma-separated ids, all, or none"},
-	{Name: "fd-period", Default: "20ms", Doc: "failover: heartbeat failure detector period T (seed 004)"},
-	{Name: "fd-allowance", Default: "20ms", Doc: "failover: suspect a process silent for T+D (seed 004); a D below the delay spread makes false suspicions, which can break mutual exclusion here"},
-	{Name: fd.StallParam.Name, Default: fd.StallParam.Default, Doc: "failover: " + fd.StallParam.Doc},
-}
+}, fd.HostedParams("failover", "a D below the delay spread makes false suspicions, which can break mutual exclusion here")...)
 
 // variants are the configurations tests run besides the defaults.
 var variants = []algo.Variant{

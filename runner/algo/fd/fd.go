@@ -45,8 +45,19 @@ func UDPParams(kv ...string) map[string]string {
 	return out
 }
 
-// StallParam is the parameter fd-stall, for machines that declare the
-// detector's parameters one by one.
+// HostedParams are the detector's parameters as a machine declares them
+// that runs the detector only in one of its modes (central's failover,
+// token-ring's regenerate): each doc begins with the mode, and note ends
+// fd-allowance's, on what false suspicions do there.
+func HostedParams(mode, note string) []algo.Param {
+	return []algo.Param{
+		{Name: "fd-period", Default: "20ms", Doc: mode + ": heartbeat failure detector period T (seed 004)"},
+		{Name: "fd-allowance", Default: "20ms", Doc: mode + ": suspect a process silent for T+D (seed 004); " + note},
+		{Name: StallParam.Name, Default: StallParam.Default, Doc: mode + ": " + StallParam.Doc},
+	}
+}
+
+// StallParam is the parameter fd-stall.
 var StallParam = algo.Param{Name: "fd-stall", Default: StallCount, Doc: "heartbeat failure detector: count (seed 004 as written) or discount the time this process itself was off the CPU or paused, seen as its own timers firing late, from the others' silence (dmx run's default)"}
 
 // Values of fd-stall.
