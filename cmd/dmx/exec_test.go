@@ -6,45 +6,28 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/dmxlab/dmx/internal/gobuild"
 )
 
 // The tests of dmx run/sim/replay/explore/check with --exec: the programs
 // of examples/programs (Go and Python) and two the tests write in a
 // second language, awk (testdata/lock.awk, testdata/elect.awk).
 
-var programBuilds sync.Map // package dir -> binary
-
 // goProgram builds the Go program in dir (relative to the module's root)
 // once per test binary and returns its path.
 func goProgram(t *testing.T, dir string) string {
 	t.Helper()
-	if p, ok := programBuilds.Load(dir); ok {
-		return p.(string)
-	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
-	out := filepath.Join(os.TempDir(), fmt.Sprintf("dmx-test-%d-%s", os.Getpid(), filepath.Base(dir)))
-	cmd := osexec.Command(goBin, "build", "-o", out, "./"+dir)
-	cmd.Dir = "../.."
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", dir, err, b)
-	}
-	programBuilds.Store(dir, out)
-	return out
+	return gobuild.Program(t, "../..", dir, filepath.Join(os.TempDir(), fmt.Sprintf("dmx-test-%d-%s", os.Getpid(), filepath.Base(dir))))
 }
 
 // removePrograms removes what goProgram built (TestMain, at the end).
 func removePrograms() {
-	programBuilds.Range(func(_, v any) bool {
-		os.Remove(v.(string))
-		return true
-	})
+	for _, p := range gobuild.Built() {
+		os.Remove(p)
+	}
 }
 
 // python returns the command that runs the Python example file (under

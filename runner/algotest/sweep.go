@@ -84,6 +84,29 @@ func Sweep(t testing.TB, spec algo.Spec, ns []int, seeds int, opt Options, check
 	}
 }
 
+// Case is one named configuration of a sweep: its options (N and Seed are
+// set by Sweep) and, if not nil, its own group sizes.
+type Case struct {
+	Name  string
+	Opt   Options
+	Sizes []int
+}
+
+// SweepCases runs Sweep for each case, as a subtest of its name, over the
+// group sizes ns (or the case's own) and seeds 1..seeds, with check.
+func SweepCases(t *testing.T, spec algo.Spec, ns []int, seeds int, cases []Case, check func(*Result) error) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			sizes := ns
+			if c.Sizes != nil {
+				sizes = c.Sizes
+			}
+			Sweep(t, spec, sizes, seeds, c.Opt, check)
+		})
+	}
+}
+
 // CountCheck returns a Sweep check that the messages sent in the run number
 // exactly the sum, over nodes, of perEntry(node, N) times that node's
 // entries: the seeds' message complexity, measured (e.g. 2(N-1) per entry for

@@ -7,12 +7,11 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/internal/gobuild"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/algo"
 	"github.com/dmxlab/dmx/runner/exec"
@@ -47,27 +46,11 @@ func pythonOrEmpty() string {
 	return py
 }
 
-var builds sync.Map // package dir -> binary path, built once per test run
-
 // build builds the Go program in dir (relative to the module's root) and
 // returns its path.
 func build(t testing.TB, dir string) string {
 	t.Helper()
-	if p, ok := builds.Load(dir); ok {
-		return p.(string)
-	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
-	out := filepath.Join(buildDir, filepath.Base(dir))
-	cmd := osexec.Command(goBin, "build", "-o", out, "./"+dir)
-	cmd.Dir = "../.."
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", dir, err, b)
-	}
-	builds.Store(dir, out)
-	return out
+	return gobuild.Program(t, "../..", dir, filepath.Join(buildDir, filepath.Base(dir)))
 }
 
 var buildDir string

@@ -41,23 +41,12 @@ func costCheck(r *algotest.Result) error {
 // without FIFO channels, checking mutual exclusion (one token), that every
 // request is served, and the cost.
 func TestSweep(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		opt  algotest.Options
-	}{
-		{"any-order", algotest.Options{}},
-		{"fifo", algotest.Options{FIFO: true}},
-		{"initial-2", algotest.Options{Params: map[string]string{"initial": "2"}}},
-		{"contended", algotest.Options{Think: 1, Entries: 5}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ns := []int{1, 2, 3, 5, 8}
-			if tc.name == "initial-2" {
-				ns = []int{3, 5, 8}
-			}
-			algotest.Sweep(t, Spec, ns, 300, tc.opt, costCheck)
-		})
-	}
+	algotest.SweepCases(t, Spec, []int{1, 2, 3, 5, 8}, 300, []algotest.Case{
+		{Name: "any-order"},
+		{Name: "fifo", Opt: algotest.Options{FIFO: true}},
+		{Name: "initial-2", Opt: algotest.Options{Params: map[string]string{"initial": "2"}}, Sizes: []int{3, 5, 8}},
+		{Name: "contended", Opt: algotest.Options{Think: 1, Entries: 5}},
+	}, costCheck)
 }
 
 // TestNoMessagesWhileHolding is seed 001's "0 if it holds the token": a

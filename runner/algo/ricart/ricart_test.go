@@ -73,15 +73,8 @@ func build(t *testing.T, id, n int) *Machine {
 // seed 004 "Bandwidth: 2(n-1)").
 func TestSweep(t *testing.T) {
 	count := algotest.CountCheck(func(_, n int) int { return 2 * (n - 1) })
-	for _, fifo := range []bool{false, true} {
-		name := "any-order"
-		if fifo {
-			name = "fifo"
-		}
-		t.Run(name, func(t *testing.T) {
-			algotest.Sweep(t, Spec, []int{1, 2, 3, 5, 8}, 300, algotest.Options{FIFO: fifo}, count)
-		})
-	}
+	algotest.SweepCases(t, Spec, []int{1, 2, 3, 5, 8}, 300,
+		[]algotest.Case{{Name: "any-order"}, {Name: "fifo", Opt: algotest.Options{FIFO: true}}}, count)
 }
 
 // TestSweepHighContention keeps every node requesting with no think time,

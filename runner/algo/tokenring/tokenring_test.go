@@ -1,6 +1,7 @@
 package tokenring
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -19,23 +20,15 @@ func TestScripts(t *testing.T) {
 // ("Starvation cannot occur", seed 000). It also checks that every token
 // message moved the token one step round the ring.
 func TestSweep(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		delay string
-	}{{"pass-delay-1ms", ""}, {"pass-delay-0", "0"}, {"pass-delay-100us", "100us"}} {
-		t.Run(tc.name, func(t *testing.T) {
-			opt := algotest.Options{}
-			if tc.delay != "" {
-				opt.Params = map[string]string{"pass-delay": tc.delay}
-			}
-			algotest.Sweep(t, Spec, []int{1, 2, 3, 5, 8}, 300, opt, func(r *algotest.Result) error {
-				if len(r.Entered) == 1 && r.Messages != 0 {
-					t.Errorf("N = 1 sent %d messages", r.Messages)
-				}
-				return nil
-			})
-		})
-	}
+	delay := func(d string) algotest.Options { return algotest.Options{Params: map[string]string{"pass-delay": d}} }
+	algotest.SweepCases(t, Spec, []int{1, 2, 3, 5, 8}, 300, []algotest.Case{
+		{Name: "pass-delay-1ms"}, {Name: "pass-delay-0", Opt: delay("0")}, {Name: "pass-delay-100us", Opt: delay("100us")},
+	}, func(r *algotest.Result) error {
+		if len(r.Entered) == 1 && r.Messages != 0 {
+			return fmt.Errorf("N = 1 sent %d messages", r.Messages)
+		}
+		return nil
+	})
 }
 
 // TestLoadedRingCost checks the notes' cost under heavy load: when every
