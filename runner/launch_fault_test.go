@@ -54,7 +54,12 @@ var faultKindCases = func() []faultKindCase {
 						return
 					}
 				}
-				t.Error("no crash")
+				t.Errorf("no crash (status %q; fault events %v)", status, faultEvents(evs, "crash:cs@100ms"))
+				for _, e := range evs {
+					if e.Kind == trace.KindFault || e.Kind == trace.KindCSEnter {
+						t.Logf("%s", &e)
+					}
+				}
 			}},
 		{name: "recover with amnesia after a delay", algo: "central", faults: "crash:1@enter#2,recover:1:amnesia@+50ms", wl: me,
 			check: func(t *testing.T, evs []trace.Event, status string) {
