@@ -3,12 +3,13 @@ package trace
 import (
 	"bytes"
 	"database/sql"
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dmxlab/dmx/internal/sqltest"
 )
 
 // sqliteFile makes an SQLite file at path with the given statements.
@@ -198,25 +199,9 @@ func damageIndex(t *testing.T, path string) {
 		}
 	}
 	record(t, path, Run{Algorithm: "central", Nodes: 3, Mode: "sim"}, evs)
-	b, _ := os.ReadFile(path)
-	// The first cell of a leaf page of an index (page type 10) that holds
-	// the resource's name: an index entry. (Pages also keep stale bytes
-	// outside their cells: changing those would change nothing.)
-	done := false
-	for pg := 4096; pg+4096 <= len(b) && !done; pg += 4096 {
-		if b[pg] != 10 {
-			continue
-		}
-		cell := pg + int(binary.BigEndian.Uint16(b[pg+8:]))
-		if i := bytes.Index(b[cell:min(cell+64, pg+4096)], []byte("XYZZY")); i >= 0 {
-			b[cell+i+4] = 'Z' // "XYZZZ": an entry for a row that has "XYZZY"
-			done = true
-		}
-	}
-	if !done {
-		t.Fatal("no index entry found to damage")
-	}
-	os.WriteFile(path, b, 0o644)
+	// An index entry that holds the resource's name: "XYZZZ", an entry
+	// for a row that has "XYZZY".
+	sqltest.DamageIndexEntry(t, path, "XYZZY", 'Z')
 	db, err := sql.Open("sqlite3", dsn(path, "mode=ro"))
 	if err != nil {
 		t.Fatal(err)

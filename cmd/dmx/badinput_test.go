@@ -15,6 +15,8 @@ import (
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/dmxlab/dmx/internal/sqltest"
 )
 
 // TestBadInput: every kind of bad input gets one clear line on stderr that
@@ -184,25 +186,9 @@ func TestNotRegularFile(t *testing.T) {
 func TestDamagedIndex(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
 	dmxOK(t, "sim", "central", "-n", "3", "--entries", "10", "--seed", "2", "-o", path, "--no-check")
-	b, _ := os.ReadFile(path)
-	// The first cell of a leaf page of the events_cs index (page type 10;
-	// its entries start with a critical-section kind): "cs_exit" becomes
-	// "cs_exiu", an entry for no row.
-	damaged := false
-	for pg := 4096; pg+4096 <= len(b) && !damaged; pg += 4096 {
-		if b[pg] != 10 {
-			continue
-		}
-		cell := pg + int(binary.BigEndian.Uint16(b[pg+8:]))
-		if i := bytes.Index(b[cell:min(cell+64, pg+4096)], []byte("cs_exit")); i >= 0 {
-			b[cell+i+6] = 'u'
-			damaged = true
-		}
-	}
-	if !damaged {
-		t.Fatal("no entry of events_cs found")
-	}
-	os.WriteFile(path, b, 0o644)
+	// The first entry of an index that starts with a critical-section
+	// kind, events_cs's: "cs_exit" becomes "cs_exiu", an entry for no row.
+	sqltest.DamageIndexEntry(t, path, "cs_exit", 'u')
 	// dmx check reads no index but the (run, proc, seq) one it counts
 	// with: its verdict does not rest on events_cs, and it finds the
 	// damage when asked to check the whole file.

@@ -41,4 +41,12 @@
 // rewritten with go test -update; each command is one entry of Commands,
 // a small function over the Bench. Tests that count the messages of an
 // exactly staged run use the Bench directly (NewBench, Elect).
+//
+// What every algorithm package's tests do alike (check.go, sweep.go):
+// CheckParams and CheckConfigs are TestNewValidates's loop (New accepts
+// these configurations, refuses those); Build makes a machine of its own
+// type for a test that steps it by hand; FirstViolation and
+// CountViolations run seeds until a property breaks, to show that an
+// assumption (FIFO channels) is real; SweepCases runs Sweep once per
+// named configuration.
 package algotest
