@@ -23,10 +23,7 @@ func TestREADMECIFailsOnViolation(t *testing.T) {
 	if err != nil {
 		t.Skip("bash is not installed")
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "ci.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := readFile(t, filepath.Join("..", "..", "docs", "ci.md"))
 	var pipe, saved string
 	lines := strings.Split(string(readme), "\n")
 	for i, l := range lines {
@@ -85,10 +82,7 @@ func TestCIExamples(t *testing.T) {
 	line := regexp.MustCompile(`(?m)^\s*(?:- )?(dmx (?:sim|check) [^|>\n]*)`)
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := readFile(t, file)
 			dir := t.TempDir()
 			os.MkdirAll(filepath.Join(dir, "traces"), 0o755)
 			ran := 0
@@ -156,10 +150,7 @@ func runScript(t *testing.T, bash, dir, bin, script string, env ...string) (int,
 // file order, each without its YAML list dash or run: key.
 func exampleLines(t *testing.T, path string) []string {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFile(t, path)
 	var out []string
 	for _, l := range strings.Split(string(data), "\n") {
 		l = strings.TrimSpace(l)

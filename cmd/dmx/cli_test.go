@@ -49,6 +49,16 @@ func dmx(t testing.TB, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// readFile returns what the file at path holds; an error fails t.
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // dmxOK runs dmx as dmx does and fails the test unless it exits 0; it
 // returns what dmx wrote to stdout.
 func dmxOK(t testing.TB, args ...string) string {

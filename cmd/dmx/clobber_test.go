@@ -26,10 +26,7 @@ func snapshot(t *testing.T, paths ...string) map[string][]byte {
 	t.Helper()
 	m := map[string][]byte{}
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := readFile(t, p)
 		m[p] = b
 	}
 	return m
@@ -290,10 +287,7 @@ func TestWALAtRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"", "-wal"} {
-		b, err := os.ReadFile(filepath.Join(src, "open.db") + s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := readFile(t, filepath.Join(src, "open.db") + s)
 		if err := os.WriteFile(filepath.Join(src, "copied.db")+s, b, 0o644); err != nil {
 			t.Fatal(err)
 		}

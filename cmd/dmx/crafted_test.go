@@ -258,10 +258,7 @@ func TestHugeNames(t *testing.T) {
 		}
 		t.Logf("dmx %s: exit %d, %d MB (dmx alone: %d MB)", args[0], code, mb, base)
 	}
-	b, err := os.ReadFile(svg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFile(t, svg)
 	if len(b) > 4<<20 || !strings.Contains(string(b), "(1000001 bytes)") {
 		t.Errorf("the picture: %d bytes, names shortened: %v", len(b), strings.Contains(string(b), "(1000001 bytes)"))
 	}

@@ -307,10 +307,7 @@ func runDocCommand(t *testing.T, dir, bin, command string) (int, string) {
 	} else if err != nil {
 		t.Fatalf("%s: %v", command, err)
 	}
-	b, err := os.ReadFile(out.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFile(t, out.Name())
 	return code, string(b)
 }
 
@@ -328,10 +325,7 @@ func TestDocs(t *testing.T) {
 		rel, _ := filepath.Rel(filepath.Join("..", ".."), file)
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := readFile(t, file)
 			blocks, prose := mdParse(string(data))
 			var dir, bin string
 			for _, b := range blocks {
@@ -667,10 +661,7 @@ func TestDocsMatching(t *testing.T) {
 // it shows run as the page says they do, and the transcripts it quotes
 // are what dmx prints.
 func TestProtocolDoc(t *testing.T) {
-	b, err := os.ReadFile("../../docs/protocol.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFile(t, "../../docs/protocol.md")
 	doc := string(b)
 	program := block(t, doc, "python")
 	dir := t.TempDir()
@@ -735,10 +726,7 @@ func block(t *testing.T, doc, lang string) string {
 // the first build compiles SQLite in silence and says how to watch it; and
 // it stays under 300 lines.
 func TestREADMEForNewUsers(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFile(t, filepath.Join("..", "..", "README.md"))
 	readme := string(b)
 	if strings.Contains(readme, "shared/seeds") {
 		t.Error("the README cites shared/seeds, which users of the repository do not have")

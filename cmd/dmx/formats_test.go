@@ -200,10 +200,7 @@ func TestRoundTrips(t *testing.T) {
 			a := loadRun(t, orig)
 			log := filepath.Join(dir, "run.log")
 			dmxOK(t, "export", "shiviz", orig, "-o", log)
-			text, err := os.ReadFile(log)
-			if err != nil {
-				t.Fatal(err)
-			}
+			text := readFile(t, log)
 			if raw := regexp.MustCompile(`msg=\d|\d{9,}`).Find(text); raw != nil {
 				t.Errorf("the ShiViz log shows a message by its id: %q", raw)
 			}
@@ -270,10 +267,7 @@ func TestExportPerfetto(t *testing.T) {
 	dmxOK(t, "sim", "central", "-n", "3", "--entries", "2", "--seed", "4", "--faults", "crash:1@30ms,recover:1@80ms", "-o", db, "--no-check")
 	out := filepath.Join(dir, "run.json")
 	dmxOK(t, "export", "perfetto", db, "-o", out)
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFile(t, out)
 	var f struct {
 		TraceEvents []struct {
 			Name    string         `json:"name"`
@@ -757,10 +751,7 @@ func TestParquetDuckDB(t *testing.T) {
 		t.Errorf("DuckDB reads run 13's events as\n%s\nSQLite holds\n%s", strings.Join(duckRows[:min(5, len(duckRows))], "\n"), strings.Join(sqlRows[:min(5, len(sqlRows))], "\n"))
 	}
 	// The documented queries.
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "sweep.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := readFile(t, filepath.Join("..", "..", "docs", "sweep.md"))
 	queries := regexp.MustCompile("(?s)```sql\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
 	if len(queries) < 3 {
 		t.Fatalf("docs/sweep.md shows %d SQL queries", len(queries))

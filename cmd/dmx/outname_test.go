@@ -93,10 +93,7 @@ func TestExploreOneScenarioPerRun(t *testing.T) {
 		}
 	}
 	first := filepath.Join(dir, "dmx-explore-maekawa.json")
-	before, err := os.ReadFile(first)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := readFile(t, first)
 	code, out := dmxIn(t, dir, append(args, "--reorder", "-o", "dmx-explore-maekawa.db")...)
 	if code != exitUsage || !strings.Contains(out, "--append") {
 		t.Errorf("-o an existing trace without --append: exit %d\n%s", code, out)

@@ -41,10 +41,7 @@ func TestReport(t *testing.T) {
 	if code != exitViolated || !strings.Contains(stdout, "verdict violated, 2 runs") {
 		t.Fatalf("exit %d, want 1 (a deadlock)\n%s%s", code, stdout, errs)
 	}
-	b, err := os.ReadFile(filepath.Join(out, "report.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFile(t, filepath.Join(out, "report.html"))
 	html := string(b)
 	for _, want := range []string{
 		"<svg",                                 // pictures inline
@@ -176,10 +173,7 @@ func TestReportSweep(t *testing.T) {
 	if code, _, errs := dmx(t, "report", tr, "-o", out); code != exitViolated {
 		t.Fatalf("report: exit %d\n%s", code, errs)
 	}
-	data, err := os.ReadFile(filepath.Join(out, "report.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFile(t, filepath.Join(out, "report.html"))
 	page := string(data)
 	for _, want := range []string{"24 runs: the verdicts per check", "per fault kind", "the other runs", "smallest failing seed"} {
 		if !strings.Contains(page, want) {

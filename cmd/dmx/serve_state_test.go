@@ -316,10 +316,7 @@ func TestOnePalette(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(dot)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFile(t, dot)
 	// Every labelled message arrow of the picture: its colour is the
 	// viewer's for its type.
 	seen := 0
