@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dmxlab/dmx/analyze/internal/freelist"
 	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/plural"
 )
@@ -90,12 +91,12 @@ type HB struct {
 	sparse bool // clocks are sparse (proc.svc, sent.svc), not dense
 	procs  []*proc
 
-	pending map[int64]*sent // sent and not yet received
-	spare   []*sent         // recycled entries of pending
-	recvd   msgSet          // ids received at least once, and by whom
-	held    int             // events held back by all processes (see proc.held)
-	waiting map[int64][]int // message id -> processes parked on its receive
-	ready   []int           // processes to resume
+	pending map[int64]*sent     // sent and not yet received
+	spare   freelist.List[sent] // recycled entries of pending
+	recvd   msgSet              // ids received at least once, and by whom
+	held    int                 // events held back by all processes (see proc.held)
+	waiting map[int64][]int     // message id -> processes parked on its receive
+	ready   []int               // processes to resume
 
 	cur       *trace.Event
 	curVC     trace.VC // dense clocks: the current event's
@@ -694,9 +695,9 @@ func (h *HB) deliver(p *proc, ev *trace.Event, links *trace.Links) error {
 	h.visit(ev, h)
 	h.cur, h.curVC, h.curSVC, h.curSend, h.curDup = nil, nil, nil, nil, false
 	if s != nil {
-		h.spare = append(h.spare, s)
+		h.spare.Put(s)
 	}
-	h.spare = append(h.spare, also...)
+	h.spare.Put(also...)
 	return nil
 }
 
@@ -727,7 +728,7 @@ func (h *HB) send(p *proc, ev *trace.Event, msg int64, to int) error {
 	if h.recvd.has(msg) {
 		return broken(ev, "sends %s, already sent and received", trace.MsgName(msg, ev.Proc))
 	}
-	n := h.newSent()
+	n := h.spare.Get()
 	n.ref, n.to, n.typ, n.wall, n.pos = ev.Ref(), to, ev.MsgType, ev.Wall, h.delivered+1
 	if h.sparse {
 		n.svc = append(n.svc[:0], p.svc...)
@@ -741,15 +742,6 @@ func (h *HB) send(p *proc, ev *trace.Event, msg int64, to int) error {
 		h.ready = append(h.ready, ws...)
 	}
 	return nil
-}
-
-func (h *HB) newSent() *sent {
-	if n := len(h.spare); n > 0 {
-		s := h.spare[n-1]
-		h.spare = h.spare[:n-1]
-		return s
-	}
-	return new(sent)
 }
 
 // enqueue parks a copy of ev: the reader may reuse its Event.

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/analyze/internal/freelist"
 	"github.com/dmxlab/dmx/analyze/theory"
 	"github.com/dmxlab/dmx/trace"
 )
@@ -76,7 +77,7 @@ type walker struct {
 	busy     []int // per resource: processes requesting or holding it
 
 	inflight map[int64]*carry
-	spare    []*carry
+	spare    freelist.List[carry]
 	received int64 // first receives of messages whose send was seen
 	sent     int64 // all sends, heartbeats included
 
@@ -216,7 +217,7 @@ func (w *walker) send(ev *trace.Event) {
 		return
 	}
 	ps := w.proc(ev.Proc)
-	c := w.newCarry()
+	c := w.spare.Get()
 	c.sync = append(c.sync[:0], ps.sync...)
 	for len(c.client) < len(ps.client) {
 		c.client = append(c.client, nil)
@@ -251,15 +252,6 @@ func (w *walker) count(ev *trace.Event, typ string) (ok, round bool) {
 		return true, true
 	}
 	return true, false
-}
-
-func (w *walker) newCarry() *carry {
-	if n := len(w.spare); n > 0 {
-		c := w.spare[n-1]
-		w.spare = w.spare[:n-1]
-		return c
-	}
-	return new(carry)
 }
 
 // receive merges the message's counters into the receiver's: one hop more
@@ -309,7 +301,7 @@ func (w *walker) receive(ev *trace.Event, hb *analyze.HB) {
 			l.n = max(l.n, m.n+1)
 		}
 	}
-	w.spare = append(w.spare, c)
+	w.spare.Put(c)
 }
 
 func (w *walker) request(ev *trace.Event, hb *analyze.HB) {
