@@ -320,9 +320,13 @@ func numberText(v []byte) ([]byte, error) {
 	return text, nil
 }
 
-// integral reads a number written with a fraction or an exponent (3.0,
-// 1e3), which is fine as long as it is a whole number within [lo, hi).
-func integral(text, v []byte, lo, hi float64) (float64, error) {
+// integral reads a number that strconv's integer parsers refused with
+// perr: too large, or written with a fraction or an exponent (3.0, 1e3),
+// which is fine as long as it is a whole number within [lo, hi).
+func integral(text, v []byte, perr error, lo, hi float64) (float64, error) {
+	if errors.Is(perr, strconv.ErrRange) {
+		return 0, fmt.Errorf("%s is out of range", text)
+	}
 	f, err := strconv.ParseFloat(string(text), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, fmt.Errorf("want an integer, got %s", describe(v))
@@ -347,10 +351,7 @@ func jsonInt(v []byte) (int64, error) {
 	if err == nil {
 		return x, nil
 	}
-	if errors.Is(err, strconv.ErrRange) {
-		return 0, fmt.Errorf("%s is out of range", text)
-	}
-	f, err := integral(text, v, -(1 << 63), 1<<63)
+	f, err := integral(text, v, err, -(1 << 63), 1<<63)
 	return int64(f), err
 }
 
@@ -371,10 +372,7 @@ func jsonUint(v []byte) (uint64, error) {
 	if err == nil {
 		return x, nil
 	}
-	if errors.Is(err, strconv.ErrRange) {
-		return 0, fmt.Errorf("%s is out of range", text)
-	}
-	f, err := integral(text, v, 0, 1<<64)
+	f, err := integral(text, v, err, 0, 1<<64)
 	return uint64(f), err
 }
 
