@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dmxlab/dmx/internal/simtest"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/trace"
@@ -16,42 +17,17 @@ import (
 func record(t *testing.T, p runner.Plan) (events, msgs, bytes int64) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "t.db")
-	st, err := trace.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := st.BeginRun(p.RunRow())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := st.NewWriter(id)
-	var m msgCounter
-	res, err := runner.Simulate(p, runner.RecorderFunc(func(ev *trace.Event) error {
+	_, res := simtest.RecordSeeing(t, path, p, func(ev *trace.Event) {
 		if ev.Kind == trace.KindSend {
-			m++
+			msgs++
 		}
-		return w.Add(ev)
-	}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.EndRun(id, 1, res.Complete, res.Status); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.Events, int64(m), fi.Size()
+	return res.Events, msgs, fi.Size()
 }
-
-type msgCounter int64
 
 // TestEstimate: a run's size estimated from its plan is within a small
 // factor of what the simulator records, for every configuration of every

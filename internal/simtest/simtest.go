@@ -48,6 +48,14 @@ func Plan(t testing.TB, name string, seed uint64, edit func(*runner.Plan)) runne
 // at wall time 1, ended at 2), and returns the run's id.
 func Record(t testing.TB, path string, p runner.Plan) int64 {
 	t.Helper()
+	id, _ := RecordSeeing(t, path, p, nil)
+	return id
+}
+
+// RecordSeeing is Record that shows each event to see (when not nil) as
+// it is recorded, and returns the simulation's result as well.
+func RecordSeeing(t testing.TB, path string, p runner.Plan, see func(*trace.Event)) (int64, runner.SimResult) {
+	t.Helper()
 	st, err := trace.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +68,14 @@ func Record(t testing.TB, path string, p runner.Plan) int64 {
 		t.Fatal(err)
 	}
 	w := st.NewWriter(id)
-	res, err := runner.Simulate(p, runner.RecorderFunc(w.Add), nil)
+	rec := runner.RecorderFunc(w.Add)
+	if see != nil {
+		rec = func(ev *trace.Event) error {
+			see(ev)
+			return w.Add(ev)
+		}
+	}
+	res, err := runner.Simulate(p, rec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,5 +88,5 @@ func Record(t testing.TB, path string, p runner.Plan) int64 {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return id
+	return id, res
 }

@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"github.com/dmxlab/dmx/analyze"
+	"github.com/dmxlab/dmx/internal/simtest"
 	"github.com/dmxlab/dmx/render/plot"
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
-	"github.com/dmxlab/dmx/runner/registry"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -24,18 +24,7 @@ import (
 // run and events, with the findings of its algorithm's checks.
 func simulate(t *testing.T, scenario string) (trace.Run, []trace.Event, []analyze.Finding) {
 	t.Helper()
-	p := runner.NewPlan(runner.DriverSim)
-	sc, err := runner.LoadScenario(filepath.Join("..", "..", "examples", scenario))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sc.Apply(&p, func(string) bool { return false }); err != nil {
-		t.Fatal(err)
-	}
-	p.Spec = registry.Lookup(sc.Algorithm)
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	p := simtest.Plan(t, scenario, 0, nil)
 	var evs []trace.Event
 	keep := func(ev *trace.Event) error {
 		e := *ev // the simulator reuses its buffers
