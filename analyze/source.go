@@ -6,5 +6,5 @@ import "embed"
 // test files included: the runtime links analyze/theory and the check
 // policy. See runner.Source for why it is embedded.
 //
-//go:embed *.go */*.go
+//go:embed *.go */*.go */*/*.go
 var Source embed.FS
