@@ -1018,6 +1018,29 @@ func (pg *pg) events() {
 	}
 }
 
+// glyph is how an event is drawn that is one filled shape: its radius,
+// its fill, and the colour of its mark.
+type glyph struct {
+	shape      Shape
+	r          float64
+	fill, mark string
+}
+
+// glyphs are the kinds of event drawn as one filled shape; pg.event draws
+// the others, and a kind in neither as a small grey dot.
+var glyphs = map[trace.Kind]glyph{
+	trace.KindSend:          {Dot, 2.6, colEvent, colEvent},
+	trace.KindReceive:       {Dot, 2.6, colEvent, colEvent},
+	trace.KindDrop:          {Dot, 2.6, colEvent, colEvent},
+	trace.KindCSEnter:       {Dot, 3, colEvent, colEvent},
+	trace.KindCSExit:        {Dot, 3, colEvent, colEvent},
+	trace.KindElectionStart: {Diamond, 5, colElect, colElect},
+	trace.KindSuspect:       {Triangle, 4.5, colSuspect, colSuspect},
+	trace.KindTrust:         {Triangle, 4.5, colTrust, colTrust},
+	trace.KindDeliver:       {Square, 3, colDeliver, colEvent},
+	trace.KindFault:         {Diamond, 3.5, colFault, colFault},
+}
+
 // event draws event i (the head of its collapsed run if it has one).
 func (pg *pg) event(i int, e *Event) {
 	l := pg.l
@@ -1035,16 +1058,12 @@ func (pg *pg) event(i int, e *Event) {
 	}
 	col := colEvent
 	switch e.Kind {
-	case trace.KindSend, trace.KindReceive, trace.KindDrop:
-		n.Shape, n.R, n.Fill = Dot, 2.6, colEvent
 	case trace.KindCSRequest:
 		n.Shape, n.R, n.Fill = Triangle, 4, l.resCol[e.Resource]
 		if n.Fill == "" {
 			n.Fill = palette.Resources[0]
 		}
 		n.Stroke, n.Pen = colEvent, 0.6
-	case trace.KindCSEnter, trace.KindCSExit:
-		n.Shape, n.R, n.Fill = Dot, 3, colEvent
 	case trace.KindCrash:
 		n.Shape, n.R = Anchor, 6
 		col = colCrash
@@ -1055,22 +1074,12 @@ func (pg *pg) event(i int, e *Event) {
 	case trace.KindLeader:
 		n.Shape, n.R, n.Fill, n.Stroke, n.Pen = Star, 7, colLeader, colLeaderInk, 0.8
 		col = colLeaderInk
-	case trace.KindElectionStart:
-		n.Shape, n.R, n.Fill = Diamond, 5, colElect
-		col = colElect
-	case trace.KindSuspect:
-		n.Shape, n.R, n.Fill = Triangle, 4.5, colSuspect
-		col = colSuspect
-	case trace.KindTrust:
-		n.Shape, n.R, n.Fill = Triangle, 4.5, colTrust
-		col = colTrust
-	case trace.KindDeliver:
-		n.Shape, n.R, n.Fill = Square, 3, colDeliver
-	case trace.KindFault:
-		n.Shape, n.R, n.Fill = Diamond, 3.5, colFault
-		col = colFault
 	default:
-		n.Shape, n.R, n.Fill = Dot, 2.2, colMinor
+		g, ok := glyphs[e.Kind]
+		if !ok {
+			g = glyph{Dot, 2.2, colMinor, colEvent}
+		}
+		n.Shape, n.R, n.Fill, col = g.shape, g.r, g.fill, g.mark
 	}
 	pg.item[i] = pg.node(n)
 	pg.pl.obstacle(c, max(n.R, 2))
