@@ -287,7 +287,7 @@ func TestWALAtRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"", "-wal"} {
-		b := readFile(t, filepath.Join(src, "open.db") + s)
+		b := readFile(t, filepath.Join(src, "open.db")+s)
 		if err := os.WriteFile(filepath.Join(src, "copied.db")+s, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
