@@ -329,8 +329,8 @@ func (p Plan) WithDefaults() Plan {
 // defaultLimit is the simulated time after which p's run is cut short when
 // no limit is given: ten times the span its size estimate expects
 // (Estimate), at least defaultSimLimit. A fixed 10 minutes cut a large run
-// that was going well (ricart-agrawala, 5 x 90,000 entries, is expected to
-// take about 31 simulated minutes) and marked it inconclusive; a livelock
+// that was going well (ricart-agrawala, 5 x 30,000 entries, takes 10m38s
+// simulated) and marked it inconclusive; a livelock
 // still stops, here or at --max-events' bound, which grows with the
 // estimate the same way.
 func (p Plan) defaultLimit() time.Duration {
