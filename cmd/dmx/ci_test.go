@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dmxlab/dmx/runner/sweep"
 )
 
 // TestREADMECIFailsOnViolation: the CI lines of docs/ci.md that pipe dmx's JSON
@@ -121,7 +123,7 @@ func dmxBin(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(bin, "dmx"), []byte("#!/bin/sh\nexec "+shellQuote(self)+" \"$@\"\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(bin, "dmx"), []byte("#!/bin/sh\nexec "+sweep.Quote(self)+" \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return bin

@@ -68,7 +68,7 @@ func checkExample(t *testing.T, where, line string) {
 // shellWords splits s into words as a POSIX shell would for the simple
 // lines examples and rerun lines have: blanks separate words, quotes group
 // them, a backslash outside quotes takes the next character as it is
-// (shellQuote writes a quote inside quotes as '\”).
+// (sweep.Quote writes a quote inside quotes as '\”).
 func shellWords(s string) []string {
 	var words []string
 	var cur strings.Builder

@@ -20,6 +20,7 @@ import (
 	"github.com/dmxlab/dmx/render/spacetime"
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/registry"
+	"github.com/dmxlab/dmx/runner/sweep"
 	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/plural"
 )
@@ -180,7 +181,7 @@ func reportRun(st *trace.Store, run trace.Run, rep render.Report, pictures int) 
 			if err != nil {
 				return r, err
 			}
-			fig.Command = fmt.Sprintf("dmx render %s%s --finding %d -o finding%d.svg", shellQuote(path), runFlag, i+1, i+1)
+			fig.Command = fmt.Sprintf("dmx render %s%s --finding %d -o finding%d.svg", sweep.Quote(path), runFlag, i+1, i+1)
 			if n, ok := windows[win]; ok {
 				hf.SameAs = n // one picture of a window, whatever the findings in it
 			} else {
@@ -197,7 +198,7 @@ func reportRun(st *trace.Store, run trace.Run, rep render.Report, pictures int) 
 		if err != nil {
 			return r, err
 		}
-		fig.Command = fmt.Sprintf("dmx render %s%s -o run.svg", shellQuote(path), runFlag)
+		fig.Command = fmt.Sprintf("dmx render %s%s -o run.svg", sweep.Quote(path), runFlag)
 		r.Picture = fig
 	}
 	pd, err := plotData(st, run, findings)
@@ -211,7 +212,7 @@ func reportRun(st *trace.Store, run trace.Run, rep render.Report, pictures int) 
 	r.Plot = &htmlreport.Figure{SVG: svg.Bytes(),
 		Caption: fmt.Sprintf("%s, %s received, %s shaded, %s marked", plural.Count(len(pd.Entries), "critical section"),
 			plural.Count(len(pd.Lat), "message"), plural.Count(len(pd.Bands), "fault"), plural.Count(len(pd.Marks), "finding")),
-		Command: fmt.Sprintf("dmx plot %s%s -o plot.svg", shellQuote(path), runFlag)}
+		Command: fmt.Sprintf("dmx plot %s%s -o plot.svg", sweep.Quote(path), runFlag)}
 	s, err := measureRun(st, run)
 	if err != nil {
 		return r, err
@@ -220,7 +221,7 @@ func reportRun(st *trace.Store, run trace.Run, rep render.Report, pictures int) 
 		r.Stats = append(r.Stats, htmlreport.Stat(l))
 	}
 	r.Measure = fmt.Sprintf("%s in %v of %s (first to last event); dmx stats %s%s", plural.Count(s.Events, "event"),
-		time.Duration(s.DurationNS), render.Clock(s.Mode), shellQuote(path), runFlag)
+		time.Duration(s.DurationNS), render.Clock(s.Mode), sweep.Quote(path), runFlag)
 	return r, nil
 }
 

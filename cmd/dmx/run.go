@@ -20,6 +20,7 @@ import (
 	"github.com/dmxlab/dmx/runner/exec"
 	"github.com/dmxlab/dmx/runner/netns"
 	"github.com/dmxlab/dmx/runner/registry"
+	"github.com/dmxlab/dmx/runner/sweep"
 	"github.com/dmxlab/dmx/runner/udp"
 	"github.com/dmxlab/dmx/trace"
 	"github.com/dmxlab/dmx/trace/plural"
@@ -755,7 +756,7 @@ func lookFurther(stdout io.Writer, out string, runID int64, kind algo.Kind, diag
 	case algo.Multicast:
 		q = fmt.Sprintf("SELECT proc, seq, detail FROM events WHERE run = %d AND kind = 'deliver'", runID)
 	}
-	p := shellQuote(out)
+	p := sweep.Quote(out)
 	fmt.Fprintf(stdout, "\ntrace: %s (run %d)\n", out, runID)
 	if diag != "" {
 		fmt.Fprintln(stdout, diag)
@@ -852,16 +853,6 @@ func checkRecorded(st *trace.Store, run trace.Run, stop <-chan struct{}) ([]rend
 	case <-stop:
 		return nil, errStopped
 	}
-}
-
-// shellQuote quotes s for a POSIX shell, unless it needs none.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(strings.ContainsRune("-_./,:=@+", r) || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func checkFormat(f string, valid ...string) error {

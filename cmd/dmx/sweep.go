@@ -389,7 +389,7 @@ func rerunWords(p runner.Plan) ([]string, error) {
 	args, err := p.Args()
 	args = programArgs(p, args)
 	for i, a := range args {
-		args[i] = shellQuote(a)
+		args[i] = sweep.Quote(a)
 	}
 	return args, err
 }
