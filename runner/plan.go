@@ -515,7 +515,8 @@ type runParams struct {
 	Algorithm  map[string]string    `json:"algorithm,omitempty"`
 	Channels   Channels             `json:"channels,omitempty"` // raw only: reliable is the default
 	Contention string               `json:"contention"`
-	Delay      *string              `json:"delay,omitempty"` // sim
+	Delay      *string              `json:"delay,omitempty"`    // sim
+	Duration   string               `json:"duration,omitempty"` // only when not the default
 	Entries    int                  `json:"entries"`
 	Hold       string               `json:"hold"`
 	Nested     bool                 `json:"nested,omitempty"`
@@ -531,14 +532,18 @@ type runParams struct {
 
 // RunRow returns the trace's runs row for p: algorithm, nodes, seed, mode,
 // params and faults. The caller sets the tool version and start time.
-// runs.params holds neither Duration nor the driver's limit, stall and
-// linger: a run's events say how long it lasted.
+// runs.params holds Duration when it is not the default (an election's
+// length decides its trace: the line that runs it again must say it), and
+// not the driver's limit, stall and linger.
 func (p Plan) RunRow() trace.Run {
 	w := p.Workload
 	rp := runParams{
 		Procs: w.Procs, Entries: w.Entries, Resources: w.Resources,
 		Think: w.Think.String(), Hold: w.Hold.String(), Contention: w.Contention.String(),
 		Algorithm: p.WithDefaults().Params,
+	}
+	if d := p.WithDefaults().Duration; d != (Plan{Spec: p.Spec, Driver: p.Driver}).WithDefaults().Duration {
+		rp.Duration = d.String()
 	}
 	if p.Raw() {
 		rp.Channels = ChannelsRaw
@@ -571,7 +576,8 @@ func (p Plan) RunRow() trace.Run {
 
 // PlanFromRun reads a recorded runs row back into the plan that made it;
 // lookup finds the algorithm by name. The fields runs.params does not hold
-// (Duration, the driver's limit, stall and linger) have their defaults.
+// (the driver's limit, stall and linger; Duration when it was the default)
+// have their defaults.
 func PlanFromRun(run trace.Run, lookup func(name string) *algo.Spec) (Plan, error) {
 	d := Driver(run.Mode)
 	if d != DriverSim && d != DriverUDP {
@@ -613,6 +619,11 @@ func PlanFromRun(run trace.Run, lookup func(name string) *algo.Spec) (Plan, erro
 	}
 	if rp.Reorder != nil {
 		p.Sim.Reorder = *rp.Reorder
+	}
+	if rp.Duration != "" {
+		if p.Duration, err = time.ParseDuration(rp.Duration); err != nil || p.Duration <= 0 {
+			return Plan{}, fmt.Errorf("run %d: params: duration %q: not a positive duration", run.ID, rp.Duration)
+		}
 	}
 	if rp.Port != nil {
 		p.UDP.BasePort = *rp.Port

@@ -51,6 +51,15 @@ func planCases() map[string]runner.Plan {
 	p.Faults = []runner.Fault{{Kind: runner.FaultCrash, Proc: runner.Leader, At: time.Second}}
 	cases["udp election"] = p
 
+	// A length that is not the default: an election's trace depends on
+	// it, so the row holds it (and the line that runs the run again).
+	p = sim
+	p.Spec, p.Duration = registry.Lookup("chang-roberts"), 700*time.Millisecond
+	cases["sim election for 700ms"] = p
+	p = udpPlan
+	p.Duration = 5 * time.Second
+	cases["udp cut short"] = p
+
 	// Every kind of fault, raw channels: runs.faults holds the canonical
 	// text, which reads back to the same faults.
 	p = sim
@@ -82,6 +91,9 @@ func oldRunParams(p runner.Plan) []byte {
 	}
 	if p.Channels == runner.ChannelsRaw {
 		m["channels"] = "raw" // new with raw channels; absent for reliable ones, as before
+	}
+	if p.Duration != (runner.Plan{Spec: p.Spec, Driver: p.Driver}).WithDefaults().Duration {
+		m["duration"] = p.Duration.String() // new with durations recorded; absent for the default, as before
 	}
 	if p.Driver == runner.DriverSim {
 		m["delay"] = p.Sim.Delay.String()
@@ -139,6 +151,7 @@ func TestPlanFromRunErrors(t *testing.T) {
 		{"bad think", func(r *trace.Run) { r.Params = []byte(`{"think": "soon"}`) }, "think"},
 		{"bad contention", func(r *trace.Run) { r.Params = []byte(`{"think": "1ms", "hold": "1ms", "contention": "some"}`) }, "contention"},
 		{"bad fault", func(r *trace.Run) { r.Faults = []byte(`["explode:1@1s"]`) }, "unknown fault"},
+		{"bad duration", func(r *trace.Run) { r.Params = []byte(`{"think": "1ms", "hold": "1ms", "contention": "high", "duration": "-1s"}`) }, `duration "-1s"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			row := good

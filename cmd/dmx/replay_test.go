@@ -10,6 +10,7 @@ import (
 
 	"github.com/dmxlab/dmx/runner"
 	"github.com/dmxlab/dmx/runner/registry"
+	"github.com/dmxlab/dmx/runner/sweep"
 	"github.com/dmxlab/dmx/trace"
 )
 
@@ -82,7 +83,13 @@ func TestRerun(t *testing.T) {
 			if got := rerunArgs(t, errs2); strings.Join(got, " ") != strings.Join(again, " ") {
 				t.Errorf("the rerun prints another rerun line: %q, then %q", again, got)
 			}
-			recordedPlan(t, first)
+			// The line check, report and sweep print for the plan read
+			// back: the same words (--duration included), one quoting rule
+			// (loss:10% unquoted). A row does not name a scenario file.
+			p := recordedPlan(t, first)
+			if line := "rerun: " + sweep.Rerun(p); !slices.Contains(args, "--scenario") && !strings.Contains(errs, line+"\n") {
+				t.Errorf("sweep would print %q; dmx %s printed\n%s", line, args[0], errs)
+			}
 		})
 	}
 }
