@@ -151,7 +151,9 @@ func TestPlanFromRunErrors(t *testing.T) {
 		{"bad think", func(r *trace.Run) { r.Params = []byte(`{"think": "soon"}`) }, "think"},
 		{"bad contention", func(r *trace.Run) { r.Params = []byte(`{"think": "1ms", "hold": "1ms", "contention": "some"}`) }, "contention"},
 		{"bad fault", func(r *trace.Run) { r.Faults = []byte(`["explode:1@1s"]`) }, "unknown fault"},
-		{"bad duration", func(r *trace.Run) { r.Params = []byte(`{"think": "1ms", "hold": "1ms", "contention": "high", "duration": "-1s"}`) }, `duration "-1s"`},
+		{"bad duration", func(r *trace.Run) {
+			r.Params = []byte(`{"think": "1ms", "hold": "1ms", "contention": "high", "duration": "-1s"}`)
+		}, `duration "-1s"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			row := good

@@ -168,13 +168,13 @@ func TestNotRegularFile(t *testing.T) {
 				if r.code != 2 || !strings.Contains(r.errs, "not a regular file") {
 					t.Fatalf("dmx %v: exit %d, stderr %q; want exit 2 and \"not a regular file\"", args, r.code, r.errs)
 				}
-			case <-time.After(5 * time.Second):
+			case <-time.After(time.Minute):
 				// Unblock the command (it waits for a writer) so the test
 				// binary can end.
 				if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 					f.Close()
 				}
-				t.Fatalf("dmx %v still blocked after 5s", args)
+				t.Fatalf("dmx %v still blocked after a minute", args)
 			}
 		})
 	}

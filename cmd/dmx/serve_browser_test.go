@@ -67,9 +67,9 @@ func serveProc(t testing.TB, traces ...string) (string, *exec.Cmd) {
 			if err != nil {
 				t.Errorf("dmx serve did not stop cleanly on Ctrl-C: %v\n%s", err, stderr.String())
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			cmd.Process.Kill()
-			t.Errorf("dmx serve still running 10s after Ctrl-C")
+			t.Errorf("dmx serve still running a minute after Ctrl-C")
 		}
 	})
 	lines := make(chan string, 1)

@@ -43,11 +43,12 @@ func TestSignalReachesProgram(t *testing.T) {
 		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 		return f[0]
 	}
-	// waitState polls for a state change the kernel makes asynchronously;
-	// bounded, not timed.
+	// waitState polls for a state change the kernel makes asynchronously
+	// (a stop lands once every thread of the program has run): bounded by
+	// a minute that no load reaches, not timed.
 	waitState := func(pid int, want ...string) string {
 		var s string
-		for i := 0; i < 500; i++ {
+		for end := time.Now().Add(time.Minute); time.Now().Before(end); {
 			s = state(pid)
 			for _, w := range want {
 				if s == w {
