@@ -61,7 +61,12 @@ func TestProgressLine(t *testing.T) {
 
 	progressAfter = 0
 	stop = progressLine(&w, m, p, runner.Size{}, "none.db")
-	time.Sleep(600 * time.Millisecond)
+	// Until the line shows (a tick every 250ms), bounded by a minute no
+	// load reaches: after a fixed sleep a starved ticker could lose the
+	// race to the stop, which its select may take first.
+	for end := time.Now().Add(time.Minute); w.String() == "" && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	stop()
 	out := w.String()
 	if !regexp.MustCompile(`^(\r[^\r\n]*critical sections[^\r\n]*\x1b\[K)+\r\x1b\[K$`).MatchString(out) {
