@@ -28,7 +28,9 @@ const SchemaVersion = 1
 //	              more, which SQLite would read as REAL numbers. '' for an
 //	              imported log, which has no seed.
 //	mode          "udp" (dmx run), "sim" (dmx sim) or "import"
-//	params        JSON object: algorithm and workload parameters
+//	params        JSON object: algorithm and workload parameters, the
+//	              driver's delay and port, and the run's duration when it
+//	              is not the default: what the rerun line needs
 //	faults        JSON array: the fault specifications of the run
 //	tool_version  version of the dmx that recorded the run
 //	started_ns    wall-clock start, ns since the Unix epoch
