@@ -33,16 +33,26 @@ type Exported struct {
 	Messages []Message       // by id
 }
 
-// ExportedEvent is an event with the clocks happens-before gives it and
-// its text.
+// ExportedEvent is an event with the clocks happens-before gives it. Its
+// text is the Exported's TextOf, made as it is written: a run of a million
+// events is held whole, and the text would be a tenth of it again.
 type ExportedEvent struct {
 	trace.Event // Lamport: derived from happens-before, not as recorded; VC nil (see Clock)
 	// Clock is the vector clock happens-before gives the event: its
 	// non-zero entries, in process order (a dense clock per event takes
 	// memory in the processes squared).
-	Clock  []Count
-	Text   string // what Text says of it
-	Origin trace.Origin
+	Clock []Count
+	// Origin is where an imported event comes from in its log; nil for
+	// dmx's own events.
+	Origin *trace.Origin
+}
+
+// TextOf is what Text says of ev, an event of x.
+func (x *Exported) TextOf(ev *ExportedEvent) string {
+	if o := ev.Origin; o != nil && o.Src != "" {
+		return oneLine(o.Text)
+	}
+	return Text(&ev.Event, x.Hosts)
 }
 
 // Count is an entry of a vector clock: how many events of process Proc
@@ -118,9 +128,6 @@ func BuildExport(r trace.Run, evs []ExportedEvent) Exported {
 	}
 	x.Hosts = hostNames(r.Names, n)
 	x.Messages = messages(x.Events)
-	for i := range x.Events {
-		x.Events[i].Text = Text(&x.Events[i].Event, x.Hosts)
-	}
 	return x
 }
 

@@ -87,10 +87,12 @@ func writeLog(path string, r *foreign.Exported, p int, evs []*foreign.ExportedEv
 		if opt.Timestamps {
 			fmt.Fprintf(w, "%d ", ev.Wall)
 		}
-		text := ev.Text
-		for _, f := range ev.Origin.Fields {
-			if f.Name == "priority" {
-				text = f.Value + " " + text
+		text := r.TextOf(ev)
+		if ev.Origin != nil {
+			for _, f := range ev.Origin.Fields {
+				if f.Name == "priority" {
+					text = f.Value + " " + text
+				}
 			}
 		}
 		fmt.Fprintf(w, "%s %s\n%s\n", r.Hosts[p], foreign.ClockText(foreign.Clock(ev, r.Hosts)), text)

@@ -36,41 +36,29 @@ type event struct {
 	Args    map[string]any `json:"args,omitempty"`
 }
 
-// file is what the JSON object format of a trace holds.
-type file struct {
-	TraceEvents []event
-}
-
 // Write writes runs as one trace: each run's processes are processes of
 // the trace, named "P0" (with the run, "run 2 P0", when there are several
-// runs).
+// runs). Each trace event is written as it is made, one a line: the file
+// stays readable, grep finds an event, and a run of a million events is
+// not held a second time as trace events.
 func Write(w io.Writer, runs []foreign.Exported, _ foreign.ExportOptions) error {
-	var out file
-	x := &writer{out: &out}
+	bw := bufio.NewWriter(w)
+	bw.WriteString(`{"displayTimeUnit":"ns","otherData":{"source":"dmx export perfetto"},"traceEvents":[`)
+	x := &writer{w: bw}
 	for _, r := range runs {
 		x.run(&r, len(runs) > 1)
 	}
-	// One trace event a line: the file stays readable, and grep finds an
-	// event.
-	bw := bufio.NewWriter(w)
-	bw.WriteString(`{"displayTimeUnit":"ns","otherData":{"source":"dmx export perfetto"},"traceEvents":[`)
-	for i, e := range out.TraceEvents {
-		b, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			bw.WriteByte(',')
-		}
-		bw.WriteString("\n")
-		bw.Write(b)
+	if x.err != nil {
+		return x.err
 	}
 	bw.WriteString("\n]}\n")
 	return bw.Flush()
 }
 
 type writer struct {
-	out   *file
+	w     *bufio.Writer
+	n     int   // trace events written
+	err   error // the first error of encoding one
 	pid   int   // the last pid handed out
 	flows int64 // the last flow id handed out
 	async int   // the last async slice id handed out
@@ -129,8 +117,8 @@ func (x *writer) run(r *foreign.Exported, several bool) {
 		ev := &r.Events[i]
 		pid := pids[ev.Proc]
 		t := ts(ev)
-		args := map[string]any{"seq": ev.Seq, "lamport": ev.Lamport, "vc": foreign.ClockText(foreign.Clock(ev, r.Hosts)), "text": ev.Text}
-		if o := ev.Origin; o.Src != "" {
+		args := map[string]any{"seq": ev.Seq, "lamport": ev.Lamport, "vc": foreign.ClockText(foreign.Clock(ev, r.Hosts)), "text": r.TextOf(ev)}
+		if o := ev.Origin; o != nil && o.Src != "" {
 			args["src"] = o.Src
 		}
 		switch ev.Kind {
@@ -217,7 +205,23 @@ func sortedSpans(m map[string]*span) []*span {
 	return out
 }
 
-func (x *writer) emit(e event) { x.out.TraceEvents = append(x.out.TraceEvents, e) }
+// emit writes a trace event, after a comma unless it is the first.
+func (x *writer) emit(e event) {
+	if x.err != nil {
+		return
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		x.err = err
+		return
+	}
+	if x.n > 0 {
+		x.w.WriteByte(',')
+	}
+	x.n++
+	x.w.WriteString("\n")
+	x.w.Write(b)
+}
 
 // name is a slice's name: the event's kind and what it is about.
 func name(ev *foreign.ExportedEvent, hosts []string) string {
@@ -239,7 +243,7 @@ func name(ev *foreign.ExportedEvent, hosts []string) string {
 	if ev.Resource != "" {
 		return string(ev.Kind) + " " + ev.Resource
 	}
-	if ev.Origin.Src != "" && ev.Kind == trace.KindInternal {
+	if ev.Origin != nil && ev.Origin.Src != "" && ev.Kind == trace.KindInternal {
 		return strings.TrimSpace(firstWords(ev.Origin.Text, 6))
 	}
 	return string(ev.Kind)

@@ -46,7 +46,7 @@ func Write(w io.Writer, runs []foreign.Exported, _ foreign.ExportOptions) error 
 		}
 		for i := range r.Events {
 			ev := &r.Events[i]
-			text := ev.Text
+			text := r.TextOf(ev)
 			if len(runs) > 1 && separatorLine.MatchString(text) {
 				text = " " + text
 			}
