@@ -536,14 +536,14 @@ type runParams struct {
 // length decides its trace: the line that runs it again must say it), and
 // not the driver's limit, stall and linger.
 func (p Plan) RunRow() trace.Run {
-	w := p.Workload
+	w, full := p.Workload, p.WithDefaults()
 	rp := runParams{
 		Procs: w.Procs, Entries: w.Entries, Resources: w.Resources,
 		Think: w.Think.String(), Hold: w.Hold.String(), Contention: w.Contention.String(),
-		Algorithm: p.WithDefaults().Params,
+		Algorithm: full.Params,
 	}
-	if d := p.WithDefaults().Duration; d != (Plan{Spec: p.Spec, Driver: p.Driver}).WithDefaults().Duration {
-		rp.Duration = d.String()
+	if full.Duration != (Plan{Spec: p.Spec, Driver: p.Driver}).WithDefaults().Duration {
+		rp.Duration = full.Duration.String()
 	}
 	if p.Raw() {
 		rp.Channels = ChannelsRaw
